@@ -31,10 +31,10 @@ import {
   CLIENT_INFO_META_KEY,
   createMcpHandler,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJsonContentType,
-  type JSONRPCMessage,
+  isJSONRPCErrorResponse,
   isLegacyRequest,
+  type JSONRPCMessage,
   PROTOCOL_VERSION_META_KEY,
   ProtocolErrorCode,
   readRequestBody,
@@ -55,16 +55,8 @@ export const SDK_VERSION = "2.4.0";
 // Configuration
 // ---------------------------------------------------------------------------
 
-const BOOLEAN_WORDS: Record<string, boolean> = {
-  true: true,
-  "1": true,
-  yes: true,
-  on: true,
-  false: false,
-  "0": false,
-  no: false,
-  off: false,
-};
+const TRUE_WORDS = ["true", "1", "yes", "on"];
+const FALSE_WORDS = ["false", "0", "no", "off"];
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -131,10 +123,10 @@ const SETTINGS = {
     env: "MCP_TEST_SEND_LIST_CHANGED",
     defaultValue: "false",
     description: "Also send notifications/resources/list_changed on update",
-    allowed: Object.keys(BOOLEAN_WORDS).join("/"),
+    allowed: "true/false/1/0/yes/no/on/off",
     schema: z.string().transform((word) => word.toLowerCase()).pipe(
-      z.enum(Object.keys(BOOLEAN_WORDS)),
-    ).transform((word) => BOOLEAN_WORDS[word]),
+      z.enum([...TRUE_WORDS, ...FALSE_WORDS]),
+    ).transform((word) => TRUE_WORDS.includes(word)),
   },
   logLevel: {
     env: "MCP_TEST_LOG_LEVEL",
@@ -182,7 +174,9 @@ export function loadConfig(env: Record<string, string | undefined>): LabConfig {
 /** The `--help` text: usage and the configuration table with defaults. */
 export function helpText(): string {
   const rows = Object.values(SETTINGS).map((setting) =>
-    `  ${setting.env.padEnd(31)} ${setting.defaultValue.padEnd(10)} ${setting.description}`
+    `  ${setting.env.padEnd(31)} ${
+      setting.defaultValue.padEnd(10)
+    } ${setting.description}`
   );
   return [
     `MCP resource subscription lab ${LAB_VERSION}`,

@@ -34,7 +34,7 @@ const VERSION_2_TEXT = [
 ].join("\n");
 
 /** A lab on a free port, its captured log lines, and its address. */
-async function startLab(env: Record<string, string> = {}) {
+function startLab(env: Record<string, string> = {}) {
   const config = loadConfig({
     MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
     MCP_TEST_LOG_LEVEL: "info",
@@ -113,7 +113,7 @@ function assertLinesInOrder(lines: string[], patterns: string[]) {
 }
 
 Deno.test("2025 era: list, read v1, subscribe, notification, read v2", async () => {
-  await using lab = await startLab();
+  await using lab = startLab();
   await using client = await connectClient(lab.url, "legacy-flow");
   assert.equal(client.getNegotiatedProtocolVersion(), "2025-11-25");
 
@@ -143,7 +143,7 @@ Deno.test("2025 era: list, read v1, subscribe, notification, read v2", async () 
 });
 
 Deno.test("2026-07-28 era: discover, list, read v1, listen, notification, read v2", async () => {
-  await using lab = await startLab();
+  await using lab = startLab();
   await using client = await connectClient(lab.url, "modern-flow", "auto");
   assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
 
@@ -179,11 +179,518 @@ Deno.test("2026-07-28 era: discover, list, read v1, listen, notification, read v
 });
 
 Deno.test("/healthz reports versions", async () => {
-  await using lab = await startLab();
+  await using lab = startLab();
   const response = await fetch(`${lab.base}/healthz`);
   assert.equal(response.status, 200);
   const health = await response.json();
   assert.equal(health.lab, LAB_VERSION);
   assert.equal(health.sdk, SDK_VERSION);
   assert.equal(health.deno, Deno.version.deno);
+});
+
+/** Posts one JSON-RPC message; reads the JSON-RPC answer from JSON or SSE. */
+async function postJsonRpc(
+  url: URL | string,
+  message: unknown,
+  headers: Record<string, string> = {},
+) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify(message),
+  });
+  const text = await response.text();
+  const data = text.split("\n").find((line) => line.startsWith("data: "));
+  const json = data ? JSON.parse(data.slice(6)) : text ? JSON.parse(text) : {};
+  return { status: response.status, headers: response.headers, json };
+}
+
+/** The `_meta` envelope a 2026-07-28 client puts on every request. */
+function modernMeta(name: string) {
+  return {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name, version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+}
+
+/** Posts a 2026-07-28 request with the headers that era requires. */
+function postModern(
+  url: URL,
+  id: number,
+  method: string,
+  params: Record<string, unknown>,
+  client = "raw-modern",
+) {
+  const headers: Record<string, string> = {
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+  };
+  if (typeof params.uri === "string") headers["mcp-name"] = params.uri;
+  return postJsonRpc(url, {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: { ...params, _meta: modernMeta(client) },
+  }, headers);
+}
+
+/** Opens a raw 2025 session and returns its id. */
+async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
+  const initialize = await postJsonRpc(url, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion,
+      capabilities: {},
+      clientInfo: { name: "raw-legacy", version: "0.0.1" },
+    },
+  });
+  assert.equal(initialize.status, 200);
+  const sessionId = initialize.headers.get("mcp-session-id");
+  assert.ok(sessionId);
+  const initialized = await postJsonRpc(
+    url,
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { "mcp-session-id": sessionId },
+  );
+  assert.equal(initialized.status, 202);
+  return sessionId;
+}
+
+function delay(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+Deno.test("2025 era: unsubscribe before the delay cancels the update", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
+  await using client = await connectClient(lab.url, "unsubscriber");
+  let notified = false;
+  client.setNotificationHandler("notifications/resources/updated", () => {
+    notified = true;
+  });
+  await client.subscribeResource({ uri: REVIEW_URI });
+  assert.equal(lab.lab.counts().pendingUpdates, 1);
+  await client.unsubscribeResource({ uri: REVIEW_URI });
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+  await delay(500);
+  assert.equal(notified, false);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(`[resources/unsubscribe] uri=${REVIEW_URI}`)
+    ),
+  );
+  assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
+});
+
+Deno.test("2025 era: each session has its own resource version", async () => {
+  await using lab = startLab();
+  await using first = await connectClient(lab.url, "first");
+  const updated = nextResourceUpdate(first);
+  await first.subscribeResource({ uri: REVIEW_URI });
+  await updated;
+  assert.equal(await readReview(first), VERSION_2_TEXT);
+
+  await using second = await connectClient(lab.url, "second");
+  assert.equal(await readReview(second), VERSION_1_TEXT);
+  assert.equal(await readReview(first), VERSION_2_TEXT);
+});
+
+Deno.test("2026-07-28 era: each client identity has its own resource version", async () => {
+  await using lab = startLab();
+  await using first = await connectClient(lab.url, "first-modern", "auto");
+  const updated = nextResourceUpdate(first);
+  const subscription = await first.listen({
+    resourceSubscriptions: [REVIEW_URI],
+  });
+  await updated;
+  await subscription.close();
+  assert.equal(await readReview(first), VERSION_2_TEXT);
+
+  await using second = await connectClient(lab.url, "second-modern", "auto");
+  assert.equal(await readReview(second), VERSION_1_TEXT);
+  assert.equal(await readReview(first), VERSION_2_TEXT);
+});
+
+Deno.test("2026-07-28 era: server/discover starts a client's run at version 1", async () => {
+  await using lab = startLab();
+  {
+    await using run = await connectClient(lab.url, "rerun", "auto");
+    const updated = nextResourceUpdate(run);
+    const subscription = await run.listen({
+      resourceSubscriptions: [REVIEW_URI],
+    });
+    await updated;
+    await subscription.close();
+    assert.equal(await readReview(run), VERSION_2_TEXT);
+  }
+  await using again = await connectClient(lab.url, "rerun", "auto");
+  assert.equal(await readReview(again), VERSION_1_TEXT);
+});
+
+Deno.test("2026-07-28 era: closing the listen stream cancels its update", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
+  await using client = await connectClient(lab.url, "listen-closer", "auto");
+  const subscription = await client.listen({
+    resourceSubscriptions: [REVIEW_URI],
+  });
+  assert.deepEqual(lab.lab.counts(), {
+    legacySessions: 0,
+    listenStreams: 1,
+    pendingUpdates: 1,
+  });
+  await subscription.close();
+  assert.equal(await subscription.closed, "local");
+  // The server sees the stream end once the cancel reaches it.
+  for (let i = 0; i < 50 && lab.lab.counts().listenStreams > 0; i++) {
+    await delay(10);
+  }
+  assert.deepEqual(lab.lab.counts(), {
+    legacySessions: 0,
+    listenStreams: 0,
+    pendingUpdates: 0,
+  });
+  await delay(400);
+  assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+});
+
+Deno.test("list methods other clients call unconditionally answer empty lists", async () => {
+  await using lab = startLab();
+  for (const mode of ["legacy", "auto"] as const) {
+    await using client = await connectClient(lab.url, `lists-${mode}`, mode);
+    assert.deepEqual((await client.listTools()).tools, []);
+    assert.deepEqual((await client.listPrompts()).prompts, []);
+    assert.deepEqual(
+      (await client.listResourceTemplates()).resourceTemplates,
+      [],
+    );
+  }
+});
+
+Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe", async () => {
+  await using lab = startLab();
+  const sessionId = await openRawSession(lab.url);
+  for (const method of ["resources/read", "resources/subscribe"]) {
+    const answer = await postJsonRpc(lab.url, {
+      jsonrpc: "2.0",
+      id: 2,
+      method,
+      params: { uri: "test://missing" },
+    }, { "mcp-session-id": sessionId });
+    assert.equal(answer.json.error.code, -32002, method);
+    assert.deepEqual(answer.json.error.data, { uri: "test://missing" });
+  }
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+});
+
+Deno.test("2026-07-28 era: unknown URI read is -32602 with data.uri; resources/subscribe is gone", async () => {
+  await using lab = startLab();
+  const read = await postModern(lab.url, 2, "resources/read", {
+    uri: "test://missing",
+  });
+  assert.equal(read.json.error.code, -32602);
+  assert.deepEqual(read.json.error.data, { uri: "test://missing" });
+
+  const subscribe = await postModern(lab.url, 3, "resources/subscribe", {
+    uri: REVIEW_URI,
+  });
+  assert.equal(subscribe.status, 404);
+  assert.equal(subscribe.json.error.code, -32601);
+});
+
+Deno.test("2025 era: requests without MCP-Protocol-Version are served", async () => {
+  await using lab = startLab();
+  const sessionId = await openRawSession(lab.url, "2025-03-26");
+  const read = await postJsonRpc(lab.url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: REVIEW_URI },
+  }, { "mcp-session-id": sessionId });
+  assert.equal(read.status, 200);
+  assert.equal(read.json.result.contents[0].text, VERSION_1_TEXT);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(
+        `[resources/read] uri=${REVIEW_URI} version=1 client=raw-legacy/0.0.1 era=2025 protocol=2025-03-26`,
+      )
+    ),
+  );
+});
+
+Deno.test("2025 era: unknown session is 404, missing session is 400", async () => {
+  await using lab = startLab();
+  const unknown = await postJsonRpc(lab.url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/list",
+  }, { "mcp-session-id": "no-such-session" });
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.json.error.message, /Session not found/);
+
+  const missing = await postJsonRpc(lab.url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/list",
+  });
+  assert.equal(missing.status, 400);
+  assert.match(missing.json.error.message, /Mcp-Session-Id header is required/);
+});
+
+Deno.test("list_changed follows the update when MCP_TEST_SEND_LIST_CHANGED is on", async () => {
+  await using lab = startLab({ MCP_TEST_SEND_LIST_CHANGED: "yes" });
+  await using client = await connectClient(lab.url, "list-changed");
+  const listChanged = new Promise<void>((resolve) =>
+    client.setNotificationHandler(
+      "notifications/resources/list_changed",
+      () => resolve(),
+    )
+  );
+  await client.subscribeResource({ uri: REVIEW_URI });
+  await listChanged;
+  assertLinesInOrder(lab.lines, [
+    `[notification/send] notifications/resources/updated uri=${REVIEW_URI}`,
+    "[notification/send] notifications/resources/list_changed",
+  ]);
+});
+
+Deno.test("2025 era: a session that ends before its update leaves no timer", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.2" });
+  {
+    await using client = await connectClient(lab.url, "early-leaver");
+    await client.subscribeResource({ uri: REVIEW_URI });
+    assert.equal(lab.lab.counts().pendingUpdates, 1);
+    // Closing the client sends DELETE, which ends the session.
+    await (client.transport as StreamableHTTPClientTransport)
+      .terminateSession();
+  }
+  assert.deepEqual(lab.lab.counts(), {
+    legacySessions: 0,
+    listenStreams: 0,
+    pendingUpdates: 0,
+  });
+  await delay(300);
+  assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith("[session/end]") && line.includes("reason=delete")
+    ),
+  );
+});
+
+Deno.test("MCP_TEST_PATH adds a second path to the same lab", async () => {
+  await using lab = startLab({ MCP_TEST_PATH: "/mcp/subscribe-probe" });
+  await using client = await connectClient(
+    new URL(`${lab.base}/mcp/subscribe-probe`),
+    "extra-path",
+  );
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await using modern = await connectClient(
+    new URL(`${lab.base}/mcp/subscribe-probe`),
+    "extra-path-modern",
+    "auto",
+  );
+  assert.equal(await readReview(modern), VERSION_1_TEXT);
+  assert.equal(lab.lab.counts().legacySessions, 1);
+});
+
+Deno.test("any other path is a plain 404 naming the MCP path", async () => {
+  await using lab = startLab();
+  for (
+    const path of [
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/oauth-protected-resource/mcp",
+      "/",
+      "/mcpx",
+    ]
+  ) {
+    const response = await fetch(`${lab.base}${path}`);
+    assert.equal(response.status, 404, path);
+    assert.equal(
+      await response.text(),
+      "Not Found: the MCP endpoint is /mcp\n",
+    );
+  }
+});
+
+Deno.test("2026-07-28 era: GET and DELETE are 405", async () => {
+  await using lab = startLab();
+  for (const method of ["GET", "DELETE"]) {
+    const response = await fetch(lab.url, {
+      method,
+      headers: { "mcp-protocol-version": "2026-07-28" },
+    });
+    assert.equal(response.status, 405, method);
+    assert.equal(response.headers.get("allow"), "POST");
+    await response.body?.cancel();
+  }
+});
+
+Deno.test("loadConfig: defaults, fractions, boolean words", () => {
+  assert.deepEqual(loadConfig({}), {
+    port: 8089,
+    host: "127.0.0.1",
+    path: "/mcp",
+    updateDelaySeconds: 5,
+    initialStatus: "pending",
+    updatedStatus: "reviewed",
+    sendListChanged: false,
+    logLevel: "debug",
+  });
+  const config = loadConfig({
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.25",
+    MCP_TEST_SEND_LIST_CHANGED: "ON",
+    MCP_TEST_INITIAL_STATUS: "queued",
+    MCP_TEST_UPDATED_STATUS: "approved",
+    MCP_TEST_LOG_LEVEL: "silent",
+    MCP_TEST_PORT: "",
+  });
+  assert.equal(config.updateDelaySeconds, 0.25);
+  assert.equal(config.sendListChanged, true);
+  assert.equal(config.logLevel, "silent");
+  assert.equal(config.port, 8089);
+  for (const word of ["0", "no", "off", "false"]) {
+    assert.equal(
+      loadConfig({ MCP_TEST_SEND_LIST_CHANGED: word }).sendListChanged,
+      false,
+    );
+  }
+});
+
+Deno.test("status words come from configuration", async () => {
+  await using lab = startLab({
+    MCP_TEST_INITIAL_STATUS: "queued",
+    MCP_TEST_UPDATED_STATUS: "approved",
+  });
+  await using client = await connectClient(lab.url, "status-words");
+  assert.match(await readReview(client), /^status: queued\nversion: 1\n/);
+  const updated = nextResourceUpdate(client);
+  await client.subscribeResource({ uri: REVIEW_URI });
+  await updated;
+  assert.match(await readReview(client), /^status: approved\nversion: 2\n/);
+});
+
+Deno.test("SDK_VERSION matches the SDK main.ts imports", async () => {
+  const source = await Deno.readTextFile(new URL("./main.ts", import.meta.url));
+  assert.ok(
+    source.includes(`"npm:@modelcontextprotocol/server@${SDK_VERSION}"`),
+  );
+});
+
+/** Runs main.ts as a subprocess with the given environment. */
+function spawnLab(env: Record<string, string>) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./main.ts", import.meta.url).pathname],
+    env: { MCP_TEST_PORT: "0", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+const BAD_VALUES: [string, string, string][] = [
+  [
+    "MCP_TEST_PORT",
+    "http",
+    'config error: MCP_TEST_PORT="http" is not allowed: expected an integer from 0 to 65535',
+  ],
+  [
+    "MCP_TEST_PORT",
+    "70000",
+    'config error: MCP_TEST_PORT="70000" is not allowed: expected an integer from 0 to 65535',
+  ],
+  [
+    "MCP_TEST_UPDATE_DELAY_SECONDS",
+    "-1",
+    'config error: MCP_TEST_UPDATE_DELAY_SECONDS="-1" is not allowed: expected a number of seconds from 0 to 86400, fractions allowed',
+  ],
+  [
+    "MCP_TEST_SEND_LIST_CHANGED",
+    "maybe",
+    'config error: MCP_TEST_SEND_LIST_CHANGED="maybe" is not allowed: expected true/false/1/0/yes/no/on/off',
+  ],
+  [
+    "MCP_TEST_LOG_LEVEL",
+    "loud",
+    'config error: MCP_TEST_LOG_LEVEL="loud" is not allowed: expected debug/info/warn/error/silent',
+  ],
+  [
+    "MCP_TEST_PATH",
+    "mcp",
+    'config error: MCP_TEST_PATH="mcp" is not allowed: expected a path starting with / (not /healthz), without spaces, ? or #',
+  ],
+];
+
+for (const [name, value, message] of BAD_VALUES) {
+  Deno.test(`bad ${name}=${value} exits 2 with one line before listening`, async () => {
+    const output = await spawnLab({ [name]: value }).output();
+    assert.equal(output.code, 2);
+    assert.equal(new TextDecoder().decode(output.stderr), `${message}\n`);
+    assert.equal(new TextDecoder().decode(output.stdout), "");
+  });
+}
+
+/** Reads stdout lines from a child until one matches, returning that line. */
+async function waitForLine(
+  lines: AsyncIterator<string>,
+  pattern: RegExp,
+  seen: string[],
+): Promise<RegExpMatchArray> {
+  while (true) {
+    const next = await lines.next();
+    if (next.done) throw new Error(`output ended before ${pattern}`);
+    seen.push(next.value);
+    const match = next.value.match(pattern);
+    if (match) return match;
+  }
+}
+
+Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async () => {
+  const child = spawnLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "60" });
+  const seen: string[] = [];
+  const lines = child.stdout
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(
+      new TransformStream<string, string>(
+        {
+          buffer: "",
+          transform(chunk, controller) {
+            const parts = (this.buffer + chunk).split("\n");
+            this.buffer = parts.pop()!;
+            for (const part of parts) controller.enqueue(part);
+          },
+        } as Transformer<string, string> & { buffer: string },
+      ),
+    )[Symbol.asyncIterator]();
+  const [, port] = await waitForLine(
+    lines,
+    /^listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp$/,
+    seen,
+  );
+  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const modern = await connectClient(url, "shutdown-watcher", "auto");
+  const subscription = await modern.listen({
+    resourceSubscriptions: [REVIEW_URI],
+  });
+  const legacy = await connectClient(url, "shutdown-legacy");
+  await legacy.subscribeResource({ uri: REVIEW_URI });
+
+  const signalledAt = performance.now();
+  child.kill("SIGTERM");
+  assert.equal(await subscription.closed, "graceful");
+  const status = await child.status;
+  const elapsed = performance.now() - signalledAt;
+  assert.equal(status.code, 0);
+  assert.ok(elapsed < 2000, `exit took ${elapsed} ms`);
+  await waitForLine(lines, /^\[lab\] SIGTERM/, seen).catch(() => undefined);
+  assert.ok(seen.some((line) => line.startsWith("[lab] SIGTERM")));
+  await child.stderr.cancel();
+  await modern.close();
+  await legacy.close();
 });
