@@ -673,6 +673,11 @@ Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async (
     /^listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp$/,
     seen,
   );
+  const banner = await waitForLine(lines, /^\[lab\] version=/, seen);
+  assert.equal(
+    banner.input,
+    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+  );
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
   const modern = await connectClient(url, "shutdown-watcher", "auto");
   const subscription = await modern.listen({
@@ -693,4 +698,24 @@ Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async (
   await child.stderr.cancel();
   await modern.close();
   await legacy.close();
+});
+
+Deno.test("--help prints the configuration table and exits 0", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("./main.ts", import.meta.url).pathname,
+      "--help",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const output = await child.output();
+  assert.equal(output.code, 0);
+  const help = new TextDecoder().decode(output.stdout);
+  assert.match(help, /^Usage: deno run -A main\.ts$/m);
+  assert.match(help, /^ {2}MCP_TEST_PORT +8089 +TCP port/m);
+  assert.match(help, /^ {2}MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
+  assert.match(help, /^ {2}MCP_TEST_SEND_LIST_CHANGED +false +/m);
 });
