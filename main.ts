@@ -30,11 +30,15 @@ import { z } from "npm:zod@4.6.7";
 import {
   CLIENT_INFO_META_KEY,
   createMcpHandler,
+  hostHeaderValidationResponse,
   isInitializeRequest,
   isJsonContentType,
   isJSONRPCErrorResponse,
   isLegacyRequest,
   type JSONRPCMessage,
+  localhostAllowedHostnames,
+  originValidationResponse,
+  parseJSONRPCMessage,
   PROTOCOL_VERSION_META_KEY,
   ProtocolErrorCode,
   readRequestBody,
@@ -127,6 +131,42 @@ const SETTINGS = {
     schema: z.string().transform((word) => word.toLowerCase()).pipe(
       z.enum([...TRUE_WORDS, ...FALSE_WORDS]),
     ).transform((word) => TRUE_WORDS.includes(word)),
+  },
+  allowedHosts: {
+    env: "MCP_TEST_ALLOWED_HOSTS",
+    defaultValue: "",
+    description:
+      "Extra Host/Origin names to accept beside loopback (comma list; * accepts any)",
+    allowed: "a comma-separated list of host names, IP addresses or *",
+    schema: z.string().transform((list) =>
+      list.split(",").map((name) => name.trim().toLowerCase()).filter(Boolean)
+    ).pipe(z.array(z.string().regex(/^(\*|[a-z0-9.-]+|\[[0-9a-f:.]+\])$/))),
+  },
+  authToken: {
+    env: "MCP_TEST_AUTH_TOKEN",
+    defaultValue: "",
+    description: "When set, MCP requests need 'Authorization: Bearer <token>'",
+    allowed: "printable characters without spaces",
+    schema: z.string().regex(/^[\x21-\x7e]*$/),
+  },
+  sessionTtlSeconds: {
+    env: "MCP_TEST_SESSION_TTL_SECONDS",
+    defaultValue: "1800",
+    description:
+      "A 2025 session with no request and no open GET stream for this long ends",
+    allowed: "a number of seconds above 0, fractions allowed",
+    schema: z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(
+      z.number().positive(),
+    ),
+  },
+  maxSessions: {
+    env: "MCP_TEST_MAX_SESSIONS",
+    defaultValue: "1000",
+    description: "Most 2025 sessions, and most open listen streams, at once",
+    allowed: "an integer from 1 to 1000000",
+    schema: z.string().regex(/^\d{1,7}$/).transform(Number).pipe(
+      z.number().min(1).max(1_000_000),
+    ),
   },
   logLevel: {
     env: "MCP_TEST_LOG_LEVEL",
@@ -327,6 +367,13 @@ function resourceNotFound(uri: string): Error {
 }
 
 /**
+ * Params of the methods that name a URI. Handlers given their own schema get
+ * the SDK's -32602 "Invalid params" for a bad value; without one the SDK
+ * answers -32603 "Internal error".
+ */
+const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
+
+/**
  * Builds the MCP server one client talks to: a 2025 session keeps its server
  * for its lifetime, a 2026-07-28 request gets a fresh one. `onSubscribe` and
  * `onUnsubscribe` exist only in the 2025 era; the stateless era subscribes
@@ -362,8 +409,7 @@ function buildLabServer(
   }));
   server.setRequestHandler("tools/list", () => ({ tools: [] }));
   server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
-  server.setRequestHandler("resources/read", (request) => {
-    const { uri } = request.params;
+  server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
     if (uri !== REVIEW_URI) {
       log.evidence(`[resources/read] uri=${uri} not-found`, client);
       throw resourceNotFound(uri);
@@ -381,8 +427,7 @@ function buildLabServer(
     };
   });
   if (subscriptions) {
-    server.setRequestHandler("resources/subscribe", (request) => {
-      const { uri } = request.params;
+    server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
       if (uri !== REVIEW_URI) {
         log.evidence(`[resources/subscribe] uri=${uri} not-found`, client);
         throw resourceNotFound(uri);
@@ -391,8 +436,7 @@ function buildLabServer(
       subscriptions.onSubscribe();
       return {};
     });
-    server.setRequestHandler("resources/unsubscribe", (request) => {
-      const { uri } = request.params;
+    server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
       log.evidence(`[resources/unsubscribe] uri=${uri}`, client);
       if (uri === REVIEW_URI) subscriptions.onUnsubscribe();
       return {};
@@ -407,6 +451,9 @@ function buildLabServer(
  * clients are promised -32002, so the lab restores it on the way out.
  */
 class LegacyTransport extends WebStandardStreamableHTTPServerTransport {
+  /** Told about every JSON-RPC error the session answers with. */
+  onErrorResponse?: (error: { code: number; message: string }) => void;
+
   override send(
     message: JSONRPCMessage,
     options?: { relatedRequestId?: RequestId },
@@ -421,6 +468,7 @@ class LegacyTransport extends WebStandardStreamableHTTPServerTransport {
         error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound },
       };
     }
+    if (isJSONRPCErrorResponse(message)) this.onErrorResponse?.(message.error);
     return super.send(message, options);
   }
 }
@@ -437,6 +485,10 @@ interface LegacySession {
   client: LabClient;
   transport: LegacyTransport;
   server: Server;
+  /** Open GET streams: notifications outside a request can only go there. */
+  getStreams: number;
+  /** Ends the session when it has been idle for the configured TTL. */
+  idleTimer?: ReturnType<typeof setTimeout>;
 }
 
 /** What a 2026-07-28 request is about, visible to the SDK callbacks it reaches. */
@@ -444,6 +496,8 @@ interface ModernExchange {
   client: LabClient;
   /** For `subscriptions/listen`: the served URIs the client asked to watch. */
   watchedUris: string[];
+  /** For `subscriptions/listen`: whether it asked for list changes. */
+  resourcesListChanged: boolean;
 }
 
 /** Counts `/healthz` reports, so leaks show from outside. */
@@ -513,6 +567,7 @@ export function createLab(
 
   function endLegacySession(session: LegacySession, reason: string) {
     if (!legacySessions.delete(session.id)) return;
+    clearTimeout(session.idleTimer);
     cancelUpdates(session.client);
     log.evidence(
       `[session/end] session=${session.id} reason=${reason}`,
@@ -520,78 +575,153 @@ export function createLab(
     );
   }
 
+  /**
+   * Restarts the session's idle clock. A session waiting on an open GET
+   * stream is not idle: that is how a subscribed client waits.
+   */
+  function touchSession(session: LegacySession) {
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
+    if (session.getStreams > 0 || !legacySessions.has(session.id)) return;
+    session.idleTimer = setTimeout(() => {
+      endLegacySession(session, "idle");
+      session.transport.close().catch(() => {});
+    }, config.sessionTtlSeconds * 1000);
+  }
+
+  /** Sends a notification to the session's GET stream, saying if it got there. */
+  async function notifySession(
+    session: LegacySession,
+    notification: "updated" | "list_changed",
+  ) {
+    // The SDK drops a notification silently when no GET stream is open.
+    const delivered = session.getStreams > 0
+      ? "delivered=true"
+      : "delivered=false reason=no GET stream open";
+    if (notification === "updated") {
+      await session.server.sendResourceUpdated({ uri: REVIEW_URI });
+      log.evidence(
+        `[notification/send] notifications/resources/updated uri=${REVIEW_URI} ${delivered}`,
+        session.client,
+      );
+    } else {
+      await session.server.sendResourceListChanged();
+      log.evidence(
+        `[notification/send] notifications/resources/list_changed ${delivered}`,
+        session.client,
+      );
+    }
+  }
+
   async function openLegacySession(
     request: Request,
     initialize: { params: { clientInfo: unknown; protocolVersion: string } },
   ): Promise<Response> {
+    if (legacySessions.size >= config.maxSessions) {
+      return jsonRpcError(
+        503,
+        ProtocolErrorCode.InternalError,
+        `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS); end one with DELETE or wait for idle ones to expire`,
+      );
+    }
     const client = newLabClient(
       "2025",
       clientLabel(initialize.params.clientInfo),
       initialize.params.protocolVersion,
     );
-    const session = { id: "", client } as LegacySession;
-    session.transport = new LegacyTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        session.id = id;
-        legacySessions.set(id, session);
-        log.evidence(`[initialize] client connected session=${id}`, client);
-      },
-      onsessionclosed: () => endLegacySession(session, "delete"),
-    });
-    session.server = buildLabServer(config, log, client, {
-      onSubscribe() {
-        if (client.pendingUpdates.size > 0) return;
-        scheduleUpdate(client, async () => {
-          await session.server.sendResourceUpdated({ uri: REVIEW_URI });
-          log.evidence(
-            `[notification/send] notifications/resources/updated uri=${REVIEW_URI}`,
-            client,
-          );
-          if (config.sendListChanged) {
-            await session.server.sendResourceListChanged();
-            log.evidence(
-              "[notification/send] notifications/resources/list_changed",
-              client,
-            );
-          }
-        });
-      },
-      onUnsubscribe: () => cancelUpdates(client),
-    });
+    const session: LegacySession = {
+      id: "",
+      client,
+      getStreams: 0,
+      transport: new LegacyTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => {
+          session.id = id;
+          legacySessions.set(id, session);
+          log.evidence(`[initialize] client connected session=${id}`, client);
+        },
+        onsessionclosed: () => endLegacySession(session, "delete"),
+      }),
+      server: buildLabServer(config, log, client, {
+        onSubscribe() {
+          if (client.pendingUpdates.size > 0) return;
+          scheduleUpdate(client, async () => {
+            await notifySession(session, "updated");
+            if (config.sendListChanged) {
+              await notifySession(session, "list_changed");
+            }
+          });
+        },
+        onUnsubscribe: () => cancelUpdates(client),
+      }),
+    };
+    session.transport.onErrorResponse = (error) =>
+      log.warn(
+        `[request/rejected] status=200 code=${error.code} message=${
+          JSON.stringify(error.message)
+        } session=${session.id}`,
+      );
     session.server.oninitialized = () => {
       client.protocolVersion = session.server.getNegotiatedProtocolVersion() ??
         client.protocolVersion;
     };
     session.server.onclose = () => endLegacySession(session, "closed");
     await session.server.connect(session.transport);
-    return session.transport.handleRequest(request, {
+    const response = await session.transport.handleRequest(request, {
       parsedBody: initialize,
     });
+    touchSession(session);
+    return response;
   }
 
-  function serveLegacy(request: Request, body: unknown): Promise<Response> {
+  async function serveLegacy(
+    request: Request,
+    body: unknown,
+  ): Promise<Response> {
     const sessionId = request.headers.get("mcp-session-id");
-    if (sessionId !== null) {
-      const session = legacySessions.get(sessionId);
-      if (!session) {
-        log.warn(`[session/unknown] session=${sessionId}`);
-        return Promise.resolve(jsonRpcError(
-          404,
-          -32001,
-          `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
-        ));
+    if (sessionId === null) {
+      return request.method === "POST" && isInitializeRequest(body)
+        ? openLegacySession(request, body)
+        : jsonRpcError(
+          400,
+          -32000,
+          "Bad Request: Mcp-Session-Id header is required; send initialize first",
+        );
+    }
+    const session = legacySessions.get(sessionId);
+    if (!session) {
+      return jsonRpcError(
+        404,
+        -32001,
+        `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
+      );
+    }
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: body,
+    });
+    if (request.method === "GET" && isEventStream(response)) {
+      return watchGetStream(session, response);
+    }
+    touchSession(session);
+    return response;
+  }
+
+  /** Counts the session's GET stream while it is open, and logs both ends. */
+  function watchGetStream(session: LegacySession, response: Response) {
+    session.getStreams++;
+    touchSession(session);
+    log.evidence(`[stream/get] opened session=${session.id}`, session.client);
+    const body = whenStreamEnds(response.body!, () => {
+      session.getStreams--;
+      touchSession(session);
+      if (legacySessions.has(session.id)) {
+        log.evidence(
+          `[stream/get] closed session=${session.id}`,
+          session.client,
+        );
       }
-      return session.transport.handleRequest(request, { parsedBody: body });
-    }
-    if (request.method === "POST" && isInitializeRequest(body)) {
-      return openLegacySession(request, body);
-    }
-    return Promise.resolve(jsonRpcError(
-      400,
-      -32000,
-      "Bad Request: Mcp-Session-Id header is required; send initialize first",
-    ));
+    });
+    return new Response(body, response);
   }
 
   // -- 2026-07-28 era: stateless requests and listen streams -----------------
@@ -614,13 +744,14 @@ export function createLab(
         timer = scheduleUpdate(client, () => {
           deliver({ kind: "resource_updated", uri: REVIEW_URI });
           log.evidence(
-            `[notification/send] notifications/resources/updated uri=${REVIEW_URI}`,
+            `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=true`,
             client,
           );
           if (config.sendListChanged) {
+            // Delivered only if the listen filter asked for list changes.
             deliver({ kind: "resources_list_changed" });
             log.evidence(
-              "[notification/send] notifications/resources/list_changed",
+              `[notification/send] notifications/resources/list_changed delivered=${exchange.resourcesListChanged}`,
               client,
             );
           }
@@ -648,6 +779,7 @@ export function createLab(
     {
       legacy: "reject",
       bus: listenBus,
+      maxSubscriptions: config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
       onerror: (error) => log.debug(`[mcp/error] ${error.message}`),
     },
@@ -691,7 +823,11 @@ export function createLab(
       ? narrowListenFilter(message.data.params)
       : undefined;
     const response = await modernExchange.run(
-      { client, watchedUris: listen?.served ?? [] },
+      {
+        client,
+        watchedUris: listen?.served ?? [],
+        resourcesListChanged: listen?.resourcesListChanged ?? false,
+      },
       () =>
         modernHandler.fetch(request, {
           parsedBody: listen
@@ -713,29 +849,103 @@ export function createLab(
 
   // -- HTTP routing ------------------------------------------------------------
 
-  async function serveMcp(request: Request): Promise<Response> {
-    let body: unknown;
-    if (request.method === "POST") {
-      if (!isJsonContentType(request.headers.get("content-type"))) {
-        return jsonRpcError(
+  const allowedNames = [
+    ...localhostAllowedHostnames(),
+    ...config.allowedHosts,
+    // A lab bound to a specific address answers to that address too.
+    ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
+  ];
+
+  /**
+   * DNS-rebinding protection: a page in a browser must not reach the lab
+   * through a hostile name, so only loopback names (and the configured ones)
+   * may appear in Host and Origin.
+   */
+  function refuseForeignHost(request: Request): Response | undefined {
+    if (config.allowedHosts.includes("*")) return undefined;
+    return hostHeaderValidationResponse(request, allowedNames) ??
+      originValidationResponse(request, allowedNames);
+  }
+
+  const expectedAuthorization = `Bearer ${config.authToken}`;
+
+  function refuseWithoutToken(request: Request): Response | undefined {
+    if (!config.authToken) return undefined;
+    const given = request.headers.get("authorization") ?? "";
+    if (timingSafeEqual(given, expectedAuthorization)) return undefined;
+    return jsonRpcError(
+      401,
+      -32000,
+      "Unauthorized: this lab requires 'Authorization: Bearer <MCP_TEST_AUTH_TOKEN>'",
+      {
+        "WWW-Authenticate":
+          'Bearer realm="mcp-subscription-lab", error="invalid_token"',
+      },
+    );
+  }
+
+  /** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
+  async function readMessage(
+    request: Request,
+  ): Promise<{ message: unknown } | { refused: Response }> {
+    if (!isJsonContentType(request.headers.get("content-type"))) {
+      return {
+        refused: jsonRpcError(
           415,
           -32000,
           "Unsupported Media Type: Content-Type must be application/json",
-        );
-      }
-      const read = await readRequestBody(request, MAX_BODY_BYTES);
-      if (read.tooLarge) {
-        return jsonRpcError(
+        ),
+      };
+    }
+    const read = await readRequestBody(request, MAX_BODY_BYTES);
+    if (read.tooLarge) {
+      return {
+        refused: jsonRpcError(
           413,
           -32000,
           `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-        );
-      }
-      try {
-        body = JSON.parse(read.text);
-      } catch {
-        return jsonRpcError(400, -32700, "Parse error: body is not valid JSON");
-      }
+        ),
+      };
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(read.text);
+    } catch {
+      return {
+        refused: jsonRpcError(
+          400,
+          -32700,
+          "Parse error: the body is not valid JSON",
+        ),
+      };
+    }
+    if (Array.isArray(message)) {
+      return {
+        refused: jsonRpcError(
+          400,
+          -32600,
+          "Invalid Request: JSON-RPC batches are not supported; send one message per request",
+        ),
+      };
+    }
+    if (!isJSONRPCMessage(message)) {
+      return {
+        refused: jsonRpcError(
+          400,
+          -32600,
+          'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
+        ),
+      };
+    }
+    return { message };
+  }
+
+  async function serveMcp(request: Request): Promise<Response> {
+    let body: unknown;
+    if (request.method === "POST") {
+      const read = await readMessage(request);
+      if ("refused" in read) return read.refused;
+      body = read.message;
     } else if (
       MODERN_PROTOCOL_VERSIONS.has(
         request.headers.get("mcp-protocol-version") ?? "",
@@ -762,26 +972,40 @@ export function createLab(
       : serveModern(forwarded, body);
   }
 
-  async function fetch(request: Request): Promise<Response> {
-    const { pathname } = new URL(request.url);
-    let response: Response;
+  async function route(request: Request, pathname: string) {
+    const refused = refuseForeignHost(request);
+    if (refused) return refused;
     if (pathname === "/healthz") {
-      response = Response.json({
+      return Response.json({
         status: "ok",
         lab: LAB_VERSION,
         sdk: SDK_VERSION,
         deno: Deno.version.deno,
         ...counts(),
       });
-    } else if (mcpPaths.has(pathname)) {
-      response = await serveMcp(request);
-    } else {
-      response = new Response(
+    }
+    if (!mcpPaths.has(pathname)) {
+      return new Response(
         `Not Found: the MCP endpoint is ${[...mcpPaths].join(" and ")}\n`,
         { status: 404 },
       );
     }
+    return refuseWithoutToken(request) ?? await serveMcp(request);
+  }
+
+  async function fetch(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    let response = await route(request, pathname);
     log.debug(`[http] ${request.method} ${pathname} ${response.status}`);
+    if (!isEventStream(response) && response.body) {
+      // One warn line per refused request or JSON-RPC error answer.
+      const text = await response.text();
+      const refusal = describeRefusal(response.status, text);
+      if (refusal) {
+        log.warn(`[request/rejected] ${request.method} ${pathname} ${refusal}`);
+      }
+      response = new Response(text, response);
+    }
     return response;
   }
 
@@ -811,6 +1035,77 @@ export function createLab(
   return { fetch, counts, close };
 }
 
+/**
+ * Passes a stream through and calls `onEnd` once when it finishes, fails, or
+ * is cancelled by a client that went away.
+ */
+function whenStreamEnds(
+  source: ReadableStream<Uint8Array>,
+  onEnd: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let ended = false;
+  const end = () => {
+    if (!ended) {
+      ended = true;
+      onEnd();
+    }
+  };
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** `status=… code=… message=…` for an error answer, or nothing for success. */
+function describeRefusal(status: number, text: string): string | undefined {
+  let error: { code?: unknown; message?: unknown } | undefined;
+  try {
+    error = JSON.parse(text)?.error;
+  } catch {
+    // Plain-text answers (the 404 for unknown paths) have no JSON-RPC code.
+  }
+  if (!error && status < 400) return undefined;
+  const message = error?.message ?? text.trim();
+  return `status=${status}${error ? ` code=${error.code}` : ""} message=${
+    JSON.stringify(message)
+  }`;
+}
+
+/** Compares two strings in time that does not depend on where they differ. */
+function timingSafeEqual(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  let difference = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) difference |= (a[i] ?? 0) ^ b[i];
+  return difference === 0;
+}
+
+function isJSONRPCMessage(message: unknown): boolean {
+  try {
+    parseJSONRPCMessage(message);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isEventStream(response: Response): boolean {
   return response.ok &&
     (response.headers.get("content-type") ?? "").startsWith(
@@ -825,23 +1120,26 @@ function isEventStream(response: Response): boolean {
 function narrowListenFilter(params: Record<string, unknown>) {
   const listen = z.object({
     notifications: z.object({
-      resourceSubscriptions: z.array(z.string()),
+      resourceSubscriptions: z.array(z.string()).optional(),
+      resourcesListChanged: z.boolean().optional(),
     }).passthrough(),
   }).passthrough().safeParse(params);
+  // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
-  const requested = listen.data.notifications.resourceSubscriptions;
-  const served = requested.filter((uri) => uri === REVIEW_URI);
-  const ignored = requested.filter((uri) => uri !== REVIEW_URI);
+  const { notifications } = listen.data;
+  const requested = notifications.resourceSubscriptions;
+  const served = requested?.filter((uri) => uri === REVIEW_URI) ?? [];
+  const ignored = requested?.filter((uri) => uri !== REVIEW_URI) ?? [];
   return {
     served,
     ignored,
-    params: {
-      ...listen.data,
-      notifications: {
-        ...listen.data.notifications,
-        resourceSubscriptions: served,
-      },
-    },
+    resourcesListChanged: notifications.resourcesListChanged === true,
+    params: requested
+      ? {
+        ...listen.data,
+        notifications: { ...notifications, resourceSubscriptions: served },
+      }
+      : listen.data,
   };
 }
 
@@ -879,7 +1177,8 @@ if (import.meta.main) {
       console.log(
         `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
       );
-      console.log(`[lab] config ${JSON.stringify(config)}`);
+      const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
+      console.log(`[lab] config ${JSON.stringify(shown)}`);
     },
   }, lab.fetch);
 

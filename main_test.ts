@@ -542,6 +542,10 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     initialStatus: "pending",
     updatedStatus: "reviewed",
     sendListChanged: false,
+    allowedHosts: [],
+    authToken: "",
+    sessionTtlSeconds: 1800,
+    maxSessions: 1000,
     logLevel: "debug",
   });
   const config = loadConfig({
