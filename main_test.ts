@@ -723,3 +723,598 @@ Deno.test("--help prints the configuration table and exits 0", async () => {
   assert.match(help, /^ {2}MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
   assert.match(help, /^ {2}MCP_TEST_SEND_LIST_CHANGED +false +/m);
 });
+
+/** One row of the README's bad-input table. */
+interface BadInput {
+  name: string;
+  send: (lab: { base: string; url: URL; sessionId: string }) => Promise<
+    Response
+  >;
+  status: number;
+  /** The JSON-RPC error code, or undefined for a plain-text answer. */
+  code?: number;
+}
+
+const JSON_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+function rawPost(
+  url: URL,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
+  });
+}
+
+function modernHeaders(method: string): Record<string, string> {
+  return { "mcp-protocol-version": "2026-07-28", "mcp-method": method };
+}
+
+/**
+ * Posts with a Host header of our choosing (fetch always sends the real
+ * one), over a plain TCP connection.
+ */
+async function postWithHost(
+  url: URL,
+  host: string,
+  body: string,
+): Promise<Response> {
+  const connection = await Deno.connect({
+    hostname: url.hostname,
+    port: Number(url.port),
+  });
+  const bytes = new TextEncoder().encode(body);
+  await connection.write(new TextEncoder().encode(
+    `POST ${url.pathname} HTTP/1.1\r\nHost: ${host}\r\n` +
+      "Content-Type: application/json\r\n" +
+      "Accept: application/json, text/event-stream\r\n" +
+      `Content-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`,
+  ));
+  await connection.write(bytes);
+  const raw = await new Response(connection.readable).text();
+  const [head, ...rest] = raw.split("\r\n\r\n");
+  const status = Number(head.split(" ")[1]);
+  return new Response(rest.join("\r\n\r\n"), { status });
+}
+
+const BAD_INPUTS: BadInput[] = [
+  {
+    name: "malformed JSON",
+    send: ({ url }) => rawPost(url, '{"jsonrpc": "2.0", "id": 1,'),
+    status: 400,
+    code: -32700,
+  },
+  {
+    name: "JSON that is not JSON-RPC",
+    send: ({ url }) => rawPost(url, '{"hello": "world"}'),
+    status: 400,
+    code: -32600,
+  },
+  {
+    name: "wrong Content-Type",
+    send: ({ url }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', {
+        "content-type": "text/plain",
+      }),
+    status: 415,
+    code: -32000,
+  },
+  {
+    name: "POST whose Accept lacks text/event-stream (2025)",
+    send: ({ url, sessionId }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"resources/list"}', {
+        accept: "application/json",
+        "mcp-session-id": sessionId,
+      }),
+    status: 406,
+    code: -32000,
+  },
+  {
+    name: "GET whose Accept lacks text/event-stream (2025)",
+    send: ({ url, sessionId }) =>
+      fetch(url, {
+        headers: { accept: "application/json", "mcp-session-id": sessionId },
+      }),
+    status: 406,
+    code: -32000,
+  },
+  {
+    name: "body over the 4 MiB limit",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "ping",
+          params: { padding: "x".repeat(4 * 1024 * 1024) },
+        }),
+      ),
+    status: 413,
+    code: -32000,
+  },
+  {
+    name: "JSON-RPC batch",
+    send: ({ url }) =>
+      rawPost(url, '[{"jsonrpc":"2.0","id":1,"method":"ping"}]'),
+    status: 400,
+    code: -32600,
+  },
+  {
+    name: "unknown session id",
+    send: ({ url }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"resources/list"}', {
+        "mcp-session-id": "00000000-0000-0000-0000-000000000000",
+      }),
+    status: 404,
+    code: -32001,
+  },
+  {
+    name: "terminated session id",
+    async send({ url }) {
+      const sessionId = await openRawSession(url);
+      const deleted = await fetch(url, {
+        method: "DELETE",
+        headers: { "mcp-session-id": sessionId },
+      });
+      await deleted.body?.cancel();
+      return rawPost(
+        url,
+        '{"jsonrpc":"2.0","id":1,"method":"resources/list"}',
+        { "mcp-session-id": sessionId },
+      );
+    },
+    status: 404,
+    code: -32001,
+  },
+  {
+    name: "missing session id",
+    send: ({ url }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"resources/list"}'),
+    status: 400,
+    code: -32000,
+  },
+  {
+    name: "second GET stream on one session",
+    async send({ url }) {
+      const sessionId = await openRawSession(url);
+      const headers = {
+        accept: "text/event-stream",
+        "mcp-session-id": sessionId,
+      };
+      const first = await fetch(url, { headers });
+      assert.equal(first.status, 200);
+      const second = await fetch(url, { headers });
+      await first.body?.cancel();
+      return second;
+    },
+    status: 409,
+    code: -32000,
+  },
+  {
+    name: "unknown method (2025)",
+    send: ({ url, sessionId }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"review/approve"}', {
+        "mcp-session-id": sessionId,
+      }),
+    status: 200,
+    code: -32601,
+  },
+  {
+    name: "unknown method (2026-07-28)",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "review/approve",
+          params: { _meta: modernMeta("bad-input") },
+        }),
+        modernHeaders("review/approve"),
+      ),
+    status: 404,
+    code: -32601,
+  },
+  {
+    name: "invalid params (2025)",
+    send: ({ url, sessionId }) =>
+      rawPost(
+        url,
+        '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":5}}',
+        { "mcp-session-id": sessionId },
+      ),
+    status: 200,
+    code: -32602,
+  },
+  {
+    name: "invalid params (2026-07-28)",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "resources/read",
+          params: { uri: 5, _meta: modernMeta("bad-input") },
+        }),
+        modernHeaders("resources/read"),
+      ),
+    status: 200,
+    code: -32602,
+  },
+  {
+    name: "unknown resource URI (2025)",
+    send: ({ url, sessionId }) =>
+      rawPost(
+        url,
+        '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://nope"}}',
+        { "mcp-session-id": sessionId },
+      ),
+    status: 200,
+    code: -32002,
+  },
+  {
+    name: "unknown resource URI (2026-07-28)",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "resources/read",
+          params: { uri: "test://nope", _meta: modernMeta("bad-input") },
+        }),
+        { ...modernHeaders("resources/read"), "mcp-name": "test://nope" },
+      ),
+    status: 200,
+    code: -32602,
+  },
+  {
+    name: "2026-07-28 header and _meta disagree on the version",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "resources/list",
+          params: { _meta: modernMeta("bad-input") },
+        }),
+        {
+          ...modernHeaders("resources/list"),
+          "mcp-protocol-version": "2025-06-18",
+        },
+      ),
+    status: 400,
+    code: -32020,
+  },
+  {
+    name: "2026-07-28 Mcp-Method header disagrees with the body",
+    send: ({ url }) =>
+      rawPost(
+        url,
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "resources/list",
+          params: { _meta: modernMeta("bad-input") },
+        }),
+        modernHeaders("tools/list"),
+      ),
+    status: 400,
+    code: -32020,
+  },
+  {
+    name: "GET in the 2026-07-28 era",
+    send: ({ url }) =>
+      fetch(url, { headers: { "mcp-protocol-version": "2026-07-28" } }),
+    status: 405,
+    code: -32000,
+  },
+  {
+    name: "DELETE in the 2026-07-28 era",
+    send: ({ url }) =>
+      fetch(url, {
+        method: "DELETE",
+        headers: { "mcp-protocol-version": "2026-07-28" },
+      }),
+    status: 405,
+    code: -32000,
+  },
+  {
+    name: "unknown path",
+    send: ({ base }) => fetch(`${base}/.well-known/oauth-authorization-server`),
+    status: 404,
+  },
+  {
+    name: "foreign Host header",
+    send: ({ url }) =>
+      postWithHost(
+        url,
+        "evil.example.com",
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      ),
+    status: 403,
+    code: -32000,
+  },
+  {
+    name: "foreign Origin header",
+    send: ({ url }) =>
+      rawPost(url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', {
+        origin: "http://evil.example.com",
+      }),
+    status: 403,
+    code: -32000,
+  },
+];
+
+Deno.test("bad input: each row answers its status and code, logs one line, and harms no one", async (t) => {
+  await using lab = startLab();
+  await using bystander = await connectClient(lab.url, "bystander");
+  const sessionId = await openRawSession(lab.url);
+  for (const row of BAD_INPUTS) {
+    await t.step(row.name, async () => {
+      const before = lab.lines.filter((line) =>
+        line.startsWith("[request/rejected]")
+      ).length;
+      const response = await row.send({ ...lab, sessionId });
+      assert.equal(response.status, row.status);
+      const text = await response.text();
+      if (row.code === undefined) {
+        assert.equal(text, "Not Found: the MCP endpoint is /mcp\n");
+      } else {
+        const data = text.split("\n").find((line) => line.startsWith("data: "));
+        const answer = JSON.parse(data ? data.slice(6) : text);
+        assert.equal(answer.jsonrpc, "2.0");
+        assert.equal(answer.error.code, row.code);
+        assert.equal(typeof answer.error.message, "string");
+        assert.ok(answer.error.message.length > 0);
+      }
+      const rejected = lab.lines.filter((line) =>
+        line.startsWith("[request/rejected]")
+      );
+      assert.equal(rejected.length, before + 1, rejected.join("\n"));
+      assert.match(
+        rejected.at(-1)!,
+        new RegExp(
+          `status=${row.status}${row.code ? ` code=${row.code}` : ""} `,
+        ),
+      );
+      assert.equal(await readReview(bystander), VERSION_1_TEXT);
+    });
+  }
+  const updated = nextResourceUpdate(bystander);
+  await bystander.subscribeResource({ uri: REVIEW_URI });
+  await updated;
+  assert.equal(await readReview(bystander), VERSION_2_TEXT);
+});
+
+Deno.test("MCP_TEST_ALLOWED_HOSTS opens named hosts; * opens any", async () => {
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  {
+    await using lab = startLab({ MCP_TEST_ALLOWED_HOSTS: "lab.internal" });
+    const named = await postWithHost(lab.url, "lab.internal:8089", ping);
+    assert.notEqual(named.status, 403);
+    await named.body?.cancel();
+    const other = await postWithHost(lab.url, "evil.example.com", ping);
+    assert.equal(other.status, 403);
+    await other.body?.cancel();
+  }
+  {
+    await using lab = startLab({ MCP_TEST_ALLOWED_HOSTS: "*" });
+    const any = await postWithHost(lab.url, "evil.example.com", ping);
+    assert.notEqual(any.status, 403);
+    await any.body?.cancel();
+  }
+});
+
+Deno.test("MCP_TEST_AUTH_TOKEN: 401 with WWW-Authenticate without it, full flow with it", async () => {
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "s3cret-token" });
+  for (const authorization of [undefined, "Bearer wrong", "s3cret-token"]) {
+    const response = await rawPost(
+      lab.url,
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      authorization ? { authorization } : {},
+    );
+    assert.equal(response.status, 401);
+    assert.match(response.headers.get("www-authenticate")!, /^Bearer /);
+    assert.equal((await response.json()).error.code, -32000);
+  }
+  const health = await fetch(`${lab.base}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+
+  const headers = { Authorization: "Bearer s3cret-token" };
+  for (const mode of ["legacy", "auto"] as const) {
+    const client = new Client({ name: `token-${mode}`, version: "1.0.0" }, {
+      versionNegotiation: { mode },
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(lab.url, { requestInit: { headers } }),
+    );
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    await client.close();
+  }
+});
+
+Deno.test("2025 era: an idle session ends after MCP_TEST_SESSION_TTL_SECONDS, not while its GET stream is open", async () => {
+  await using lab = startLab({ MCP_TEST_SESSION_TTL_SECONDS: "0.2" });
+  const idle = await openRawSession(lab.url);
+  const watching = await openRawSession(lab.url);
+  const stream = await fetch(lab.url, {
+    headers: { accept: "text/event-stream", "mcp-session-id": watching },
+  });
+  assert.equal(stream.status, 200);
+  await delay(400);
+  assert.equal(lab.lab.counts().legacySessions, 1);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(`[session/end] session=${idle} reason=idle`)
+    ),
+  );
+  const expired = await rawPost(
+    lab.url,
+    '{"jsonrpc":"2.0","id":2,"method":"resources/list"}',
+    { "mcp-session-id": idle },
+  );
+  assert.equal(expired.status, 404);
+  await expired.body?.cancel();
+
+  await stream.body?.cancel();
+  await delay(400);
+  assert.equal(lab.lab.counts().legacySessions, 0);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(`[session/end] session=${watching} reason=idle`)
+    ),
+  );
+});
+
+Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603); existing clients carry on", async () => {
+  await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
+  await using first = await connectClient(lab.url, "first-in");
+  await openRawSession(lab.url);
+  const refused = await rawPost(
+    lab.url,
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "one-too-many", version: "1" },
+      },
+    }),
+  );
+  assert.equal(refused.status, 503);
+  const answer = await refused.json();
+  assert.equal(answer.error.code, -32603);
+  assert.match(answer.error.message, /limit reached/);
+  assert.equal(await readReview(first), VERSION_1_TEXT);
+
+  await using modern = await connectClient(lab.url, "listener", "auto");
+  const listens = [
+    await modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    await modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
+  ];
+  await assert.rejects(
+    modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    (error: { code?: number; message: string }) =>
+      error.code === -32603 && /limit reached/.test(error.message),
+  );
+  for (const listen of listens) await listen.close();
+});
+
+Deno.test("2025 era: a notification sent with no GET stream open is reported as lost", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  const sessionId = await openRawSession(lab.url);
+  const subscribe = await rawPost(
+    lab.url,
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/subscribe",
+      params: { uri: REVIEW_URI },
+    }),
+    { "mcp-session-id": sessionId },
+  );
+  assert.equal(subscribe.status, 200);
+  await subscribe.body?.cancel();
+  await delay(200);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(
+        `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no GET stream open`,
+      )
+    ),
+    lab.lines.join("\n"),
+  );
+});
+
+Deno.test("2025 era: the SDK client's notification is logged as delivered on its GET stream", async () => {
+  await using lab = startLab();
+  await using client = await connectClient(lab.url, "stream-opener");
+  const updated = nextResourceUpdate(client);
+  await client.subscribeResource({ uri: REVIEW_URI });
+  await updated;
+  assertLinesInOrder(lab.lines, [
+    "[stream/get] opened session=",
+    `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=true`,
+  ]);
+});
+
+Deno.test("a client that drops its GET or listen stream mid-way leaves nothing behind", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
+  const sessionId = await openRawSession(lab.url);
+  const subscribe = await rawPost(
+    lab.url,
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/subscribe",
+      params: { uri: REVIEW_URI },
+    }),
+    { "mcp-session-id": sessionId },
+  );
+  await subscribe.body?.cancel();
+  const getAbort = new AbortController();
+  const getStream = await fetch(lab.url, {
+    headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+    signal: getAbort.signal,
+  });
+  assert.equal(getStream.status, 200);
+
+  const listenAbort = new AbortController();
+  const listen = await fetch(lab.url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, ...modernHeaders("subscriptions/listen") },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 9,
+      method: "subscriptions/listen",
+      params: {
+        notifications: { resourceSubscriptions: [REVIEW_URI] },
+        _meta: modernMeta("dropper"),
+      },
+    }),
+    signal: listenAbort.signal,
+  });
+  assert.equal(listen.status, 200);
+  assert.equal(lab.lab.counts().listenStreams, 1);
+
+  getAbort.abort();
+  listenAbort.abort();
+  await getStream.body?.cancel().catch(() => {});
+  await listen.body?.cancel().catch(() => {});
+  for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
+    await delay(10);
+  }
+  assert.equal(lab.lab.counts().listenStreams, 0);
+  await delay(400);
+  // The 2025 session stays (it may reconnect its stream); its update found
+  // no stream and said so.
+  assert.ok(
+    lab.lines.some((line) =>
+      line.includes("delivered=false reason=no GET stream open")
+    ),
+  );
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(`[stream/get] closed session=${sessionId}`)
+    ),
+  );
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith("[subscriptions/listen] closed client=dropper/1.0.0")
+    ),
+  );
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+});
