@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import fc from "npm:fast-check@4.11.0";
 import {
   Client,
   type ClientOptions,
@@ -1317,4 +1318,263 @@ Deno.test("a client that drops its GET or listen stream mid-way leaves nothing b
     ),
   );
   assert.equal(lab.lab.counts().pendingUpdates, 0);
+});
+
+// ---------------------------------------------------------------------------
+// Fuzz and churn: bounded in count and time, loopback only.
+// ---------------------------------------------------------------------------
+
+const KNOWN_METHODS = [
+  "initialize",
+  "notifications/initialized",
+  "ping",
+  "server/discover",
+  "resources/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "resources/templates/list",
+  "subscriptions/listen",
+  "tools/list",
+  "tools/call",
+  "prompts/list",
+  "notifications/cancelled",
+];
+
+/** Reads an answer's first JSON-RPC frame (or JSON body), then lets go. */
+async function firstAnswer(response: Response): Promise<unknown> {
+  const type = response.headers.get("content-type") ?? "";
+  if (!response.body) return undefined;
+  if (!type.startsWith("text/event-stream")) {
+    const text = await response.text();
+    return type.includes("json") && text ? JSON.parse(text) : text;
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream())
+    .getReader();
+  let buffered = "";
+  const timeout = setTimeout(() => reader.cancel(), 100);
+  try {
+    while (!buffered.includes("\n\n")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += value;
+    }
+  } finally {
+    clearTimeout(timeout);
+    await reader.cancel().catch(() => {});
+  }
+  const data = buffered.split("\n").find((line) => line.startsWith("data: "));
+  return data ? JSON.parse(data.slice(6)) : undefined;
+}
+
+function assertWellFormedError(answer: unknown) {
+  if (typeof answer !== "object" || answer === null || !("error" in answer)) {
+    return;
+  }
+  const { error } = answer as { error: { code: unknown; message: unknown } };
+  assert.ok(Number.isInteger(error.code), JSON.stringify(answer));
+  assert.equal(typeof error.message, "string");
+}
+
+Deno.test("fuzz: thousands of random and mutated requests get well-formed answers", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  const sessionId = await openRawSession(lab.url);
+  const validMessage = fc.record({
+    jsonrpc: fc.constantFrom("2.0", "2.0", "2.0", "1.0", 2),
+    id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null)),
+    method: fc.oneof(
+      fc.constantFrom(...KNOWN_METHODS),
+      fc.string({ maxLength: 20 }),
+    ),
+    params: fc.oneof(
+      fc.record({
+        uri: fc.oneof(fc.constant(REVIEW_URI), fc.string(), fc.integer()),
+      }, { requiredKeys: [] }),
+      fc.record({
+        notifications: fc.record({
+          resourceSubscriptions: fc.array(
+            fc.oneof(fc.constant(REVIEW_URI), fc.string()),
+            { maxLength: 3 },
+          ),
+          resourcesListChanged: fc.boolean(),
+        }, { requiredKeys: [] }),
+      }),
+      fc.jsonValue({ maxDepth: 3 }),
+    ),
+    _meta: fc.boolean(),
+  }, { requiredKeys: ["jsonrpc", "method"] });
+  const body = fc.oneof(
+    validMessage.map(({ _meta, ...message }) =>
+      JSON.stringify(
+        _meta && typeof message.params === "object" &&
+          message.params !== null &&
+          !Array.isArray(message.params)
+          ? {
+            ...message,
+            params: { ...message.params, _meta: modernMeta("fuzzer") },
+          }
+          : message,
+      )
+    ),
+    fc.json({ maxDepth: 3 }),
+    fc.string({ maxLength: 60 }),
+    validMessage.map((message) => JSON.stringify(message)).chain((text) =>
+      fc.nat(text.length).map((cut) => text.slice(0, cut))
+    ),
+  );
+  const request = fc.record({
+    httpMethod: fc.constantFrom("POST", "POST", "POST", "GET", "DELETE", "PUT"),
+    body,
+    contentType: fc.constantFrom(
+      "application/json",
+      "application/json; charset=utf-8",
+      "text/plain",
+      "",
+    ),
+    accept: fc.constantFrom(
+      "application/json, text/event-stream",
+      "application/json",
+      "text/event-stream",
+      "",
+    ),
+    protocolVersion: fc.constantFrom(
+      "",
+      "2025-06-18",
+      "2025-11-25",
+      "2026-07-28",
+      "1999-01-01",
+    ),
+    session: fc.constantFrom("none", "valid", "unknown"),
+    mcpMethod: fc.oneof(
+      fc.constant(""),
+      fc.constantFrom(...KNOWN_METHODS),
+    ),
+  });
+
+  let sent = 0;
+  await fc.assert(
+    fc.asyncProperty(request, async (shape) => {
+      const headers: Record<string, string> = {};
+      if (shape.contentType) headers["content-type"] = shape.contentType;
+      if (shape.accept) headers.accept = shape.accept;
+      if (shape.protocolVersion) {
+        headers["mcp-protocol-version"] = shape.protocolVersion;
+      }
+      if (shape.mcpMethod) headers["mcp-method"] = shape.mcpMethod;
+      if (shape.session === "valid") headers["mcp-session-id"] = sessionId;
+      if (shape.session === "unknown") headers["mcp-session-id"] = "nope";
+      const response = await fetch(lab.url, {
+        method: shape.httpMethod,
+        headers,
+        body: ["POST", "PUT"].includes(shape.httpMethod)
+          ? shape.body
+          : undefined,
+      });
+      sent++;
+      assert.ok(
+        response.status < 500,
+        `${shape.httpMethod} ${
+          JSON.stringify(headers)
+        } ${shape.body} -> ${response.status}`,
+      );
+      assertWellFormedError(await firstAnswer(response));
+    }),
+    { numRuns: 2500, seed: 20261130 },
+  );
+  assert.equal(sent, 2500);
+
+  for (const mode of ["legacy", "auto"] as const) {
+    await using client = await connectClient(
+      lab.url,
+      `after-fuzz-${mode}`,
+      mode,
+    );
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const updated = nextResourceUpdate(client);
+    const listen = mode === "auto"
+      ? await client.listen({ resourceSubscriptions: [REVIEW_URI] })
+      : await client.subscribeResource({ uri: REVIEW_URI }).then(() =>
+        undefined
+      );
+    assert.equal(await updated, REVIEW_URI);
+    assert.equal(await readReview(client), VERSION_2_TEXT);
+    await listen?.close();
+  }
+});
+
+/** Runs `task` `count` times with at most `width` at once. */
+async function inParallel(
+  count: number,
+  width: number,
+  task: (index: number) => Promise<void>,
+) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
+Deno.test("churn: thousands of sessions and listen streams leave no sessions, timers or memory behind", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "30" });
+  const collect = (globalThis as { gc?: () => void }).gc;
+  const heapUsed = () => {
+    collect?.();
+    return Deno.memoryUsage().heapUsed;
+  };
+  // Warm up once so lazily loaded code does not count as growth.
+  await openRawSession(lab.url);
+  const baseline = heapUsed();
+
+  await inParallel(2000, 16, async (index) => {
+    const sessionId = await openRawSession(lab.url);
+    const subscribe = await rawPost(
+      lab.url,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "resources/subscribe",
+        params: { uri: REVIEW_URI },
+      }),
+      { "mcp-session-id": sessionId },
+    );
+    await subscribe.body?.cancel();
+    const deleted = await fetch(lab.url, {
+      method: "DELETE",
+      headers: { "mcp-session-id": sessionId },
+    });
+    await deleted.body?.cancel();
+
+    const listen = await rawPost(
+      lab.url,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: index,
+        method: "subscriptions/listen",
+        params: {
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+          _meta: modernMeta(`churner-${index % 50}`),
+        },
+      }),
+      modernHeaders("subscriptions/listen"),
+    );
+    assert.equal(listen.status, 200);
+    await firstAnswer(listen);
+  });
+  for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
+    await delay(10);
+  }
+  assert.deepEqual(lab.lab.counts(), {
+    legacySessions: 1,
+    listenStreams: 0,
+    pendingUpdates: 0,
+  });
+  const growth = heapUsed() - baseline;
+  console.log(
+    `heap after 2000 sessions and 2000 listen streams: ${
+      (growth / 1024 / 1024).toFixed(1)
+    } MiB over baseline`,
+  );
+  assert.ok(growth < 16 * 1024 * 1024, `heap grew by ${growth} bytes`);
 });
