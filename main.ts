@@ -40,6 +40,7 @@ import {
   originValidationResponse,
   parseJSONRPCMessage,
   PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
   ProtocolErrorCode,
   readRequestBody,
   type RequestId,
@@ -372,6 +373,7 @@ function resourceNotFound(uri: string): Error {
  * answers -32603 "Internal error".
  */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
+const nameParams = { params: z.object({ name: z.string() }).passthrough() };
 
 /**
  * Builds the MCP server one client talks to: a 2025 session keeps its server
@@ -409,6 +411,20 @@ function buildLabServer(
   }));
   server.setRequestHandler("tools/list", () => ({ tools: [] }));
   server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
+  // Having declared tools and prompts, an unknown name is bad params, not
+  // an unknown method.
+  server.setRequestHandler("tools/call", nameParams, ({ name }) => {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Unknown tool: ${name}`,
+    );
+  });
+  server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Unknown prompt: ${name}`,
+    );
+  });
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
     if (uri !== REVIEW_URI) {
       log.evidence(`[resources/read] uri=${uri} not-found`, client);

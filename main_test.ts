@@ -362,7 +362,7 @@ Deno.test("2026-07-28 era: closing the listen stream cancels its update", async 
   assert.equal(await readReview(client), VERSION_1_TEXT);
 });
 
-Deno.test("list methods other clients call unconditionally answer empty lists", async () => {
+Deno.test("list methods answer empty lists; unknown tools and prompts are -32602", async () => {
   await using lab = startLab();
   for (const mode of ["legacy", "auto"] as const) {
     await using client = await connectClient(lab.url, `lists-${mode}`, mode);
@@ -371,6 +371,14 @@ Deno.test("list methods other clients call unconditionally answer empty lists", 
     assert.deepEqual(
       (await client.listResourceTemplates()).resourceTemplates,
       [],
+    );
+    await assert.rejects(
+      client.callTool({ name: "test_simple_text", arguments: {} }),
+      (error: { code?: number }) => error.code === -32602,
+    );
+    await assert.rejects(
+      client.getPrompt({ name: "test_simple_prompt" }),
+      (error: { code?: number }) => error.code === -32602,
     );
   }
 });
