@@ -3,6 +3,10 @@
 #
 #   docker build -t mcp-subscription-lab .
 #   docker run --rm -p 127.0.0.1:8089:8089 mcp-subscription-lab
+#
+# Clients in other containers use a name the DNS-rebinding check must allow:
+#   docker run --rm --network lab-net --name lab \
+#     -e MCP_TEST_ALLOWED_HOSTS=lab mcp-subscription-lab
 FROM denoland/deno:2.9.6
 
 WORKDIR /app
