@@ -2,9 +2,11 @@
  * MCP resource subscription lab.
  *
  * Serves one MCP resource, `test://review/status`, changes it a few seconds
- * after a client subscribes, and logs every step as a bracketed evidence line,
- * so anyone can see whether an MCP client notices that a resource changed and
- * reads it again.
+ * after a client subscribes, and logs every step as a bracketed evidence line.
+ * For each client it then judges how far the client got (the levels of the
+ * verdict) and hands over a report to paste into a bug report, so anyone can
+ * see whether an MCP client notices that a resource changed and reads it
+ * again.
  *
  * Both protocol eras share one endpoint: 2025 clients (`initialize`, sessions,
  * `resources/subscribe`, notifications on the GET stream) and 2026-07-28
@@ -16,10 +18,12 @@
  * deno run -A main.ts
  * deno run -A https://raw.githubusercontent.com/<owner>/<repo>/main/main.ts
  * # -> listening on http://127.0.0.1:8089/mcp
+ * deno run -A main.ts --stdio      # one client over stdin/stdout
  * ```
  *
- * Configuration comes from `MCP_TEST_*` environment variables; `--help`
- * prints them with their defaults.
+ * Configuration comes from `MCP_TEST_*` environment variables or the matching
+ * flags; `--help` prints them with their defaults. `GET /report` and
+ * `GET /report.md` give the verdicts.
  *
  * @module
  */
@@ -34,6 +38,8 @@ import {
   isInitializeRequest,
   isJsonContentType,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
   isLegacyRequest,
   type JSONRPCMessage,
   localhostAllowedHostnames,
@@ -48,11 +54,17 @@ import {
   Server,
   type ServerEvent,
   type ServerEventBus,
+  type Transport,
+  type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
+import {
+  serveStdio,
+  StdioServerTransport,
+} from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 
-/** The lab's own version, reported by `/healthz` and the banner. */
-export const LAB_VERSION = "0.1.0";
+/** The lab's own version, reported by `/healthz`, the banner and reports. */
+export const LAB_VERSION = "0.2.0";
 /** The MCP server SDK version imported above (kept equal by a test). */
 export const SDK_VERSION = "2.4.0";
 
@@ -62,21 +74,30 @@ export const SDK_VERSION = "2.4.0";
 
 const TRUE_WORDS = ["true", "1", "yes", "on"];
 const FALSE_WORDS = ["false", "0", "no", "off"];
+const booleanWord = z.string().transform((word) => word.toLowerCase()).pipe(
+  z.enum([...TRUE_WORDS, ...FALSE_WORDS]),
+).transform((word) => TRUE_WORDS.includes(word));
+
+const seconds = z.string().regex(/^\d+(\.\d+)?$/).transform(Number);
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
+
+const UPDATE_TRIGGERS = ["subscribe", "read", "connect"] as const;
+type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
 
 /** A status word: one short line of visible text. */
 const statusWord = z.string().regex(/^[^\r\n]{1,80}$/);
 
 /**
  * Every setting the lab reads, in the order `--help` and the README list
- * them. `allowed` is what the one-line error message says when a value fails
- * its schema.
+ * them: its environment variable, its flag, its default, and its schema.
+ * `allowed` is what the one-line error message says when a value fails.
  */
 const SETTINGS = {
   port: {
     env: "MCP_TEST_PORT",
+    flag: "port",
     defaultValue: "8089",
     description: "TCP port the lab listens on (0 picks a free port)",
     allowed: "an integer from 0 to 65535",
@@ -86,6 +107,7 @@ const SETTINGS = {
   },
   host: {
     env: "MCP_TEST_HOST",
+    flag: "host",
     defaultValue: "127.0.0.1",
     description: "Interface to bind (0.0.0.0 inside containers)",
     allowed: "a host name or IP address without spaces",
@@ -93,25 +115,55 @@ const SETTINGS = {
   },
   path: {
     env: "MCP_TEST_PATH",
+    flag: "path",
     defaultValue: "/mcp",
     description:
       "Additional MCP endpoint path; /mcp is always served and both share one lab",
-    allowed: "a path starting with / (not /healthz), without spaces, ? or #",
+    allowed:
+      "a path starting with / (not /healthz or /report), without spaces, ? or #",
     schema: z.string().regex(/^\/[^\s?#]*$/).refine((path) =>
-      path !== "/healthz"
+      !["/healthz", "/report", "/report.md"].includes(path)
     ),
   },
   updateDelaySeconds: {
     env: "MCP_TEST_UPDATE_DELAY_SECONDS",
+    flag: "delay",
     defaultValue: "5",
-    description: "Seconds between a subscribe (or listen) and the update",
+    description:
+      "Seconds from the trigger (a subscribe by default) to the update",
     allowed: "a number of seconds from 0 to 86400, fractions allowed",
-    schema: z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(
-      z.number().max(86400),
+    schema: seconds.pipe(z.number().max(86400)),
+  },
+  updateCount: {
+    env: "MCP_TEST_UPDATE_COUNT",
+    flag: "update-count",
+    defaultValue: "1",
+    description: "How many updates (version 2, 3, ...) each client gets",
+    allowed: "an integer from 1 to 1000",
+    schema: z.string().regex(/^\d{1,4}$/).transform(Number).pipe(
+      z.number().min(1).max(1000),
     ),
+  },
+  updateIntervalSeconds: {
+    env: "MCP_TEST_UPDATE_INTERVAL_SECONDS",
+    flag: "update-interval",
+    defaultValue: "5",
+    description: "Seconds between one update and the next",
+    allowed: "a number of seconds from 0 to 86400, fractions allowed",
+    schema: seconds.pipe(z.number().max(86400)),
+  },
+  updateTrigger: {
+    env: "MCP_TEST_UPDATE_TRIGGER",
+    flag: "trigger",
+    defaultValue: "subscribe",
+    description:
+      "What starts a client's updates: subscribe (or listen), its first read, or its connect",
+    allowed: UPDATE_TRIGGERS.join("/"),
+    schema: z.enum(UPDATE_TRIGGERS),
   },
   initialStatus: {
     env: "MCP_TEST_INITIAL_STATUS",
+    flag: "initial-status",
     defaultValue: "pending",
     description: "Value of the status field at version 1",
     allowed: "1 to 80 characters on one line",
@@ -119,22 +171,32 @@ const SETTINGS = {
   },
   updatedStatus: {
     env: "MCP_TEST_UPDATED_STATUS",
+    flag: "updated-status",
     defaultValue: "reviewed",
-    description: "Value of the status field after the update",
+    description: "Value of the status field after an update",
     allowed: "1 to 80 characters on one line",
     schema: statusWord,
   },
   sendListChanged: {
     env: "MCP_TEST_SEND_LIST_CHANGED",
+    flag: "list-changed",
     defaultValue: "false",
     description: "Also send notifications/resources/list_changed on update",
     allowed: "true/false/1/0/yes/no/on/off",
-    schema: z.string().transform((word) => word.toLowerCase()).pipe(
-      z.enum([...TRUE_WORDS, ...FALSE_WORDS]),
-    ).transform((word) => TRUE_WORDS.includes(word)),
+    schema: booleanWord,
+  },
+  enableTool: {
+    env: "MCP_TEST_ENABLE_TOOL",
+    flag: "enable-tool",
+    defaultValue: "false",
+    description:
+      "Add a read-only get_review_status tool for models that cannot see resources",
+    allowed: "true/false/1/0/yes/no/on/off",
+    schema: booleanWord,
   },
   allowedHosts: {
     env: "MCP_TEST_ALLOWED_HOSTS",
+    flag: "allowed-hosts",
     defaultValue: "",
     description:
       "Extra Host/Origin names to accept beside loopback (comma list; * accepts any)",
@@ -145,6 +207,7 @@ const SETTINGS = {
   },
   authToken: {
     env: "MCP_TEST_AUTH_TOKEN",
+    flag: "auth-token",
     defaultValue: "",
     description: "When set, MCP requests need 'Authorization: Bearer <token>'",
     allowed: "printable characters without spaces",
@@ -152,16 +215,16 @@ const SETTINGS = {
   },
   sessionTtlSeconds: {
     env: "MCP_TEST_SESSION_TTL_SECONDS",
+    flag: "session-ttl",
     defaultValue: "1800",
     description:
       "A 2025 session with no request and no open GET stream for this long ends",
     allowed: "a number of seconds above 0, fractions allowed",
-    schema: z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(
-      z.number().positive(),
-    ),
+    schema: seconds.pipe(z.number().positive()),
   },
   maxSessions: {
     env: "MCP_TEST_MAX_SESSIONS",
+    flag: "max-sessions",
     defaultValue: "1000",
     description: "Most 2025 sessions, and most open listen streams, at once",
     allowed: "an integer from 1 to 1000000",
@@ -171,12 +234,22 @@ const SETTINGS = {
   },
   logLevel: {
     env: "MCP_TEST_LOG_LEVEL",
+    flag: "log-level",
     defaultValue: "debug",
     description: "Log verbosity",
     allowed: LOG_LEVELS.join("/"),
     schema: z.string().transform((word) => word.toLowerCase()).pipe(
       z.enum(LOG_LEVELS),
     ),
+  },
+  logFormat: {
+    env: "MCP_TEST_LOG_FORMAT",
+    flag: "log-format",
+    defaultValue: "text",
+    description:
+      "text: bracketed lines; json: one object per line, same fields",
+    allowed: "text/json",
+    schema: z.enum(["text", "json"]),
   },
 } as const;
 
@@ -190,19 +263,28 @@ export type LabConfig = {
 /** A configuration value the lab refuses; its message is one line. */
 export class ConfigError extends Error {}
 
+/** Settings whose flag takes no value: present means true. */
+const BOOLEAN_SETTINGS = new Set<string>(["sendListChanged", "enableTool"]);
+
 /**
- * Reads the configuration from environment variables. An unset or empty
- * variable takes its default; a bad value throws a `ConfigError` naming the
- * variable, the value and what is allowed.
+ * Reads the configuration: a flag wins over its environment variable, an
+ * unset or empty variable takes its default. A bad value throws a
+ * `ConfigError` naming where it came from, the value and what is allowed.
  */
-export function loadConfig(env: Record<string, string | undefined>): LabConfig {
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  flags: Record<string, string | boolean | undefined> = {},
+): LabConfig {
   const config: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS)) {
-    const given = env[setting.env]?.trim() || undefined;
+    const flagged = flags[setting.flag];
+    const fromEnv = env[setting.env]?.trim() || undefined;
+    const given = flagged === undefined ? fromEnv : String(flagged);
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
+      const source = flagged === undefined ? setting.env : `--${setting.flag}`;
       throw new ConfigError(
-        `${setting.env}=${
+        `${source}=${
           JSON.stringify(given)
         } is not allowed: expected ${setting.allowed}`,
       );
@@ -212,20 +294,48 @@ export function loadConfig(env: Record<string, string | undefined>): LabConfig {
   return config as LabConfig;
 }
 
+/** What the command line asks for: help, stdio, and setting flags. */
+export function parseCommandLine(args: string[]) {
+  const options: Record<string, { type: "string" | "boolean" }> = {
+    help: { type: "boolean" },
+    stdio: { type: "boolean" },
+  };
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    options[setting.flag] = {
+      type: BOOLEAN_SETTINGS.has(name) ? "boolean" : "string",
+    };
+  }
+  try {
+    const { values } = parseArgs({ args, options, allowPositionals: false });
+    const { help, stdio, ...flags } = values;
+    return { help: help === true, stdio: stdio === true, flags };
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}; see --help`);
+  }
+}
+
 /** The `--help` text: usage and the configuration table with defaults. */
 export function helpText(): string {
   const rows = Object.values(SETTINGS).map((setting) =>
-    `  ${setting.env.padEnd(31)} ${
-      setting.defaultValue.padEnd(10)
-    } ${setting.description}`
+    [
+      `  --${setting.flag}`.padEnd(20),
+      setting.env.padEnd(34),
+      (setting.defaultValue || '""').padEnd(11),
+      setting.description,
+    ].join("")
   );
   return [
     `MCP resource subscription lab ${LAB_VERSION}`,
     "",
-    "Usage: deno run -A main.ts",
+    "Usage: deno run -A main.ts [--stdio] [options]",
     "",
-    "Environment variables:",
-    `  ${"NAME".padEnd(31)} ${"DEFAULT".padEnd(10)} DESCRIPTION`,
+    "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
+    "  --help            print this help",
+    "",
+    "Options (each also read from its environment variable; a flag wins):",
+    `${"  FLAG".padEnd(20)}${"VARIABLE".padEnd(34)}${
+      "DEFAULT".padEnd(11)
+    }MEANING`,
     ...rows,
     "",
   ].join("\n");
@@ -238,6 +348,7 @@ export function helpText(): string {
 /** The one resource the lab serves. */
 export const REVIEW_URI = "test://review/status";
 const REVIEW_MIME_TYPE = "text/plain";
+const REVIEW_TOOL = "get_review_status";
 
 const reviewResource = {
   uri: REVIEW_URI,
@@ -248,58 +359,506 @@ const reviewResource = {
   mimeType: REVIEW_MIME_TYPE,
 };
 
-const REVIEW_MESSAGES: Record<number, string> = {
-  1: "Waiting for simulated review result.",
-  2: "Simulated review result is now available.",
+const reviewTool = {
+  name: REVIEW_TOOL,
+  title: "Get review status",
+  description:
+    `Returns the current text of ${REVIEW_URI}, for clients whose model cannot read MCP resources.`,
+  inputSchema: { type: "object" as const, properties: {} },
+  annotations: { readOnlyHint: true, idempotentHint: true },
 };
 
 /** The resource text at a version, as a client reads it. */
 export function reviewStatus(config: LabConfig, version: number): string {
   const status = version === 1 ? config.initialStatus : config.updatedStatus;
-  return [
-    `status: ${status}`,
-    `version: ${version}`,
-    `message: ${REVIEW_MESSAGES[version] ?? REVIEW_MESSAGES[2]}`,
-  ].join("\n");
+  const message = version === 1
+    ? "Waiting for simulated review result."
+    : version === 2
+    ? "Simulated review result is now available."
+    : `Simulated review result was updated again (update ${version - 1}).`;
+  return [`status: ${status}`, `version: ${version}`, `message: ${message}`]
+    .join("\n");
 }
+
+// ---------------------------------------------------------------------------
+// Clients and their evidence
+// ---------------------------------------------------------------------------
 
 type Era = "2025" | "2026-07-28";
+type LabTransportKind = "streamable-http" | "stdio";
 type UpdateTimer = ReturnType<typeof setTimeout>;
+type ChangeNotification = "updated" | "list_changed";
 
-/**
- * One client's view of the lab: its own resource version and pending update
- * timers. A 2025 session is one client; in the stateless era a client is the
- * `clientInfo` name@version its requests carry.
- */
-interface LabClient {
-  era: Era;
-  /** `name/version` from `clientInfo`, or `unknown` until it is known. */
-  label: string;
-  protocolVersion: string;
-  reviewVersion: number;
-  pendingUpdates: Set<UpdateTimer>;
+/** Whether a notification reached a stream the client reads, and if not why. */
+type Delivery = { delivered: true } | { delivered: false; reason: string };
+
+type StepKind =
+  | "connect"
+  | "list"
+  | "read"
+  | "read-unknown"
+  | "subscribe"
+  | "unsubscribe"
+  | "listen"
+  | "listen-closed"
+  | "stream-opened"
+  | "stream-closed"
+  | "update"
+  | "notify"
+  | "session-end";
+
+/** One timestamped step of a client, with the evidence line it logged. */
+interface Step {
+  at: string;
+  kind: StepKind;
+  line: string;
 }
 
-function newLabClient(
-  era: Era,
-  label: string,
-  protocolVersion: string,
-): LabClient {
+/** What a client has shown so far, kept as it happens (timelines are capped). */
+interface Progress {
+  connected: boolean;
+  listed: boolean;
+  readV1?: "resource" | "tool";
+  subscribed: boolean;
+  /** A listen stream without the resource in its filter (list changes only). */
+  listenedWithoutResource: boolean;
+  getStreamOpened: boolean;
+  /** The first change notification that reached the client. */
+  notified?: ChangeNotification;
+  /** Why notifications did not reach the client, in order. */
+  lost: string[];
+  /** A read of version 2 or later after a delivered notification. */
+  reread?: { version: number; via: "resource" | "tool" };
+  lastVersionRead: number;
+  /** The subscription stream closed before any update went out. */
+  closedBeforeUpdate: boolean;
+}
+
+/**
+ * One client as the lab sees it: who it is, its own resource version and
+ * update series, how to reach it, and the evidence of what it did. A 2025
+ * session is one client; in the stateless era a client is the `clientInfo`
+ * name@version its requests carry; over stdio the connection is the client.
+ */
+export interface LabClient {
+  id: string;
+  era: Era;
+  transport: LabTransportKind;
+  name: string;
+  version: string;
+  protocolVersion: string;
+  reviewVersion: number;
+  updates: { timer?: UpdateTimer; started: boolean; sent: number };
+  /** Sends a change notification the way this client's era and transport do. */
+  deliver: (notification: ChangeNotification) => Promise<Delivery>;
+  progress: Progress;
+  timeline: Step[];
+  droppedSteps: number;
+  firstSeen: string;
+  lastSeen: string;
+  endedReason?: string;
+  /** Key evidence lines, remembered by the step they prove. */
+  proof: Partial<Record<ProofKey, string>>;
+}
+
+type ProofKey =
+  | "connected"
+  | "listed"
+  | "readV1"
+  | "subscribed"
+  | "notified"
+  | "lost"
+  | "reread";
+
+function freshProgress(): Progress {
   return {
-    era,
-    label,
-    protocolVersion,
-    reviewVersion: 1,
-    pendingUpdates: new Set(),
+    connected: false,
+    listed: false,
+    subscribed: false,
+    listenedWithoutResource: false,
+    getStreamOpened: false,
+    lost: [],
+    lastVersionRead: 0,
+    closedBeforeUpdate: false,
   };
 }
 
-function clientLabel(info: unknown): string {
-  const { name, version } = z.object({
-    name: z.string().catch("unknown"),
-    version: z.string().catch("unknown"),
-  }).catch({ name: "unknown", version: "unknown" }).parse(info);
-  return `${name}/${version}`;
+function newLabClient(fields: {
+  id: string;
+  era: Era;
+  transport: LabTransportKind;
+  clientInfo?: unknown;
+  protocolVersion: string;
+}): LabClient {
+  const now = new Date().toISOString();
+  const client: LabClient = {
+    id: fields.id,
+    era: fields.era,
+    transport: fields.transport,
+    name: "unknown",
+    version: "unknown",
+    protocolVersion: fields.protocolVersion,
+    reviewVersion: 1,
+    updates: { started: false, sent: 0 },
+    deliver: () =>
+      Promise.resolve({ delivered: false, reason: "not connected yet" }),
+    progress: freshProgress(),
+    timeline: [],
+    droppedSteps: 0,
+    firstSeen: now,
+    lastSeen: now,
+    proof: {},
+  };
+  nameClient(client, fields.clientInfo);
+  return client;
+}
+
+/** Takes name and version from a `clientInfo` object, when it has them. */
+function nameClient(client: LabClient, clientInfo: unknown) {
+  const info = z.object({ name: z.string(), version: z.string() })
+    .partial().catch({}).parse(clientInfo ?? {});
+  client.name = info.name ?? client.name;
+  client.version = info.version ?? client.version;
+}
+
+function clientLabel(client: LabClient): string {
+  return `${client.name}/${client.version}`;
+}
+
+/** How much of each client's timeline the lab keeps for reports. */
+const TIMELINE_LIMIT = 300;
+/** How many ended 2025 sessions stay in `/report`. */
+const ENDED_CLIENTS_KEPT = 100;
+
+// ---------------------------------------------------------------------------
+// Verdicts and reports
+// ---------------------------------------------------------------------------
+
+const LEVEL_NAMES = [
+  "no connection",
+  "connected",
+  "discovered the resource",
+  "read version 1",
+  "subscribed",
+  "notification delivered",
+  "re-read after the notification",
+  "agent context shows the update",
+] as const;
+
+/** A client's grade on the lab's levels, with the step that stopped it. */
+export interface Verdict {
+  level: number;
+  levelName: string;
+  /** What the client did not do that the next level needs, in words. */
+  missing: string;
+  steps: {
+    connected: boolean;
+    listed: boolean;
+    readV1: boolean;
+    subscribed: boolean;
+    notificationDelivered: boolean;
+    rereadAfterNotification: boolean;
+    contextUpdated: "not observable";
+  };
+}
+
+const NOT_OBSERVABLE =
+  "level 7 (the agent's context shows the update) is not observable from the server";
+
+/** Grades a client on the levels: the highest step it reached. */
+export function verdictOf(client: LabClient, config: LabConfig): Verdict {
+  const progress = client.progress;
+  const steps = {
+    connected: progress.connected,
+    listed: progress.listed,
+    readV1: progress.readV1 !== undefined,
+    subscribed: progress.subscribed,
+    notificationDelivered: progress.notified !== undefined,
+    rereadAfterNotification: progress.reread !== undefined,
+    contextUpdated: "not observable" as const,
+  };
+  const ladder = [
+    true,
+    steps.connected,
+    steps.listed,
+    steps.readV1,
+    steps.subscribed,
+    steps.notificationDelivered,
+    steps.rereadAfterNotification,
+  ];
+  const level = ladder.lastIndexOf(true);
+  return {
+    level,
+    levelName: LEVEL_NAMES[level],
+    missing: missingStep(client, config, level),
+    steps,
+  };
+}
+
+/** The first step the client did not take, said plainly. */
+function missingStep(
+  client: LabClient,
+  config: LabConfig,
+  level: number,
+): string {
+  const progress = client.progress;
+  const viaTool = (via?: "resource" | "tool") =>
+    via === "tool" ? ` (through the ${REVIEW_TOOL} tool)` : "";
+  if (level >= 6) {
+    return `${NOT_OBSERVABLE}; re-read version ${progress.reread?.version}${
+      viaTool(progress.reread?.via)
+    }`;
+  }
+  if (!progress.listed && level < 2) {
+    return "never listed resources (resources/list)";
+  }
+  if (!progress.readV1) {
+    return `never read ${REVIEW_URI} (resources/read)`;
+  }
+  const trigger = config.updateTrigger;
+  if (!progress.subscribed && trigger === "subscribe") {
+    if (client.era === "2025") {
+      return `never subscribed to ${REVIEW_URI} (resources/subscribe)${
+        viaTool(progress.readV1)
+      }`;
+    }
+    return progress.listenedWithoutResource
+      ? `opened subscriptions/listen without ${REVIEW_URI} in resourceSubscriptions`
+      : `never opened subscriptions/listen for ${REVIEW_URI}`;
+  }
+  if (!progress.notified) {
+    if (progress.lost.length > 0) {
+      const reason = progress.lost[0];
+      if (reason === "no GET stream open") {
+        return progress.getStreamOpened
+          ? "the notification was lost: the client's GET stream was closed when it was sent"
+          : "the notification was lost: the client never opened the GET stream it would need";
+      }
+      return `the notification was not delivered: ${reason}`;
+    }
+    if (progress.closedBeforeUpdate) {
+      return client.era === "2025"
+        ? "unsubscribed before the update"
+        : "the listen stream closed before the update";
+    }
+    return client.updates.timer
+      ? "the update has not fired yet"
+      : `no update was sent (trigger: ${trigger})`;
+  }
+  return `never read ${REVIEW_URI} again after the notification`;
+}
+
+/** The report entry for one client: stable field names, documented in the README. */
+function clientReport(client: LabClient, config: LabConfig) {
+  const verdict = verdictOf(client, config);
+  return {
+    id: client.id,
+    name: client.name,
+    version: client.version,
+    era: client.era,
+    protocolVersion: client.protocolVersion,
+    transport: client.transport,
+    firstSeen: client.firstSeen,
+    lastSeen: client.lastSeen,
+    ended: client.endedReason ?? null,
+    trigger: config.updateTrigger,
+    level: verdict.level,
+    levelName: verdict.levelName,
+    missing: verdict.missing,
+    steps: verdict.steps,
+    resourceVersion: client.reviewVersion,
+    lastVersionRead: client.progress.lastVersionRead,
+    updatesSent: client.updates.sent,
+    notificationsLost: client.progress.lost.length,
+    readVia: client.progress.readV1 ?? null,
+    timeline: client.timeline.map(({ at, kind, line }) => ({ at, kind, line })),
+    timelineDropped: client.droppedSteps,
+  };
+}
+
+/** `GET /report`: every client the lab knows, oldest first. */
+export function labReport(clients: LabClient[], config: LabConfig) {
+  return {
+    lab: LAB_VERSION,
+    sdk: SDK_VERSION,
+    generatedAt: new Date().toISOString(),
+    scenario: {
+      trigger: config.updateTrigger,
+      updateDelaySeconds: config.updateDelaySeconds,
+      updateCount: config.updateCount,
+      updateIntervalSeconds: config.updateIntervalSeconds,
+      sendListChanged: config.sendListChanged,
+      toolEnabled: config.enableTool,
+    },
+    clients: clients.map((client) => clientReport(client, config)),
+  };
+}
+
+const MARK = (reached: boolean) => reached ? "✅" : "❌";
+
+/** Markdown table cells may not hold a bare pipe or a line break. */
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|").replaceAll("\n", " ");
+}
+
+/** `GET /report.md`: matrix rows, then a sequence diagram per client. */
+export function labReportMarkdown(
+  clients: LabClient[],
+  config: LabConfig,
+): string {
+  const scenario =
+    `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)${
+      config.sendListChanged ? ", list_changed on" : ""
+    }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}`;
+  const lines = [
+    "# MCP resource subscription lab report",
+    "",
+    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${
+      new Date().toISOString()
+    }; ${scenario}.`,
+    "",
+    "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Notes |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const client of clients) {
+    const verdict = verdictOf(client, config);
+    const { steps } = verdict;
+    lines.push(
+      `| ${
+        [
+          cell(client.name),
+          cell(client.version),
+          `${client.era} (${cell(client.protocolVersion)})`,
+          client.transport,
+          MARK(steps.connected),
+          MARK(steps.listed),
+          MARK(steps.readV1),
+          MARK(steps.subscribed),
+          MARK(steps.notificationDelivered),
+          MARK(steps.rereadAfterNotification),
+          "not observable",
+          `${verdict.level}`,
+          cell(verdict.missing),
+        ].join(" | ")
+      } |`,
+    );
+  }
+  for (const client of clients) {
+    const verdict = verdictOf(client, config);
+    lines.push(
+      "",
+      `## ${cell(clientLabel(client))} (${client.era}, ${client.id})`,
+      "",
+      `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${verdict.missing}.`,
+      "",
+      "```mermaid",
+      ...sequenceDiagram(client),
+      "```",
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** Mermaid ends a statement at ";" and reads "#" as an entity. */
+function mermaidText(text: string): string {
+  return text.replace(/[;#]/g, " ");
+}
+
+/** What the client actually did, as a mermaid sequence diagram. */
+function sequenceDiagram(client: LabClient): string[] {
+  const diagram = [
+    "sequenceDiagram",
+    `    participant C as ${mermaidText(clientLabel(client))}`,
+    "    participant L as Lab",
+  ];
+  for (const step of client.timeline) {
+    const arrow = diagramArrow(step);
+    if (arrow) diagram.push(`    ${mermaidText(arrow)}`);
+  }
+  if (client.droppedSteps > 0) {
+    diagram.push(
+      `    Note over C,L: ${client.droppedSteps} later steps left out`,
+    );
+  }
+  return diagram;
+}
+
+/** Pulls a `key=value` field out of an evidence line. */
+function fieldOf(line: string, key: string): string | undefined {
+  return line.match(new RegExp(`(?:^| )${key}=(\\S+)`))?.[1];
+}
+
+function diagramArrow(step: Step): string | undefined {
+  const { line } = step;
+  const tag = line.match(/^\[([^\]]+)\]/)?.[1] ?? "";
+  switch (step.kind) {
+    case "connect":
+      return tag === "initialize"
+        ? `C->>L: initialize (${fieldOf(line, "protocol")})`
+        : "C->>L: server/discover";
+    case "list":
+      return "C->>L: resources/list";
+    case "read":
+      return tag === "tools/call"
+        ? `C->>L: tools/call ${REVIEW_TOOL} (v${fieldOf(line, "version")})`
+        : `C->>L: resources/read (v${fieldOf(line, "version")})`;
+    case "read-unknown":
+      return `C->>L: resources/read ${fieldOf(line, "uri")} (not found)`;
+    case "subscribe":
+      return "C->>L: resources/subscribe";
+    case "unsubscribe":
+      return "C->>L: resources/unsubscribe";
+    case "listen":
+      return `C->>L: subscriptions/listen (${
+        fieldOf(line, "uris") || "no resources"
+      })`;
+    case "listen-closed":
+      return "Note over C,L: listen stream closed";
+    case "stream-opened":
+      return "C->>L: GET (opens the notification stream)";
+    case "stream-closed":
+      return "Note over C,L: GET stream closed";
+    case "update":
+      return `Note over L: resource moves to v${fieldOf(line, "version")}`;
+    case "notify": {
+      const method = line.includes("list_changed")
+        ? "notifications/resources/list_changed"
+        : "notifications/resources/updated";
+      return fieldOf(line, "delivered") === "true"
+        ? `L-->>C: ${method}`
+        : `L--xC: ${method} (lost, ${
+          line.split("reason=")[1] ?? "undelivered"
+        })`;
+    }
+    case "session-end":
+      return `Note over C,L: session ended (${fieldOf(line, "reason")})`;
+  }
+}
+
+/** The short block printed when a client's session ends, and at shutdown. */
+function verdictBlock(client: LabClient, config: LabConfig): string[] {
+  const verdict = verdictOf(client, config);
+  const proof = client.proof;
+  const evidence = [
+    proof.subscribed,
+    proof.notified ?? proof.lost,
+    proof.reread,
+  ].filter((line): line is string => line !== undefined);
+  if (evidence.length === 0) {
+    evidence.push(
+      ...[proof.readV1, proof.listed, proof.connected].filter((
+        line,
+      ): line is string => line !== undefined).slice(0, 2),
+    );
+  }
+  return [
+    `[verdict] level=${verdict.level} client=${
+      clientLabel(client)
+    } era=${client.era} protocol=${client.protocolVersion} id=${client.id} trigger=${config.updateTrigger}`,
+    `  level ${verdict.level} of 7: ${verdict.levelName}`,
+    `  next: ${verdict.missing}`,
+    ...evidence.map((line) => `  evidence: ${line}`),
+  ];
 }
 
 // ---------------------------------------------------------------------------
@@ -314,33 +873,283 @@ const LEVEL_RANK: Record<LogLevel, number> = {
   silent: 4,
 };
 
-/** Where log lines go; the default writes to stdout. */
+/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-interface Logger {
-  /** A bracketed evidence line, with the client appended as fields. */
-  evidence(line: string, client?: LabClient): void;
-  debug(line: string): void;
-  warn(line: string): void;
-  error(line: string): void;
+type FieldValue = string | number | boolean;
+
+/**
+ * One log event: `[tag] words key=value ...` as text, or the same fields as a
+ * JSON object (`event` for the tag, `text` for the words).
+ */
+interface Evidence {
+  tag: string;
+  words?: string;
+  fields?: Record<string, FieldValue | undefined>;
 }
 
-function createLogger(level: LogLevel, sink: LineSink): Logger {
-  const write = (lineLevel: LogLevel, line: string) => {
-    if (LEVEL_RANK[lineLevel] >= LEVEL_RANK[level]) sink(line);
-  };
+interface Logger {
+  /** Writes the event at a level; returns its text form, written or not. */
+  write(
+    level: Exclude<LogLevel, "silent">,
+    evidence: Evidence,
+    client?: LabClient,
+  ): string;
+  /** A multi-line text block, or one JSON object, at info level. */
+  block(lines: string[], json: Record<string, unknown>): void;
+}
+
+function createLogger(config: LabConfig, sink: LineSink): Logger {
+  const enabled = (level: LogLevel) =>
+    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
   return {
-    evidence(line, client) {
-      const who = client
-        ? ` client=${client.label} era=${client.era} protocol=${client.protocolVersion}`
-        : "";
-      write("info", `${line}${who} at=${new Date().toISOString()}`);
+    write(level, { tag, words, fields = {} }, client) {
+      const all: Record<string, FieldValue | undefined> = {
+        ...fields,
+        ...(client && {
+          client: clientLabel(client),
+          era: client.era,
+          protocol: client.protocolVersion,
+        }),
+        at: new Date().toISOString(),
+      };
+      const text = [
+        `[${tag}]`,
+        ...(words ? [words] : []),
+        ...Object.entries(all).filter(([, value]) => value !== undefined)
+          .map(([key, value]) => `${key}=${value}`),
+      ].join(" ");
+      if (enabled(level)) {
+        sink(
+          config.logFormat === "json"
+            ? JSON.stringify({ event: tag, text: words, ...all })
+            : text,
+        );
+      }
+      return text;
     },
-    debug: (line) => write("debug", line),
-    warn: (line) => write("warn", line),
-    error: (line) => write("error", line),
+    block(lines, json) {
+      if (!enabled("info")) return;
+      if (config.logFormat === "json") sink(JSON.stringify(json));
+      else for (const line of lines) sink(line);
+    },
   };
 }
+
+/** What a step proves beyond its kind. */
+interface StepFacts {
+  version?: number;
+  via?: "resource" | "tool";
+  delivery?: Delivery;
+  notification?: ChangeNotification;
+  /** For a listen: whether its filter holds the lab's resource. */
+  watches?: boolean;
+}
+
+/**
+ * The lab's clients and their update series, shared by the HTTP and stdio
+ * entries: every step a client takes is logged and recorded here, and the
+ * verdicts and reports are read from here.
+ */
+function createLabState(config: LabConfig, log: Logger) {
+  const liveClients = new Map<string, LabClient>();
+  const endedClients: LabClient[] = [];
+
+  function record(
+    client: LabClient,
+    kind: StepKind,
+    evidence: Evidence,
+    facts: StepFacts = {},
+  ): string {
+    const line = log.write("info", evidence, client);
+    const at = new Date().toISOString();
+    client.lastSeen = at;
+    if (client.timeline.length < TIMELINE_LIMIT) {
+      client.timeline.push({ at, kind, line });
+    } else {
+      client.droppedSteps++;
+    }
+    const progress = client.progress;
+    const proof = client.proof;
+    if (!["update", "notify", "session-end"].includes(kind)) {
+      progress.connected = true;
+      proof.connected ??= line;
+    }
+    switch (kind) {
+      case "list":
+        progress.listed = true;
+        proof.listed ??= line;
+        break;
+      case "read": {
+        const version = facts.version ?? 0;
+        progress.lastVersionRead = version;
+        if (version === 1 && !progress.readV1) {
+          progress.readV1 = facts.via;
+          proof.readV1 = line;
+        }
+        if (version >= 2 && progress.notified && !progress.reread) {
+          progress.reread = { version, via: facts.via ?? "resource" };
+          proof.reread = line;
+        }
+        break;
+      }
+      case "subscribe":
+        progress.subscribed = true;
+        proof.subscribed ??= line;
+        break;
+      case "listen":
+        if (facts.watches) {
+          progress.subscribed = true;
+          proof.subscribed ??= line;
+        } else {
+          progress.listenedWithoutResource = true;
+        }
+        break;
+      case "stream-opened":
+        progress.getStreamOpened = true;
+        break;
+      case "notify":
+        if (facts.delivery?.delivered) {
+          progress.notified ??= facts.notification;
+          proof.notified ??= line;
+        } else if (facts.delivery) {
+          progress.lost.push(facts.delivery.reason);
+          proof.lost ??= line;
+        }
+        break;
+    }
+    return line;
+  }
+
+  /** Sends one change notification and records whether it got through. */
+  async function notify(client: LabClient, notification: ChangeNotification) {
+    let delivery: Delivery;
+    try {
+      delivery = await client.deliver(notification);
+    } catch (error) {
+      delivery = {
+        delivered: false,
+        reason: `send failed: ${(error as Error).message}`,
+      };
+    }
+    record(client, "notify", {
+      tag: "notification/send",
+      words: `notifications/resources/${notification}`,
+      fields: {
+        uri: notification === "updated" ? REVIEW_URI : undefined,
+        delivered: delivery.delivered,
+        reason: delivery.delivered ? undefined : delivery.reason,
+      },
+    }, { delivery, notification });
+  }
+
+  /**
+   * Starts the client's update series once: after the delay the resource
+   * moves to the next version and the client is notified, as many times as
+   * configured, an interval apart.
+   */
+  function startUpdates(client: LabClient) {
+    if (client.updates.started) return;
+    client.updates.started = true;
+    let remaining = config.updateCount;
+    const fire = async () => {
+      client.updates.timer = undefined;
+      client.reviewVersion++;
+      client.updates.sent++;
+      record(client, "update", {
+        tag: "resource/update",
+        fields: { uri: REVIEW_URI, version: client.reviewVersion },
+      });
+      await notify(client, "updated");
+      if (config.sendListChanged) await notify(client, "list_changed");
+      remaining--;
+      // The series may have been cancelled while the notification went out.
+      if (remaining > 0 && client.updates.started && !client.endedReason) {
+        client.updates.timer = setTimeout(
+          fire,
+          config.updateIntervalSeconds * 1000,
+        );
+      }
+    };
+    client.updates.timer = setTimeout(fire, config.updateDelaySeconds * 1000);
+  }
+
+  /**
+   * Stops a pending update. `byClient` marks an unsubscribe or a closed
+   * stream, which the verdict reports when nothing had been sent yet.
+   */
+  function cancelUpdates(client: LabClient, byClient = false) {
+    if (client.updates.timer === undefined) return;
+    clearTimeout(client.updates.timer);
+    client.updates.timer = undefined;
+    client.updates.started = false;
+    if (byClient && client.updates.sent === 0) {
+      client.progress.closedBeforeUpdate = true;
+    }
+  }
+
+  /** A stateless client's `server/discover` starts its run afresh. */
+  function restartRun(client: LabClient) {
+    cancelUpdates(client);
+    client.reviewVersion = 1;
+    client.updates = { started: false, sent: 0 };
+    client.progress = freshProgress();
+    client.timeline = [];
+    client.droppedSteps = 0;
+    client.proof = {};
+  }
+
+  function printVerdict(client: LabClient) {
+    const verdict = verdictOf(client, config);
+    log.block(verdictBlock(client, config), {
+      event: "verdict",
+      ...clientReport(client, config),
+      timeline: undefined,
+      evidence: Object.values(client.proof),
+      level: verdict.level,
+    });
+  }
+
+  /** Ends a client: its updates stop, and its verdict is printed once. */
+  function endClient(client: LabClient, reason: string, sessionId?: string) {
+    if (client.endedReason) return;
+    cancelUpdates(client);
+    record(client, "session-end", {
+      tag: "session/end",
+      fields: { session: sessionId, reason },
+    });
+    client.endedReason = reason;
+    liveClients.delete(client.id);
+    endedClients.push(client);
+    if (endedClients.length > ENDED_CLIENTS_KEPT) endedClients.shift();
+    printVerdict(client);
+  }
+
+  return {
+    record,
+    startUpdates,
+    cancelUpdates,
+    restartRun,
+    endClient,
+    printVerdict,
+    track(client: LabClient) {
+      liveClients.set(client.id, client);
+      return client;
+    },
+    live: (id: string) => liveClients.get(id),
+    liveClients: () => [...liveClients.values()],
+    /** Every client for the reports, oldest first. */
+    reportedClients: () =>
+      [...endedClients, ...liveClients.values()].sort((a, b) =>
+        a.firstSeen.localeCompare(b.firstSeen)
+      ),
+    pendingUpdates: () =>
+      [...liveClients.values()].filter((client) => client.updates.timer)
+        .length,
+  };
+}
+
+type LabState = ReturnType<typeof createLabState>;
 
 // ---------------------------------------------------------------------------
 // MCP wiring
@@ -368,98 +1177,186 @@ function resourceNotFound(uri: string): Error {
 }
 
 /**
- * Params of the methods that name a URI. Handlers given their own schema get
- * the SDK's -32602 "Invalid params" for a bad value; without one the SDK
- * answers -32603 "Internal error".
+ * Params of the methods that name a URI or a tool. Handlers given their own
+ * schema get the SDK's -32602 "Invalid params" for a bad value; without one
+ * the SDK answers -32603 "Internal error".
  */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
 const nameParams = { params: z.object({ name: z.string() }).passthrough() };
 
 /**
- * Builds the MCP server one client talks to: a 2025 session keeps its server
- * for its lifetime, a 2026-07-28 request gets a fresh one. `onSubscribe` and
- * `onUnsubscribe` exist only in the 2025 era; the stateless era subscribes
- * through `subscriptions/listen`, which the SDK's listen router serves.
+ * Builds the MCP server one client talks to: a 2025 session or a stdio
+ * connection keeps its server for its lifetime, a 2026-07-28 request gets a
+ * fresh one. Only 2025 servers handle `resources/subscribe`; the stateless
+ * era subscribes through `subscriptions/listen`, served by the SDK's router.
  */
 function buildLabServer(
   config: LabConfig,
-  log: Logger,
+  state: LabState,
   client: LabClient,
-  subscriptions?: {
-    onSubscribe: () => void;
-    onUnsubscribe: () => void;
-  },
+  era: Era,
 ): Server {
   const server = new Server(
     { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
     {
       capabilities: {
         resources: { subscribe: true, listChanged: true },
-        // Declared with empty lists: several clients drop a server whose
+        // Declared even when empty: several clients drop a server whose
         // list methods answer "method not found".
         tools: {},
         prompts: {},
       },
     },
   );
+  const readReview = (via: "resource" | "tool", line: Evidence) => {
+    state.record(client, "read", line, {
+      version: client.reviewVersion,
+      via,
+    });
+    if (config.updateTrigger === "read") state.startUpdates(client);
+    return reviewStatus(config, client.reviewVersion);
+  };
   server.setRequestHandler("resources/list", () => {
-    log.evidence("[resources/list] requested", client);
+    state.record(client, "list", { tag: "resources/list", words: "requested" });
     return { resources: [reviewResource] };
   });
   server.setRequestHandler("resources/templates/list", () => ({
     resourceTemplates: [],
   }));
-  server.setRequestHandler("tools/list", () => ({ tools: [] }));
-  server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
+  server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
+    if (uri !== REVIEW_URI) {
+      state.record(client, "read-unknown", {
+        tag: "resources/read",
+        fields: { uri, result: "not-found" },
+      });
+      throw resourceNotFound(uri);
+    }
+    const text = readReview("resource", {
+      tag: "resources/read",
+      fields: { uri, version: client.reviewVersion },
+    });
+    return { contents: [{ uri, mimeType: REVIEW_MIME_TYPE, text }] };
+  });
+  server.setRequestHandler("tools/list", () => ({
+    tools: config.enableTool ? [reviewTool] : [],
+  }));
   // Having declared tools and prompts, an unknown name is bad params, not
   // an unknown method.
   server.setRequestHandler("tools/call", nameParams, ({ name }) => {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `Unknown tool: ${name}`,
-    );
+    if (!config.enableTool || name !== REVIEW_TOOL) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${name}`,
+      );
+    }
+    const text = readReview("tool", {
+      tag: "tools/call",
+      fields: { name, uri: REVIEW_URI, version: client.reviewVersion },
+    });
+    return { content: [{ type: "text" as const, text }] };
   });
+  server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
       `Unknown prompt: ${name}`,
     );
   });
-  server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
-    if (uri !== REVIEW_URI) {
-      log.evidence(`[resources/read] uri=${uri} not-found`, client);
-      throw resourceNotFound(uri);
-    }
-    log.evidence(
-      `[resources/read] uri=${uri} version=${client.reviewVersion}`,
-      client,
-    );
-    return {
-      contents: [{
-        uri,
-        mimeType: REVIEW_MIME_TYPE,
-        text: reviewStatus(config, client.reviewVersion),
-      }],
-    };
-  });
-  if (subscriptions) {
+  if (era === "2025") {
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
       if (uri !== REVIEW_URI) {
-        log.evidence(`[resources/subscribe] uri=${uri} not-found`, client);
+        state.record(client, "read-unknown", {
+          tag: "resources/subscribe",
+          fields: { uri, result: "not-found" },
+        });
         throw resourceNotFound(uri);
       }
-      log.evidence(`[resources/subscribe] uri=${uri}`, client);
-      subscriptions.onSubscribe();
+      state.record(client, "subscribe", {
+        tag: "resources/subscribe",
+        fields: { uri },
+      });
+      if (config.updateTrigger === "subscribe") state.startUpdates(client);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
-      log.evidence(`[resources/unsubscribe] uri=${uri}`, client);
-      if (uri === REVIEW_URI) subscriptions.onUnsubscribe();
+      state.record(client, "unsubscribe", {
+        tag: "resources/unsubscribe",
+        fields: { uri },
+      });
+      if (uri === REVIEW_URI && config.updateTrigger === "subscribe") {
+        state.cancelUpdates(client, true);
+      }
       return {};
     });
   }
   return server;
 }
+
+/**
+ * Keeps only the URIs the lab serves in a listen filter, so the
+ * acknowledgement tells the client exactly what it will hear about.
+ */
+function narrowListenFilter(params: unknown) {
+  const listen = z.object({
+    notifications: z.object({
+      resourceSubscriptions: z.array(z.string()).optional(),
+      resourcesListChanged: z.boolean().optional(),
+    }).passthrough(),
+  }).passthrough().safeParse(params);
+  // A malformed filter goes to the SDK unchanged, which answers -32602.
+  if (!listen.success) return undefined;
+  const { notifications } = listen.data;
+  const requested = notifications.resourceSubscriptions;
+  const served = requested?.filter((uri) => uri === REVIEW_URI) ?? [];
+  const ignored = requested?.filter((uri) => uri !== REVIEW_URI) ?? [];
+  return {
+    served,
+    ignored,
+    watches: served.length > 0,
+    listChanged: notifications.resourcesListChanged === true,
+    params: requested
+      ? {
+        ...listen.data,
+        notifications: { ...notifications, resourceSubscriptions: served },
+      }
+      : listen.data,
+  };
+}
+
+type ListenFilter = NonNullable<ReturnType<typeof narrowListenFilter>>;
+
+function recordListen(
+  state: LabState,
+  client: LabClient,
+  filter: ListenFilter,
+) {
+  state.record(client, "listen", {
+    tag: "subscriptions/listen",
+    fields: {
+      uris: filter.served.join(","),
+      ignored: filter.ignored.length ? filter.ignored.join(",") : undefined,
+      listChanged: filter.listChanged || undefined,
+    },
+  }, { watches: filter.watches });
+}
+
+/** The stateless era's identity of a client: its `clientInfo` name@version. */
+function modernIdentity(meta: Record<string, unknown> | undefined) {
+  const info = z.object({ name: z.string(), version: z.string() }).partial()
+    .catch({}).parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
+  const protocolVersion = z.string().catch("2026-07-28").parse(
+    meta?.[PROTOCOL_VERSION_META_KEY],
+  );
+  return {
+    id: `${info.name ?? "unknown"}@${info.version ?? "unknown"}`,
+    clientInfo: info,
+    protocolVersion,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// HTTP: both eras on one endpoint
+// ---------------------------------------------------------------------------
 
 /**
  * The 2025-era transport, speaking the 2025 spec's "resource not found" code.
@@ -507,13 +1404,17 @@ interface LegacySession {
   idleTimer?: ReturnType<typeof setTimeout>;
 }
 
+/** An open 2026-07-28 listen stream and what its filter lets through. */
+interface ListenStream {
+  deliver: (event: ServerEvent) => void;
+  watches: boolean;
+  listChanged: boolean;
+}
+
 /** What a 2026-07-28 request is about, visible to the SDK callbacks it reaches. */
 interface ModernExchange {
   client: LabClient;
-  /** For `subscriptions/listen`: the served URIs the client asked to watch. */
-  watchedUris: string[];
-  /** For `subscriptions/listen`: whether it asked for list changes. */
-  resourcesListChanged: boolean;
+  listen?: ListenFilter;
 }
 
 /** Counts `/healthz` reports, so leaks show from outside. */
@@ -527,7 +1428,9 @@ export interface LabCounts {
 export interface Lab {
   fetch: (request: Request) => Promise<Response>;
   counts: () => LabCounts;
-  /** Ends every session and stream; listen streams get the graceful result. */
+  /** The `/report` document. */
+  report: () => ReturnType<typeof labReport>;
+  /** Ends every session and stream, printing each client's verdict. */
   close: () => Promise<void>;
 }
 
@@ -536,59 +1439,24 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
 
-/** Creates the lab: its state, its MCP wiring and its HTTP routing. */
+/** Creates the lab over HTTP: its state, its MCP wiring and its routing. */
 export function createLab(
   config: LabConfig,
   sink: LineSink = console.log,
 ): Lab {
-  const log = createLogger(config.logLevel, sink);
+  const log = createLogger(config, sink);
+  const state = createLabState(config, log);
   const mcpPaths = new Set(["/mcp", config.path]);
   const legacySessions = new Map<string, LegacySession>();
-  const modernClients = new Map<string, LabClient>();
-  /** Open listen streams, each with the function that delivers to it. */
-  const listenStreams = new Set<(event: ServerEvent) => void>();
+  const listenStreams = new Map<LabClient, Set<ListenStream>>();
   const modernExchange = new AsyncLocalStorage<ModernExchange>();
-
-  // -- Updates ---------------------------------------------------------------
-
-  /** Moves the client's resource to version 2 after the delay, then notifies. */
-  function scheduleUpdate(client: LabClient, notify: () => Promise<void>) {
-    const timer = setTimeout(async () => {
-      client.pendingUpdates.delete(timer);
-      client.reviewVersion = 2;
-      log.evidence(
-        `[resource/update] uri=${REVIEW_URI} version=${client.reviewVersion}`,
-        client,
-      );
-      try {
-        await notify();
-      } catch (error) {
-        log.warn(
-          `[notification/send] failed uri=${REVIEW_URI} client=${client.label}: ${
-            String(error)
-          }`,
-        );
-      }
-    }, config.updateDelaySeconds * 1000);
-    client.pendingUpdates.add(timer);
-    return timer;
-  }
-
-  function cancelUpdates(client: LabClient) {
-    for (const timer of client.pendingUpdates) clearTimeout(timer);
-    client.pendingUpdates.clear();
-  }
 
   // -- 2025 era: sessions ----------------------------------------------------
 
   function endLegacySession(session: LegacySession, reason: string) {
     if (!legacySessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
-    cancelUpdates(session.client);
-    log.evidence(
-      `[session/end] session=${session.id} reason=${reason}`,
-      session.client,
-    );
+    state.endClient(session.client, reason, session.id);
   }
 
   /**
@@ -605,30 +1473,6 @@ export function createLab(
     }, config.sessionTtlSeconds * 1000);
   }
 
-  /** Sends a notification to the session's GET stream, saying if it got there. */
-  async function notifySession(
-    session: LegacySession,
-    notification: "updated" | "list_changed",
-  ) {
-    // The SDK drops a notification silently when no GET stream is open.
-    const delivered = session.getStreams > 0
-      ? "delivered=true"
-      : "delivered=false reason=no GET stream open";
-    if (notification === "updated") {
-      await session.server.sendResourceUpdated({ uri: REVIEW_URI });
-      log.evidence(
-        `[notification/send] notifications/resources/updated uri=${REVIEW_URI} ${delivered}`,
-        session.client,
-      );
-    } else {
-      await session.server.sendResourceListChanged();
-      log.evidence(
-        `[notification/send] notifications/resources/list_changed ${delivered}`,
-        session.client,
-      );
-    }
-  }
-
   async function openLegacySession(
     request: Request,
     initialize: { params: { clientInfo: unknown; protocolVersion: string } },
@@ -640,50 +1484,63 @@ export function createLab(
         `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS); end one with DELETE or wait for idle ones to expire`,
       );
     }
-    const client = newLabClient(
-      "2025",
-      clientLabel(initialize.params.clientInfo),
-      initialize.params.protocolVersion,
-    );
+    const client = newLabClient({
+      id: "",
+      era: "2025",
+      transport: "streamable-http",
+      clientInfo: initialize.params.clientInfo,
+      protocolVersion: initialize.params.protocolVersion,
+    });
+    const transport = new LegacyTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = client.id = id;
+        legacySessions.set(id, session);
+        state.track(client);
+        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
+          client.protocolVersion;
+        state.record(client, "connect", {
+          tag: "initialize",
+          words: "client connected",
+          fields: { session: id },
+        });
+        if (config.updateTrigger === "connect") state.startUpdates(client);
+      },
+      onsessionclosed: () => endLegacySession(session, "delete"),
+    });
+    const server = buildLabServer(config, state, client, "2025");
     const session: LegacySession = {
       id: "",
       client,
       getStreams: 0,
-      transport: new LegacyTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        onsessioninitialized: (id) => {
-          session.id = id;
-          legacySessions.set(id, session);
-          log.evidence(`[initialize] client connected session=${id}`, client);
-        },
-        onsessionclosed: () => endLegacySession(session, "delete"),
-      }),
-      server: buildLabServer(config, log, client, {
-        onSubscribe() {
-          if (client.pendingUpdates.size > 0) return;
-          scheduleUpdate(client, async () => {
-            await notifySession(session, "updated");
-            if (config.sendListChanged) {
-              await notifySession(session, "list_changed");
-            }
-          });
-        },
-        onUnsubscribe: () => cancelUpdates(client),
-      }),
+      transport,
+      server,
     };
-    session.transport.onErrorResponse = (error) =>
-      log.warn(
-        `[request/rejected] status=200 code=${error.code} message=${
-          JSON.stringify(error.message)
-        } session=${session.id}`,
-      );
-    session.server.oninitialized = () => {
-      client.protocolVersion = session.server.getNegotiatedProtocolVersion() ??
-        client.protocolVersion;
+    client.deliver = async (notification) => {
+      // The SDK drops a notification silently when no GET stream is open.
+      const delivery: Delivery = session.getStreams > 0
+        ? { delivered: true }
+        : { delivered: false, reason: "no GET stream open" };
+      if (notification === "updated") {
+        await server.sendResourceUpdated({ uri: REVIEW_URI });
+      } else {
+        await server.sendResourceListChanged();
+      }
+      return delivery;
     };
-    session.server.onclose = () => endLegacySession(session, "closed");
-    await session.server.connect(session.transport);
-    const response = await session.transport.handleRequest(request, {
+    transport.onErrorResponse = (error) =>
+      log.write("warn", {
+        tag: "request/rejected",
+        fields: {
+          status: 200,
+          code: error.code,
+          message: JSON.stringify(error.message),
+          session: session.id,
+        },
+      });
+    server.onclose = () => endLegacySession(session, "closed");
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, {
       parsedBody: initialize,
     });
     touchSession(session);
@@ -726,15 +1583,20 @@ export function createLab(
   function watchGetStream(session: LegacySession, response: Response) {
     session.getStreams++;
     touchSession(session);
-    log.evidence(`[stream/get] opened session=${session.id}`, session.client);
+    state.record(session.client, "stream-opened", {
+      tag: "stream/get",
+      words: "opened",
+      fields: { session: session.id },
+    });
     const body = whenStreamEnds(response.body!, () => {
       session.getStreams--;
       touchSession(session);
       if (legacySessions.has(session.id)) {
-        log.evidence(
-          `[stream/get] closed session=${session.id}`,
-          session.client,
-        );
+        state.record(session.client, "stream-closed", {
+          tag: "stream/get",
+          words: "closed",
+          fields: { session: session.id },
+        });
       }
     });
     return new Response(body, response);
@@ -742,45 +1604,52 @@ export function createLab(
 
   // -- 2026-07-28 era: stateless requests and listen streams -----------------
 
+  function streamsOf(client: LabClient): Set<ListenStream> {
+    let streams = listenStreams.get(client);
+    if (!streams) listenStreams.set(client, streams = new Set());
+    return streams;
+  }
+
   /**
    * The listen router's event source. Each open listen stream subscribes
-   * here; the lab delivers each update to the one stream that asked for it,
-   * because every client has its own resource version.
+   * here, inside the exchange that opened it; the lab delivers each client's
+   * updates to that client's streams only, because every client has its own
+   * resource version.
    */
   const listenBus: ServerEventBus = {
     publish(event) {
-      for (const deliver of listenStreams) deliver(event);
+      for (const streams of listenStreams.values()) {
+        for (const stream of streams) stream.deliver(event);
+      }
     },
     subscribe(deliver) {
       const exchange = modernExchange.getStore();
-      listenStreams.add(deliver);
-      const client = exchange?.client;
-      let timer: UpdateTimer | undefined;
-      if (client && exchange.watchedUris.includes(REVIEW_URI)) {
-        timer = scheduleUpdate(client, () => {
-          deliver({ kind: "resource_updated", uri: REVIEW_URI });
-          log.evidence(
-            `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=true`,
-            client,
-          );
-          if (config.sendListChanged) {
-            // Delivered only if the listen filter asked for list changes.
-            deliver({ kind: "resources_list_changed" });
-            log.evidence(
-              `[notification/send] notifications/resources/list_changed delivered=${exchange.resourcesListChanged}`,
-              client,
-            );
-          }
-          return Promise.resolve();
-        });
+      if (!exchange?.listen) return () => {};
+      const { client, listen } = exchange;
+      const stream: ListenStream = {
+        deliver,
+        watches: listen.watches,
+        listChanged: listen.listChanged,
+      };
+      streamsOf(client).add(stream);
+      if (stream.watches && config.updateTrigger === "subscribe") {
+        state.startUpdates(client);
       }
       return () => {
-        if (!listenStreams.delete(deliver)) return;
-        if (client && timer !== undefined) {
-          clearTimeout(timer);
-          client.pendingUpdates.delete(timer);
+        const streams = streamsOf(client);
+        if (!streams.delete(stream)) return;
+        if (streams.size === 0) listenStreams.delete(client);
+        state.record(client, "listen-closed", {
+          tag: "subscriptions/listen",
+          words: "closed",
+        });
+        const stillWatched = [...streams].some((open) => open.watches);
+        if (
+          stream.watches && !stillWatched &&
+          config.updateTrigger === "subscribe"
+        ) {
+          state.cancelUpdates(client, true);
         }
-        log.evidence("[subscriptions/listen] closed", client);
       };
     },
   };
@@ -789,29 +1658,59 @@ export function createLab(
     () => {
       const exchange = modernExchange.getStore();
       const client = exchange?.client ??
-        newLabClient("2026-07-28", "unknown/unknown", "2026-07-28");
-      return buildLabServer(config, log, client);
+        newLabClient({
+          id: "unknown@unknown",
+          era: "2026-07-28",
+          transport: "streamable-http",
+          protocolVersion: "2026-07-28",
+        });
+      return buildLabServer(config, state, client, "2026-07-28");
     },
     {
       legacy: "reject",
       bus: listenBus,
       maxSubscriptions: config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
-      onerror: (error) => log.debug(`[mcp/error] ${error.message}`),
+      onerror: (error) =>
+        log.write("debug", {
+          tag: "mcp/error",
+          fields: { message: JSON.stringify(error.message) },
+        }),
     },
   );
 
   /** The client a stateless request speaks for, keyed by clientInfo. */
-  function modernClientFor(meta: Record<string, unknown>): LabClient {
-    const label = clientLabel(meta[CLIENT_INFO_META_KEY]);
-    const protocolVersion = String(
-      meta[PROTOCOL_VERSION_META_KEY] ?? "2026-07-28",
-    );
-    let client = modernClients.get(label);
-    if (!client) {
-      client = newLabClient("2026-07-28", label, protocolVersion);
-      modernClients.set(label, client);
-    }
+  function modernClientFor(meta: Record<string, unknown> | undefined) {
+    const identity = modernIdentity(meta);
+    const known = state.live(identity.id);
+    if (known) return known;
+    const client = state.track(newLabClient({
+      id: identity.id,
+      era: "2026-07-28",
+      transport: "streamable-http",
+      clientInfo: identity.clientInfo,
+      protocolVersion: identity.protocolVersion,
+    }));
+    client.deliver = (notification) => {
+      const targets = [...streamsOf(client)].filter((stream) =>
+        notification === "updated" ? stream.watches : stream.listChanged
+      );
+      for (const stream of targets) {
+        stream.deliver(
+          notification === "updated"
+            ? { kind: "resource_updated", uri: REVIEW_URI }
+            : { kind: "resources_list_changed" },
+        );
+      }
+      return Promise.resolve(
+        targets.length > 0 ? { delivered: true } : {
+          delivered: false,
+          reason: notification === "updated"
+            ? `no listen stream watches ${REVIEW_URI}`
+            : "no listen stream asked for list changes",
+        },
+      );
+    };
     return client;
   }
 
@@ -822,28 +1721,27 @@ export function createLab(
     const message = z.object({
       method: z.string(),
       params: z.object({
-        _meta: z.record(z.string(), z.unknown()).catch({}),
-      }).passthrough().catch({ _meta: {} }),
+        _meta: z.record(z.string(), z.unknown()).optional().catch(undefined),
+      }).passthrough().optional().catch(undefined),
     }).passthrough().safeParse(body);
     if (!message.success) {
       return modernHandler.fetch(request, { parsedBody: body });
     }
-    const client = modernClientFor(message.data.params._meta);
-    if (message.data.method === "server/discover") {
-      // A discover opens a client's run: it starts again from version 1.
-      cancelUpdates(client);
-      client.reviewVersion = 1;
-      log.evidence("[server/discover] requested", client);
+    const { method, params } = message.data;
+    const client = modernClientFor(params?._meta);
+    if (method === "server/discover") {
+      state.restartRun(client);
+      state.record(client, "connect", {
+        tag: "server/discover",
+        words: "requested",
+      });
+      if (config.updateTrigger === "connect") state.startUpdates(client);
     }
-    const listen = message.data.method === "subscriptions/listen"
-      ? narrowListenFilter(message.data.params)
+    const listen = method === "subscriptions/listen"
+      ? narrowListenFilter(params)
       : undefined;
     const response = await modernExchange.run(
-      {
-        client,
-        watchedUris: listen?.served ?? [],
-        resourcesListChanged: listen?.resourcesListChanged ?? false,
-      },
+      { client, listen },
       () =>
         modernHandler.fetch(request, {
           parsedBody: listen
@@ -851,15 +1749,7 @@ export function createLab(
             : body,
         }),
     );
-    if (listen && isEventStream(response)) {
-      const ignored = listen.ignored.length
-        ? ` ignored=${listen.ignored.join(",")}`
-        : "";
-      log.evidence(
-        `[subscriptions/listen] uris=${listen.served.join(",")}${ignored}`,
-        client,
-      );
-    }
+    if (listen && isEventStream(response)) recordListen(state, client, listen);
     return response;
   }
 
@@ -988,6 +1878,8 @@ export function createLab(
       : serveModern(forwarded, body);
   }
 
+  const report = () => labReport(state.reportedClients(), config);
+
   async function route(request: Request, pathname: string) {
     const refused = refuseForeignHost(request);
     if (refused) return refused;
@@ -999,6 +1891,14 @@ export function createLab(
         deno: Deno.version.deno,
         ...counts(),
       });
+    }
+    if (pathname === "/report" || pathname === "/report.md") {
+      return refuseWithoutToken(request) ??
+        (pathname === "/report"
+          ? Response.json(report())
+          : new Response(labReportMarkdown(state.reportedClients(), config), {
+            headers: { "content-type": "text/markdown; charset=utf-8" },
+          }));
     }
     if (!mcpPaths.has(pathname)) {
       return new Response(
@@ -1012,13 +1912,24 @@ export function createLab(
   async function fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     let response = await route(request, pathname);
-    log.debug(`[http] ${request.method} ${pathname} ${response.status}`);
-    if (!isEventStream(response) && response.body) {
+    log.write("debug", {
+      tag: "http",
+      words: `${request.method} ${pathname}`,
+      fields: { status: response.status },
+    });
+    const type = response.headers.get("content-type") ?? "";
+    if (
+      !isEventStream(response) && !type.includes("markdown") && response.body
+    ) {
       // One warn line per refused request or JSON-RPC error answer.
       const text = await response.text();
-      const refusal = describeRefusal(response.status, text);
+      const refusal = refusalOf(response.status, text);
       if (refusal) {
-        log.warn(`[request/rejected] ${request.method} ${pathname} ${refusal}`);
+        log.write("warn", {
+          tag: "request/rejected",
+          words: `${request.method} ${pathname}`,
+          fields: refusal,
+        });
       }
       response = new Response(text, response);
     }
@@ -1026,17 +1937,12 @@ export function createLab(
   }
 
   function counts(): LabCounts {
-    let pendingUpdates = 0;
-    for (const session of legacySessions.values()) {
-      pendingUpdates += session.client.pendingUpdates.size;
-    }
-    for (const client of modernClients.values()) {
-      pendingUpdates += client.pendingUpdates.size;
-    }
+    let openStreams = 0;
+    for (const streams of listenStreams.values()) openStreams += streams.size;
     return {
       legacySessions: legacySessions.size,
-      listenStreams: listenStreams.size,
-      pendingUpdates,
+      listenStreams: openStreams,
+      pendingUpdates: state.pendingUpdates(),
     };
   }
 
@@ -1045,10 +1951,57 @@ export function createLab(
     for (const session of sessions) endLegacySession(session, "shutdown");
     await Promise.all(sessions.map((session) => session.transport.close()));
     await modernHandler.close();
-    for (const client of modernClients.values()) cancelUpdates(client);
+    for (const client of state.liveClients()) {
+      state.cancelUpdates(client);
+      state.printVerdict(client);
+    }
   }
 
-  return { fetch, counts, close };
+  return { fetch, counts, report, close };
+}
+
+/** `status`, `code` and `message` of an error answer; nothing for success. */
+function refusalOf(
+  status: number,
+  text: string,
+): Record<string, FieldValue | undefined> | undefined {
+  let error: { code?: number; message?: string } | undefined;
+  try {
+    error = JSON.parse(text)?.error;
+  } catch {
+    // Plain-text answers (the 404 for unknown paths) have no JSON-RPC code.
+  }
+  if (!error && status < 400) return undefined;
+  return {
+    status,
+    code: error?.code,
+    message: JSON.stringify(error?.message ?? text.trim()),
+  };
+}
+
+/** Compares two strings in time that does not depend on where they differ. */
+function timingSafeEqual(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  let difference = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) difference |= (a[i] ?? 0) ^ b[i];
+  return difference === 0;
+}
+
+function isJSONRPCMessage(message: unknown): boolean {
+  try {
+    parseJSONRPCMessage(message);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isEventStream(response: Response): boolean {
+  return response.ok &&
+    (response.headers.get("content-type") ?? "").startsWith(
+      "text/event-stream",
+    );
 }
 
 /**
@@ -1089,74 +2042,211 @@ function whenStreamEnds(
   });
 }
 
-/** `status=… code=… message=…` for an error answer, or nothing for success. */
-function describeRefusal(status: number, text: string): string | undefined {
-  let error: { code?: unknown; message?: unknown } | undefined;
-  try {
-    error = JSON.parse(text)?.error;
-  } catch {
-    // Plain-text answers (the 404 for unknown paths) have no JSON-RPC code.
+// ---------------------------------------------------------------------------
+// stdio: one client over stdin/stdout
+// ---------------------------------------------------------------------------
+
+/**
+ * A transport that shows the lab every message both ways before passing it
+ * on. Over stdio the SDK's entry serves `subscriptions/listen` itself, so
+ * this is where the lab sees a listen open, what was acknowledged, and when
+ * it ends; it also narrows listen filters to the URIs the lab serves.
+ */
+class ObservedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly observer: {
+      inbound: (message: JSONRPCMessage) => JSONRPCMessage;
+      outbound: (message: JSONRPCMessage) => void;
+      closed: () => void;
+    },
+  ) {
+    inner.onmessage = (message, extra) =>
+      this.onmessage?.(observer.inbound(message), extra);
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onclose = () => {
+      observer.closed();
+      this.onclose?.();
+    };
   }
-  if (!error && status < 400) return undefined;
-  const message = error?.message ?? text.trim();
-  return `status=${status}${error ? ` code=${error.code}` : ""} message=${
-    JSON.stringify(message)
-  }`;
-}
 
-/** Compares two strings in time that does not depend on where they differ. */
-function timingSafeEqual(given: string, expected: string): boolean {
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(expected);
-  let difference = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) difference |= (a[i] ?? 0) ^ b[i];
-  return difference === 0;
-}
+  start(): Promise<void> {
+    return this.inner.start();
+  }
 
-function isJSONRPCMessage(message: unknown): boolean {
-  try {
-    parseJSONRPCMessage(message);
-    return true;
-  } catch {
-    return false;
+  send(message: JSONRPCMessage, options?: TransportSendOptions) {
+    this.observer.outbound(message);
+    return this.inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
   }
 }
 
-function isEventStream(response: Response): boolean {
-  return response.ok &&
-    (response.headers.get("content-type") ?? "").startsWith(
-      "text/event-stream",
-    );
+/** The `_meta` object of a message's params, if it has one. */
+function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
+  const params = "params" in message ? message.params : undefined;
+  const meta = (params as { _meta?: unknown } | undefined)?._meta;
+  return typeof meta === "object" && meta !== null
+    ? meta as Record<string, unknown>
+    : undefined;
 }
 
 /**
- * Keeps only the URIs the lab serves in a listen filter, so the
- * acknowledgement tells the client exactly what it will hear about.
+ * Serves the lab to one client over stdin/stdout, both eras (the SDK's stdio
+ * entry decides the era from the opening message). Logs go to `sink`, which
+ * must not be stdout. Resolves when the client closes its end.
  */
-function narrowListenFilter(params: Record<string, unknown>) {
-  const listen = z.object({
-    notifications: z.object({
-      resourceSubscriptions: z.array(z.string()).optional(),
-      resourcesListChanged: z.boolean().optional(),
-    }).passthrough(),
-  }).passthrough().safeParse(params);
-  // A malformed filter goes to the SDK unchanged, which answers -32602.
-  if (!listen.success) return undefined;
-  const { notifications } = listen.data;
-  const requested = notifications.resourceSubscriptions;
-  const served = requested?.filter((uri) => uri === REVIEW_URI) ?? [];
-  const ignored = requested?.filter((uri) => uri !== REVIEW_URI) ?? [];
-  return {
-    served,
-    ignored,
-    resourcesListChanged: notifications.resourcesListChanged === true,
-    params: requested
-      ? {
-        ...listen.data,
-        notifications: { ...notifications, resourceSubscriptions: served },
+export function serveLabOverStdio(
+  config: LabConfig,
+  sink: LineSink,
+  wire: Transport = new StdioServerTransport(),
+): Promise<void> {
+  const log = createLogger(config, sink);
+  const state = createLabState(config, log);
+  const client = state.track(newLabClient({
+    id: "stdio",
+    era: "2025",
+    transport: "stdio",
+    protocolVersion: "unknown",
+  }));
+  let server: Server | undefined;
+  /** Listens asked for, by request id, until acknowledged or ended. */
+  const listens = new Map<RequestId, ListenFilter & { open: boolean }>();
+  const watched = () => [...listens.values()].some((l) => l.open && l.watches);
+
+  client.deliver = async (notification) => {
+    if (!server) return { delivered: false, reason: "no server yet" };
+    if (client.era === "2026-07-28") {
+      const open = [...listens.values()].filter((listen) =>
+        listen.open &&
+        (notification === "updated" ? listen.watches : listen.listChanged)
+      );
+      if (open.length === 0) {
+        return {
+          delivered: false,
+          reason: notification === "updated"
+            ? `no listen stream watches ${REVIEW_URI}`
+            : "no listen stream asked for list changes",
+        };
       }
-      : listen.data,
+    }
+    // In 2026-07-28 the entry routes these onto the matching listens.
+    if (notification === "updated") {
+      await server.sendResourceUpdated({ uri: REVIEW_URI });
+    } else {
+      await server.sendResourceListChanged();
+    }
+    return { delivered: true };
   };
+
+  const endListen = (id: RequestId) => {
+    const listen = listens.get(id);
+    if (!listen) return;
+    listens.delete(id);
+    state.record(client, "listen-closed", {
+      tag: "subscriptions/listen",
+      words: "closed",
+    });
+    if (listen.watches && !watched() && config.updateTrigger === "subscribe") {
+      state.cancelUpdates(client, true);
+    }
+  };
+
+  let finished: () => void;
+  const done = new Promise<void>((resolve) => finished = resolve);
+  const observed = new ObservedTransport(wire, {
+    inbound(message) {
+      const meta = metaOf(message);
+      if (meta?.[CLIENT_INFO_META_KEY]) {
+        const identity = modernIdentity(meta);
+        nameClient(client, identity.clientInfo);
+        client.protocolVersion = identity.protocolVersion;
+      }
+      if (isJSONRPCRequest(message) && message.method === "server/discover") {
+        client.era = "2026-07-28";
+        state.record(client, "connect", {
+          tag: "server/discover",
+          words: "requested",
+        });
+        if (config.updateTrigger === "connect") state.startUpdates(client);
+      }
+      if (
+        isJSONRPCRequest(message) && message.method === "subscriptions/listen"
+      ) {
+        const listen = narrowListenFilter(message.params);
+        if (listen) {
+          listens.set(message.id, { ...listen, open: false });
+          return { ...message, params: listen.params };
+        }
+      }
+      if (
+        isJSONRPCNotification(message) &&
+        message.method === "notifications/cancelled"
+      ) {
+        const id = (message.params as { requestId?: RequestId }).requestId;
+        if (id !== undefined) endListen(id);
+      }
+      return message;
+    },
+    outbound(message) {
+      if (
+        isJSONRPCNotification(message) &&
+        message.method === "notifications/subscriptions/acknowledged"
+      ) {
+        const id = metaOf(message)?.["io.modelcontextprotocol/subscriptionId"];
+        const listen = listens.get(id as RequestId);
+        if (listen && !listen.open) {
+          listen.open = true;
+          recordListen(state, client, listen);
+          if (listen.watches && config.updateTrigger === "subscribe") {
+            state.startUpdates(client);
+          }
+        }
+      } else if ("id" in message && listens.has(message.id as RequestId)) {
+        // The listen's own response (an error, or the graceful end).
+        endListen(message.id as RequestId);
+      }
+    },
+    closed() {
+      state.endClient(client, "closed");
+      finished();
+    },
+  });
+
+  serveStdio((context) => {
+    const era: Era = context.era === "modern" ? "2026-07-28" : "2025";
+    client.era = era;
+    const instance = buildLabServer(config, state, client, era);
+    if (era === "2025") {
+      instance.oninitialized = () => {
+        nameClient(client, instance.getClientVersion());
+        client.protocolVersion = instance.getNegotiatedProtocolVersion() ??
+          client.protocolVersion;
+        state.record(client, "connect", {
+          tag: "initialize",
+          words: "client connected",
+        });
+        if (config.updateTrigger === "connect") state.startUpdates(client);
+      };
+    }
+    server = instance;
+    return instance;
+  }, {
+    transport: observed,
+    maxSubscriptions: config.maxSessions,
+    onerror: (error) =>
+      log.write("debug", {
+        tag: "mcp/error",
+        fields: { message: JSON.stringify(error.message) },
+      }),
+  });
+  return done;
 }
 
 // ---------------------------------------------------------------------------
@@ -1164,22 +2254,32 @@ function narrowListenFilter(params: Record<string, unknown>) {
 // ---------------------------------------------------------------------------
 
 if (import.meta.main) {
-  const { values: flags } = parseArgs({
-    args: Deno.args,
-    options: { help: { type: "boolean", short: "h" } },
-  });
-  if (flags.help) {
-    console.log(helpText());
-    Deno.exit(0);
-  }
   let config: LabConfig;
+  let stdio = false;
   try {
-    config = loadConfig(Deno.env.toObject());
+    const commandLine = parseCommandLine(Deno.args);
+    if (commandLine.help) {
+      console.log(helpText());
+      Deno.exit(0);
+    }
+    stdio = commandLine.stdio;
+    config = loadConfig(Deno.env.toObject(), commandLine.flags);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`config error: ${error.message}`);
     Deno.exit(2);
   }
+
+  if (stdio) {
+    // stdout carries the protocol, so every log line goes to stderr.
+    const stderrLine = (line: string) => console.error(line);
+    stderrLine(
+      `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    );
+    await serveLabOverStdio(config, stderrLine);
+    Deno.exit(0);
+  }
+
   const lab = createLab(config);
   const server = Deno.serve({
     hostname: config.host,
@@ -1192,6 +2292,9 @@ if (import.meta.main) {
       }
       console.log(
         `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+      );
+      console.log(
+        `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
       );
       const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
       console.log(`[lab] config ${JSON.stringify(shown)}`);

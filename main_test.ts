@@ -548,14 +548,19 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     host: "127.0.0.1",
     path: "/mcp",
     updateDelaySeconds: 5,
+    updateCount: 1,
+    updateIntervalSeconds: 5,
+    updateTrigger: "subscribe",
     initialStatus: "pending",
     updatedStatus: "reviewed",
     sendListChanged: false,
+    enableTool: false,
     allowedHosts: [],
     authToken: "",
     sessionTtlSeconds: 1800,
     maxSessions: 1000,
     logLevel: "debug",
+    logFormat: "text",
   });
   const config = loadConfig({
     MCP_TEST_UPDATE_DELAY_SECONDS: "0.25",
@@ -636,7 +641,7 @@ const BAD_VALUES: [string, string, string][] = [
   [
     "MCP_TEST_PATH",
     "mcp",
-    'config error: MCP_TEST_PATH="mcp" is not allowed: expected a path starting with / (not /healthz), without spaces, ? or #',
+    'config error: MCP_TEST_PATH="mcp" is not allowed: expected a path starting with / (not /healthz or /report), without spaces, ? or #',
   ],
 ];
 
@@ -727,10 +732,15 @@ Deno.test("--help prints the configuration table and exits 0", async () => {
   const output = await child.output();
   assert.equal(output.code, 0);
   const help = new TextDecoder().decode(output.stdout);
-  assert.match(help, /^Usage: deno run -A main\.ts$/m);
-  assert.match(help, /^ {2}MCP_TEST_PORT +8089 +TCP port/m);
-  assert.match(help, /^ {2}MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
-  assert.match(help, /^ {2}MCP_TEST_SEND_LIST_CHANGED +false +/m);
+  assert.match(help, /^Usage: deno run -A main\.ts \[--stdio\] \[options\]$/m);
+  assert.match(help, /^ {2}--port +MCP_TEST_PORT +8089 +TCP port/m);
+  assert.match(help, /^ {2}--delay +MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
+  assert.match(
+    help,
+    /^ {2}--list-changed +MCP_TEST_SEND_LIST_CHANGED +false +/m,
+  );
+  assert.match(help, /^ {2}--trigger +MCP_TEST_UPDATE_TRIGGER +subscribe +/m);
+  assert.match(help, /^ {2}--log-format +MCP_TEST_LOG_FORMAT +text +/m);
 });
 
 /** One row of the README's bad-input table. */
