@@ -604,11 +604,7 @@ function missingStep(
   const progress = client.progress;
   const viaTool = (via?: "resource" | "tool") =>
     via === "tool" ? ` (through the ${REVIEW_TOOL} tool)` : "";
-  if (level >= 6) {
-    return `${NOT_OBSERVABLE}; re-read version ${progress.reread?.version}${
-      viaTool(progress.reread?.via)
-    }`;
-  }
+  if (level >= 6) return `${NOT_OBSERVABLE}${viaTool(progress.reread?.via)}`;
   if (!progress.listed && level < 2) {
     return "never listed resources (resources/list)";
   }

@@ -14,10 +14,13 @@ import {
   type ClientOptions,
   StreamableHTTPClientTransport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import {
+  ConfigError,
   createLab,
   LAB_VERSION,
   loadConfig,
+  parseCommandLine,
   REVIEW_URI,
   SDK_VERSION,
 } from "./main.ts";
@@ -1596,3 +1599,488 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
   );
   assert.ok(growth < 16 * 1024 * 1024, `heap grew by ${growth} bytes`);
 });
+
+// ---------------------------------------------------------------------------
+// Verdicts, reports and scenario switches
+// ---------------------------------------------------------------------------
+
+type ClientReport = ReturnType<ReturnType<typeof createLab>["report"]>[
+  "clients"
+][number];
+
+function reportFor(
+  lab: { lab: { report: () => { clients: ClientReport[] } } },
+  name: string,
+) {
+  const entry = lab.lab.report().clients.find((client) => client.name === name);
+  assert.ok(entry, `no report entry for ${name}`);
+  return entry;
+}
+
+/** Polls until `check` holds (the lab records some steps after answering). */
+async function eventually(check: () => boolean, what: string) {
+  for (let i = 0; i < 100 && !check(); i++) await delay(10);
+  assert.ok(check(), what);
+}
+
+for (const mode of ["legacy", "auto"] as const) {
+  const era = mode === "legacy" ? "2025" : "2026-07-28";
+
+  Deno.test(`verdict (${era}): the whole flow reaches level 6`, async () => {
+    await using lab = startLab();
+    await using client = await connectClient(lab.url, `whole-${mode}`, mode);
+    await client.listResources();
+    await readReview(client);
+    const updated = nextResourceUpdate(client);
+    const listen = mode === "auto"
+      ? await client.listen({ resourceSubscriptions: [REVIEW_URI] })
+      : undefined;
+    if (mode === "legacy") await client.subscribeResource({ uri: REVIEW_URI });
+    await updated;
+    await readReview(client);
+    await listen?.close();
+    const entry = reportFor(lab, `whole-${mode}`);
+    assert.equal(entry.level, 6);
+    assert.equal(entry.levelName, "re-read after the notification");
+    assert.equal(entry.era, era);
+    assert.deepEqual(entry.steps, {
+      connected: true,
+      listed: true,
+      readV1: true,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+      contextUpdated: "not observable",
+    });
+    assert.equal(
+      entry.missing,
+      "level 7 (the agent's context shows the update) is not observable from the server",
+    );
+    assert.equal(entry.updatesSent, 1);
+    assert.equal(entry.lastVersionRead, 2);
+  });
+
+  Deno.test(`verdict (${era}): a client that reads but never subscribes stops at 3`, async () => {
+    await using lab = startLab();
+    await using client = await connectClient(lab.url, `reader-${mode}`, mode);
+    await client.listResources();
+    await readReview(client);
+    const entry = reportFor(lab, `reader-${mode}`);
+    assert.equal(entry.level, 3);
+    assert.equal(
+      entry.missing,
+      mode === "legacy"
+        ? `never subscribed to ${REVIEW_URI} (resources/subscribe)`
+        : `never opened subscriptions/listen for ${REVIEW_URI}`,
+    );
+    assert.equal(entry.updatesSent, 0);
+  });
+}
+
+Deno.test("verdict (2025): a client that never opens the GET stream is told its notification was lost", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  const sessionId = await openRawSession(lab.url);
+  for (
+    const [id, method, params] of [
+      [2, "resources/list", {}],
+      [3, "resources/read", { uri: REVIEW_URI }],
+      [4, "resources/subscribe", { uri: REVIEW_URI }],
+    ] as const
+  ) {
+    const answer = await postJsonRpc(lab.url, {
+      jsonrpc: "2.0",
+      id,
+      method,
+      params,
+    }, { "mcp-session-id": sessionId });
+    assert.equal(answer.status, 200);
+  }
+  await eventually(
+    () => reportFor(lab, "raw-legacy").notificationsLost === 1,
+    "the update was not sent",
+  );
+  const entry = reportFor(lab, "raw-legacy");
+  assert.equal(entry.level, 4);
+  assert.equal(
+    entry.missing,
+    "the notification was lost: the client never opened the GET stream it would need",
+  );
+  const deleted = await fetch(lab.url, {
+    method: "DELETE",
+    headers: { "mcp-session-id": sessionId },
+  });
+  await deleted.body?.cancel();
+  // The session's end prints its verdict block with the lost notification.
+  assertLinesInOrder(lab.lines, [
+    `[session/end] session=${sessionId} reason=delete`,
+    `[verdict] level=4 client=raw-legacy/0.0.1 era=2025`,
+    "  level 4 of 7: subscribed",
+    "  next: the notification was lost: the client never opened the GET stream it would need",
+    `  evidence: [resources/subscribe] uri=${REVIEW_URI}`,
+    `  evidence: [notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no GET stream open`,
+  ]);
+  const ended = reportFor(lab, "raw-legacy");
+  assert.equal(ended.ended, "delete");
+});
+
+Deno.test("verdict (2026-07-28): a listen stream that closed before the update is reported", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
+  await using client = await connectClient(lab.url, "early-closer", "auto");
+  await client.listResources();
+  await readReview(client);
+  const subscription = await client.listen({
+    resourceSubscriptions: [REVIEW_URI],
+  });
+  await subscription.close();
+  await eventually(
+    () => lab.lab.counts().listenStreams === 0,
+    "the listen stream did not close",
+  );
+  const entry = reportFor(lab, "early-closer");
+  assert.equal(entry.level, 4);
+  assert.equal(entry.missing, "the listen stream closed before the update");
+});
+
+Deno.test("MCP_TEST_UPDATE_TRIGGER=read (2025): a client that never subscribed is notified", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_TRIGGER: "read" });
+  await using client = await connectClient(lab.url, "unsubscribed-reader");
+  const updated = nextResourceUpdate(client);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  assert.equal(await updated, REVIEW_URI);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+  const entry = reportFor(lab, "unsubscribed-reader");
+  assert.equal(entry.trigger, "read");
+  assert.equal(entry.steps.subscribed, false);
+  assert.equal(entry.steps.notificationDelivered, true);
+  assert.equal(entry.level, 6);
+  assert.ok(
+    !lab.lines.some((line) => line.startsWith("[resources/subscribe]")),
+  );
+});
+
+Deno.test("MCP_TEST_UPDATE_TRIGGER=read (2026-07-28): a client listening only for list changes hears of the change", async () => {
+  await using lab = startLab({
+    MCP_TEST_UPDATE_TRIGGER: "read",
+    MCP_TEST_SEND_LIST_CHANGED: "true",
+  });
+  await using client = await connectClient(lab.url, "list-watcher", "auto");
+  const listChanged = new Promise<void>((resolve) =>
+    client.setNotificationHandler(
+      "notifications/resources/list_changed",
+      () => resolve(),
+    )
+  );
+  const subscription = await client.listen({ resourcesListChanged: true });
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await listChanged;
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+  await subscription.close();
+  const entry = reportFor(lab, "list-watcher");
+  assert.equal(entry.steps.subscribed, false);
+  assert.equal(entry.steps.notificationDelivered, true);
+  assert.equal(entry.level, 6);
+  // Nothing outside the filter: the resource update itself was not sent.
+  assertLinesInOrder(lab.lines, [
+    `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no listen stream watches ${REVIEW_URI}`,
+    "[notification/send] notifications/resources/list_changed delivered=true",
+  ]);
+});
+
+Deno.test("MCP_TEST_UPDATE_TRIGGER=connect starts the update at initialize", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_TRIGGER: "connect" });
+  await using client = await connectClient(lab.url, "connector");
+  const updated = nextResourceUpdate(client);
+  assert.equal(await updated, REVIEW_URI);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+});
+
+Deno.test("MCP_TEST_UPDATE_COUNT: a series of updates, versions 2 to 4", async () => {
+  await using lab = startLab({
+    MCP_TEST_UPDATE_COUNT: "3",
+    MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.1",
+  });
+  await using client = await connectClient(lab.url, "keeper-upper");
+  let notifications = 0;
+  const three = new Promise<void>((resolve) =>
+    client.setNotificationHandler("notifications/resources/updated", () => {
+      if (++notifications === 3) resolve();
+    })
+  );
+  await client.subscribeResource({ uri: REVIEW_URI });
+  await three;
+  assert.match(await readReview(client), /^status: reviewed\nversion: 4\n/);
+  assertLinesInOrder(lab.lines, [
+    `[resource/update] uri=${REVIEW_URI} version=2`,
+    `[resource/update] uri=${REVIEW_URI} version=3`,
+    `[resource/update] uri=${REVIEW_URI} version=4`,
+    `[resources/read] uri=${REVIEW_URI} version=4`,
+  ]);
+  await delay(200);
+  assert.equal(reportFor(lab, "keeper-upper").updatesSent, 3);
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+});
+
+Deno.test("MCP_TEST_ENABLE_TOOL: get_review_status reads the same text, recorded as a tool read", async () => {
+  await using lab = startLab({ MCP_TEST_ENABLE_TOOL: "true" });
+  await using client = await connectClient(lab.url, "tool-user");
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((tool) => tool.name), ["get_review_status"]);
+  assert.equal(tools[0].annotations?.readOnlyHint, true);
+  const result = await client.callTool({ name: "get_review_status" });
+  assert.deepEqual(result.content, [{ type: "text", text: VERSION_1_TEXT }]);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(
+        `[tools/call] name=get_review_status uri=${REVIEW_URI} version=1 client=tool-user/1.0.0`,
+      )
+    ),
+  );
+  const entry = reportFor(lab, "tool-user");
+  assert.equal(entry.readVia, "tool");
+  assert.equal(entry.level, 3);
+  assert.equal(
+    entry.missing,
+    `never subscribed to ${REVIEW_URI} (resources/subscribe) (through the get_review_status tool)`,
+  );
+});
+
+/**
+ * Checks a mermaid block is a well-formed sequence diagram: declared
+ * participants, and only arrows and notes between them.
+ */
+function assertSequenceDiagram(block: string) {
+  const [first, ...lines] = block.trim().split("\n");
+  assert.equal(first, "sequenceDiagram");
+  const participants = new Set<string>();
+  for (const line of lines) {
+    const participant = line.match(/^ {4}participant (\w+) as [^;#]+$/);
+    if (participant) {
+      participants.add(participant[1]);
+      continue;
+    }
+    const arrow = line.match(/^ {4}(\w+)(->>|-->>|--x)(\w+): [^;#]+$/);
+    const note = line.match(/^ {4}Note over (\w+)(?:,(\w+))?: [^;#]+$/);
+    assert.ok(arrow || note, `not a sequence diagram line: ${line}`);
+    for (const actor of arrow ? [arrow[1], arrow[3]] : [note![1], note![2]]) {
+      if (actor) assert.ok(participants.has(actor), `undeclared ${actor}`);
+    }
+  }
+  assert.deepEqual([...participants], ["C", "L"]);
+}
+
+Deno.test("/report.md: a matrix row per client and a sequence diagram of what it did", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  await using whole = await connectClient(lab.url, "md-whole");
+  const updated = nextResourceUpdate(whole);
+  await whole.listResources();
+  await readReview(whole);
+  await whole.subscribeResource({ uri: REVIEW_URI });
+  await updated;
+  await readReview(whole);
+  await using reader = await connectClient(lab.url, "md-reader", "auto");
+  await readReview(reader);
+
+  const response = await fetch(`${lab.base}/report.md`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get("content-type")!, /^text\/markdown/);
+  const markdown = await response.text();
+  const rows = markdown.split("\n").filter((line) => line.startsWith("| md-"));
+  assert.deepEqual(rows, [
+    "| md-whole | 1.0.0 | 2025 (2025-11-25) | streamable-http | ✅ | ✅ | ✅ | ✅ | ✅ | ✅ | not observable | 6 | level 7 (the agent's context shows the update) is not observable from the server |",
+    `| md-reader | 1.0.0 | 2026-07-28 (2026-07-28) | streamable-http | ✅ | ❌ | ✅ | ❌ | ❌ | ❌ | not observable | 3 | never opened subscriptions/listen for ${REVIEW_URI} |`,
+  ]);
+  const header = markdown.split("\n").find((line) =>
+    line.startsWith("| Client |")
+  )!;
+  assert.equal(header.split("|").length, rows[0].split("|").length);
+
+  const diagrams = [...markdown.matchAll(/```mermaid\n([\s\S]*?)```/g)].map((
+    match,
+  ) => match[1]);
+  assert.equal(diagrams.length, 2);
+  for (const diagram of diagrams) assertSequenceDiagram(diagram);
+  assert.deepEqual(
+    diagrams[0].trim().split("\n").slice(3).map((line) => line.trim()),
+    [
+      "C->>L: initialize (2025-11-25)",
+      "C->>L: GET (opens the notification stream)",
+      "C->>L: resources/list",
+      "C->>L: resources/read (v1)",
+      "C->>L: resources/subscribe",
+      "Note over L: resource moves to v2",
+      "L-->>C: notifications/resources/updated",
+      "C->>L: resources/read (v2)",
+    ],
+  );
+  assert.match(markdown, /^## md-whole\/1\.0\.0 \(2025, [0-9a-f-]{36}\)$/m);
+  assert.match(markdown, /^Level 6 of 7, re-read after the notification\./m);
+});
+
+Deno.test("/report: stable fields for every client", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  await using client = await connectClient(lab.url, "json-report", "auto");
+  await readReview(client);
+  const response = await fetch(`${lab.base}/report`);
+  assert.equal(response.status, 200);
+  const report = await response.json();
+  assert.equal(report.lab, LAB_VERSION);
+  assert.equal(report.sdk, SDK_VERSION);
+  assert.deepEqual(report.scenario, {
+    trigger: "subscribe",
+    updateDelaySeconds: 0.05,
+    updateCount: 1,
+    updateIntervalSeconds: 5,
+    sendListChanged: false,
+    toolEnabled: false,
+  });
+  const [entry] = report.clients;
+  assert.deepEqual(Object.keys(entry), [
+    "id",
+    "name",
+    "version",
+    "era",
+    "protocolVersion",
+    "transport",
+    "firstSeen",
+    "lastSeen",
+    "ended",
+    "trigger",
+    "level",
+    "levelName",
+    "missing",
+    "steps",
+    "resourceVersion",
+    "lastVersionRead",
+    "updatesSent",
+    "notificationsLost",
+    "readVia",
+    "timeline",
+    "timelineDropped",
+  ]);
+  assert.equal(entry.id, "json-report@1.0.0");
+  assert.deepEqual(
+    entry.timeline.map((step: { kind: string }) => step.kind),
+    ["connect", "read"],
+  );
+  assert.match(
+    entry.timeline[1].line,
+    /^\[resources\/read\] uri=test:\/\/review\/status version=1 client=json-report\/1\.0\.0 /,
+  );
+});
+
+Deno.test("MCP_TEST_LOG_FORMAT=json: one object per line with the text line's fields", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_FORMAT: "json" });
+  await using client = await connectClient(lab.url, "json-logger");
+  await readReview(client);
+  const events = lab.lines.map((line) => JSON.parse(line));
+  const read = events.find((event) => event.event === "resources/read");
+  assert.deepEqual(Object.keys(read), [
+    "event",
+    "uri",
+    "version",
+    "client",
+    "era",
+    "protocol",
+    "at",
+  ]);
+  assert.equal(read.uri, REVIEW_URI);
+  assert.equal(read.version, 1);
+  assert.equal(read.client, "json-logger/1.0.0");
+  const connect = events.find((event) => event.event === "initialize");
+  assert.equal(connect.text, "client connected");
+});
+
+Deno.test("flags mirror the environment and win over it", () => {
+  const { help, stdio, flags } = parseCommandLine([
+    "--port",
+    "9001",
+    "--delay",
+    "0.5",
+    "--list-changed",
+    "--trigger",
+    "read",
+    "--stdio",
+  ]);
+  assert.equal(help, false);
+  assert.equal(stdio, true);
+  const config = loadConfig(
+    { MCP_TEST_PORT: "8000", MCP_TEST_UPDATE_TRIGGER: "connect" },
+    flags,
+  );
+  assert.equal(config.port, 9001);
+  assert.equal(config.updateDelaySeconds, 0.5);
+  assert.equal(config.sendListChanged, true);
+  assert.equal(config.updateTrigger, "read");
+  assert.throws(
+    () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
+    (error: Error) =>
+      error.message ===
+        '--trigger="poll" is not allowed: expected subscribe/read/connect',
+  );
+  assert.throws(
+    () => parseCommandLine(["--colour"]),
+    (error: Error) =>
+      error instanceof ConfigError && /--colour/.test(error.message),
+  );
+});
+
+for (const mode of ["legacy", "auto"] as const) {
+  Deno.test(`stdio (${mode === "legacy" ? "2025" : "2026-07-28"}): the full flow over a subprocess`, async () => {
+    const transport = new StdioClientTransport({
+      command: Deno.execPath(),
+      args: [
+        "run",
+        "-A",
+        new URL("./main.ts", import.meta.url).pathname,
+        "--stdio",
+        "--delay",
+        "0.1",
+        "--log-level",
+        "info",
+      ],
+      stderr: "pipe",
+    });
+    const logs: string[] = [];
+    transport.stderr?.on(
+      "data",
+      (chunk: Uint8Array) => logs.push(new TextDecoder().decode(chunk)),
+    );
+    const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
+      versionNegotiation: { mode },
+    });
+    await client.connect(transport);
+    const { resources } = await client.listResources();
+    assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const updated = nextResourceUpdate(client);
+    const listen = mode === "auto"
+      ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
+      : undefined;
+    if (listen) {
+      assert.deepEqual(listen.honoredFilter, {
+        resourceSubscriptions: [REVIEW_URI],
+      });
+    } else {
+      await client.subscribeResource({ uri: REVIEW_URI });
+    }
+    assert.equal(await updated, REVIEW_URI);
+    assert.equal(await readReview(client), VERSION_2_TEXT);
+    await listen?.close();
+    await client.close();
+    await eventually(
+      () => logs.join("").includes("[verdict]"),
+      "no verdict on stderr",
+    );
+    const log = logs.join("");
+    assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
+    assert.match(
+      log,
+      new RegExp(
+        `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
+          mode === "legacy" ? "2025" : "2026-07-28"
+        } `,
+        "m",
+      ),
+    );
+  });
+}
