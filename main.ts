@@ -407,11 +407,12 @@ type StepKind =
   | "notify"
   | "session-end";
 
-/** One timestamped step of a client, with the evidence line it logged. */
+/** One timestamped step of a client, with the evidence it logged. */
 interface Step {
   at: string;
   kind: StepKind;
   line: string;
+  evidence: Evidence;
 }
 
 /** What a client has shown so far, kept as it happens (timelines are capped). */
@@ -779,34 +780,29 @@ function sequenceDiagram(client: LabClient): string[] {
   return diagram;
 }
 
-/** Pulls a `key=value` field out of an evidence line. */
-function fieldOf(line: string, key: string): string | undefined {
-  return line.match(new RegExp(`(?:^| )${key}=(\\S+)`))?.[1];
-}
-
-function diagramArrow(step: Step): string | undefined {
-  const { line } = step;
-  const tag = line.match(/^\[([^\]]+)\]/)?.[1] ?? "";
-  switch (step.kind) {
+function diagramArrow({ kind, evidence, line }: Step): string | undefined {
+  const fields = evidence.fields ?? {};
+  switch (kind) {
     case "connect":
-      return tag === "initialize"
+      return evidence.tag === "initialize"
         ? `C->>L: initialize (${fieldOf(line, "protocol")})`
         : "C->>L: server/discover";
     case "list":
       return "C->>L: resources/list";
     case "read":
-      return tag === "tools/call"
-        ? `C->>L: tools/call ${REVIEW_TOOL} (v${fieldOf(line, "version")})`
-        : `C->>L: resources/read (v${fieldOf(line, "version")})`;
+      return evidence.tag === "tools/call"
+        ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
+        : `C->>L: resources/read (v${fields.version})`;
     case "read-unknown":
-      return `C->>L: resources/read ${fieldOf(line, "uri")} (not found)`;
+      return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
     case "subscribe":
       return "C->>L: resources/subscribe";
     case "unsubscribe":
       return "C->>L: resources/unsubscribe";
     case "listen":
       return `C->>L: subscriptions/listen (${
-        fieldOf(line, "uris") || "no resources"
+        [fields.uris || undefined, fields.listChanged && "list changes"]
+          .filter(Boolean).join(", ") || "nothing the lab serves"
       })`;
     case "listen-closed":
       return "Note over C,L: listen stream closed";
@@ -815,20 +811,19 @@ function diagramArrow(step: Step): string | undefined {
     case "stream-closed":
       return "Note over C,L: GET stream closed";
     case "update":
-      return `Note over L: resource moves to v${fieldOf(line, "version")}`;
-    case "notify": {
-      const method = line.includes("list_changed")
-        ? "notifications/resources/list_changed"
-        : "notifications/resources/updated";
-      return fieldOf(line, "delivered") === "true"
-        ? `L-->>C: ${method}`
-        : `L--xC: ${method} (lost, ${
-          line.split("reason=")[1] ?? "undelivered"
-        })`;
-    }
+      return `Note over L: resource moves to v${fields.version}`;
+    case "notify":
+      return fields.delivered
+        ? `L-->>C: ${evidence.words}`
+        : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
     case "session-end":
-      return `Note over C,L: session ended (${fieldOf(line, "reason")})`;
+      return `Note over C,L: session ended (${fields.reason})`;
   }
+}
+
+/** Reads a `key=value` field back from a logged line. */
+function fieldOf(line: string, key: string): string | undefined {
+  return line.match(new RegExp(`(?:^| )${key}=(\\S+)`))?.[1];
 }
 
 /** The short block printed when a client's session ends, and at shutdown. */
@@ -961,7 +956,7 @@ function createLabState(config: LabConfig, log: Logger) {
     const at = new Date().toISOString();
     client.lastSeen = at;
     if (client.timeline.length < TIMELINE_LIMIT) {
-      client.timeline.push({ at, kind, line });
+      client.timeline.push({ at, kind, line, evidence });
     } else {
       client.droppedSteps++;
     }
