@@ -1721,6 +1721,13 @@ Deno.test("verdict (2025): a client that never opens the GET stream is told its 
   ]);
   const ended = reportFor(lab, "raw-legacy");
   assert.equal(ended.ended, "delete");
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.ok(
+    markdown.includes(
+      "    L--xC: notifications/resources/updated (lost: no GET stream open)\n",
+    ),
+    markdown,
+  );
 });
 
 Deno.test("verdict (2026-07-28): a listen stream that closed before the update is reported", async () => {
