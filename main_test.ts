@@ -80,6 +80,22 @@ async function connectClient(
   });
 }
 
+/**
+ * Subscribes the client's era's way (subscribe in 2025, a listen in
+ * 2026-07-28), waits for the update, and ends the listen.
+ */
+async function subscribeUntilUpdated(client: Client) {
+  const updated = nextResourceUpdate(client);
+  if (client.getNegotiatedProtocolVersion() === "2026-07-28") {
+    const listen = await client.listen({ resourceSubscriptions: [REVIEW_URI] });
+    assert.equal(await updated, REVIEW_URI);
+    await listen.close();
+  } else {
+    await client.subscribeResource({ uri: REVIEW_URI });
+    assert.equal(await updated, REVIEW_URI);
+  }
+}
+
 /** Resolves with the URI of the next `notifications/resources/updated`. */
 function nextResourceUpdate(client: Client): Promise<string> {
   return new Promise((resolve) => {
@@ -293,45 +309,27 @@ Deno.test("2025 era: unsubscribe before the delay cancels the update", async () 
   assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
 });
 
-Deno.test("2025 era: each session has its own resource version", async () => {
-  await using lab = startLab();
-  await using first = await connectClient(lab.url, "first");
-  const updated = nextResourceUpdate(first);
-  await first.subscribeResource({ uri: REVIEW_URI });
-  await updated;
-  assert.equal(await readReview(first), VERSION_2_TEXT);
+for (const mode of ["legacy", "auto"] as const) {
+  const who = mode === "legacy"
+    ? "2025 era: each session"
+    : "2026-07-28 era: each client identity";
+  Deno.test(`${who} has its own resource version`, async () => {
+    await using lab = startLab();
+    await using first = await connectClient(lab.url, `first-${mode}`, mode);
+    await subscribeUntilUpdated(first);
+    assert.equal(await readReview(first), VERSION_2_TEXT);
 
-  await using second = await connectClient(lab.url, "second");
-  assert.equal(await readReview(second), VERSION_1_TEXT);
-  assert.equal(await readReview(first), VERSION_2_TEXT);
-});
-
-Deno.test("2026-07-28 era: each client identity has its own resource version", async () => {
-  await using lab = startLab();
-  await using first = await connectClient(lab.url, "first-modern", "auto");
-  const updated = nextResourceUpdate(first);
-  const subscription = await first.listen({
-    resourceSubscriptions: [REVIEW_URI],
+    await using second = await connectClient(lab.url, `second-${mode}`, mode);
+    assert.equal(await readReview(second), VERSION_1_TEXT);
+    assert.equal(await readReview(first), VERSION_2_TEXT);
   });
-  await updated;
-  await subscription.close();
-  assert.equal(await readReview(first), VERSION_2_TEXT);
-
-  await using second = await connectClient(lab.url, "second-modern", "auto");
-  assert.equal(await readReview(second), VERSION_1_TEXT);
-  assert.equal(await readReview(first), VERSION_2_TEXT);
-});
+}
 
 Deno.test("2026-07-28 era: server/discover starts a client's run at version 1", async () => {
   await using lab = startLab();
   {
     await using run = await connectClient(lab.url, "rerun", "auto");
-    const updated = nextResourceUpdate(run);
-    const subscription = await run.listen({
-      resourceSubscriptions: [REVIEW_URI],
-    });
-    await updated;
-    await subscription.close();
+    await subscribeUntilUpdated(run);
     assert.equal(await readReview(run), VERSION_2_TEXT);
   }
   await using again = await connectClient(lab.url, "rerun", "auto");
@@ -1511,15 +1509,8 @@ Deno.test("fuzz: thousands of random and mutated requests get well-formed answer
       mode,
     );
     assert.equal(await readReview(client), VERSION_1_TEXT);
-    const updated = nextResourceUpdate(client);
-    const listen = mode === "auto"
-      ? await client.listen({ resourceSubscriptions: [REVIEW_URI] })
-      : await client.subscribeResource({ uri: REVIEW_URI }).then(() =>
-        undefined
-      );
-    assert.equal(await updated, REVIEW_URI);
+    await subscribeUntilUpdated(client);
     assert.equal(await readReview(client), VERSION_2_TEXT);
-    await listen?.close();
   }
 });
 
@@ -1631,14 +1622,8 @@ for (const mode of ["legacy", "auto"] as const) {
     await using client = await connectClient(lab.url, `whole-${mode}`, mode);
     await client.listResources();
     await readReview(client);
-    const updated = nextResourceUpdate(client);
-    const listen = mode === "auto"
-      ? await client.listen({ resourceSubscriptions: [REVIEW_URI] })
-      : undefined;
-    if (mode === "legacy") await client.subscribeResource({ uri: REVIEW_URI });
-    await updated;
+    await subscribeUntilUpdated(client);
     await readReview(client);
-    await listen?.close();
     const entry = reportFor(lab, `whole-${mode}`);
     assert.equal(entry.level, 6);
     assert.equal(entry.levelName, "re-read after the notification");
@@ -1878,11 +1863,9 @@ function assertSequenceDiagram(block: string) {
 Deno.test("/report.md: a matrix row per client and a sequence diagram of what it did", async () => {
   await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
   await using whole = await connectClient(lab.url, "md-whole");
-  const updated = nextResourceUpdate(whole);
   await whole.listResources();
   await readReview(whole);
-  await whole.subscribeResource({ uri: REVIEW_URI });
-  await updated;
+  await subscribeUntilUpdated(whole);
   await readReview(whole);
   await using reader = await connectClient(lab.url, "md-reader", "auto");
   await readReview(reader);
