@@ -315,7 +315,7 @@ export function parseCommandLine(args: string[]) {
 }
 
 /** The `--help` text: usage and the configuration table with defaults. */
-export function helpText(): string {
+function helpText(): string {
   const rows = Object.values(SETTINGS).map((setting) =>
     [
       `  --${setting.flag}`.padEnd(20),
@@ -369,7 +369,7 @@ const reviewTool = {
 };
 
 /** The resource text at a version, as a client reads it. */
-export function reviewStatus(config: LabConfig, version: number): string {
+function reviewStatus(config: LabConfig, version: number): string {
   const status = version === 1 ? config.initialStatus : config.updatedStatus;
   const message = version === 1
     ? "Waiting for simulated review result."
@@ -441,7 +441,7 @@ interface Progress {
  * session is one client; in the stateless era a client is the `clientInfo`
  * name@version its requests carry; over stdio the connection is the client.
  */
-export interface LabClient {
+interface LabClient {
   id: string;
   era: Era;
   transport: LabTransportKind;
@@ -547,7 +547,7 @@ const LEVEL_NAMES = [
 ] as const;
 
 /** A client's grade on the lab's levels, with the step that stopped it. */
-export interface Verdict {
+interface Verdict {
   level: number;
   levelName: string;
   /** What the client did not do that the next level needs, in words. */
@@ -567,7 +567,7 @@ const NOT_OBSERVABLE =
   "level 7 (the agent's context shows the update) is not observable from the server";
 
 /** Grades a client on the levels: the highest step it reached. */
-export function verdictOf(client: LabClient, config: LabConfig): Verdict {
+function verdictOf(client: LabClient, config: LabConfig): Verdict {
   const progress = client.progress;
   const steps = {
     connected: progress.connected,
@@ -674,7 +674,7 @@ function clientReport(client: LabClient, config: LabConfig) {
 }
 
 /** `GET /report`: every client the lab knows, oldest first. */
-export function labReport(clients: LabClient[], config: LabConfig) {
+function labReport(clients: LabClient[], config: LabConfig) {
   return {
     lab: LAB_VERSION,
     sdk: SDK_VERSION,
@@ -699,7 +699,7 @@ function cell(text: string): string {
 }
 
 /** `GET /report.md`: matrix rows, then a sequence diagram per client. */
-export function labReportMarkdown(
+function labReportMarkdown(
   clients: LabClient[],
   config: LabConfig,
 ): string {
@@ -2093,7 +2093,7 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
  * entry decides the era from the opening message). Logs go to `sink`, which
  * must not be stdout. Resolves when the client closes its end.
  */
-export function serveLabOverStdio(
+function serveLabOverStdio(
   config: LabConfig,
   sink: LineSink,
   wire: Transport = new StdioServerTransport(),
