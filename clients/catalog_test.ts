@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import type { WireFormat } from "./scripted_model.ts";
+import { clientById, CLIENTS, type LaunchContext } from "./catalog.ts";
+
+const WIRE_NAMES: Record<WireFormat, string> = {
+  "anthropic-messages": "Anthropic Messages",
+  "openai-chat": "OpenAI Chat Completions",
+  "openai-responses": "OpenAI Responses",
+  gemini: "Gemini",
+};
+
+const context: LaunchContext = {
+  home: "/runs/x/home",
+  workDir: "/runs/x/work",
+  labUrl: "http://127.0.0.1:40001/mcp",
+  modelOrigin: "http://127.0.0.1:40002",
+  prompt: "Read the MCP resource test://review/status.",
+  mode: "default",
+};
+
+Deno.test("catalog: the README's pinned-version table matches the catalog", async () => {
+  const readme = await Deno.readTextFile(
+    new URL("./README.md", import.meta.url),
+  );
+  const section = readme.split("## Pinned clients")[1].split("\n## ")[0];
+  const table = section.split("\n").filter((line) => line.startsWith("| `"))
+    .map((line) =>
+      line.split("|").map((cell) => cell.trim().replaceAll("`", ""))
+    );
+  assert.deepEqual(
+    table.map((cells) => [cells[1], cells[3], cells[4], cells[5], cells[6]]),
+    CLIENTS.map((client) => [
+      client.id,
+      client.npmPackage,
+      client.version,
+      WIRE_NAMES[client.wire],
+      client.modes.join(", "),
+    ]),
+  );
+});
+
+Deno.test("catalog: every client's versions are exact pins and ids are unique", () => {
+  for (const client of CLIENTS) {
+    assert.match(client.version, /^\d+\.\d+\.\d+$/, client.id);
+    assert.equal(clientById(client.id), client);
+  }
+  assert.equal(
+    new Set(CLIENTS.map((client) => client.id)).size,
+    CLIENTS.length,
+  );
+});
+
+Deno.test("catalog: every launch stays in its run folder and talks to loopback only", () => {
+  for (const client of CLIENTS) {
+    for (const mode of client.modes) {
+      const launch = client.launch({ ...context, mode });
+      const files = Object.entries(launch.files);
+      assert.ok(files.length > 0, `${client.id} writes its own config`);
+      for (const [path, content] of files) {
+        assert.ok(
+          path.startsWith(`${context.home}/`) ||
+            path.startsWith(`${context.workDir}/`),
+          `${client.id}: ${path} is outside the run folder`,
+        );
+        assert.ok(
+          content.includes(context.labUrl),
+          `${client.id}: ${path} names the lab`,
+        );
+      }
+      const everything = JSON.stringify([
+        launch.args,
+        launch.env,
+        launch.files,
+      ]);
+      const urls = everything.match(/https?:\/\/[^"\s\\]+/g) ?? [];
+      for (const url of urls) {
+        // JSON-schema links are documentation, never fetched by the run.
+        if (url.endsWith(".json")) continue;
+        assert.match(url, /^http:\/\/127\.0\.0\.1:/, `${client.id}: ${url}`);
+      }
+      assert.ok(
+        everything.includes(context.modelOrigin),
+        `${client.id} is pointed at the scripted model`,
+      );
+      assert.ok(
+        launch.args.includes(context.prompt),
+        `${client.id} gets the prompt`,
+      );
+    }
+  }
+});
+
+Deno.test("catalog: Codex's 2026-07-28 row turns on its feature switch, the default row does not", () => {
+  const codex = clientById("codex");
+  assert.ok(codex);
+  const modern = codex.launch({ ...context, mode: "2026-07-28" }).args;
+  const plain = codex.launch(context).args;
+  assert.deepEqual(
+    modern.slice(modern.indexOf("--enable"), modern.indexOf("--enable") + 2),
+    [
+      "--enable",
+      "mcp_2026_07_28",
+    ],
+  );
+  assert.equal(plain.includes("--enable"), false);
+});

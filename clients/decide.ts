@@ -1,0 +1,248 @@
+/**
+ * The scripted model's decisions. Everything it does is a function of the
+ * conversation the client sends (plus the fixed script for this client), so
+ * a transcript explains itself and any request can be replayed:
+ *
+ * 1. no resource content yet: call the client's resource-read tool;
+ * 2. version 1 seen: wait past the lab's update delay, then make one harmless
+ *    call so the client gets a turn to bring in anything new;
+ * 3. next request: note whether the conversation now holds version 2 although
+ *    the model never asked for it (level 7), then read the resource again;
+ * 4. answer with a final text.
+ *
+ * @module
+ */
+
+import {
+  type Conversation,
+  resourceSightings,
+  type Turn,
+  turnText,
+} from "./conversation.ts";
+
+/** A tool call the script makes: the client's tool name and its arguments. */
+export interface ScriptedCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** What the scripted model needs to know about the client it talks to. */
+export interface ModelScript {
+  /** The client's resource-read tool, with arguments naming the lab's resource. */
+  read: ScriptedCall;
+  /** A harmless call (usually the resource-list tool) after the wait. */
+  nudge: ScriptedCall;
+  /** How long to wait before the nudge: past the lab's update delay. */
+  waitSeconds: number;
+  /**
+   * A call that makes the client offer the resource tools, for clients that
+   * defer tools until the model searches for them (Claude Code's ToolSearch).
+   */
+  loader?: ScriptedCall;
+}
+
+export type Stage =
+  | "side-request"
+  | "load-tools"
+  | "read-v1"
+  | "wait-then-nudge"
+  | "check-context-then-reread"
+  | "final"
+  | "no-read-tool"
+  | "read-failed"
+  | "too-many-calls";
+
+export type Action =
+  | { kind: "tool"; name: string; input: Record<string, unknown> }
+  | { kind: "text"; text: string };
+
+export interface Decision {
+  stage: Stage;
+  action: Action;
+  /** Seconds to wait before answering. */
+  waitSeconds: number;
+  /** Resource versions the conversation holds, in order of appearance. */
+  versionsSeen: number[];
+  /**
+   * Whether the conversation held version 2 or later before the model asked
+   * for the resource a second time: the client updated the agent's context by
+   * itself (level 7). Only set once that can be judged.
+   */
+  contextUpdated?: boolean;
+  note?: string;
+}
+
+/** A runaway loop (a client that keeps re-prompting) ends here. */
+const MAX_MODEL_CALLS = 8;
+
+/**
+ * The offered tool that is `wanted`: the exact name, or the name with a
+ * client's prefix (`lab_get_review_status`, `mcp__lab__read`…).
+ */
+export function resolveTool(
+  offered: string[],
+  wanted: string,
+): string | undefined {
+  if (offered.includes(wanted)) return wanted;
+  return offered.find((name) =>
+    name.endsWith(wanted) && /[_\-.:/]$/.test(name.slice(0, -wanted.length))
+  );
+}
+
+function versionsIn(turns: Turn[]): number[] {
+  return turns.flatMap((turn) =>
+    resourceSightings(turnText(turn)).map((sighting) => sighting.version)
+  );
+}
+
+function callIndex(turns: Turn[], names: string[], from = 0): number {
+  const index = turns.slice(from).findIndex((turn) =>
+    turn.kind === "toolCall" && names.includes(turn.name)
+  );
+  return index < 0 ? -1 : index + from;
+}
+
+function text(
+  stage: Stage,
+  message: string,
+  versionsSeen: number[],
+  extra: Partial<Decision> = {},
+): Decision {
+  return {
+    stage,
+    action: { kind: "text", text: message },
+    waitSeconds: 0,
+    versionsSeen,
+    ...extra,
+  };
+}
+
+/** The scripted model's next move for one request. */
+export function decide(
+  conversation: Conversation,
+  script: ModelScript,
+): Decision {
+  const turns = conversation.turns;
+  const versionsSeen = versionsIn(turns);
+  if (conversation.wantsJson || conversation.offeredTools.length === 0) {
+    // Titles, summaries, "who speaks next" checks: not the agent loop.
+    return text(
+      "side-request",
+      conversation.wantsJson
+        ? JSON.stringify({
+          next_speaker: "user",
+          reasoning: "The scripted model has finished its turn.",
+        })
+        : "Resource subscription check",
+      versionsSeen,
+    );
+  }
+  const readName = resolveTool(conversation.offeredTools, script.read.name);
+  const loaderName = script.loader &&
+    resolveTool(conversation.offeredTools, script.loader.name);
+  if (
+    readName === undefined && script.loader && loaderName !== undefined &&
+    callIndex(turns, [loaderName, script.loader.name]) < 0
+  ) {
+    return {
+      stage: "load-tools",
+      action: { kind: "tool", name: loaderName, input: script.loader.input },
+      waitSeconds: 0,
+      versionsSeen,
+    };
+  }
+  if (readName === undefined) {
+    return text(
+      "no-read-tool",
+      `I cannot read MCP resources: no ${script.read.name} tool was offered.`,
+      versionsSeen,
+      {
+        note: `offered tools: ${conversation.offeredTools.join(", ")}`,
+      },
+    );
+  }
+  const readNames = [readName, script.read.name];
+  const readCall: Action = {
+    kind: "tool",
+    name: readName,
+    input: script.read.input,
+  };
+  const modelCalls = turns.filter((turn) => turn.kind === "toolCall").length;
+  if (modelCalls >= MAX_MODEL_CALLS) {
+    return text(
+      "too-many-calls",
+      `Stopping after ${modelCalls} tool calls.`,
+      versionsSeen,
+    );
+  }
+
+  const firstSighting = turns.findIndex((turn) =>
+    resourceSightings(turnText(turn)).length > 0
+  );
+  if (firstSighting < 0) {
+    const reads = turns.filter((turn) =>
+      turn.kind === "toolCall" && readNames.includes(turn.name)
+    ).length;
+    if (reads >= 2) {
+      const lastResult = turns.findLast((turn) =>
+        turn.kind === "toolResult"
+      );
+      return text(
+        "read-failed",
+        "I could not read test://review/status.",
+        versionsSeen,
+        {
+          note: `read ${reads} times without resource content; last result: ${
+            turnText(lastResult ?? { kind: "toolResult", text: "(none)" })
+              .slice(0, 200)
+          }`,
+        },
+      );
+    }
+    return { stage: "read-v1", action: readCall, waitSeconds: 0, versionsSeen };
+  }
+
+  const nudgeName = resolveTool(conversation.offeredTools, script.nudge.name);
+  const nudgeNames = nudgeName === undefined
+    ? []
+    : [nudgeName, script.nudge.name];
+  const rereadAt = callIndex(turns, readNames, firstSighting + 1);
+  if (rereadAt >= 0) {
+    const before = versionsIn(turns.slice(0, rereadAt));
+    const after = versionsIn(turns.slice(rereadAt));
+    const latest = after.at(-1);
+    const contextUpdated = before.some((version) => version >= 2);
+    return text(
+      "final",
+      latest === undefined
+        ? "The second read returned no resource content."
+        : `The review status is now at version ${latest}. The update reached my context before I asked again: ${
+          contextUpdated ? "yes" : "no"
+        }.`,
+      versionsSeen,
+      { contextUpdated },
+    );
+  }
+  const nudged = nudgeNames.length > 0 &&
+    callIndex(turns, nudgeNames, firstSighting + 1) >= 0;
+  if (!nudged && nudgeName !== undefined) {
+    return {
+      stage: "wait-then-nudge",
+      action: { kind: "tool", name: nudgeName, input: script.nudge.input },
+      waitSeconds: script.waitSeconds,
+      versionsSeen,
+    };
+  }
+  return {
+    stage: "check-context-then-reread",
+    action: readCall,
+    // Without a harmless tool the wait happens here, and the client gets no
+    // turn between the update and the re-read.
+    waitSeconds: nudged ? 0 : script.waitSeconds,
+    versionsSeen,
+    contextUpdated: versionsSeen.some((version) => version >= 2),
+    note: nudged
+      ? undefined
+      : `no ${script.nudge.name} tool offered: no turn between the update and the re-read`,
+  };
+}

@@ -1,0 +1,227 @@
+import assert from "node:assert/strict";
+import type { Conversation, Turn } from "./conversation.ts";
+import { flattenText, resourceSightings } from "./conversation.ts";
+import { decide, type ModelScript, resolveTool } from "./decide.ts";
+
+const script: ModelScript = {
+  read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
+  nudge: { name: "list_mcp_resources", input: {} },
+  waitSeconds: 5,
+};
+const tools = ["shell", "list_mcp_resources", "read_mcp_resource"];
+const V1 =
+  "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
+const V2 =
+  "status: reviewed\nversion: 2\nmessage: Simulated review result is now available.";
+const user: Turn = { kind: "text", role: "user", text: "Read the resource." };
+const read: Turn = {
+  kind: "toolCall",
+  name: "read_mcp_resource",
+  input: { uri: "test://review/status" },
+};
+const list: Turn = { kind: "toolCall", name: "list_mcp_resources", input: {} };
+const result = (text: string): Turn => ({ kind: "toolResult", text });
+
+function conversation(turns: Turn[], offered = tools): Conversation {
+  return { offeredTools: offered, turns, wantsJson: false };
+}
+
+Deno.test("decide: no resource content yet → read the resource", () => {
+  const decision = decide(conversation([user]), script);
+  assert.equal(decision.stage, "read-v1");
+  assert.deepEqual(decision.action, {
+    kind: "tool",
+    name: "read_mcp_resource",
+    input: { uri: "test://review/status" },
+  });
+  assert.equal(decision.waitSeconds, 0);
+  assert.deepEqual(decision.versionsSeen, []);
+});
+
+Deno.test("decide: version 1 seen → wait past the delay, then the harmless call", () => {
+  const decision = decide(conversation([user, read, result(V1)]), script);
+  assert.equal(decision.stage, "wait-then-nudge");
+  assert.deepEqual(decision.action, {
+    kind: "tool",
+    name: "list_mcp_resources",
+    input: {},
+  });
+  assert.equal(decision.waitSeconds, 5);
+  assert.deepEqual(decision.versionsSeen, [1]);
+});
+
+Deno.test("decide: after the nudge, no version 2 in the context → level 7 not reached, read again", () => {
+  const decision = decide(
+    conversation([user, read, result(V1), list, result("[review-status]")]),
+    script,
+  );
+  assert.equal(decision.stage, "check-context-then-reread");
+  assert.equal(decision.contextUpdated, false);
+  assert.equal(decision.action.kind, "tool");
+  assert.equal(
+    decision.action.kind === "tool" && decision.action.name,
+    "read_mcp_resource",
+  );
+  assert.equal(decision.waitSeconds, 0);
+});
+
+Deno.test("decide: version 2 the client put in the context unasked → level 7", () => {
+  const reminder: Turn = {
+    kind: "text",
+    role: "user",
+    text: `<system-reminder>The resource changed:\n${V2}</system-reminder>`,
+  };
+  const decision = decide(
+    conversation([user, read, result(V1), list, result("[]"), reminder]),
+    script,
+  );
+  assert.equal(decision.stage, "check-context-then-reread");
+  assert.equal(decision.contextUpdated, true);
+  assert.deepEqual(decision.versionsSeen, [1, 2]);
+});
+
+Deno.test("decide: the re-read answered → final text naming the version and the level-7 finding", () => {
+  const decision = decide(
+    conversation([
+      user,
+      read,
+      result(V1),
+      list,
+      result("[]"),
+      read,
+      result(JSON.stringify({ contents: [{ text: V2 }] })),
+    ]),
+    script,
+  );
+  assert.equal(decision.stage, "final");
+  assert.equal(decision.contextUpdated, false);
+  assert.equal(decision.action.kind, "text");
+  assert.match(
+    decision.action.kind === "text" ? decision.action.text : "",
+    /version 2\. The update reached my context before I asked again: no\./,
+  );
+});
+
+Deno.test("decide: the same conversation always gets the same decision (no hidden state)", () => {
+  const turns = [user, read, result(V1), list, result("[]")];
+  const first = decide(conversation(turns), script);
+  decide(conversation([user]), script);
+  const again = decide(conversation(turns), script);
+  assert.deepEqual(again, first);
+});
+
+Deno.test("decide: requests without tools, or asking for JSON, are side requests", () => {
+  const title = decide(conversation([user], []), script);
+  assert.equal(title.stage, "side-request");
+  assert.equal(title.action.kind, "text");
+  const json = decide(
+    { offeredTools: tools, turns: [user], wantsJson: true },
+    script,
+  );
+  assert.equal(json.stage, "side-request");
+  assert.deepEqual(
+    JSON.parse(json.action.kind === "text" ? json.action.text : "{}")
+      .next_speaker,
+    "user",
+  );
+});
+
+Deno.test("decide: a client that offers no read tool gets a final text naming what it offered", () => {
+  const decision = decide(conversation([user], ["shell", "edit"]), script);
+  assert.equal(decision.stage, "no-read-tool");
+  assert.equal(decision.action.kind, "text");
+  assert.equal(decision.note, "offered tools: shell, edit");
+});
+
+Deno.test("decide: deferred tools are loaded first, once", () => {
+  const withLoader: ModelScript = {
+    ...script,
+    loader: {
+      name: "ToolSearch",
+      input: { query: "select:read_mcp_resource" },
+    },
+  };
+  const first = decide(conversation([user], ["ToolSearch"]), withLoader);
+  assert.equal(first.stage, "load-tools");
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "ToolSearch",
+    input: { query: "select:read_mcp_resource" },
+  });
+  const searched: Turn = { kind: "toolCall", name: "ToolSearch", input: {} };
+  const stillMissing = decide(
+    conversation([user, searched, result("no match")], ["ToolSearch"]),
+    withLoader,
+  );
+  assert.equal(stillMissing.stage, "no-read-tool");
+  const loaded = decide(
+    conversation([user, searched, result("ok")], ["ToolSearch", ...tools]),
+    withLoader,
+  );
+  assert.equal(loaded.stage, "read-v1");
+});
+
+Deno.test("decide: two reads without resource text → gives up with the last result", () => {
+  const decision = decide(
+    conversation([user, read, result("error: -32002"), read, result("error")]),
+    script,
+  );
+  assert.equal(decision.stage, "read-failed");
+  assert.match(decision.note ?? "", /read 2 times.*last result: error/);
+});
+
+Deno.test("decide: a client that keeps re-prompting is stopped", () => {
+  const loop = Array.from({ length: 8 }, () => [list, result("[]")]).flat();
+  const decision = decide(conversation([user, ...loop]), script);
+  assert.equal(decision.stage, "too-many-calls");
+});
+
+Deno.test("decide: without a harmless tool, the wait moves to the re-read", () => {
+  const decision = decide(
+    conversation([user, read, result(V1)], ["read_mcp_resource"]),
+    script,
+  );
+  assert.equal(decision.stage, "check-context-then-reread");
+  assert.equal(decision.waitSeconds, 5);
+  assert.match(decision.note ?? "", /no list_mcp_resources tool offered/);
+});
+
+Deno.test("resolveTool: exact names first, then a client's prefix", () => {
+  assert.equal(
+    resolveTool(["get_review_status"], "get_review_status"),
+    "get_review_status",
+  );
+  assert.equal(
+    resolveTool(["lab-get_review_status"], "get_review_status"),
+    "lab-get_review_status",
+  );
+  assert.equal(
+    resolveTool(["mcp__lab__get_review_status"], "get_review_status"),
+    "mcp__lab__get_review_status",
+  );
+  assert.equal(
+    resolveTool(["notget_review_status"], "get_review_status"),
+    undefined,
+  );
+});
+
+Deno.test("resourceSightings: finds the lab's text raw, JSON-escaped and double-escaped", () => {
+  assert.deepEqual(resourceSightings(V1), [{ status: "pending", version: 1 }]);
+  assert.deepEqual(resourceSightings(JSON.stringify({ text: V2 })), [
+    { status: "reviewed", version: 2 },
+  ]);
+  assert.deepEqual(
+    resourceSightings(JSON.stringify(JSON.stringify({ text: V2 }))),
+    [{ status: "reviewed", version: 2 }],
+  );
+  assert.deepEqual(resourceSightings("tell me when version: 2 arrives"), []);
+});
+
+Deno.test("flattenText: content blocks read as their text", () => {
+  assert.equal(
+    flattenText([{ type: "text", text: "a" }, { type: "text", text: "b" }]),
+    "a\nb",
+  );
+  assert.equal(flattenText({ contents: [{ uri: "x", text: V1 }] }), V1);
+  assert.equal(flattenText(null), "");
+});

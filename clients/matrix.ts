@@ -1,0 +1,441 @@
+/**
+ * Turns runs into matrix rows and writes the published files: the matrix
+ * (`results/compatibility-matrix.md`, with `results/matrix.json` as its
+ * machine-readable twin) and one evidence file per client and mode
+ * (`results/runs/<client>-<version>-<mode>.md`). Pure functions, so the
+ * tests need no client.
+ *
+ * @module
+ */
+
+import type { ModeId } from "./catalog.ts";
+import type { LabClientReport } from "./lab.ts";
+import type { Outcome, RunRecord, Trigger } from "./runner.ts";
+import { errorLine } from "./runner.ts";
+import { observe, type TranscriptEntry } from "./scripted_model.ts";
+
+export interface MatrixRow {
+  clientId: string;
+  client: string;
+  npmPackage: string;
+  version: string;
+  mode: ModeId;
+  trigger: Trigger;
+  ranAt: string;
+  durationSeconds: number;
+  outcome: Outcome;
+  /** The lab's version, from its report (null when the lab never answered). */
+  labVersion: string | null;
+  /** The lab's identity for the client (`name/version`), when it connected. */
+  labClient: string | null;
+  era: string | null;
+  protocolVersion: string | null;
+  connected: boolean;
+  listed: boolean;
+  readV1: boolean;
+  subscribed: boolean;
+  notified: boolean;
+  rereadV2: boolean;
+  /**
+   * Level 7 as the scripted model saw it; null when it could not judge, or
+   * when the lab sent no update at all.
+   */
+  contextUpdated: boolean | null;
+  /** The level the lab recorded (0–6). */
+  labLevel: number;
+  /** The row's level: the lab's, or 7 when the context showed the update. */
+  level: number;
+  notes: string;
+  /** Evidence file, relative to `results/`, with the trigger's anchor. */
+  evidence: string;
+}
+
+export interface MatrixDocument {
+  generatedAt: string;
+  labVersion: string | null;
+  delaySeconds: number;
+  rows: MatrixRow[];
+}
+
+/** `results/runs/<client>-<version>-<mode>.md`. */
+export function evidenceFile(
+  clientId: string,
+  version: string,
+  mode: ModeId,
+): string {
+  return `runs/${clientId}-${version}-${mode}.md`;
+}
+
+/**
+ * The lab entry that is this run's client: the one that got furthest (a
+ * client may open a probe connection before its working one).
+ */
+export function mainLabClient(
+  clients: LabClientReport[],
+): LabClientReport | undefined {
+  return clients.toSorted((a, b) =>
+    b.level - a.level || b.timeline.length - a.timeline.length
+  )[0];
+}
+
+/** The row's level: 7 needs the update in the context after a notification. */
+export function rowLevel(
+  labLevel: number,
+  notified: boolean,
+  contextUpdated: boolean | null,
+): number {
+  return contextUpdated === true && notified ? 7 : labLevel;
+}
+
+function modelNote(transcript: TranscriptEntry[]): string | undefined {
+  const seen = observe(transcript);
+  const noReadTool = transcript.find((entry) => entry.stage === "no-read-tool");
+  if (noReadTool) {
+    return `its model was offered no resource-read tool (${
+      noReadTool.note ?? ""
+    })`;
+  }
+  const failed = transcript.find((entry) => entry.stage === "read-failed");
+  if (failed) return `the model's reads returned no resource text`;
+  if (seen.agentRequests === 0 && transcript.length > 0) {
+    return "the client never sent the model an agent turn with tools";
+  }
+  if (seen.unhandledPaths.length > 0 && seen.agentRequests === 0) {
+    return `the client called model routes the lab's model lacks: ${
+      seen.unhandledPaths.join(", ")
+    }`;
+  }
+  return undefined;
+}
+
+const VERSION_READ = /^\[(?:resources\/read|tools\/call)\] .*\bversion=(\d+)/;
+
+/**
+ * Whether the client read version 2 before the scripted model asked for it
+ * again (a native re-read), or only because the model asked; null when it
+ * never read version 2 or the model never asked.
+ */
+export function rereadByItself(
+  labClient: LabClientReport,
+  transcript: TranscriptEntry[],
+): boolean | null {
+  const firstUpdatedRead = labClient.timeline.find((step) => {
+    const match = step.line.match(VERSION_READ);
+    return match !== null && Number(match[1]) >= 2;
+  });
+  const modelAsked = transcript.find((entry) =>
+    entry.stage === "check-context-then-reread"
+  );
+  if (firstUpdatedRead === undefined) return null;
+  if (modelAsked === undefined) return true;
+  return Date.parse(firstUpdatedRead.at) < Date.parse(modelAsked.at);
+}
+
+/** One line saying what blocked the client (or that nothing did). */
+export function rowNotes(
+  run: RunRecord,
+  labClient: LabClientReport | undefined,
+  contextUpdated: boolean | null,
+): string {
+  const notes: string[] = [];
+  if (run.outcome === "install-failed") {
+    return `npm install failed: ${run.detail ?? "unknown reason"}`;
+  }
+  if (run.outcome === "lab-failed") {
+    return `harness: the lab did not start (${run.detail ?? ""})`;
+  }
+  if (run.outcome === "timeout") notes.push(`timed out (${run.detail})`);
+  if (run.outcome === "spawn-failed") {
+    notes.push(`could not start: ${run.detail}`);
+  }
+  if (run.outcome === "exit-nonzero") {
+    const line = errorLine(run.outputTail);
+    notes.push(`${run.detail}${line ? `: ${line}` : ""}`);
+  }
+  if (labClient === undefined) {
+    notes.push("never reached the lab");
+  } else if (labClient.level < 6) {
+    notes.push(labClient.missing);
+  } else if (rereadByItself(labClient, run.transcript) === false) {
+    notes.push(
+      "notified, but read version 2 only when the model asked: the client did not re-read by itself",
+    );
+  }
+  if (labClient?.readVia === "tool") {
+    notes.push("reads through the lab's get_review_status tool");
+  }
+  const fromModel = modelNote(run.transcript);
+  if (fromModel) notes.push(fromModel);
+  if (contextUpdated === true) {
+    notes.push("version 2 reached the agent's context before it asked again");
+  } else if (contextUpdated === false && labClient && labClient.level >= 5) {
+    notes.push("version 2 was not in the agent's context until it asked");
+  }
+  return notes.join("; ").replaceAll("\n", " ");
+}
+
+export function rowFromRun(run: RunRecord): MatrixRow {
+  const labClient = run.labReport
+    ? mainLabClient(run.labReport.clients)
+    : undefined;
+  // With no update sent, there was nothing to bring into the context.
+  const contextUpdated = labClient !== undefined && labClient.updatesSent === 0
+    ? null
+    : observe(run.transcript).contextUpdated;
+  const steps = labClient?.steps;
+  const labLevel = labClient?.level ?? 0;
+  const notified = steps?.notificationDelivered ?? false;
+  return {
+    clientId: run.clientId,
+    client: run.displayName,
+    npmPackage: run.npmPackage,
+    version: run.version,
+    mode: run.mode,
+    trigger: run.trigger,
+    ranAt: run.ranAt,
+    durationSeconds: run.durationSeconds,
+    outcome: run.outcome,
+    labVersion: run.labReport?.lab ?? null,
+    labClient: labClient ? `${labClient.name}/${labClient.version}` : null,
+    era: labClient?.era ?? null,
+    protocolVersion: labClient?.protocolVersion ?? null,
+    connected: steps?.connected ?? false,
+    listed: steps?.listed ?? false,
+    readV1: steps?.readV1 ?? false,
+    subscribed: steps?.subscribed ?? false,
+    notified,
+    rereadV2: steps?.rereadAfterNotification ?? false,
+    contextUpdated,
+    labLevel,
+    level: rowLevel(labLevel, notified, contextUpdated),
+    notes: rowNotes(run, labClient, contextUpdated),
+    evidence: `${
+      evidenceFile(run.clientId, run.version, run.mode)
+    }#trigger-${run.trigger}`,
+  };
+}
+
+/** New rows replace old rows of the same client, mode and trigger. */
+export function mergeRows(
+  previous: MatrixRow[],
+  fresh: MatrixRow[],
+  order: string[],
+): MatrixRow[] {
+  const key = (row: MatrixRow) => `${row.clientId}|${row.mode}|${row.trigger}`;
+  const merged = new Map(previous.map((row) => [key(row), row]));
+  for (const row of fresh) merged.set(key(row), row);
+  const rank = (row: MatrixRow) => {
+    const index = order.indexOf(row.clientId);
+    return index < 0 ? order.length : index;
+  };
+  const modeRank = (mode: ModeId) => mode === "default" ? 0 : 1;
+  const triggerRank = (trigger: Trigger) => trigger === "subscribe" ? 0 : 1;
+  return [...merged.values()].sort((a, b) =>
+    rank(a) - rank(b) || a.clientId.localeCompare(b.clientId) ||
+    modeRank(a.mode) - modeRank(b.mode) ||
+    triggerRank(a.trigger) - triggerRank(b.trigger)
+  );
+}
+
+const MARK = (reached: boolean) => reached ? "✅" : "❌";
+
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|").replaceAll("\n", " ");
+}
+
+function eraCell(row: MatrixRow): string {
+  if (row.era === null) return "—";
+  return row.era === row.protocolVersion
+    ? row.era
+    : `${row.era} (${row.protocolVersion})`;
+}
+
+function contextCell(row: MatrixRow): string {
+  if (row.contextUpdated === null) return "—";
+  return MARK(row.contextUpdated);
+}
+
+/** The May 2026 hand-run round, kept as history below the measured matrix. */
+export const HISTORY = `## History: the original lab's hand-run round (May 2026)
+
+Before this harness, the original lab's matrix was filled in by hand, one
+client at a time, against a lab that served the resource and no tools. No
+client got past level 3 natively (read version 1): none subscribed, none opened
+a stream that would carry the update, none re-read the resource after it
+changed. Codex CLI and Crush refused the server outright, because its
+\`tools/list\` answered \`-32601\` (method not found); the lab now answers every
+list method with an empty list for that reason. Those runs recorded no
+versions, prompts or reports, so they are kept here as context, not as
+comparable rows.`;
+
+export function matrixMarkdown(document: MatrixDocument): string {
+  const lines = [
+    "# Compatibility matrix",
+    "",
+    `Generated by \`deno task clients\` on ${
+      document.generatedAt.slice(0, 10)
+    } with lab ${
+      document.labVersion ?? "(unknown)"
+    }. Every client ran headless against a scripted model on loopback (no network, no API key), under both update triggers, with the lab's update delay at ${document.delaySeconds} s. [How to read a row and re-run](README.md).`,
+    "",
+    "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
+    "",
+    "| Client | Version | Mode | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Notes | Evidence |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const row of document.rows) {
+    lines.push(
+      `| ${
+        [
+          row.client,
+          row.version,
+          row.mode,
+          `\`${row.trigger}\``,
+          eraCell(row),
+          MARK(row.connected),
+          MARK(row.listed),
+          MARK(row.readV1),
+          MARK(row.subscribed),
+          MARK(row.notified),
+          MARK(row.rereadV2),
+          contextCell(row),
+          String(row.level),
+          row.notes || "—",
+          `[run](${row.evidence})`,
+        ].map(cell).join(" | ")
+      } |`,
+    );
+  }
+  lines.push(
+    "",
+    "Goose is not on npm, so it is not run here; check it by hand with [the verification guide](../docs/verification-guide.md#goose-not-on-npm).",
+    "",
+    HISTORY,
+    "",
+  );
+  return lines.join("\n");
+}
+
+/** Lowers every heading outside code fences by `levels`. */
+export function demoteHeadings(markdown: string, levels: number): string {
+  let inFence = false;
+  return markdown.split("\n").map((line) => {
+    if (/^(`{3,}|~{3,})/.test(line)) inFence = !inFence;
+    if (!inFence && /^#{1,6} /.test(line)) return "#".repeat(levels) + line;
+    return line;
+  }).join("\n");
+}
+
+function transcriptTable(transcript: TranscriptEntry[]): string[] {
+  if (transcript.length === 0) {
+    return ["The client sent the scripted model no request."];
+  }
+  const start = Date.parse(transcript[0].at);
+  const lines = [
+    "| # | At (s) | Request | Stage | Versions seen | Context updated | Answer |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  transcript.forEach((entry, index) => {
+    lines.push(
+      `| ${
+        [
+          String(index + 1),
+          ((Date.parse(entry.at) - start) / 1000).toFixed(1),
+          `${entry.method} ${entry.path}${entry.stream ? " (stream)" : ""}`,
+          entry.stage,
+          entry.versionsSeen.join(", ") || "—",
+          entry.contextUpdated === undefined
+            ? "—"
+            : entry.contextUpdated
+            ? "yes"
+            : "no",
+          `${entry.answer}${
+            entry.waitSeconds ? ` after ${entry.waitSeconds} s` : ""
+          }${entry.note ? ` (${entry.note})` : ""}`,
+        ].map((text) => cell(text).replaceAll("`", "'")).join(" | ")
+      } |`,
+    );
+  });
+  return lines;
+}
+
+/** The evidence file for one client and mode: a section per trigger. */
+export function evidenceMarkdown(runs: RunRecord[]): string {
+  const first = runs[0];
+  const lines = [
+    `# ${first.displayName} ${first.version}, mode ${first.mode}`,
+    "",
+    `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients ${first.clientId}\` on ${
+      first.ranAt.slice(0, 10)
+    }.`,
+    "",
+  ];
+  if (first.command) {
+    lines.push("Command:", "", "```sh", first.command, "```", "");
+  }
+  for (const run of runs) {
+    const row = rowFromRun(run);
+    lines.push(
+      `## Trigger ${run.trigger}`,
+      "",
+      `Outcome: ${run.outcome}${
+        run.exitCode === null ? "" : ` (exit ${run.exitCode})`
+      } after ${run.durationSeconds} s. Level ${row.level} (lab: ${row.labLevel}). ${
+        row.notes ? `Notes: ${row.notes}.` : ""
+      }`,
+      "",
+      "### Scripted model transcript",
+      "",
+      ...transcriptTable(run.transcript),
+      "",
+    );
+    if (run.outcome !== "completed" && run.outputTail) {
+      lines.push(
+        "### Client output (last lines)",
+        "",
+        "```text",
+        run.outputTail.replaceAll("```", "'''"),
+        "```",
+        "",
+      );
+    }
+    lines.push("### Lab report", "");
+    lines.push(
+      run.labReportMarkdown
+        ? demoteHeadings(run.labReportMarkdown.trim(), 3)
+        : "The lab produced no report.",
+      "",
+    );
+  }
+  return lines.join("\n");
+}
+
+/**
+ * Keeps the sections of triggers this run did not cover (`--trigger read`
+ * leaves the `subscribe` evidence in place), so every row's link still lands.
+ */
+export function mergeEvidence(previous: string, fresh: string): string {
+  const split = (text: string) => {
+    const [header, ...sections] = text.split(/\n(?=## Trigger )/);
+    return {
+      header,
+      sections: new Map(sections.map((section) => [
+        section.slice("## Trigger ".length).split("\n")[0].trim(),
+        section,
+      ])),
+    };
+  };
+  const old = split(previous);
+  const next = split(fresh);
+  const order = ["subscribe", "read"];
+  const triggers = [
+    ...new Set([...old.sections.keys(), ...next.sections.keys()]),
+  ]
+    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return [
+    next.header,
+    ...triggers.map((trigger) =>
+      next.sections.get(trigger) ?? old.sections.get(trigger) ?? ""
+    ),
+  ].map((part) => part.replace(/\n+$/, "")).join("\n\n") + "\n";
+}

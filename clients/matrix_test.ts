@@ -1,0 +1,420 @@
+import assert from "node:assert/strict";
+import { installFailureReason } from "./install.ts";
+import type { LabClientReport, LabReport } from "./lab.ts";
+import {
+  demoteHeadings,
+  evidenceMarkdown,
+  HISTORY,
+  mainLabClient,
+  matrixMarkdown,
+  type MatrixRow,
+  mergeEvidence,
+  mergeRows,
+  rereadByItself,
+  rowFromRun,
+  rowLevel,
+} from "./matrix.ts";
+import { errorLine, type RunRecord, tail } from "./runner.ts";
+import type { TranscriptEntry } from "./scripted_model.ts";
+
+const T0 = Date.parse("2026-11-30T10:00:00.000Z");
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+
+function labClient(fields: Partial<LabClientReport>): LabClientReport {
+  return {
+    id: "s1",
+    name: "demo",
+    version: "1.0.0",
+    era: "2025",
+    protocolVersion: "2025-06-18",
+    transport: "streamable-http",
+    ended: null,
+    trigger: "read",
+    level: 3,
+    levelName: "read version 1",
+    missing: "never subscribed to test://review/status (resources/subscribe)",
+    steps: {
+      connected: true,
+      listed: true,
+      readV1: true,
+      subscribed: false,
+      notificationDelivered: false,
+      rereadAfterNotification: false,
+    },
+    lastVersionRead: 1,
+    updatesSent: 1,
+    notificationsLost: 0,
+    readVia: "resource",
+    timeline: [],
+    ...fields,
+  };
+}
+
+function report(clients: LabClientReport[]): LabReport {
+  return {
+    lab: "0.2.0",
+    sdk: "2.4.0",
+    generatedAt: at(30),
+    scenario: {},
+    clients,
+  };
+}
+
+function entry(
+  seconds: number,
+  stage: TranscriptEntry["stage"],
+  fields: Partial<TranscriptEntry> = {},
+): TranscriptEntry {
+  return {
+    at: at(seconds),
+    method: "POST",
+    path: "/v1/messages",
+    wire: "anthropic-messages",
+    stream: true,
+    stage,
+    answer: "tool read_mcp_resource {}",
+    offeredTools: 3,
+    readToolOffered: true,
+    versionsSeen: [],
+    waitSeconds: 0,
+    ...fields,
+  };
+}
+
+function run(fields: Partial<RunRecord>): RunRecord {
+  return {
+    clientId: "demo",
+    displayName: "Demo CLI",
+    npmPackage: "demo-cli",
+    version: "1.0.0",
+    mode: "default",
+    trigger: "read",
+    ranAt: at(0),
+    durationSeconds: 9,
+    outcome: "completed",
+    exitCode: 0,
+    command: 'demo -p "<prompt>"',
+    labReport: report([labClient({})]),
+    labReportMarkdown:
+      "# MCP resource subscription lab report\n\n## demo/1.0.0",
+    transcript: [
+      entry(0, "read-v1"),
+      entry(1, "wait-then-nudge", { versionsSeen: [1] }),
+      entry(6, "check-context-then-reread", {
+        versionsSeen: [1],
+        contextUpdated: false,
+      }),
+      entry(7, "final", { versionsSeen: [1, 1], contextUpdated: false }),
+    ],
+    outputTail: "",
+    ...fields,
+  };
+}
+
+Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
+  const row = rowFromRun(run({}));
+  assert.equal(row.labClient, "demo/1.0.0");
+  assert.equal(row.era, "2025");
+  assert.equal(row.protocolVersion, "2025-06-18");
+  assert.deepEqual(
+    [row.connected, row.listed, row.readV1, row.subscribed, row.notified],
+    [true, true, true, false, false],
+  );
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.level, 3);
+  assert.equal(row.contextUpdated, false);
+  assert.equal(row.labVersion, "0.2.0");
+  assert.equal(row.notes, labClient({}).missing);
+  assert.equal(row.evidence, "runs/demo-1.0.0-default.md#trigger-read");
+});
+
+Deno.test("rowFromRun: a probe connection does not hide the working one", () => {
+  const probe = labClient({ id: "probe", level: 1, missing: "never listed" });
+  const row = rowFromRun(run({ labReport: report([probe, labClient({})]) }));
+  assert.equal(row.labLevel, 3);
+  assert.equal(mainLabClient([probe])?.id, "probe");
+  assert.equal(mainLabClient([]), undefined);
+});
+
+Deno.test("rowLevel: 7 only when the context showed the update after a notification", () => {
+  assert.equal(rowLevel(6, true, true), 7);
+  assert.equal(rowLevel(6, true, false), 6);
+  assert.equal(rowLevel(3, false, true), 3);
+  assert.equal(rowLevel(3, false, null), 3);
+});
+
+Deno.test("rowFromRun: level 6 reached only because the model asked says so", () => {
+  const notified = labClient({
+    level: 6,
+    missing: "level 7 … not observable",
+    steps: {
+      ...labClient({}).steps,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(0.5),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=1 client=demo/1.0.0",
+      },
+      {
+        at: at(6.2),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const row = rowFromRun(run({ labReport: report([notified]) }));
+  assert.equal(row.level, 6);
+  assert.match(row.notes, /read version 2 only when the model asked/);
+  assert.match(row.notes, /not in the agent's context until it asked/);
+  assert.equal(rereadByItself(notified, run({}).transcript), false);
+});
+
+Deno.test("rowFromRun: a client that re-reads and shows the update by itself reaches 7", () => {
+  const native = labClient({
+    level: 6,
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(4),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const transcript = [
+    entry(0, "read-v1"),
+    entry(1, "wait-then-nudge", { versionsSeen: [1] }),
+    entry(6, "check-context-then-reread", {
+      versionsSeen: [1, 2],
+      contextUpdated: true,
+    }),
+    entry(7, "final", { versionsSeen: [1, 2, 2], contextUpdated: true }),
+  ];
+  const row = rowFromRun(run({ labReport: report([native]), transcript }));
+  assert.equal(row.level, 7);
+  assert.equal(row.labLevel, 6);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(rereadByItself(native, transcript), true);
+  assert.match(row.notes, /reached the agent's context before it asked/);
+});
+
+Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their reason", () => {
+  const crashed = rowFromRun(run({
+    outcome: "exit-nonzero",
+    exitCode: 1,
+    detail: "exit 1",
+    labReport: report([]),
+    transcript: [],
+    outputTail:
+      "starting\nError: MCP server lab refused: tools/list failed\nbye",
+  }));
+  assert.equal(crashed.level, 0);
+  assert.equal(crashed.connected, false);
+  assert.equal(
+    crashed.notes,
+    "exit 1: Error: MCP server lab refused: tools/list failed; never reached the lab",
+  );
+  const hung = rowFromRun(run({
+    outcome: "timeout",
+    detail: "no exit within 120 s",
+  }));
+  assert.match(
+    hung.notes,
+    /^timed out \(no exit within 120 s\); never subscribed/,
+  );
+  assert.equal(hung.level, 3);
+  const install = rowFromRun(run({
+    outcome: "install-failed",
+    detail: "Error: getaddrinfo ENOTFOUND github.com",
+    labReport: null,
+    transcript: [],
+  }));
+  assert.equal(
+    install.notes,
+    "npm install failed: Error: getaddrinfo ENOTFOUND github.com",
+  );
+  assert.equal(install.era, null);
+  assert.equal(install.level, 0);
+});
+
+Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {
+  const quiet = rowFromRun(run({
+    trigger: "subscribe",
+    labReport: report([labClient({ updatesSent: 0, readVia: "tool" })]),
+  }));
+  assert.equal(quiet.contextUpdated, null);
+  assert.equal(quiet.level, 3);
+  assert.match(quiet.notes, /reads through the lab's get_review_status tool/);
+});
+
+Deno.test("rowFromRun: a model offered no read tool is named in the notes", () => {
+  const row = rowFromRun(run({
+    transcript: [
+      entry(0, "no-read-tool", {
+        readToolOffered: false,
+        note: "offered tools: Bash, Edit",
+      }),
+    ],
+  }));
+  assert.match(
+    row.notes,
+    /offered no resource-read tool \(offered tools: Bash, Edit\)/,
+  );
+});
+
+function row(fields: Partial<MatrixRow>): MatrixRow {
+  return { ...rowFromRun(run({})), ...fields };
+}
+
+Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
+  const old = [
+    row({ clientId: "b", trigger: "read", notes: "old b" }),
+    row({ clientId: "a", trigger: "read", notes: "old a" }),
+    row({ clientId: "a", trigger: "subscribe", notes: "old a sub" }),
+  ];
+  const merged = mergeRows(old, [
+    row({ clientId: "a", trigger: "read", notes: "new a" }),
+    row({
+      clientId: "a",
+      mode: "2026-07-28",
+      trigger: "read",
+      notes: "new a 2026",
+    }),
+  ], ["a", "b"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "old a sub",
+    "new a",
+    "new a 2026",
+    "old b",
+  ]);
+});
+
+Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence link; history below", () => {
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [row({ notes: "pipes | escaped" })],
+  });
+  assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
+  const line = markdown.split("\n").find((text) =>
+    text.startsWith("| Demo CLI")
+  );
+  assert.ok(line);
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.deepEqual(cells.slice(1, 16), [
+    "Demo CLI",
+    "1.0.0",
+    "default",
+    "`read`",
+    "2025 (2025-06-18)",
+    "✅",
+    "✅",
+    "✅",
+    "❌",
+    "❌",
+    "❌",
+    "❌",
+    "3",
+    "pipes \\| escaped",
+    "[run](runs/demo-1.0.0-default.md#trigger-read)",
+  ]);
+  assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
+  assert.match(HISTORY, /May 2026/);
+  assert.match(HISTORY, /Codex CLI and Crush refused/);
+});
+
+Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
+  const markdown = evidenceMarkdown([
+    run({ trigger: "subscribe" }),
+    run({
+      outcome: "timeout",
+      detail: "no exit within 120 s",
+      outputTail: "stuck",
+    }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default/);
+  assert.match(markdown, /## Trigger subscribe[\s\S]*## Trigger read/);
+  assert.match(
+    markdown,
+    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\) \| check-context-then-reread \| 1 \| no \|/,
+  );
+  assert.match(
+    markdown,
+    /### Client output \(last lines\)\n\n```text\nstuck\n```/,
+  );
+  assert.equal(
+    markdown.split("#### MCP resource subscription lab report").length,
+    3,
+  );
+  assert.match(markdown, /##### demo\/1\.0\.0/);
+});
+
+Deno.test("demoteHeadings: headings move down, code fences stay as they are", () => {
+  assert.equal(
+    demoteHeadings("# A\n```sh\n# comment\n```\n## B", 2),
+    "### A\n```sh\n# comment\n```\n#### B",
+  );
+});
+
+Deno.test("installFailureReason: a postinstall download failure names the error and the URL", () => {
+  const log = [
+    "npm error code 1",
+    "npm error command sh -c node install.js",
+    "npm error Downloading https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz to archive/crush.tar.gz...",
+    "npm error Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com",
+    "npm error     at install (lib.js:162:9)",
+  ].join("\n");
+  assert.equal(
+    installFailureReason(log),
+    "Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com (its postinstall downloads https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz)",
+  );
+  assert.equal(
+    installFailureReason("npm error 404 Not Found"),
+    "404 Not Found",
+  );
+});
+
+Deno.test("tail and errorLine: last lines without terminal escapes; the first error-like line", () => {
+  assert.equal(tail("a\n\n\x1b[31mb\x1b[0m\nc\n", 2), "b\nc");
+  assert.equal(
+    errorLine("ok\nFatal: no model\nError: later"),
+    "Fatal: no model",
+  );
+  assert.equal(errorLine("all good"), undefined);
+});
+
+Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {
+  const both = evidenceMarkdown([
+    run({ trigger: "subscribe", durationSeconds: 11 }),
+    run({ trigger: "read", durationSeconds: 12 }),
+  ]);
+  const readOnly = evidenceMarkdown([
+    run({ trigger: "read", durationSeconds: 99 }),
+  ]);
+  const merged = mergeEvidence(both, readOnly);
+  assert.match(
+    merged,
+    /## Trigger subscribe\n\nOutcome: completed \(exit 0\) after 11 s/,
+  );
+  assert.match(
+    merged,
+    /## Trigger read\n\nOutcome: completed \(exit 0\) after 99 s/,
+  );
+  assert.ok(
+    merged.indexOf("## Trigger subscribe") < merged.indexOf("## Trigger read"),
+  );
+  assert.equal(merged.split("## Trigger").length, 3);
+  assert.equal(mergeEvidence("", both), both.replace(/\n+$/, "") + "\n");
+});

@@ -1,0 +1,339 @@
+/**
+ * One run: a fresh lab and scripted model on free loopback ports, the client
+ * headless in an isolated home, bounded by a timeout; then the lab's report
+ * and the model's transcript. A client that crashes, hangs or refuses the
+ * server is a result, not an error.
+ *
+ * @module
+ */
+
+import type { ClientDefinition, ModeId } from "./catalog.ts";
+import { type LabReport, startLab } from "./lab.ts";
+import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
+
+export type Trigger = "subscribe" | "read";
+
+export type Outcome =
+  | "completed"
+  | "exit-nonzero"
+  | "timeout"
+  | "spawn-failed"
+  | "install-failed"
+  | "lab-failed";
+
+export interface RunOptions {
+  labMainPath: string;
+  /** Where the run's home, logs and output go (wiped first). */
+  runDir: string;
+  binPath: string;
+  delaySeconds: number;
+  timeoutSeconds: number;
+  /** Keep the run's home, work and tmp folders (for debugging a client). */
+  keepHome?: boolean;
+}
+
+/** Everything a run produced, as plain data. */
+export interface RunRecord {
+  clientId: string;
+  displayName: string;
+  npmPackage: string;
+  version: string;
+  mode: ModeId;
+  trigger: Trigger;
+  ranAt: string;
+  durationSeconds: number;
+  outcome: Outcome;
+  exitCode: number | null;
+  /** Why the run did not complete, in a few words (install error, crash text). */
+  detail?: string;
+  /** The command, with the prompt shortened. */
+  command: string;
+  labReport: LabReport | null;
+  labReportMarkdown: string | null;
+  transcript: TranscriptEntry[];
+  /** The client's last output lines, for the evidence file. */
+  outputTail: string;
+}
+
+/** The prompt every client gets, the verification guide's standard prompt. */
+export const PROMPT =
+  "Read the MCP resource test://review/status from the lab server and tell me its status. " +
+  "Then wait for the review to finish: the resource will change by itself. " +
+  "When it changes, tell me the new status.";
+
+/** Seconds the model waits past the lab's update delay before its nudge. */
+const WAIT_MARGIN_SECONDS = 2;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Signals the client's whole process group (it was started with setsid). */
+function signalGroup(pid: number, signal: Deno.Signal) {
+  try {
+    Deno.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** The last `lines` lines of a text, without terminal escapes. */
+export function tail(text: string, lines: number): string {
+  // deno-lint-ignore no-control-regex
+  const clean = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  return clean.split("\n").filter((line) => line.trim() !== "").slice(-lines)
+    .join("\n");
+}
+
+/** The first line of output that reads like an error, for a row's notes. */
+export function errorLine(output: string): string | undefined {
+  const lines = tail(output, 400).split("\n");
+  return lines.find((line) =>
+    /\b(error|fatal|panic|exception|refus|failed|unauthori[sz]ed)\b/i.test(line)
+  )?.trim().slice(0, 200);
+}
+
+/** The command as evidence: the prompt shortened, per-run paths generic. */
+export function commandLine(
+  bin: string,
+  args: string[],
+  paths: { home: string; workDir: string },
+): string {
+  return [bin, ...args].map((arg) => {
+    if (arg === PROMPT) return '"<prompt>"';
+    const generic = arg.replaceAll(paths.home, "$HOME").replaceAll(
+      paths.workDir,
+      ".",
+    );
+    return /[\s"'{}]/.test(generic) ? `'${generic}'` : generic;
+  }).join(" ");
+}
+
+interface ProcessResult {
+  outcome: Outcome;
+  exitCode: number | null;
+  detail?: string;
+  output: string;
+}
+
+/**
+ * Runs the client in its own process group (setsid), so a timeout or the end
+ * of the run can stop it together with anything it started.
+ */
+async function runProcess(
+  binPath: string,
+  args: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    outputPath: string;
+    timeoutSeconds: number;
+  },
+): Promise<ProcessResult> {
+  const outputFile = await Deno.open(options.outputPath, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  let output = "";
+  try {
+    const child = new Deno.Command("setsid", {
+      args: [binPath, ...args],
+      cwd: options.cwd,
+      clearEnv: true,
+      env: options.env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const decoder = new TextDecoder();
+    const collect = async (stream: ReadableStream<Uint8Array>) => {
+      for await (const chunk of stream) {
+        await outputFile.write(chunk);
+        output += decoder.decode(chunk, { stream: true });
+      }
+    };
+    const collecting = Promise.all([
+      collect(child.stdout),
+      collect(child.stderr),
+    ]);
+    let timedOut = false;
+    const timer = setTimeout(async () => {
+      timedOut = true;
+      signalGroup(child.pid, "SIGTERM");
+      await sleep(3000);
+      signalGroup(child.pid, "SIGKILL");
+    }, options.timeoutSeconds * 1000);
+    const status = await child.status;
+    clearTimeout(timer);
+    // Helpers the client left behind belong to its group: end them too.
+    signalGroup(child.pid, "SIGKILL");
+    await Promise.race([collecting, sleep(2000)]);
+    if (timedOut) {
+      return {
+        outcome: "timeout",
+        exitCode: status.code,
+        detail: `no exit within ${options.timeoutSeconds} s`,
+        output,
+      };
+    }
+    if (!status.success) {
+      return {
+        outcome: "exit-nonzero",
+        exitCode: status.code,
+        detail: `exit ${status.code}${
+          status.signal ? ` (${status.signal})` : ""
+        }`,
+        output,
+      };
+    }
+    return { outcome: "completed", exitCode: status.code, output };
+  } catch (error) {
+    return {
+      outcome: "spawn-failed",
+      exitCode: null,
+      detail: String(error),
+      output,
+    };
+  } finally {
+    outputFile.close();
+  }
+}
+
+export async function runClient(
+  client: ClientDefinition,
+  mode: ModeId,
+  trigger: Trigger,
+  options: RunOptions,
+): Promise<RunRecord> {
+  const started = performance.now();
+  const ranAt = new Date().toISOString();
+  const base = {
+    clientId: client.id,
+    displayName: client.displayName,
+    npmPackage: client.npmPackage,
+    version: client.version,
+    mode,
+    trigger,
+    ranAt,
+  };
+  const seconds = () => Math.round((performance.now() - started) / 1000);
+  await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
+  const home = `${options.runDir}/home`;
+  const workDir = `${options.runDir}/work`;
+  const tmpDir = `${options.runDir}/tmp`;
+  for (const dir of [home, workDir, tmpDir]) {
+    await Deno.mkdir(dir, { recursive: true });
+  }
+
+  let lab;
+  try {
+    lab = await startLab({
+      mainPath: options.labMainPath,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      enableTool: client.enableTool,
+      logPath: `${options.runDir}/lab.log`,
+    });
+  } catch (error) {
+    return {
+      ...base,
+      durationSeconds: seconds(),
+      outcome: "lab-failed",
+      exitCode: null,
+      detail: String(error),
+      command: "",
+      labReport: null,
+      labReportMarkdown: null,
+      transcript: [],
+      outputTail: "",
+    };
+  }
+  const model = startScriptedModel({
+    ...client.script,
+    waitSeconds: options.delaySeconds + WAIT_MARGIN_SECONDS,
+  });
+  let command = "";
+  let result: ProcessResult = {
+    outcome: "spawn-failed",
+    exitCode: null,
+    output: "",
+  };
+  let labReport: LabReport | null = null;
+  let labReportMarkdown: string | null = null;
+  try {
+    const launch = client.launch({
+      home,
+      workDir,
+      labUrl: lab.url,
+      modelOrigin: model.origin,
+      prompt: PROMPT,
+      mode,
+    });
+    for (const [path, content] of Object.entries(launch.files)) {
+      await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), {
+        recursive: true,
+      });
+      await Deno.writeTextFile(path, content);
+    }
+    command = commandLine(client.bin, launch.args, { home, workDir });
+    // A clean environment: only what the client needs, never the user's own
+    // configuration, tokens or proxies.
+    const env: Record<string, string> = {
+      PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+      HOME: home,
+      USER: "lab",
+      XDG_CONFIG_HOME: `${home}/.config`,
+      XDG_CACHE_HOME: `${home}/.cache`,
+      XDG_DATA_HOME: `${home}/.local/share`,
+      XDG_STATE_HOME: `${home}/.local/state`,
+      TMPDIR: tmpDir,
+      LANG: "C.UTF-8",
+      TERM: "dumb",
+      NO_COLOR: "1",
+      ...launch.env,
+    };
+    result = await runProcess(options.binPath, launch.args, {
+      cwd: workDir,
+      env,
+      outputPath: `${options.runDir}/client-output.log`,
+      timeoutSeconds: options.timeoutSeconds,
+    });
+    // Let the lab log the last requests (a DELETE, a closed stream).
+    await sleep(500);
+    try {
+      labReport = await lab.report();
+      labReportMarkdown = await lab.reportMarkdown();
+    } catch (error) {
+      result.detail = `${
+        result.detail ? `${result.detail}; ` : ""
+      }lab report unavailable: ${error}`;
+    }
+  } finally {
+    await model.close();
+    await lab.stop();
+  }
+  await Deno.writeTextFile(
+    `${options.runDir}/transcript.json`,
+    JSON.stringify(model.transcript, null, 2),
+  );
+  if (!options.keepHome) {
+    // Clients fill their homes with caches and packages (hundreds of MB);
+    // the logs and transcript beside them are what a later look needs.
+    for (const dir of [home, workDir, tmpDir]) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  }
+  return {
+    ...base,
+    durationSeconds: seconds(),
+    outcome: result.outcome,
+    exitCode: result.exitCode,
+    detail: result.detail,
+    command,
+    labReport,
+    labReportMarkdown,
+    transcript: model.transcript,
+    outputTail: tail(result.output, 40),
+  };
+}

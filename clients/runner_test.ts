@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import type { ClientDefinition, LaunchContext } from "./catalog.ts";
+import { rowFromRun } from "./matrix.ts";
+import { commandLine, PROMPT, runClient, type RunOptions } from "./runner.ts";
+
+// The runner against the real lab, with stand-in clients instead of installed
+// CLIs: all on loopback, a few seconds each.
+
+const labMainPath = new URL("../main.ts", import.meta.url).pathname;
+const fakeAgentPath = new URL("./testdata/fake_agent.ts", import.meta.url)
+  .pathname;
+
+function standIn(
+  launch: (context: LaunchContext) => string[],
+): ClientDefinition {
+  return {
+    id: "stand-in",
+    displayName: "Stand-in",
+    npmPackage: "stand-in",
+    version: "0.0.0",
+    bin: "stand-in",
+    wire: "anthropic-messages",
+    script: {
+      read: {
+        name: "ReadMcpResourceTool",
+        input: { uri: "test://review/status" },
+      },
+      nudge: { name: "ListMcpResourcesTool", input: {} },
+    },
+    modes: ["default"],
+    enableTool: false,
+    launch: (context) => ({ args: launch(context), env: {}, files: {} }),
+  };
+}
+
+/** PIDs whose command line is exactly `cmdline` (NUL-separated, as in /proc). */
+async function processesRunning(cmdline: string): Promise<number[]> {
+  const found: number[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const text = await Deno.readTextFile(`/proc/${entry.name}/cmdline`)
+      .catch(() => "");
+    if (text === cmdline) found.push(Number(entry.name));
+  }
+  return found;
+}
+
+async function options(
+  binPath: string,
+  timeoutSeconds: number,
+): Promise<RunOptions & { cleanup(): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "clients-runner-test-" });
+  return {
+    labMainPath,
+    runDir: `${dir}/run`,
+    binPath,
+    delaySeconds: 0.5,
+    timeoutSeconds,
+    cleanup: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+Deno.test({
+  name:
+    "runner: a client that subscribes, re-reads and shows the update reaches level 7",
+  async fn() {
+    const client = standIn(({ labUrl, modelOrigin, prompt }) => [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--no-config",
+      "--no-lock",
+      fakeAgentPath,
+      labUrl,
+      modelOrigin,
+      prompt,
+    ]);
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runClient(client, "default", "subscribe", run);
+      assert.equal(record.outcome, "completed", record.outputTail);
+      const row = rowFromRun(record);
+      assert.equal(row.labClient, "fake-agent/1.0.0");
+      assert.equal(row.era, "2025");
+      assert.deepEqual(
+        [
+          row.connected,
+          row.listed,
+          row.readV1,
+          row.subscribed,
+          row.notified,
+          row.rereadV2,
+        ],
+        [true, true, true, true, true, true],
+      );
+      assert.equal(row.labLevel, 6);
+      assert.equal(row.contextUpdated, true);
+      assert.equal(row.level, 7);
+      assert.deepEqual(record.transcript.map((entry) => entry.stage), [
+        "read-v1",
+        "wait-then-nudge",
+        "check-context-then-reread",
+        "final",
+      ]);
+      assert.match(record.labReportMarkdown ?? "", /sequenceDiagram/);
+      assert.match(
+        record.outputTail,
+        /version 2\. The update reached my context before I asked again: yes\./,
+      );
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "runner: a crashing client is a row with its error, in an isolated environment",
+  async fn() {
+    Deno.env.set("LAB_RUNNER_TEST_SENTINEL", "leaked");
+    const client = standIn(() => [
+      "-c",
+      'echo "home=$HOME tmp=$TMPDIR sentinel=${LAB_RUNNER_TEST_SENTINEL:-unset}"; echo "Error: server lab refused" >&2; exit 3',
+    ]);
+    const run = await options("/bin/sh", 30);
+    try {
+      const record = await runClient(client, "default", "read", run);
+      assert.equal(record.outcome, "exit-nonzero");
+      assert.equal(record.exitCode, 3);
+      assert.match(
+        record.outputTail,
+        new RegExp(
+          `home=${run.runDir}/home tmp=${run.runDir}/tmp sentinel=unset`,
+        ),
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.level, 0);
+      assert.equal(
+        row.notes,
+        "exit 3: Error: server lab refused; never reached the lab",
+      );
+    } finally {
+      Deno.env.delete("LAB_RUNNER_TEST_SENTINEL");
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "runner: a hanging client is stopped at the timeout, with its children",
+  async fn() {
+    const client = standIn(() => ["-c", "sleep 61.4321 & sleep 61.4321"]);
+    const run = await options("/bin/sh", 1);
+    try {
+      const started = performance.now();
+      const record = await runClient(client, "default", "read", run);
+      assert.ok(performance.now() - started < 15_000);
+      assert.equal(record.outcome, "timeout");
+      assert.equal(
+        rowFromRun(record).notes,
+        "timed out (no exit within 1 s); never reached the lab",
+      );
+      assert.deepEqual(
+        await processesRunning("sleep\u000061.4321\u0000"),
+        [],
+        "the client's background child was left running",
+      );
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quoted", () => {
+  assert.equal(
+    commandLine("claude", [
+      "-p",
+      PROMPT,
+      "--mcp-config",
+      "/r/home/lab.json",
+      "--flag",
+      "a b",
+      "/r/work/x",
+    ], { home: "/r/home", workDir: "/r/work" }),
+    `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
+  );
+});

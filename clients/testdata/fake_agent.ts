@@ -1,0 +1,161 @@
+/**
+ * A stand-in agent CLI for the harness tests: the client the lab hopes for.
+ * It speaks MCP 2025 to the lab with plain fetch (no dependencies, so it runs
+ * in an isolated HOME without a package cache), subscribes, opens the GET
+ * stream, re-reads the resource when notified and puts the new text into the
+ * conversation it sends the model (Anthropic Messages, streaming). Run by
+ * `runner_test.ts` through the real runner; never published.
+ *
+ * Usage: fake_agent.ts <lab url> <model origin> <prompt>
+ *
+ * @module
+ */
+
+const [labUrl, modelOrigin, prompt] = Deno.args;
+const PROTOCOL = "2025-11-25";
+const URI = "test://review/status";
+
+let sessionId = "";
+let nextId = 1;
+
+interface JsonRpcResponse {
+  id?: number;
+  result?: Record<string, unknown>;
+  error?: unknown;
+}
+
+function sseMessages(text: string): JsonRpcResponse[] {
+  return text.split(/\r?\n\r?\n/).flatMap((block) => {
+    const data = block.split(/\r?\n/).filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trim()).join("\n");
+    return data ? [JSON.parse(data) as JsonRpcResponse] : [];
+  });
+}
+
+async function mcp(
+  method: string,
+  params: Record<string, unknown> = {},
+  notification = false,
+): Promise<Record<string, unknown>> {
+  const id = nextId++;
+  const response = await fetch(labUrl, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": PROTOCOL,
+      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
+    },
+    body: JSON.stringify(
+      notification
+        ? { jsonrpc: "2.0", method, params }
+        : { jsonrpc: "2.0", id, method, params },
+    ),
+  });
+  sessionId = response.headers.get("mcp-session-id") ?? sessionId;
+  const text = await response.text();
+  if (notification) return {};
+  const messages = response.headers.get("content-type")?.includes(
+      "event-stream",
+    )
+    ? sseMessages(text)
+    : [JSON.parse(text) as JsonRpcResponse];
+  const answer = messages.find((message) => message.id === id);
+  if (!answer?.result) throw new Error(`${method} failed: ${text}`);
+  return answer.result;
+}
+
+async function readResource(): Promise<string> {
+  const result = await mcp("resources/read", { uri: URI });
+  return JSON.stringify(result);
+}
+
+await mcp("initialize", {
+  protocolVersion: PROTOCOL,
+  capabilities: {},
+  clientInfo: { name: "fake-agent", version: "1.0.0" },
+});
+await mcp("notifications/initialized", {}, true);
+
+// Updates the agent has not yet shown the model.
+const pendingUpdates: string[] = [];
+const stream = new AbortController();
+const opened = Promise.withResolvers<void>();
+(async () => {
+  const response = await fetch(labUrl, {
+    headers: {
+      accept: "text/event-stream",
+      "mcp-protocol-version": PROTOCOL,
+      "mcp-session-id": sessionId,
+    },
+    signal: stream.signal,
+  });
+  opened.resolve();
+  let buffer = "";
+  for await (
+    const chunk of response.body!.pipeThrough(new TextDecoderStream())
+  ) {
+    buffer += chunk;
+    const blocks = buffer.split(/\r?\n\r?\n/);
+    buffer = blocks.pop() ?? "";
+    for (const message of sseMessages(blocks.join("\n\n"))) {
+      const method = (message as { method?: string }).method;
+      if (method === "notifications/resources/updated") {
+        pendingUpdates.push(
+          `Resource ${URI} changed:\n${await readResource()}`,
+        );
+      }
+    }
+  }
+})().catch(() => opened.resolve());
+await opened.promise;
+await mcp("resources/list");
+await mcp("resources/subscribe", { uri: URI });
+
+type Block = Record<string, unknown>;
+const messages: { role: string; content: string | Block[] }[] = [
+  { role: "user", content: prompt },
+];
+const tools = [
+  { name: "ListMcpResourcesTool", input_schema: { type: "object" } },
+  { name: "ReadMcpResourceTool", input_schema: { type: "object" } },
+];
+for (let turn = 0; turn < 10; turn++) {
+  const response = await fetch(`${modelOrigin}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "fake" },
+    body: JSON.stringify({
+      model: "fake",
+      max_tokens: 1024,
+      stream: true,
+      messages,
+      tools,
+    }),
+  });
+  const frames = sseMessages(await response.text()) as unknown as Block[];
+  const start = frames.find((frame) => frame.type === "content_block_start")
+    ?.content_block as Block;
+  const delta = frames.find((frame) => frame.type === "content_block_delta")
+    ?.delta as Block;
+  if (start.type === "text") {
+    console.log(delta.text);
+    break;
+  }
+  const input = JSON.parse(String(delta.partial_json));
+  messages.push({
+    role: "assistant",
+    content: [{ ...start, input }],
+  });
+  const output = start.name === "ReadMcpResourceTool"
+    ? await readResource()
+    : JSON.stringify(await mcp("resources/list"));
+  const content: Block[] = [
+    { type: "tool_result", tool_use_id: start.id, content: output },
+  ];
+  // What the lab hopes clients do: bring the update into the context.
+  for (const update of pendingUpdates.splice(0)) {
+    content.push({ type: "text", text: update });
+  }
+  messages.push({ role: "user", content });
+}
+stream.abort();
