@@ -407,11 +407,13 @@ type StepKind =
   | "notify"
   | "session-end";
 
-/** One timestamped step of a client, with the evidence it logged. */
+/**
+ * One step of a client: when, what kind, and the evidence it logged. The
+ * text line is rendered only when a report or a verdict needs it.
+ */
 interface Step {
-  at: string;
+  at: number;
   kind: StepKind;
-  line: string;
   evidence: Evidence;
 }
 
@@ -455,11 +457,12 @@ interface LabClient {
   progress: Progress;
   timeline: Step[];
   droppedSteps: number;
-  firstSeen: string;
-  lastSeen: string;
+  /** Epoch milliseconds. */
+  firstSeen: number;
+  lastSeen: number;
   endedReason?: string;
-  /** Key evidence lines, remembered by the step they prove. */
-  proof: Partial<Record<ProofKey, string>>;
+  /** Key evidence, remembered by the step it proves. */
+  proof: Partial<Record<ProofKey, Step>>;
 }
 
 type ProofKey =
@@ -491,7 +494,7 @@ function newLabClient(fields: {
   clientInfo?: unknown;
   protocolVersion: string;
 }): LabClient {
-  const now = new Date().toISOString();
+  const now = Date.now();
   const client: LabClient = {
     id: fields.id,
     era: fields.era,
@@ -514,10 +517,13 @@ function newLabClient(fields: {
   return client;
 }
 
+/** `clientInfo` as clients send it; either field may be missing. */
+const clientInfoSchema = z.object({ name: z.string(), version: z.string() })
+  .partial().catch({});
+
 /** Takes name and version from a `clientInfo` object, when it has them. */
 function nameClient(client: LabClient, clientInfo: unknown) {
-  const info = z.object({ name: z.string(), version: z.string() })
-    .partial().catch({}).parse(clientInfo ?? {});
+  const info = clientInfoSchema.parse(clientInfo ?? {});
   client.name = info.name ?? client.name;
   client.version = info.version ?? client.version;
 }
@@ -655,8 +661,8 @@ function clientReport(client: LabClient, config: LabConfig) {
     era: client.era,
     protocolVersion: client.protocolVersion,
     transport: client.transport,
-    firstSeen: client.firstSeen,
-    lastSeen: client.lastSeen,
+    firstSeen: new Date(client.firstSeen).toISOString(),
+    lastSeen: new Date(client.lastSeen).toISOString(),
     ended: client.endedReason ?? null,
     trigger: config.updateTrigger,
     level: verdict.level,
@@ -668,7 +674,11 @@ function clientReport(client: LabClient, config: LabConfig) {
     updatesSent: client.updates.sent,
     notificationsLost: client.progress.lost.length,
     readVia: client.progress.readV1 ?? null,
-    timeline: client.timeline.map(({ at, kind, line }) => ({ at, kind, line })),
+    timeline: client.timeline.map((step) => ({
+      at: new Date(step.at).toISOString(),
+      kind: step.kind,
+      line: lineOf(step, client),
+    })),
     timelineDropped: client.droppedSteps,
   };
 }
@@ -769,7 +779,7 @@ function sequenceDiagram(client: LabClient): string[] {
     "    participant L as Lab",
   ];
   for (const step of client.timeline) {
-    const arrow = diagramArrow(step);
+    const arrow = diagramArrow(step, client);
     if (arrow) diagram.push(`    ${mermaidText(arrow)}`);
   }
   if (client.droppedSteps > 0) {
@@ -780,12 +790,15 @@ function sequenceDiagram(client: LabClient): string[] {
   return diagram;
 }
 
-function diagramArrow({ kind, evidence, line }: Step): string | undefined {
+function diagramArrow(
+  { kind, evidence }: Step,
+  client: LabClient,
+): string | undefined {
   const fields = evidence.fields ?? {};
   switch (kind) {
     case "connect":
       return evidence.tag === "initialize"
-        ? `C->>L: initialize (${fieldOf(line, "protocol")})`
+        ? `C->>L: initialize (${client.protocolVersion})`
         : "C->>L: server/discover";
     case "list":
       return "C->>L: resources/list";
@@ -821,35 +834,37 @@ function diagramArrow({ kind, evidence, line }: Step): string | undefined {
   }
 }
 
-/** Reads a `key=value` field back from a logged line. */
-function fieldOf(line: string, key: string): string | undefined {
-  return line.match(new RegExp(`(?:^| )${key}=(\\S+)`))?.[1];
-}
-
 /** The short block printed when a client's session ends, and at shutdown. */
 function verdictBlock(client: LabClient, config: LabConfig): string[] {
   const verdict = verdictOf(client, config);
-  const proof = client.proof;
-  const evidence = [
-    proof.subscribed,
-    proof.notified ?? proof.lost,
-    proof.reread,
-  ].filter((line): line is string => line !== undefined);
-  if (evidence.length === 0) {
-    evidence.push(
-      ...[proof.readV1, proof.listed, proof.connected].filter((
-        line,
-      ): line is string => line !== undefined).slice(0, 2),
-    );
-  }
   return [
     `[verdict] level=${verdict.level} client=${
       clientLabel(client)
     } era=${client.era} protocol=${client.protocolVersion} id=${client.id} trigger=${config.updateTrigger}`,
     `  level ${verdict.level} of 7: ${verdict.levelName}`,
     `  next: ${verdict.missing}`,
-    ...evidence.map((line) => `  evidence: ${line}`),
+    ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
+}
+
+/**
+ * The lines that prove how far a client got: its subscription, the
+ * notification (delivered or lost) and the re-read, or failing those, its
+ * first read and list.
+ */
+function keyEvidence(client: LabClient): string[] {
+  const { proof } = client;
+  const decisive = [
+    proof.subscribed,
+    proof.notified ?? proof.lost,
+    proof.reread,
+  ]
+    .filter((step) => step !== undefined);
+  const steps = decisive.length > 0
+    ? decisive
+    : [proof.readV1, proof.listed, proof.connected]
+      .filter((step) => step !== undefined).slice(0, 2);
+  return steps.map((step) => lineOf(step, client));
 }
 
 // ---------------------------------------------------------------------------
@@ -879,50 +894,74 @@ interface Evidence {
   fields?: Record<string, FieldValue | undefined>;
 }
 
+/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+function renderEvidence(
+  { tag, words, fields = {} }: Evidence,
+  client: LabClient | undefined,
+  at: number,
+): string {
+  const parts = [`[${tag}]`];
+  if (words) parts.push(words);
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${key}=${value}`);
+  }
+  if (client) {
+    parts.push(
+      `client=${clientLabel(client)}`,
+      `era=${client.era}`,
+      `protocol=${client.protocolVersion}`,
+    );
+  }
+  parts.push(`at=${new Date(at).toISOString()}`);
+  return parts.join(" ");
+}
+
+/** A recorded step's evidence line, as it was logged. */
+function lineOf(step: Step, client: LabClient): string {
+  return renderEvidence(step.evidence, client, step.at);
+}
+
 interface Logger {
-  /** Writes the event at a level; returns its text form, written or not. */
+  enabled(level: LogLevel): boolean;
+  /** Writes the event at a level, if that level is on. */
   write(
     level: Exclude<LogLevel, "silent">,
     evidence: Evidence,
     client?: LabClient,
-  ): string;
+    at?: number,
+  ): void;
   /** A multi-line text block, or one JSON object, at info level. */
-  block(lines: string[], json: Record<string, unknown>): void;
+  block(lines: () => string[], json: () => Record<string, unknown>): void;
 }
 
 function createLogger(config: LabConfig, sink: LineSink): Logger {
   const enabled = (level: LogLevel) =>
     LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
   return {
-    write(level, { tag, words, fields = {} }, client) {
-      const all: Record<string, FieldValue | undefined> = {
-        ...fields,
+    enabled,
+    write(level, evidence, client, at = Date.now()) {
+      // Formatting costs more than the work it reports: skip it when off.
+      if (!enabled(level)) return;
+      if (config.logFormat === "text") {
+        sink(renderEvidence(evidence, client, at));
+        return;
+      }
+      sink(JSON.stringify({
+        event: evidence.tag,
+        text: evidence.words,
+        ...evidence.fields,
         ...(client && {
           client: clientLabel(client),
           era: client.era,
           protocol: client.protocolVersion,
         }),
-        at: new Date().toISOString(),
-      };
-      const text = [
-        `[${tag}]`,
-        ...(words ? [words] : []),
-        ...Object.entries(all).filter(([, value]) => value !== undefined)
-          .map(([key, value]) => `${key}=${value}`),
-      ].join(" ");
-      if (enabled(level)) {
-        sink(
-          config.logFormat === "json"
-            ? JSON.stringify({ event: tag, text: words, ...all })
-            : text,
-        );
-      }
-      return text;
+        at: new Date(at).toISOString(),
+      }));
     },
     block(lines, json) {
       if (!enabled("info")) return;
-      if (config.logFormat === "json") sink(JSON.stringify(json));
-      else for (const line of lines) sink(line);
+      if (config.logFormat === "json") sink(JSON.stringify(json()));
+      else for (const line of lines()) sink(line);
     },
   };
 }
@@ -951,12 +990,13 @@ function createLabState(config: LabConfig, log: Logger) {
     kind: StepKind,
     evidence: Evidence,
     facts: StepFacts = {},
-  ): string {
-    const line = log.write("info", evidence, client);
-    const at = new Date().toISOString();
+  ) {
+    const at = Date.now();
+    log.write("info", evidence, client, at);
+    const step: Step = { at, kind, evidence };
     client.lastSeen = at;
     if (client.timeline.length < TIMELINE_LIMIT) {
-      client.timeline.push({ at, kind, line, evidence });
+      client.timeline.push(step);
     } else {
       client.droppedSteps++;
     }
@@ -964,34 +1004,34 @@ function createLabState(config: LabConfig, log: Logger) {
     const proof = client.proof;
     if (!["update", "notify", "session-end"].includes(kind)) {
       progress.connected = true;
-      proof.connected ??= line;
+      proof.connected ??= step;
     }
     switch (kind) {
       case "list":
         progress.listed = true;
-        proof.listed ??= line;
+        proof.listed ??= step;
         break;
       case "read": {
         const version = facts.version ?? 0;
         progress.lastVersionRead = version;
         if (version === 1 && !progress.readV1) {
           progress.readV1 = facts.via;
-          proof.readV1 = line;
+          proof.readV1 = step;
         }
         if (version >= 2 && progress.notified && !progress.reread) {
           progress.reread = { version, via: facts.via ?? "resource" };
-          proof.reread = line;
+          proof.reread = step;
         }
         break;
       }
       case "subscribe":
         progress.subscribed = true;
-        proof.subscribed ??= line;
+        proof.subscribed ??= step;
         break;
       case "listen":
         if (facts.watches) {
           progress.subscribed = true;
-          proof.subscribed ??= line;
+          proof.subscribed ??= step;
         } else {
           progress.listenedWithoutResource = true;
         }
@@ -1002,14 +1042,13 @@ function createLabState(config: LabConfig, log: Logger) {
       case "notify":
         if (facts.delivery?.delivered) {
           progress.notified ??= facts.notification;
-          proof.notified ??= line;
+          proof.notified ??= step;
         } else if (facts.delivery) {
           progress.lost.push(facts.delivery.reason);
-          proof.lost ??= line;
+          proof.lost ??= step;
         }
         break;
     }
-    return line;
   }
 
   /** Sends one change notification and records whether it got through. */
@@ -1092,13 +1131,12 @@ function createLabState(config: LabConfig, log: Logger) {
 
   function printVerdict(client: LabClient) {
     const verdict = verdictOf(client, config);
-    log.block(verdictBlock(client, config), {
+    log.block(() => verdictBlock(client, config), () => ({
       event: "verdict",
       ...clientReport(client, config),
       timeline: undefined,
-      evidence: Object.values(client.proof),
-      level: verdict.level,
-    });
+      evidence: keyEvidence(client),
+    }));
   }
 
   /** Ends a client: its updates stop, and its verdict is printed once. */
@@ -1132,7 +1170,7 @@ function createLabState(config: LabConfig, log: Logger) {
     /** Every client for the reports, oldest first. */
     reportedClients: () =>
       [...endedClients, ...liveClients.values()].sort((a, b) =>
-        a.firstSeen.localeCompare(b.firstSeen)
+        a.firstSeen - b.firstSeen
       ),
     pendingUpdates: () =>
       [...liveClients.values()].filter((client) => client.updates.timer)
@@ -1283,17 +1321,19 @@ function buildLabServer(
   return server;
 }
 
+const listenParamsSchema = z.object({
+  notifications: z.object({
+    resourceSubscriptions: z.array(z.string()).optional(),
+    resourcesListChanged: z.boolean().optional(),
+  }).passthrough(),
+}).passthrough();
+
 /**
  * Keeps only the URIs the lab serves in a listen filter, so the
  * acknowledgement tells the client exactly what it will hear about.
  */
 function narrowListenFilter(params: unknown) {
-  const listen = z.object({
-    notifications: z.object({
-      resourceSubscriptions: z.array(z.string()).optional(),
-      resourcesListChanged: z.boolean().optional(),
-    }).passthrough(),
-  }).passthrough().safeParse(params);
+  const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
   const { notifications } = listen.data;
@@ -1331,11 +1371,20 @@ function recordListen(
   }, { watches: filter.watches });
 }
 
+const protocolVersionSchema = z.string().catch("2026-07-28");
+
+/** What the lab reads of a 2026-07-28 message before the SDK sees it. */
+const modernMessageSchema = z.object({
+  method: z.string(),
+  params: z.object({
+    _meta: z.record(z.string(), z.unknown()).optional().catch(undefined),
+  }).passthrough().optional().catch(undefined),
+}).passthrough();
+
 /** The stateless era's identity of a client: its `clientInfo` name@version. */
 function modernIdentity(meta: Record<string, unknown> | undefined) {
-  const info = z.object({ name: z.string(), version: z.string() }).partial()
-    .catch({}).parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
-  const protocolVersion = z.string().catch("2026-07-28").parse(
+  const info = clientInfoSchema.parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
+  const protocolVersion = protocolVersionSchema.parse(
     meta?.[PROTOCOL_VERSION_META_KEY],
   );
   return {
@@ -1709,12 +1758,7 @@ export function createLab(
     request: Request,
     body: unknown,
   ): Promise<Response> {
-    const message = z.object({
-      method: z.string(),
-      params: z.object({
-        _meta: z.record(z.string(), z.unknown()).optional().catch(undefined),
-      }).passthrough().optional().catch(undefined),
-    }).passthrough().safeParse(body);
+    const message = modernMessageSchema.safeParse(body);
     if (!message.success) {
       return modernHandler.fetch(request, { parsedBody: body });
     }
@@ -1794,8 +1838,8 @@ export function createLab(
         ),
       };
     }
-    const read = await readRequestBody(request, MAX_BODY_BYTES);
-    if (read.tooLarge) {
+    const text = await readBodyText(request);
+    if (text === undefined) {
       return {
         refused: jsonRpcError(
           413,
@@ -1806,7 +1850,7 @@ export function createLab(
     }
     let message: unknown;
     try {
-      message = JSON.parse(read.text);
+      message = JSON.parse(text);
     } catch {
       return {
         refused: jsonRpcError(
@@ -1910,7 +1954,8 @@ export function createLab(
     });
     const type = response.headers.get("content-type") ?? "";
     if (
-      !isEventStream(response) && !type.includes("markdown") && response.body
+      log.enabled("warn") && !isEventStream(response) &&
+      !type.includes("markdown") && response.body
     ) {
       // One warn line per refused request or JSON-RPC error answer.
       const text = await response.text();
@@ -1949,6 +1994,22 @@ export function createLab(
   }
 
   return { fetch, counts, report, close };
+}
+
+/**
+ * Reads a POST body up to the limit, or `undefined` when it is larger. A body
+ * that declares its length is read whole: the SDK's streaming reader keeps a
+ * 64 KiB buffer alive for as long as the request lives, which for a listen
+ * stream is as long as the stream. Bodies without a length go through the
+ * SDK's bounded reader.
+ */
+async function readBodyText(request: Request): Promise<string | undefined> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (Number.isSafeInteger(declared)) {
+    return declared > MAX_BODY_BYTES ? undefined : await request.text();
+  }
+  const read = await readRequestBody(request, MAX_BODY_BYTES);
+  return read.tooLarge ? undefined : read.text;
 }
 
 /** `status`, `code` and `message` of an error answer; nothing for success. */
