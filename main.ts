@@ -44,7 +44,6 @@ import {
   type JSONRPCMessage,
   localhostAllowedHostnames,
   originValidationResponse,
-  parseJSONRPCMessage,
   PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -1908,6 +1907,12 @@ export function createLab(
       method: request.method,
       headers: request.headers,
     });
+    // A request on a live 2025 session needs no classifying: the stateless
+    // era has no sessions, so the header alone says which era it is.
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId !== null && legacySessions.has(sessionId)) {
+      return serveLegacy(forwarded, body);
+    }
     return await isLegacyRequest(forwarded, body)
       ? serveLegacy(forwarded, body)
       : serveModern(forwarded, body);
@@ -2040,13 +2045,17 @@ function timingSafeEqual(given: string, expected: string): boolean {
   return difference === 0;
 }
 
+/**
+ * Whether a body has the shape of one JSON-RPC 2.0 message. Only the shape:
+ * the SDK validates the message fully right after, so a second schema parse
+ * here would double the cost of every request.
+ */
 function isJSONRPCMessage(message: unknown): boolean {
-  try {
-    parseJSONRPCMessage(message);
-    return true;
-  } catch {
-    return false;
-  }
+  if (typeof message !== "object" || message === null) return false;
+  const fields = message as Record<string, unknown>;
+  if (fields.jsonrpc !== "2.0") return false;
+  if (typeof fields.method === "string") return true;
+  return "id" in fields && ("result" in fields || "error" in fields);
 }
 
 function isEventStream(response: Response): boolean {
