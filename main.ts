@@ -225,7 +225,8 @@ const SETTINGS = {
     env: "MCP_TEST_MAX_SESSIONS",
     flag: "max-sessions",
     defaultValue: "1000",
-    description: "Most 2025 sessions, and most open listen streams, at once",
+    description:
+      "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
     allowed: "an integer from 1 to 1000000",
     schema: z.string().regex(/^\d{1,7}$/).transform(Number).pipe(
       z.number().min(1).max(1_000_000),
@@ -1164,7 +1165,6 @@ function createLabState(config: LabConfig, log: Logger) {
       liveClients.set(client.id, client);
       return client;
     },
-    live: (id: string) => liveClients.get(id),
     liveClients: () => [...liveClients.values()],
     /** Every client for the reports, oldest first. */
     reportedClients: () =>
@@ -1488,6 +1488,8 @@ export function createLab(
   const mcpPaths = new Set(["/mcp", config.path]);
   const legacySessions = new Map<string, LegacySession>();
   const listenStreams = new Map<LabClient, Set<ListenStream>>();
+  /** 2026-07-28 clients by identity, least recently seen first. */
+  const modernClients = new Map<string, LabClient>();
   const modernExchange = new AsyncLocalStorage<ModernExchange>();
 
   // -- 2025 era: sessions ----------------------------------------------------
@@ -1721,8 +1723,14 @@ export function createLab(
   /** The client a stateless request speaks for, keyed by clientInfo. */
   function modernClientFor(meta: Record<string, unknown> | undefined) {
     const identity = modernIdentity(meta);
-    const known = state.live(identity.id);
-    if (known) return known;
+    const known = modernClients.get(identity.id);
+    if (known) {
+      // Re-inserting keeps the map ordered from least to most recently seen.
+      modernClients.delete(identity.id);
+      modernClients.set(identity.id, known);
+      return known;
+    }
+    evictIdleModernClient();
     const client = state.track(newLabClient({
       id: identity.id,
       era: "2026-07-28",
@@ -1750,7 +1758,23 @@ export function createLab(
         },
       );
     };
+    modernClients.set(client.id, client);
     return client;
+  }
+
+  /**
+   * Stateless clients have no session to end, so the lab keeps at most
+   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
+   * without an open listen stream when a new one arrives.
+   */
+  function evictIdleModernClient() {
+    if (modernClients.size < config.maxSessions) return;
+    for (const [id, client] of modernClients) {
+      if (listenStreams.has(client)) continue;
+      modernClients.delete(id);
+      state.endClient(client, "evicted");
+      return;
+    }
   }
 
   async function serveModern(

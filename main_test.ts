@@ -2074,3 +2074,23 @@ for (const mode of ["legacy", "auto"] as const) {
     );
   });
 }
+
+Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client identities", async () => {
+  await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
+  for (const name of ["first-id", "second-id", "third-id"]) {
+    const read = await postModern(lab.url, 1, "resources/read", {
+      uri: REVIEW_URI,
+    }, name);
+    assert.equal(read.json.result.contents[0].text, VERSION_1_TEXT);
+  }
+  const clients = lab.lab.report().clients;
+  assert.deepEqual(
+    clients.map((client) => [client.name, client.ended]),
+    [["first-id", "evicted"], ["second-id", null], ["third-id", null]],
+  );
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith("[session/end] reason=evicted client=first-id/1.0.0")
+    ),
+  );
+});
