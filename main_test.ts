@@ -283,6 +283,24 @@ async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
   return sessionId;
 }
 
+/** Subscribes a raw 2025 session to the lab's resource. */
+function rawSubscribe(url: URL, sessionId: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": sessionId,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "resources/subscribe",
+      params: { uri: REVIEW_URI },
+    }),
+  });
+}
+
 function delay(ms: number) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -1236,16 +1254,7 @@ Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603)
 Deno.test("2025 era: a notification sent with no GET stream open is reported as lost", async () => {
   await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
   const sessionId = await openRawSession(lab.url);
-  const subscribe = await rawPost(
-    lab.url,
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "resources/subscribe",
-      params: { uri: REVIEW_URI },
-    }),
-    { "mcp-session-id": sessionId },
-  );
+  const subscribe = await rawSubscribe(lab.url, sessionId);
   assert.equal(subscribe.status, 200);
   await subscribe.body?.cancel();
   await delay(200);
@@ -1274,16 +1283,7 @@ Deno.test("2025 era: the SDK client's notification is logged as delivered on its
 Deno.test("a client that drops its GET or listen stream mid-way leaves nothing behind", async () => {
   await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
   const sessionId = await openRawSession(lab.url);
-  const subscribe = await rawPost(
-    lab.url,
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "resources/subscribe",
-      params: { uri: REVIEW_URI },
-    }),
-    { "mcp-session-id": sessionId },
-  );
+  const subscribe = await rawSubscribe(lab.url, sessionId);
   await subscribe.body?.cancel();
   const getAbort = new AbortController();
   const getStream = await fetch(lab.url, {
@@ -1541,16 +1541,7 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
 
   await inParallel(2000, 16, async (index) => {
     const sessionId = await openRawSession(lab.url);
-    const subscribe = await rawPost(
-      lab.url,
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "resources/subscribe",
-        params: { uri: REVIEW_URI },
-      }),
-      { "mcp-session-id": sessionId },
-    );
+    const subscribe = await rawSubscribe(lab.url, sessionId);
     await subscribe.body?.cancel();
     const deleted = await fetch(lab.url, {
       method: "DELETE",
