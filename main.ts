@@ -451,7 +451,13 @@ interface LabClient {
   version: string;
   protocolVersion: string;
   reviewVersion: number;
-  updates: { timer?: UpdateTimer; started: boolean; sent: number };
+  /** The update series: its pending timer, whether it started, how far it got. */
+  updates: {
+    timer?: UpdateTimer;
+    started: boolean;
+    sent: number;
+    series: number;
+  };
   /** Sends a change notification the way this client's era and transport do. */
   deliver: (notification: ChangeNotification) => Promise<Delivery>;
   progress: Progress;
@@ -503,7 +509,7 @@ function newLabClient(fields: {
     version: "unknown",
     protocolVersion: fields.protocolVersion,
     reviewVersion: 1,
-    updates: { started: false, sent: 0 },
+    updates: { started: false, sent: 0, series: 0 },
     deliver: () =>
       Promise.resolve({ delivered: false, reason: "not connected yet" }),
     progress: freshProgress(),
@@ -1081,6 +1087,7 @@ function createLabState(config: LabConfig, log: Logger) {
   function startUpdates(client: LabClient) {
     if (client.updates.started) return;
     client.updates.started = true;
+    const series = ++client.updates.series;
     let remaining = config.updateCount;
     const fire = async () => {
       client.updates.timer = undefined;
@@ -1093,8 +1100,11 @@ function createLabState(config: LabConfig, log: Logger) {
       await notify(client, "updated");
       if (config.sendListChanged) await notify(client, "list_changed");
       remaining--;
-      // The series may have been cancelled while the notification went out.
-      if (remaining > 0 && client.updates.started && !client.endedReason) {
+      // The series may have been cancelled (or a new one started) while the
+      // notification went out.
+      const current = client.updates.started &&
+        client.updates.series === series && !client.endedReason;
+      if (remaining > 0 && current) {
         client.updates.timer = setTimeout(
           fire,
           config.updateIntervalSeconds * 1000,
@@ -1109,10 +1119,11 @@ function createLabState(config: LabConfig, log: Logger) {
    * stream, which the verdict reports when nothing had been sent yet.
    */
   function cancelUpdates(client: LabClient, byClient = false) {
-    if (client.updates.timer === undefined) return;
+    if (!client.updates.started) return;
     clearTimeout(client.updates.timer);
     client.updates.timer = undefined;
     client.updates.started = false;
+    client.updates.series++;
     if (byClient && client.updates.sent === 0) {
       client.progress.closedBeforeUpdate = true;
     }
@@ -1122,7 +1133,7 @@ function createLabState(config: LabConfig, log: Logger) {
   function restartRun(client: LabClient) {
     cancelUpdates(client);
     client.reviewVersion = 1;
-    client.updates = { started: false, sent: 0 };
+    client.updates = { started: false, sent: 0, series: client.updates.series };
     client.progress = freshProgress();
     client.timeline = [];
     client.droppedSteps = 0;
@@ -1130,7 +1141,6 @@ function createLabState(config: LabConfig, log: Logger) {
   }
 
   function printVerdict(client: LabClient) {
-    const verdict = verdictOf(client, config);
     log.block(() => verdictBlock(client, config), () => ({
       event: "verdict",
       ...clientReport(client, config),
