@@ -2085,3 +2085,17 @@ Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client id
     ),
   );
 });
+
+Deno.test("unsubscribing in the middle of an update series stops it", async () => {
+  await using lab = startLab({
+    MCP_TEST_UPDATE_COUNT: "5",
+    MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.2",
+  });
+  await using client = await connectClient(lab.url, "quitter");
+  await subscribeUntilUpdated(client);
+  await client.unsubscribeResource({ uri: REVIEW_URI });
+  await delay(500);
+  assert.equal(reportFor(lab, "quitter").updatesSent, 1);
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+});
