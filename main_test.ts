@@ -790,6 +790,16 @@ function rawPost(
   });
 }
 
+/** A 2026-07-28 request body from the bad-input client. */
+function modernBody(method: string, params: Record<string, unknown>): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method,
+    params: { ...params, _meta: modernMeta("bad-input") },
+  });
+}
+
 function modernHeaders(method: string): Record<string, string> {
   return { "mcp-protocol-version": "2026-07-28", "mcp-method": method };
 }
@@ -949,12 +959,7 @@ const BAD_INPUTS: BadInput[] = [
     send: ({ url }) =>
       rawPost(
         url,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "review/approve",
-          params: { _meta: modernMeta("bad-input") },
-        }),
+        modernBody("review/approve", {}),
         modernHeaders("review/approve"),
       ),
     status: 404,
@@ -976,12 +981,7 @@ const BAD_INPUTS: BadInput[] = [
     send: ({ url }) =>
       rawPost(
         url,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "resources/read",
-          params: { uri: 5, _meta: modernMeta("bad-input") },
-        }),
+        modernBody("resources/read", { uri: 5 }),
         modernHeaders("resources/read"),
       ),
     status: 200,
@@ -1003,12 +1003,7 @@ const BAD_INPUTS: BadInput[] = [
     send: ({ url }) =>
       rawPost(
         url,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "resources/read",
-          params: { uri: "test://nope", _meta: modernMeta("bad-input") },
-        }),
+        modernBody("resources/read", { uri: "test://nope" }),
         { ...modernHeaders("resources/read"), "mcp-name": "test://nope" },
       ),
     status: 200,
@@ -1019,12 +1014,7 @@ const BAD_INPUTS: BadInput[] = [
     send: ({ url }) =>
       rawPost(
         url,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "resources/list",
-          params: { _meta: modernMeta("bad-input") },
-        }),
+        modernBody("resources/list", {}),
         {
           ...modernHeaders("resources/list"),
           "mcp-protocol-version": "2025-06-18",
@@ -1038,12 +1028,7 @@ const BAD_INPUTS: BadInput[] = [
     send: ({ url }) =>
       rawPost(
         url,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "resources/list",
-          params: { _meta: modernMeta("bad-input") },
-        }),
+        modernBody("resources/list", {}),
         modernHeaders("tools/list"),
       ),
     status: 400,
