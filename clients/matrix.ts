@@ -268,6 +268,13 @@ list method with an empty list for that reason. Those runs recorded no
 versions, prompts or reports, so they are kept here as context, not as
 comparable rows.`;
 
+/**
+ * Goose's row: it is a binary outside npm, so its results come from the
+ * manual procedure, and none has been recorded on a machine that can run it.
+ */
+const GOOSE_ROW =
+  "| Goose | — | manual | — | — | — | — | — | — | — | — | — | — | not measured by the harness (not on npm); run the manual procedure and record the result here, marked as manual | [guide](../docs/verification-guide.md#goose-not-on-npm) |";
+
 export function matrixMarkdown(document: MatrixDocument): string {
   const lines = [
     "# Compatibility matrix",
@@ -306,6 +313,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
       } |`,
     );
   }
+  lines.push(GOOSE_ROW);
   lines.push(
     "",
     "Goose is not on npm, so it is not run here; check it by hand with [the verification guide](../docs/verification-guide.md#goose-not-on-npm).",

@@ -331,6 +331,12 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     "[run](runs/demo-1.0.0-default.md#trigger-read)",
   ]);
   assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
+  const goose = markdown.split("\n").find((text) =>
+    text.startsWith("| Goose |")
+  );
+  assert.ok(goose, "no Goose row");
+  assert.match(goose, /\| manual \|.*not measured by the harness/);
+  assert.ok(markdown.indexOf(goose) > markdown.indexOf(line));
   assert.match(HISTORY, /May 2026/);
   assert.match(HISTORY, /Codex CLI and Crush refused/);
 });
