@@ -10,20 +10,26 @@
 
 import type { ModeId } from "./catalog.ts";
 import type { LabClientReport } from "./lab.ts";
-import type { Outcome, RunRecord, Trigger } from "./runner.ts";
+import type { RunRecord, Trigger } from "./runner.ts";
 import { errorLine } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
-export interface MatrixRow {
-  clientId: string;
+/** What a row keeps of its run, under the run record's own names. */
+type RunFields = Pick<
+  RunRecord,
+  | "clientId"
+  | "npmPackage"
+  | "version"
+  | "mode"
+  | "trigger"
+  | "ranAt"
+  | "durationSeconds"
+  | "outcome"
+>;
+
+export interface MatrixRow extends RunFields {
+  /** The client's display name. */
   client: string;
-  npmPackage: string;
-  version: string;
-  mode: ModeId;
-  trigger: Trigger;
-  ranAt: string;
-  durationSeconds: number;
-  outcome: Outcome;
   /** The lab's version, from its report (null when the lab never answered). */
   labVersion: string | null;
   /** The lab's identity for the client (`name/version`), when it connected. */
