@@ -83,7 +83,8 @@ const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
 const UPDATE_TRIGGERS = ["subscribe", "read", "connect"] as const;
-type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
+/** What starts a client's updates. */
+export type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
 
 /** A status word: one short line of visible text. */
 const statusWord = z.string().regex(/^[^\r\n]{1,80}$/);
@@ -384,15 +385,18 @@ function reviewStatus(config: LabConfig, version: number): string {
 // Clients and their evidence
 // ---------------------------------------------------------------------------
 
-type Era = "2025" | "2026-07-28";
-type LabTransportKind = "streamable-http" | "stdio";
+/** The protocol era a client speaks. */
+export type Era = "2025" | "2026-07-28";
+/** How a client reaches the lab. */
+export type LabTransportKind = "streamable-http" | "stdio";
 type UpdateTimer = ReturnType<typeof setTimeout>;
 type ChangeNotification = "updated" | "list_changed";
 
 /** Whether a notification reached a stream the client reads, and if not why. */
 type Delivery = { delivered: true } | { delivered: false; reason: string };
 
-type StepKind =
+/** What a timeline step records. */
+export type StepKind =
   | "connect"
   | "list"
   | "read"
@@ -564,15 +568,7 @@ interface Verdict {
   levelName: string;
   /** What the client did not do that the next level needs, in words. */
   missing: string;
-  steps: {
-    connected: boolean;
-    listed: boolean;
-    readV1: boolean;
-    subscribed: boolean;
-    notificationDelivered: boolean;
-    rereadAfterNotification: boolean;
-    contextUpdated: "not observable";
-  };
+  steps: VerdictSteps;
 }
 
 const NOT_OBSERVABLE =
@@ -657,9 +653,64 @@ function missingStep(
   return `never read ${REVIEW_URI} again after the notification`;
 }
 
-/** The report entry for one client: stable field names, documented in the README. */
-function clientReport(client: LabClient, config: LabConfig) {
-  const verdict = verdictOf(client, config);
+/** The steps of the levels, as `/report` names them. */
+export interface VerdictSteps {
+  connected: boolean;
+  listed: boolean;
+  readV1: boolean;
+  subscribed: boolean;
+  notificationDelivered: boolean;
+  rereadAfterNotification: boolean;
+  contextUpdated: "not observable";
+}
+
+/** One client in `GET /report`: stable field names, documented in `docs/reports.md`. */
+export interface ClientReport {
+  id: string;
+  name: string;
+  version: string;
+  era: Era;
+  protocolVersion: string;
+  transport: LabTransportKind;
+  firstSeen: string;
+  lastSeen: string;
+  ended: string | null;
+  trigger: UpdateTrigger;
+  level: number;
+  levelName: string;
+  missing: string;
+  steps: VerdictSteps;
+  resourceVersion: number;
+  lastVersionRead: number;
+  updatesSent: number;
+  notificationsLost: number;
+  readVia: "resource" | "tool" | null;
+  timeline: { at: string; kind: StepKind; line: string }[];
+  timelineDropped: number;
+}
+
+/** `GET /report`: the lab, its scenario, and every client it knows. */
+export interface LabReport {
+  lab: string;
+  sdk: string;
+  generatedAt: string;
+  scenario: {
+    trigger: UpdateTrigger;
+    updateDelaySeconds: number;
+    updateCount: number;
+    updateIntervalSeconds: number;
+    sendListChanged: boolean;
+    toolEnabled: boolean;
+  };
+  clients: ClientReport[];
+}
+
+/** The report entry for one client, graded with `verdict`. */
+function clientReport(
+  client: LabClient,
+  config: LabConfig,
+  verdict = verdictOf(client, config),
+): ClientReport {
   return {
     id: client.id,
     name: client.name,
@@ -690,7 +741,7 @@ function clientReport(client: LabClient, config: LabConfig) {
 }
 
 /** `GET /report`: every client the lab knows, oldest first. */
-function labReport(clients: LabClient[], config: LabConfig) {
+function labReport(clients: LabClient[], config: LabConfig): LabReport {
   return {
     lab: LAB_VERSION,
     sdk: SDK_VERSION,
@@ -1478,7 +1529,7 @@ export interface Lab {
   fetch: (request: Request) => Promise<Response>;
   counts: () => LabCounts;
   /** The `/report` document. */
-  report: () => ReturnType<typeof labReport>;
+  report: () => LabReport;
   /** Ends every session and stream, printing each client's verdict. */
   close: () => Promise<void>;
 }
