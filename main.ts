@@ -209,7 +209,8 @@ const SETTINGS = {
     env: "MCP_TEST_AUTH_TOKEN",
     flag: "auth-token",
     defaultValue: "",
-    description: "When set, MCP requests need 'Authorization: Bearer <token>'",
+    description:
+      "When set, MCP requests and reports need 'Authorization: Bearer <token>'",
     allowed: "printable characters without spaces",
     schema: z.string().regex(/^[\x21-\x7e]*$/),
   },
@@ -295,10 +296,11 @@ export function loadConfig(
   return config as LabConfig;
 }
 
-/** What the command line asks for: help, stdio, and setting flags. */
+/** What the command line asks for: help, version, stdio, and setting flags. */
 export function parseCommandLine(args: string[]) {
   const options: Record<string, { type: "string" | "boolean" }> = {
     help: { type: "boolean" },
+    version: { type: "boolean" },
     stdio: { type: "boolean" },
   };
   for (const [name, setting] of Object.entries(SETTINGS)) {
@@ -308,11 +310,21 @@ export function parseCommandLine(args: string[]) {
   }
   try {
     const { values } = parseArgs({ args, options, allowPositionals: false });
-    const { help, stdio, ...flags } = values;
-    return { help: help === true, stdio: stdio === true, flags };
+    const { help, version, stdio, ...flags } = values;
+    return {
+      help: help === true,
+      version: version === true,
+      stdio: stdio === true,
+      flags,
+    };
   } catch (error) {
     throw new ConfigError(`${(error as Error).message}; see --help`);
   }
+}
+
+/** The `--version` line: the lab, the SDK it serves with, and Deno. */
+function versionText(): string {
+  return `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})`;
 }
 
 /** The `--help` text: usage and the configuration table with defaults. */
@@ -332,6 +344,7 @@ function helpText(): string {
     "",
     "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
     "  --help            print this help",
+    "  --version         print the lab's version",
     "",
     "Options (each also read from its environment variable; a flag wins):",
     `${"  FLAG".padEnd(20)}${"VARIABLE".padEnd(34)}${
@@ -439,6 +452,8 @@ interface Progress {
   lastVersionRead: number;
   /** The subscription stream closed before any update went out. */
   closedBeforeUpdate: boolean;
+  /** Why an update could not be sent, when one failed. */
+  updateFailed?: string;
 }
 
 /**
@@ -548,6 +563,459 @@ const TIMELINE_LIMIT = 300;
 const ENDED_CLIENTS_KEPT = 100;
 
 // ---------------------------------------------------------------------------
+// Evidence and logging
+// ---------------------------------------------------------------------------
+
+const LEVEL_RANK: Record<LogLevel, number> = {
+  debug: 0,
+  info: 1,
+  warn: 2,
+  error: 3,
+  silent: 4,
+};
+
+/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
+export type LineSink = (line: string) => void;
+
+type FieldValue = string | number | boolean;
+
+/**
+ * One log event: `[tag] words key=value ...` as text, or the same fields as a
+ * JSON object (`event` for the tag, `text` for the words).
+ */
+interface Evidence {
+  tag: string;
+  words?: string;
+  fields?: Record<string, FieldValue | undefined>;
+}
+
+/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+function renderEvidence(
+  { tag, words, fields = {} }: Evidence,
+  client: LabClient | undefined,
+  at: number,
+): string {
+  const parts = [`[${tag}]`];
+  if (words) parts.push(words);
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${key}=${value}`);
+  }
+  if (client) {
+    parts.push(
+      `client=${clientLabel(client)}`,
+      `era=${client.era}`,
+      `protocol=${client.protocolVersion}`,
+    );
+  }
+  parts.push(`at=${new Date(at).toISOString()}`);
+  return parts.join(" ");
+}
+
+/** A recorded step's evidence line, as it was logged. */
+function lineOf(step: Step, client: LabClient): string {
+  return renderEvidence(step.evidence, client, step.at);
+}
+
+interface Logger {
+  enabled(level: LogLevel): boolean;
+  /** Writes the event at a level, if that level is on. */
+  write(
+    level: Exclude<LogLevel, "silent">,
+    evidence: Evidence,
+    client?: LabClient,
+    at?: number,
+  ): void;
+  /** A multi-line text block, or one JSON object, at info level. */
+  block(lines: () => string[], json: () => Record<string, unknown>): void;
+}
+
+function createLogger(config: LabConfig, sink: LineSink): Logger {
+  const enabled = (level: LogLevel) =>
+    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
+  return {
+    enabled,
+    write(level, evidence, client, at = Date.now()) {
+      // Formatting costs more than the work it reports: skip it when off.
+      if (!enabled(level)) return;
+      if (config.logFormat === "text") {
+        sink(renderEvidence(evidence, client, at));
+        return;
+      }
+      sink(JSON.stringify({
+        event: evidence.tag,
+        text: evidence.words,
+        ...evidence.fields,
+        ...(client && {
+          client: clientLabel(client),
+          era: client.era,
+          protocol: client.protocolVersion,
+        }),
+        at: new Date(at).toISOString(),
+      }));
+    },
+    block(lines, json) {
+      if (!enabled("info")) return;
+      if (config.logFormat === "json") sink(JSON.stringify(json()));
+      else for (const line of lines()) sink(line);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Lab state: clients, update series, the trigger policy, listen streams
+// ---------------------------------------------------------------------------
+
+/** What a step proves beyond its kind. */
+interface StepFacts {
+  version?: number;
+  via?: "resource" | "tool";
+  delivery?: Delivery;
+  notification?: ChangeNotification;
+  /** For a listen: whether its filter holds the lab's resource. */
+  watches?: boolean;
+}
+
+/** Updates the progress a recorded step proves, keeping the first proof. */
+function noteProgress(
+  client: LabClient,
+  step: Step,
+  facts: StepFacts,
+) {
+  const { progress, proof } = client;
+  if (!["update", "notify", "session-end"].includes(step.kind)) {
+    progress.connected = true;
+    proof.connected ??= step;
+  }
+  switch (step.kind) {
+    case "list":
+      progress.listed = true;
+      proof.listed ??= step;
+      break;
+    case "read": {
+      const version = facts.version ?? 0;
+      progress.lastVersionRead = version;
+      if (version === 1 && !progress.readV1) {
+        progress.readV1 = facts.via;
+        proof.readV1 = step;
+      }
+      if (version >= 2 && progress.notified && !progress.reread) {
+        progress.reread = { version, via: facts.via ?? "resource" };
+        proof.reread = step;
+      }
+      break;
+    }
+    case "subscribe":
+      progress.subscribed = true;
+      proof.subscribed ??= step;
+      break;
+    case "listen":
+      if (facts.watches) {
+        progress.subscribed = true;
+        proof.subscribed ??= step;
+      } else {
+        progress.listenedWithoutResource = true;
+      }
+      break;
+    case "stream-opened":
+      progress.getStreamOpened = true;
+      break;
+    case "notify":
+      if (facts.delivery?.delivered) {
+        progress.notified ??= facts.notification;
+        proof.notified ??= step;
+      } else if (facts.delivery) {
+        progress.lost.push(facts.delivery.reason);
+        proof.lost ??= step;
+      }
+      break;
+  }
+}
+
+/**
+ * The lab's clients and their update series, shared by the HTTP and stdio
+ * entries: every step a client takes is logged and recorded here. The eras
+ * report facts (`record`, `reached`, `withdrew`); the trigger policy, which
+ * decides when a client's updates start and stop, lives here alone.
+ * `onEnded` hears of every client that ends, for its verdict.
+ */
+function createLabState(
+  config: LabConfig,
+  log: Logger,
+  onEnded: (client: LabClient) => void = () => {},
+) {
+  const liveClients = new Map<string, LabClient>();
+  const endedClients: LabClient[] = [];
+
+  function record(
+    client: LabClient,
+    kind: StepKind,
+    evidence: Evidence,
+    facts: StepFacts = {},
+  ) {
+    const at = Date.now();
+    const step: Step = { at, kind, evidence };
+    client.lastSeen = at;
+    if (client.timeline.length < TIMELINE_LIMIT) {
+      client.timeline.push(step);
+    } else {
+      client.droppedSteps++;
+    }
+    noteProgress(client, step, facts);
+    log.write("info", evidence, client, at);
+  }
+
+  /** Sends one change notification and records whether it got through. */
+  async function notify(client: LabClient, notification: ChangeNotification) {
+    let delivery: Delivery;
+    try {
+      delivery = await client.deliver(notification);
+    } catch (error) {
+      delivery = {
+        delivered: false,
+        reason: `send failed: ${(error as Error).message}`,
+      };
+    }
+    record(client, "notify", {
+      tag: "notification/send",
+      words: `notifications/resources/${notification}`,
+      fields: {
+        uri: notification === "updated" ? REVIEW_URI : undefined,
+        delivered: delivery.delivered,
+        reason: delivery.delivered ? undefined : delivery.reason,
+      },
+    }, { delivery, notification });
+  }
+
+  /**
+   * Starts the client's update series once: after the delay the resource
+   * moves to the next version and the client is notified, as many times as
+   * configured, an interval apart.
+   */
+  function startUpdates(client: LabClient) {
+    if (client.updates.started) return;
+    client.updates.started = true;
+    const series = ++client.updates.series;
+    let remaining = config.updateCount;
+    const fire = async () => {
+      client.updates.timer = undefined;
+      client.reviewVersion++;
+      client.updates.sent++;
+      record(client, "update", {
+        tag: "resource/update",
+        fields: { uri: REVIEW_URI, version: client.reviewVersion },
+      });
+      await notify(client, "updated");
+      if (config.sendListChanged) await notify(client, "list_changed");
+      remaining--;
+      // The series may have been cancelled (or a new one started) while the
+      // notification went out.
+      const current = client.updates.started &&
+        client.updates.series === series && !client.endedReason;
+      if (remaining > 0 && current) schedule(config.updateIntervalSeconds);
+    };
+    // A timer callback's rejection would end the process: a failed update
+    // is the client's evidence instead.
+    const schedule = (seconds: number) => {
+      client.updates.timer = setTimeout(
+        () => fire().catch((error) => updateFailed(client, error)),
+        seconds * 1000,
+      );
+    };
+    schedule(config.updateDelaySeconds);
+  }
+
+  function updateFailed(client: LabClient, error: unknown) {
+    const message = error instanceof Error ? error.message : String(error);
+    client.progress.updateFailed ??= message;
+    const evidence = {
+      tag: "update/error",
+      words: "the update could not be sent",
+      fields: { message: JSON.stringify(message) },
+    };
+    try {
+      log.write("warn", evidence, client);
+    } catch {
+      // The log itself failed (the cause, often): stderr still takes a line.
+      console.error(renderEvidence(evidence, client, Date.now()));
+    }
+  }
+
+  /**
+   * Stops a pending update. `byClient` marks an unsubscribe or a closed
+   * stream, which the verdict reports when nothing had been sent yet.
+   */
+  function cancelUpdates(client: LabClient, byClient = false) {
+    if (!client.updates.started) return;
+    clearTimeout(client.updates.timer);
+    client.updates.timer = undefined;
+    client.updates.started = false;
+    client.updates.series++;
+    if (byClient && client.updates.sent === 0) {
+      client.progress.closedBeforeUpdate = true;
+    }
+  }
+
+  /** A stateless client's `server/discover` starts its run afresh. */
+  function restartRun(client: LabClient) {
+    cancelUpdates(client);
+    client.reviewVersion = 1;
+    client.updates = { started: false, sent: 0, series: client.updates.series };
+    client.progress = freshProgress();
+    client.timeline = [];
+    client.droppedSteps = 0;
+    client.proof = {};
+  }
+
+  /** Ends a client: its updates stop, and `onEnded` hears of it once. */
+  function endClient(client: LabClient, reason: string, sessionId?: string) {
+    if (client.endedReason) return;
+    cancelUpdates(client);
+    record(client, "session-end", {
+      tag: "session/end",
+      fields: { session: sessionId, reason },
+    });
+    client.endedReason = reason;
+    liveClients.delete(client.id);
+    endedClients.push(client);
+    if (endedClients.length > ENDED_CLIENTS_KEPT) endedClients.shift();
+    onEnded(client);
+  }
+
+  return {
+    record,
+    restartRun,
+    endClient,
+    /**
+     * The trigger policy: the client reached a moment of its run (it
+     * connected, read the resource, or subscribed); the configured trigger
+     * says whether that starts its updates.
+     */
+    reached(client: LabClient, moment: UpdateTrigger) {
+      if (config.updateTrigger === moment) startUpdates(client);
+    },
+    /**
+     * The client unsubscribed, or closed its last stream that watched the
+     * resource: under the subscribe trigger its pending update is called off.
+     */
+    withdrew(client: LabClient) {
+      if (config.updateTrigger === "subscribe") cancelUpdates(client, true);
+    },
+    track(client: LabClient) {
+      liveClients.set(client.id, client);
+      return client;
+    },
+    /** Stops every live client's updates (at shutdown), returning them. */
+    stopAll(): LabClient[] {
+      const clients = [...liveClients.values()];
+      for (const client of clients) cancelUpdates(client);
+      return clients;
+    },
+    /** Every client for the reports, oldest first. */
+    reportedClients: () =>
+      [...endedClients, ...liveClients.values()].sort((a, b) =>
+        a.firstSeen - b.firstSeen
+      ),
+    pendingUpdates: () =>
+      [...liveClients.values()].filter((client) => client.updates.timer)
+        .length,
+  };
+}
+
+type LabState = ReturnType<typeof createLabState>;
+
+/** An open 2026-07-28 listen stream and what its filter lets through. */
+interface ListenStream {
+  watches: boolean;
+  listChanged: boolean;
+  /** Writes a change event on this stream (HTTP; stdio's entry routes its own). */
+  push?: (event: ServerEvent) => void;
+}
+
+/** The change event the SDK's listen streams carry for a notification. */
+function changeEvent(notification: ChangeNotification): ServerEvent {
+  return notification === "updated"
+    ? { kind: "resource_updated", uri: REVIEW_URI }
+    : { kind: "resources_list_changed" };
+}
+
+/**
+ * The open listen streams of every 2026-07-28 client, over HTTP and stdio
+ * alike: which streams a notification goes to (or why none does), and the
+ * subscription a client holds while one of its streams watches the resource.
+ */
+class ListenSet {
+  #streams = new Map<LabClient, Set<ListenStream>>();
+  #open = 0;
+
+  constructor(private readonly state: LabState) {}
+
+  /** Open streams, across clients (for `/healthz`). */
+  get size(): number {
+    return this.#open;
+  }
+
+  /** Whether the client has any open stream. */
+  has(client: LabClient): boolean {
+    return this.#streams.has(client);
+  }
+
+  /** A stream was acknowledged: one that watches the resource subscribes. */
+  open(client: LabClient, stream: ListenStream) {
+    let streams = this.#streams.get(client);
+    if (!streams) this.#streams.set(client, streams = new Set());
+    streams.add(stream);
+    this.#open++;
+    if (stream.watches) this.state.reached(client, "subscribe");
+  }
+
+  /** A stream ended; when no other stream watches, the client withdrew. */
+  close(client: LabClient, stream: ListenStream) {
+    const streams = this.#streams.get(client);
+    if (!streams?.delete(stream)) return;
+    this.#open--;
+    if (streams.size === 0) this.#streams.delete(client);
+    this.state.record(client, "listen-closed", {
+      tag: "subscriptions/listen",
+      words: "closed",
+    });
+    if (stream.watches && !this.watched(client)) this.state.withdrew(client);
+  }
+
+  /** Whether one of the client's open streams watches the resource. */
+  watched(client: LabClient): boolean {
+    return [...this.#streams.get(client) ?? []].some((open) => open.watches);
+  }
+
+  /** The client's streams whose filter lets the notification through. */
+  targets(client: LabClient, notification: ChangeNotification) {
+    return [...this.#streams.get(client) ?? []].filter((stream) =>
+      notification === "updated" ? stream.watches : stream.listChanged
+    );
+  }
+
+  /**
+   * Hands a notification to the streams that asked for it through `send`,
+   * or says why no stream did.
+   */
+  async deliver(
+    client: LabClient,
+    notification: ChangeNotification,
+    send: (targets: ListenStream[]) => void | Promise<void>,
+  ): Promise<Delivery> {
+    const targets = this.targets(client, notification);
+    if (targets.length === 0) {
+      return {
+        delivered: false,
+        reason: notification === "updated"
+          ? `no listen stream watches ${REVIEW_URI}`
+          : "no listen stream asked for list changes",
+      };
+    }
+    await send(targets);
+    return { delivered: true };
+  }
+}
+// ---------------------------------------------------------------------------
 // Verdicts and reports
 // ---------------------------------------------------------------------------
 
@@ -632,6 +1100,9 @@ function missingStep(
       : `never opened subscriptions/listen for ${REVIEW_URI}`;
   }
   if (!progress.notified) {
+    if (progress.updateFailed) {
+      return `the update could not be sent: ${progress.updateFailed}`;
+    }
     if (progress.lost.length > 0) {
       const reason = progress.lost[0];
       if (reason === "no GET stream open") {
@@ -784,8 +1255,11 @@ function labReportMarkdown(
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Notes |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
-  for (const client of clients) {
-    const verdict = verdictOf(client, config);
+  const graded = clients.map((client) => ({
+    client,
+    verdict: verdictOf(client, config),
+  }));
+  for (const { client, verdict } of graded) {
     const { steps } = verdict;
     lines.push(
       `| ${
@@ -807,8 +1281,7 @@ function labReportMarkdown(
       } |`,
     );
   }
-  for (const client of clients) {
-    const verdict = verdictOf(client, config);
+  for (const { client, verdict } of graded) {
     lines.push(
       "",
       `## ${cell(clientLabel(client))} (${client.era}, ${client.id})`,
@@ -891,9 +1364,23 @@ function diagramArrow(
   }
 }
 
-/** The short block printed when a client's session ends, and at shutdown. */
-function verdictBlock(client: LabClient, config: LabConfig): string[] {
+/** Prints a client's verdict block (or one JSON object) at info level. */
+function printVerdict(log: Logger, client: LabClient, config: LabConfig) {
   const verdict = verdictOf(client, config);
+  log.block(() => verdictBlock(client, config, verdict), () => ({
+    event: "verdict",
+    ...clientReport(client, config, verdict),
+    timeline: undefined,
+    evidence: keyEvidence(client),
+  }));
+}
+
+/** The short block printed when a client's session ends, and at shutdown. */
+function verdictBlock(
+  client: LabClient,
+  config: LabConfig,
+  verdict: Verdict,
+): string[] {
   return [
     `[verdict] level=${verdict.level} client=${
       clientLabel(client)
@@ -925,341 +1412,30 @@ function keyEvidence(client: LabClient): string[] {
 }
 
 // ---------------------------------------------------------------------------
-// Evidence and logging
+// The lab's MCP server, shared by both eras and both transports
 // ---------------------------------------------------------------------------
 
-const LEVEL_RANK: Record<LogLevel, number> = {
-  debug: 0,
-  info: 1,
-  warn: 2,
-  error: 3,
-  silent: 4,
-};
-
-/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
-export type LineSink = (line: string) => void;
-
-type FieldValue = string | number | boolean;
-
-/**
- * One log event: `[tag] words key=value ...` as text, or the same fields as a
- * JSON object (`event` for the tag, `text` for the words).
- */
-interface Evidence {
-  tag: string;
-  words?: string;
-  fields?: Record<string, FieldValue | undefined>;
+/** What every era and transport of one lab shares. */
+interface LabContext {
+  config: LabConfig;
+  log: Logger;
+  state: LabState;
 }
 
-/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
-function renderEvidence(
-  { tag, words, fields = {} }: Evidence,
-  client: LabClient | undefined,
-  at: number,
-): string {
-  const parts = [`[${tag}]`];
-  if (words) parts.push(words);
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined) parts.push(`${key}=${value}`);
-  }
-  if (client) {
-    parts.push(
-      `client=${clientLabel(client)}`,
-      `era=${client.era}`,
-      `protocol=${client.protocolVersion}`,
-    );
-  }
-  parts.push(`at=${new Date(at).toISOString()}`);
-  return parts.join(" ");
-}
-
-/** A recorded step's evidence line, as it was logged. */
-function lineOf(step: Step, client: LabClient): string {
-  return renderEvidence(step.evidence, client, step.at);
-}
-
-interface Logger {
-  enabled(level: LogLevel): boolean;
-  /** Writes the event at a level, if that level is on. */
-  write(
-    level: Exclude<LogLevel, "silent">,
-    evidence: Evidence,
-    client?: LabClient,
-    at?: number,
-  ): void;
-  /** A multi-line text block, or one JSON object, at info level. */
-  block(lines: () => string[], json: () => Record<string, unknown>): void;
-}
-
-function createLogger(config: LabConfig, sink: LineSink): Logger {
-  const enabled = (level: LogLevel) =>
-    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
-  return {
-    enabled,
-    write(level, evidence, client, at = Date.now()) {
-      // Formatting costs more than the work it reports: skip it when off.
-      if (!enabled(level)) return;
-      if (config.logFormat === "text") {
-        sink(renderEvidence(evidence, client, at));
-        return;
-      }
-      sink(JSON.stringify({
-        event: evidence.tag,
-        text: evidence.words,
-        ...evidence.fields,
-        ...(client && {
-          client: clientLabel(client),
-          era: client.era,
-          protocol: client.protocolVersion,
-        }),
-        at: new Date(at).toISOString(),
-      }));
-    },
-    block(lines, json) {
-      if (!enabled("info")) return;
-      if (config.logFormat === "json") sink(JSON.stringify(json()));
-      else for (const line of lines()) sink(line);
-    },
-  };
-}
-
-/** What a step proves beyond its kind. */
-interface StepFacts {
-  version?: number;
-  via?: "resource" | "tool";
-  delivery?: Delivery;
-  notification?: ChangeNotification;
-  /** For a listen: whether its filter holds the lab's resource. */
-  watches?: boolean;
-}
-
-/**
- * The lab's clients and their update series, shared by the HTTP and stdio
- * entries: every step a client takes is logged and recorded here, and the
- * verdicts and reports are read from here.
- */
-function createLabState(config: LabConfig, log: Logger) {
-  const liveClients = new Map<string, LabClient>();
-  const endedClients: LabClient[] = [];
-
-  function record(
-    client: LabClient,
-    kind: StepKind,
-    evidence: Evidence,
-    facts: StepFacts = {},
-  ) {
-    const at = Date.now();
-    log.write("info", evidence, client, at);
-    const step: Step = { at, kind, evidence };
-    client.lastSeen = at;
-    if (client.timeline.length < TIMELINE_LIMIT) {
-      client.timeline.push(step);
-    } else {
-      client.droppedSteps++;
-    }
-    const progress = client.progress;
-    const proof = client.proof;
-    if (!["update", "notify", "session-end"].includes(kind)) {
-      progress.connected = true;
-      proof.connected ??= step;
-    }
-    switch (kind) {
-      case "list":
-        progress.listed = true;
-        proof.listed ??= step;
-        break;
-      case "read": {
-        const version = facts.version ?? 0;
-        progress.lastVersionRead = version;
-        if (version === 1 && !progress.readV1) {
-          progress.readV1 = facts.via;
-          proof.readV1 = step;
-        }
-        if (version >= 2 && progress.notified && !progress.reread) {
-          progress.reread = { version, via: facts.via ?? "resource" };
-          proof.reread = step;
-        }
-        break;
-      }
-      case "subscribe":
-        progress.subscribed = true;
-        proof.subscribed ??= step;
-        break;
-      case "listen":
-        if (facts.watches) {
-          progress.subscribed = true;
-          proof.subscribed ??= step;
-        } else {
-          progress.listenedWithoutResource = true;
-        }
-        break;
-      case "stream-opened":
-        progress.getStreamOpened = true;
-        break;
-      case "notify":
-        if (facts.delivery?.delivered) {
-          progress.notified ??= facts.notification;
-          proof.notified ??= step;
-        } else if (facts.delivery) {
-          progress.lost.push(facts.delivery.reason);
-          proof.lost ??= step;
-        }
-        break;
-    }
-  }
-
-  /** Sends one change notification and records whether it got through. */
-  async function notify(client: LabClient, notification: ChangeNotification) {
-    let delivery: Delivery;
-    try {
-      delivery = await client.deliver(notification);
-    } catch (error) {
-      delivery = {
-        delivered: false,
-        reason: `send failed: ${(error as Error).message}`,
-      };
-    }
-    record(client, "notify", {
-      tag: "notification/send",
-      words: `notifications/resources/${notification}`,
-      fields: {
-        uri: notification === "updated" ? REVIEW_URI : undefined,
-        delivered: delivery.delivered,
-        reason: delivery.delivered ? undefined : delivery.reason,
-      },
-    }, { delivery, notification });
-  }
-
-  /**
-   * Starts the client's update series once: after the delay the resource
-   * moves to the next version and the client is notified, as many times as
-   * configured, an interval apart.
-   */
-  function startUpdates(client: LabClient) {
-    if (client.updates.started) return;
-    client.updates.started = true;
-    const series = ++client.updates.series;
-    let remaining = config.updateCount;
-    const fire = async () => {
-      client.updates.timer = undefined;
-      client.reviewVersion++;
-      client.updates.sent++;
-      record(client, "update", {
-        tag: "resource/update",
-        fields: { uri: REVIEW_URI, version: client.reviewVersion },
-      });
-      await notify(client, "updated");
-      if (config.sendListChanged) await notify(client, "list_changed");
-      remaining--;
-      // The series may have been cancelled (or a new one started) while the
-      // notification went out.
-      const current = client.updates.started &&
-        client.updates.series === series && !client.endedReason;
-      if (remaining > 0 && current) {
-        client.updates.timer = setTimeout(
-          fire,
-          config.updateIntervalSeconds * 1000,
-        );
-      }
-    };
-    client.updates.timer = setTimeout(fire, config.updateDelaySeconds * 1000);
-  }
-
-  /**
-   * Stops a pending update. `byClient` marks an unsubscribe or a closed
-   * stream, which the verdict reports when nothing had been sent yet.
-   */
-  function cancelUpdates(client: LabClient, byClient = false) {
-    if (!client.updates.started) return;
-    clearTimeout(client.updates.timer);
-    client.updates.timer = undefined;
-    client.updates.started = false;
-    client.updates.series++;
-    if (byClient && client.updates.sent === 0) {
-      client.progress.closedBeforeUpdate = true;
-    }
-  }
-
-  /** A stateless client's `server/discover` starts its run afresh. */
-  function restartRun(client: LabClient) {
-    cancelUpdates(client);
-    client.reviewVersion = 1;
-    client.updates = { started: false, sent: 0, series: client.updates.series };
-    client.progress = freshProgress();
-    client.timeline = [];
-    client.droppedSteps = 0;
-    client.proof = {};
-  }
-
-  function printVerdict(client: LabClient) {
-    log.block(() => verdictBlock(client, config), () => ({
-      event: "verdict",
-      ...clientReport(client, config),
-      timeline: undefined,
-      evidence: keyEvidence(client),
-    }));
-  }
-
-  /** Ends a client: its updates stop, and its verdict is printed once. */
-  function endClient(client: LabClient, reason: string, sessionId?: string) {
-    if (client.endedReason) return;
-    cancelUpdates(client);
-    record(client, "session-end", {
-      tag: "session/end",
-      fields: { session: sessionId, reason },
-    });
-    client.endedReason = reason;
-    liveClients.delete(client.id);
-    endedClients.push(client);
-    if (endedClients.length > ENDED_CLIENTS_KEPT) endedClients.shift();
-    printVerdict(client);
-  }
-
-  return {
-    record,
-    startUpdates,
-    cancelUpdates,
-    restartRun,
-    endClient,
-    printVerdict,
-    track(client: LabClient) {
-      liveClients.set(client.id, client);
-      return client;
-    },
-    liveClients: () => [...liveClients.values()],
-    /** Every client for the reports, oldest first. */
-    reportedClients: () =>
-      [...endedClients, ...liveClients.values()].sort((a, b) =>
-        a.firstSeen - b.firstSeen
-      ),
-    pendingUpdates: () =>
-      [...liveClients.values()].filter((client) => client.updates.timer)
-        .length,
-  };
-}
-
-type LabState = ReturnType<typeof createLabState>;
-
-// ---------------------------------------------------------------------------
-// MCP wiring
-// ---------------------------------------------------------------------------
-
-/** Answers a JSON-RPC error outside any MCP exchange (routing, parsing). */
-function jsonRpcError(
-  status: number,
-  code: number,
-  message: string,
-  headers?: HeadersInit,
-): Response {
-  return Response.json(
-    { jsonrpc: "2.0", error: { code, message }, id: null },
-    { status, headers },
+/** A lab's context: its log, and state whose ended clients print verdicts. */
+function createLabContext(config: LabConfig, sink: LineSink): LabContext {
+  const log = createLogger(config, sink);
+  const state = createLabState(
+    config,
+    log,
+    (client) => printVerdict(log, client, config),
   );
+  return { config, log, state };
 }
 
 /**
  * "Resource not found" with `data.uri`: the SDK sends it as -32602, and
- * `LegacyTransport` turns it into -32002 for 2025 sessions.
+ * `LabServer` turns it into -32002 for 2025 clients.
  */
 function resourceNotFound(uri: string): Error {
   return new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
@@ -1273,6 +1449,68 @@ function resourceNotFound(uri: string): Error {
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
 const nameParams = { params: z.object({ name: z.string() }).passthrough() };
 
+/** A JSON-RPC error the lab answered a request with. */
+interface ErrorAnswer {
+  code: number;
+  message: string;
+}
+
+/**
+ * The lab's MCP server. Every answer leaves through its transport's `send`,
+ * where the lab sees the JSON-RPC errors it answers with and, for 2025
+ * clients, restores the 2025 spec's "resource not found" code: the SDK
+ * encodes that error as -32602 (with `data.uri`) in every era, and 2025
+ * clients are promised -32002.
+ */
+class LabServer extends Server {
+  constructor(
+    private readonly era: Era,
+    private readonly onErrorAnswer: (error: ErrorAnswer) => void,
+  ) {
+    super(
+      { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
+      {
+        capabilities: {
+          resources: { subscribe: true, listChanged: true },
+          // Declared even when empty: several clients drop a server whose
+          // list methods answer "method not found".
+          tools: {},
+          prompts: {},
+        },
+      },
+    );
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) =>
+      send(this.outbound(message), options);
+    await super.connect(transport);
+  }
+
+  private outbound(message: JSONRPCMessage): JSONRPCMessage {
+    if (!isJSONRPCErrorResponse(message)) return message;
+    if (
+      this.era === "2025" &&
+      message.error.code === ProtocolErrorCode.InvalidParams &&
+      isResourceNotFoundData(message.error.data)
+    ) {
+      message = {
+        ...message,
+        error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound },
+      };
+    }
+    this.onErrorAnswer(message.error);
+    return message;
+  }
+}
+
+/** The SDK's mark of a not-found error: data carrying `uri` and nothing else. */
+function isResourceNotFoundData(data: unknown): boolean {
+  return typeof data === "object" && data !== null &&
+    Object.keys(data).length === 1 && "uri" in data;
+}
+
 /**
  * Builds the MCP server one client talks to: a 2025 session or a stdio
  * connection keeps its server for its lifetime, a 2026-07-28 request gets a
@@ -1280,29 +1518,18 @@ const nameParams = { params: z.object({ name: z.string() }).passthrough() };
  * era subscribes through `subscriptions/listen`, served by the SDK's router.
  */
 function buildLabServer(
-  config: LabConfig,
-  state: LabState,
+  { config, state }: LabContext,
   client: LabClient,
   era: Era,
+  onErrorAnswer: (error: ErrorAnswer) => void,
 ): Server {
-  const server = new Server(
-    { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
-    {
-      capabilities: {
-        resources: { subscribe: true, listChanged: true },
-        // Declared even when empty: several clients drop a server whose
-        // list methods answer "method not found".
-        tools: {},
-        prompts: {},
-      },
-    },
-  );
+  const server = new LabServer(era, onErrorAnswer);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
     state.record(client, "read", line, {
       version: client.reviewVersion,
       via,
     });
-    if (config.updateTrigger === "read") state.startUpdates(client);
+    state.reached(client, "read");
     return reviewStatus(config, client.reviewVersion);
   };
   server.setRequestHandler("resources/list", () => {
@@ -1364,7 +1591,7 @@ function buildLabServer(
         tag: "resources/subscribe",
         fields: { uri },
       });
-      if (config.updateTrigger === "subscribe") state.startUpdates(client);
+      state.reached(client, "subscribe");
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
@@ -1372,9 +1599,7 @@ function buildLabServer(
         tag: "resources/unsubscribe",
         fields: { uri },
       });
-      if (uri === REVIEW_URI && config.updateTrigger === "subscribe") {
-        state.cancelUpdates(client, true);
-      }
+      if (uri === REVIEW_URI) state.withdrew(client);
       return {};
     });
   }
@@ -1455,635 +1680,177 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 }
 
 // ---------------------------------------------------------------------------
-// HTTP: both eras on one endpoint
+// HTTP: refusals, guards and bodies (both eras)
 // ---------------------------------------------------------------------------
-
-/**
- * The 2025-era transport, speaking the 2025 spec's "resource not found" code.
- * The SDK encodes that error as -32602 (with `data.uri`) in every era; 2025
- * clients are promised -32002, so the lab restores it on the way out.
- */
-class LegacyTransport extends WebStandardStreamableHTTPServerTransport {
-  /** Told about every JSON-RPC error the session answers with. */
-  onErrorResponse?: (error: { code: number; message: string }) => void;
-
-  override send(
-    message: JSONRPCMessage,
-    options?: { relatedRequestId?: RequestId },
-  ): Promise<void> {
-    if (
-      isJSONRPCErrorResponse(message) &&
-      message.error.code === ProtocolErrorCode.InvalidParams &&
-      isResourceNotFoundData(message.error.data)
-    ) {
-      message = {
-        ...message,
-        error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound },
-      };
-    }
-    if (isJSONRPCErrorResponse(message)) this.onErrorResponse?.(message.error);
-    return super.send(message, options);
-  }
-}
-
-/** The SDK's mark of a not-found error: data carrying `uri` and nothing else. */
-function isResourceNotFoundData(data: unknown): boolean {
-  return typeof data === "object" && data !== null &&
-    Object.keys(data).length === 1 && "uri" in data;
-}
-
-/** A 2025-era session: its client, transport and server. */
-interface LegacySession {
-  id: string;
-  client: LabClient;
-  transport: LegacyTransport;
-  server: Server;
-  /** Open GET streams: notifications outside a request can only go there. */
-  getStreams: number;
-  /** Ends the session when it has been idle for the configured TTL. */
-  idleTimer?: ReturnType<typeof setTimeout>;
-}
-
-/** An open 2026-07-28 listen stream and what its filter lets through. */
-interface ListenStream {
-  deliver: (event: ServerEvent) => void;
-  watches: boolean;
-  listChanged: boolean;
-}
-
-/** What a 2026-07-28 request is about, visible to the SDK callbacks it reaches. */
-interface ModernExchange {
-  client: LabClient;
-  listen?: ListenFilter;
-}
-
-/** Counts `/healthz` reports, so leaks show from outside. */
-export interface LabCounts {
-  legacySessions: number;
-  listenStreams: number;
-  pendingUpdates: number;
-}
-
-/** A running lab: a fetch handler plus what shutdown and tests need. */
-export interface Lab {
-  fetch: (request: Request) => Promise<Response>;
-  counts: () => LabCounts;
-  /** The `/report` document. */
-  report: () => LabReport;
-  /** Ends every session and stream, printing each client's verdict. */
-  close: () => Promise<void>;
-}
 
 /** Upper bound on a POST body, the SDK's own default (4 MiB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
+/** A request the lab turns away: its HTTP answer, and the JSON-RPC code. */
+interface Refusal {
+  status: number;
+  /** The JSON-RPC error code; none for a plain-text answer. */
+  code?: number;
+  message: string;
+  headers?: HeadersInit;
+}
 
-/** Creates the lab over HTTP: its state, its MCP wiring and its routing. */
-export function createLab(
-  config: LabConfig,
-  sink: LineSink = console.log,
-): Lab {
-  const log = createLogger(config, sink);
-  const state = createLabState(config, log);
-  const mcpPaths = new Set(["/mcp", config.path]);
-  const legacySessions = new Map<string, LegacySession>();
-  const listenStreams = new Map<LabClient, Set<ListenStream>>();
-  /** 2026-07-28 clients by identity, least recently seen first. */
-  const modernClients = new Map<string, LabClient>();
-  const modernExchange = new AsyncLocalStorage<ModernExchange>();
-
-  // -- 2025 era: sessions ----------------------------------------------------
-
-  function endLegacySession(session: LegacySession, reason: string) {
-    if (!legacySessions.delete(session.id)) return;
-    clearTimeout(session.idleTimer);
-    state.endClient(session.client, reason, session.id);
-  }
-
-  /**
-   * Restarts the session's idle clock. A session waiting on an open GET
-   * stream is not idle: that is how a subscribed client waits.
-   */
-  function touchSession(session: LegacySession) {
-    clearTimeout(session.idleTimer);
-    session.idleTimer = undefined;
-    if (session.getStreams > 0 || !legacySessions.has(session.id)) return;
-    session.idleTimer = setTimeout(() => {
-      endLegacySession(session, "idle");
-      session.transport.close().catch(() => {});
-    }, config.sessionTtlSeconds * 1000);
-  }
-
-  async function openLegacySession(
-    request: Request,
-    initialize: { params: { clientInfo: unknown; protocolVersion: string } },
-  ): Promise<Response> {
-    if (legacySessions.size >= config.maxSessions) {
-      return jsonRpcError(
-        503,
-        ProtocolErrorCode.InternalError,
-        `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS); end one with DELETE or wait for idle ones to expire`,
-      );
-    }
-    const client = newLabClient({
-      id: "",
-      era: "2025",
-      transport: "streamable-http",
-      clientInfo: initialize.params.clientInfo,
-      protocolVersion: initialize.params.protocolVersion,
-    });
-    const transport = new LegacyTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        session.id = client.id = id;
-        legacySessions.set(id, session);
-        state.track(client);
-        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
-          client.protocolVersion;
-        state.record(client, "connect", {
-          tag: "initialize",
-          words: "client connected",
-          fields: { session: id },
-        });
-        if (config.updateTrigger === "connect") state.startUpdates(client);
-      },
-      onsessionclosed: () => endLegacySession(session, "delete"),
-    });
-    const server = buildLabServer(config, state, client, "2025");
-    const session: LegacySession = {
-      id: "",
-      client,
-      getStreams: 0,
-      transport,
-      server,
-    };
-    client.deliver = async (notification) => {
-      // The SDK drops a notification silently when no GET stream is open.
-      const delivery: Delivery = session.getStreams > 0
-        ? { delivered: true }
-        : { delivered: false, reason: "no GET stream open" };
-      if (notification === "updated") {
-        await server.sendResourceUpdated({ uri: REVIEW_URI });
-      } else {
-        await server.sendResourceListChanged();
-      }
-      return delivery;
-    };
-    transport.onErrorResponse = (error) =>
-      log.write("warn", {
-        tag: "request/rejected",
-        fields: {
-          status: 200,
-          code: error.code,
-          message: JSON.stringify(error.message),
-          session: session.id,
-        },
-      });
-    server.onclose = () => endLegacySession(session, "closed");
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, {
-      parsedBody: initialize,
-    });
-    touchSession(session);
-    return response;
-  }
-
-  async function serveLegacy(
-    request: Request,
-    body: unknown,
-  ): Promise<Response> {
-    const sessionId = request.headers.get("mcp-session-id");
-    if (sessionId === null) {
-      return request.method === "POST" && isInitializeRequest(body)
-        ? openLegacySession(request, body)
-        : jsonRpcError(
-          400,
-          -32000,
-          "Bad Request: Mcp-Session-Id header is required; send initialize first",
-        );
-    }
-    const session = legacySessions.get(sessionId);
-    if (!session) {
-      return jsonRpcError(
-        404,
-        -32001,
-        `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
-      );
-    }
-    const response = await session.transport.handleRequest(request, {
-      parsedBody: body,
-    });
-    if (request.method === "GET" && isEventStream(response)) {
-      return watchGetStream(session, response);
-    }
-    touchSession(session);
-    return response;
-  }
-
-  /** Counts the session's GET stream while it is open, and logs both ends. */
-  function watchGetStream(session: LegacySession, response: Response) {
-    session.getStreams++;
-    touchSession(session);
-    state.record(session.client, "stream-opened", {
-      tag: "stream/get",
-      words: "opened",
-      fields: { session: session.id },
-    });
-    const body = whenStreamEnds(response.body!, () => {
-      session.getStreams--;
-      touchSession(session);
-      if (legacySessions.has(session.id)) {
-        state.record(session.client, "stream-closed", {
-          tag: "stream/get",
-          words: "closed",
-          fields: { session: session.id },
-        });
-      }
-    });
-    return new Response(body, response);
-  }
-
-  // -- 2026-07-28 era: stateless requests and listen streams -----------------
-
-  function streamsOf(client: LabClient): Set<ListenStream> {
-    let streams = listenStreams.get(client);
-    if (!streams) listenStreams.set(client, streams = new Set());
-    return streams;
-  }
-
-  /**
-   * The listen router's event source. Each open listen stream subscribes
-   * here, inside the exchange that opened it; the lab delivers each client's
-   * updates to that client's streams only, because every client has its own
-   * resource version.
-   */
-  const listenBus: ServerEventBus = {
-    publish(event) {
-      for (const streams of listenStreams.values()) {
-        for (const stream of streams) stream.deliver(event);
-      }
-    },
-    subscribe(deliver) {
-      const exchange = modernExchange.getStore();
-      if (!exchange?.listen) return () => {};
-      const { client, listen } = exchange;
-      const stream: ListenStream = {
-        deliver,
-        watches: listen.watches,
-        listChanged: listen.listChanged,
-      };
-      streamsOf(client).add(stream);
-      if (stream.watches && config.updateTrigger === "subscribe") {
-        state.startUpdates(client);
-      }
-      return () => {
-        const streams = streamsOf(client);
-        if (!streams.delete(stream)) return;
-        if (streams.size === 0) listenStreams.delete(client);
-        state.record(client, "listen-closed", {
-          tag: "subscriptions/listen",
-          words: "closed",
-        });
-        const stillWatched = [...streams].some((open) => open.watches);
-        if (
-          stream.watches && !stillWatched &&
-          config.updateTrigger === "subscribe"
-        ) {
-          state.cancelUpdates(client, true);
-        }
-      };
-    },
-  };
-
-  const modernHandler = createMcpHandler(
-    () => {
-      const exchange = modernExchange.getStore();
-      const client = exchange?.client ??
-        newLabClient({
-          id: "unknown@unknown",
-          era: "2026-07-28",
-          transport: "streamable-http",
-          protocolVersion: "2026-07-28",
-        });
-      return buildLabServer(config, state, client, "2026-07-28");
-    },
-    {
-      legacy: "reject",
-      bus: listenBus,
-      maxSubscriptions: config.maxSessions,
-      maxRequestBodySize: MAX_BODY_BYTES,
-      onerror: (error) =>
-        log.write("debug", {
-          tag: "mcp/error",
-          fields: { message: JSON.stringify(error.message) },
-        }),
-    },
-  );
-
-  /** The client a stateless request speaks for, keyed by clientInfo. */
-  function modernClientFor(meta: Record<string, unknown> | undefined) {
-    const identity = modernIdentity(meta);
-    const known = modernClients.get(identity.id);
-    if (known) {
-      // Re-inserting keeps the map ordered from least to most recently seen.
-      modernClients.delete(identity.id);
-      modernClients.set(identity.id, known);
-      return known;
-    }
-    evictIdleModernClient();
-    const client = state.track(newLabClient({
-      id: identity.id,
-      era: "2026-07-28",
-      transport: "streamable-http",
-      clientInfo: identity.clientInfo,
-      protocolVersion: identity.protocolVersion,
-    }));
-    client.deliver = (notification) => {
-      const targets = [...streamsOf(client)].filter((stream) =>
-        notification === "updated" ? stream.watches : stream.listChanged
-      );
-      for (const stream of targets) {
-        stream.deliver(
-          notification === "updated"
-            ? { kind: "resource_updated", uri: REVIEW_URI }
-            : { kind: "resources_list_changed" },
-        );
-      }
-      return Promise.resolve(
-        targets.length > 0 ? { delivered: true } : {
-          delivered: false,
-          reason: notification === "updated"
-            ? `no listen stream watches ${REVIEW_URI}`
-            : "no listen stream asked for list changes",
-        },
-      );
-    };
-    modernClients.set(client.id, client);
-    return client;
-  }
-
-  /**
-   * Stateless clients have no session to end, so the lab keeps at most
-   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
-   * without an open listen stream when a new one arrives.
-   */
-  function evictIdleModernClient() {
-    if (modernClients.size < config.maxSessions) return;
-    for (const [id, client] of modernClients) {
-      if (listenStreams.has(client)) continue;
-      modernClients.delete(id);
-      state.endClient(client, "evicted");
-      return;
-    }
-  }
-
-  async function serveModern(
-    request: Request,
-    body: unknown,
-  ): Promise<Response> {
-    const message = modernMessageSchema.safeParse(body);
-    if (!message.success) {
-      return modernHandler.fetch(request, { parsedBody: body });
-    }
-    const { method, params } = message.data;
-    const client = modernClientFor(params?._meta);
-    if (method === "server/discover") {
-      state.restartRun(client);
-      state.record(client, "connect", {
-        tag: "server/discover",
-        words: "requested",
-      });
-      if (config.updateTrigger === "connect") state.startUpdates(client);
-    }
-    const listen = method === "subscriptions/listen"
-      ? narrowListenFilter(params)
-      : undefined;
-    const response = await modernExchange.run(
-      { client, listen },
-      () =>
-        modernHandler.fetch(request, {
-          parsedBody: listen
-            ? { ...message.data, params: listen.params }
-            : body,
-        }),
+/** Logs a refusal where it is produced, then builds its answer. */
+function refuse(log: Logger, request: Request, refusal: Refusal): Response {
+  logRefusal(log, refusal, request);
+  const { status, code, message, headers } = refusal;
+  return code === undefined
+    ? new Response(`${message}\n`, { status, headers })
+    : Response.json(
+      { jsonrpc: "2.0", error: { code, message }, id: null },
+      { status, headers },
     );
-    if (listen && isEventStream(response)) recordListen(state, client, listen);
-    return response;
+}
+
+/**
+ * One `[request/rejected]` line: method and path (when the refusal answers
+ * a whole request), status, code and message, and the client it concerns.
+ */
+function logRefusal(
+  log: Logger,
+  { status, code, message }: Refusal,
+  request?: Request,
+  client?: LabClient,
+) {
+  log.write("warn", {
+    tag: "request/rejected",
+    words: request && `${request.method} ${pathOf(request)}`,
+    fields: { status, code, message: JSON.stringify(message) },
+  }, client);
+}
+
+/**
+ * Logs an error answer the SDK built itself (a transport or header check).
+ * Only answers that are not OK are read, so a successful request costs no
+ * copy of its body.
+ */
+async function logSdkRefusal(
+  log: Logger,
+  request: Request,
+  response: Response,
+) {
+  if (response.ok || !log.enabled("warn")) return;
+  const text = await response.clone().text();
+  let error: { code?: number; message?: string } | undefined;
+  try {
+    error = JSON.parse(text)?.error;
+  } catch {
+    // An answer without a JSON-RPC body: its text says what went wrong.
   }
+  logRefusal(log, {
+    status: response.status,
+    code: error?.code,
+    message: error?.message ?? text.trim(),
+  }, request);
+}
 
-  // -- HTTP routing ------------------------------------------------------------
+/** The path of a request whose URL parsed when the router took it. */
+function pathOf(request: Request): string {
+  return URL.parse(request.url)?.pathname ?? "(unparsable URL)";
+}
 
-  const allowedNames = [
+/**
+ * DNS-rebinding protection: a page in a browser must not reach the lab
+ * through a hostile name, so only loopback names (and the configured ones)
+ * may appear in Host and Origin. The answer is the SDK's own 403.
+ */
+function foreignHostResponse(
+  config: LabConfig,
+  request: Request,
+): Response | undefined {
+  if (config.allowedHosts.includes("*")) return undefined;
+  const allowed = [
     ...localhostAllowedHostnames(),
     ...config.allowedHosts,
     // A lab bound to a specific address answers to that address too.
     ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
   ];
+  return hostHeaderValidationResponse(request, allowed) ??
+    originValidationResponse(request, allowed);
+}
 
-  /**
-   * DNS-rebinding protection: a page in a browser must not reach the lab
-   * through a hostile name, so only loopback names (and the configured ones)
-   * may appear in Host and Origin.
-   */
-  function refuseForeignHost(request: Request): Response | undefined {
-    if (config.allowedHosts.includes("*")) return undefined;
-    return hostHeaderValidationResponse(request, allowedNames) ??
-      originValidationResponse(request, allowedNames);
-  }
-
-  const expectedAuthorization = `Bearer ${config.authToken}`;
-
-  function refuseWithoutToken(request: Request): Response | undefined {
-    if (!config.authToken) return undefined;
-    const given = request.headers.get("authorization") ?? "";
-    if (timingSafeEqual(given, expectedAuthorization)) return undefined;
-    return jsonRpcError(
-      401,
-      -32000,
+/** A bearer token check, when `MCP_TEST_AUTH_TOKEN` is set. */
+function missingTokenRefusal(
+  config: LabConfig,
+  request: Request,
+): Refusal | undefined {
+  if (!config.authToken) return undefined;
+  const given = request.headers.get("authorization") ?? "";
+  if (timingSafeEqual(given, `Bearer ${config.authToken}`)) return undefined;
+  return {
+    status: 401,
+    code: -32000,
+    message:
       "Unauthorized: this lab requires 'Authorization: Bearer <MCP_TEST_AUTH_TOKEN>'",
-      {
-        "WWW-Authenticate":
-          'Bearer realm="mcp-subscription-lab", error="invalid_token"',
-      },
-    );
-  }
+    headers: {
+      "WWW-Authenticate":
+        'Bearer realm="mcp-subscription-lab", error="invalid_token"',
+    },
+  };
+}
 
-  /** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
-  async function readMessage(
-    request: Request,
-  ): Promise<{ message: unknown } | { refused: Response }> {
-    if (!isJsonContentType(request.headers.get("content-type"))) {
-      return {
-        refused: jsonRpcError(
-          415,
-          -32000,
-          "Unsupported Media Type: Content-Type must be application/json",
-        ),
-      };
-    }
-    const text = await readBodyText(request);
-    if (text === undefined) {
-      return {
-        refused: jsonRpcError(
-          413,
-          -32000,
-          `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-        ),
-      };
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return {
-        refused: jsonRpcError(
-          400,
-          -32700,
-          "Parse error: the body is not valid JSON",
-        ),
-      };
-    }
-    if (Array.isArray(message)) {
-      return {
-        refused: jsonRpcError(
-          400,
-          -32600,
-          "Invalid Request: JSON-RPC batches are not supported; send one message per request",
-        ),
-      };
-    }
-    if (!isJSONRPCMessage(message)) {
-      return {
-        refused: jsonRpcError(
-          400,
-          -32600,
-          'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
-        ),
-      };
-    }
-    return { message };
-  }
-
-  async function serveMcp(request: Request): Promise<Response> {
-    let body: unknown;
-    if (request.method === "POST") {
-      const read = await readMessage(request);
-      if ("refused" in read) return read.refused;
-      body = read.message;
-    } else if (
-      MODERN_PROTOCOL_VERSIONS.has(
-        request.headers.get("mcp-protocol-version") ?? "",
-      )
-    ) {
-      // The stateless era has no GET stream and no session to delete.
-      return jsonRpcError(
-        405,
-        -32000,
-        "Method Not Allowed: protocol 2026-07-28 uses POST only",
-        { Allow: "POST" },
-      );
-    }
-    // Deno aborts request.signal after every successful response (its
-    // legacy behaviour), which the SDK would take for a client cancel. The
-    // SDK gets a copy without that signal; a client that goes away still
-    // ends its stream, through the stream's own cancel.
-    const forwarded = new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-    });
-    // A request on a live 2025 session needs no classifying: the stateless
-    // era has no sessions, so the header alone says which era it is.
-    const sessionId = request.headers.get("mcp-session-id");
-    if (sessionId !== null && legacySessions.has(sessionId)) {
-      return serveLegacy(forwarded, body);
-    }
-    return await isLegacyRequest(forwarded, body)
-      ? serveLegacy(forwarded, body)
-      : serveModern(forwarded, body);
-  }
-
-  const report = () => labReport(state.reportedClients(), config);
-
-  async function route(request: Request, pathname: string) {
-    const refused = refuseForeignHost(request);
-    if (refused) return refused;
-    if (pathname === "/healthz") {
-      return Response.json({
-        status: "ok",
-        lab: LAB_VERSION,
-        sdk: SDK_VERSION,
-        deno: Deno.version.deno,
-        ...counts(),
-      });
-    }
-    if (pathname === "/report" || pathname === "/report.md") {
-      return refuseWithoutToken(request) ??
-        (pathname === "/report"
-          ? Response.json(report())
-          : new Response(labReportMarkdown(state.reportedClients(), config), {
-            headers: { "content-type": "text/markdown; charset=utf-8" },
-          }));
-    }
-    if (!mcpPaths.has(pathname)) {
-      return new Response(
-        `Not Found: the MCP endpoint is ${[...mcpPaths].join(" and ")}\n`,
-        { status: 404 },
-      );
-    }
-    return refuseWithoutToken(request) ?? await serveMcp(request);
-  }
-
-  async function fetch(request: Request): Promise<Response> {
-    const { pathname } = new URL(request.url);
-    let response = await route(request, pathname);
-    log.write("debug", {
-      tag: "http",
-      words: `${request.method} ${pathname}`,
-      fields: { status: response.status },
-    });
-    const type = response.headers.get("content-type") ?? "";
-    if (
-      log.enabled("warn") && !isEventStream(response) &&
-      !type.includes("markdown") && response.body
-    ) {
-      // One warn line per refused request or JSON-RPC error answer.
-      const text = await response.text();
-      const refusal = refusalOf(response.status, text);
-      if (refusal) {
-        log.write("warn", {
-          tag: "request/rejected",
-          words: `${request.method} ${pathname}`,
-          fields: refusal,
-        });
-      }
-      response = new Response(text, response);
-    }
-    return response;
-  }
-
-  function counts(): LabCounts {
-    let openStreams = 0;
-    for (const streams of listenStreams.values()) openStreams += streams.size;
+/** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
+async function readMessage(
+  request: Request,
+): Promise<{ message: unknown } | { refusal: Refusal }> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
     return {
-      legacySessions: legacySessions.size,
-      listenStreams: openStreams,
-      pendingUpdates: state.pendingUpdates(),
+      refusal: {
+        status: 415,
+        code: -32000,
+        message:
+          "Unsupported Media Type: Content-Type must be application/json",
+      },
     };
   }
-
-  async function close() {
-    const sessions = [...legacySessions.values()];
-    for (const session of sessions) endLegacySession(session, "shutdown");
-    await Promise.all(sessions.map((session) => session.transport.close()));
-    await modernHandler.close();
-    for (const client of state.liveClients()) {
-      state.cancelUpdates(client);
-      state.printVerdict(client);
-    }
+  const text = await readBodyText(request);
+  if (text === undefined) {
+    return {
+      refusal: {
+        status: 413,
+        code: -32000,
+        message: `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
+      },
+    };
   }
-
-  return { fetch, counts, report, close };
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return {
+      refusal: {
+        status: 400,
+        code: -32700,
+        message: "Parse error: the body is not valid JSON",
+      },
+    };
+  }
+  if (Array.isArray(message)) {
+    return {
+      refusal: {
+        status: 400,
+        code: -32600,
+        message:
+          "Invalid Request: JSON-RPC batches are not supported; send one message per request",
+      },
+    };
+  }
+  if (!isJSONRPCMessage(message)) {
+    return {
+      refusal: {
+        status: 400,
+        code: -32600,
+        message:
+          'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
+      },
+    };
+  }
+  return { message };
 }
 
 /**
@@ -2100,25 +1867,6 @@ async function readBodyText(request: Request): Promise<string | undefined> {
   }
   const read = await readRequestBody(request, MAX_BODY_BYTES);
   return read.tooLarge ? undefined : read.text;
-}
-
-/** `status`, `code` and `message` of an error answer; nothing for success. */
-function refusalOf(
-  status: number,
-  text: string,
-): Record<string, FieldValue | undefined> | undefined {
-  let error: { code?: number; message?: string } | undefined;
-  try {
-    error = JSON.parse(text)?.error;
-  } catch {
-    // Plain-text answers (the 404 for unknown paths) have no JSON-RPC code.
-  }
-  if (!error && status < 400) return undefined;
-  return {
-    status,
-    code: error?.code,
-    message: JSON.stringify(error?.message ?? text.trim()),
-  };
 }
 
 /** Compares two strings in time that does not depend on where they differ. */
@@ -2188,6 +1936,553 @@ function whenStreamEnds(
   });
 }
 
+/** Logs an error the SDK reported outside any answer. */
+function logSdkError(log: Logger, error: Error) {
+  log.write("warn", {
+    tag: "mcp/error",
+    fields: { message: JSON.stringify(error.message) },
+  });
+}
+
+/** What each era's section gives the router. */
+interface EraServer {
+  /** Serves one MCP request of this era; `body` is its parsed POST body. */
+  serve(request: Request, body: unknown): Promise<Response>;
+  /** This era's share of the `/healthz` counts. */
+  counts(): Partial<LabCounts>;
+  /** Ends every session and stream of this era. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// The 2025 era: sessions, GET streams, idle TTL, DELETE
+// ---------------------------------------------------------------------------
+
+/** A 2025-era session: its client, transport and server. */
+interface LegacySession {
+  id: string;
+  client: LabClient;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  /** Open GET streams: notifications outside a request can only go there. */
+  getStreams: number;
+  /** Ends the session when it has been idle for the configured TTL. */
+  idleTimer?: ReturnType<typeof setTimeout>;
+}
+
+/** The 2025 era's server: what the router needs, plus its session lookup. */
+interface LegacyEra extends EraServer {
+  /** Whether a session id names a live session (no classifying needed). */
+  hasSession(id: string): boolean;
+}
+
+/**
+ * Serves 2025 clients: one SDK server and transport per session, created at
+ * `initialize` and ended by DELETE, by the idle TTL, or at shutdown.
+ */
+function createLegacyEra(ctx: LabContext): LegacyEra {
+  const { config, log, state } = ctx;
+  const sessions = new Map<string, LegacySession>();
+
+  function endSession(session: LegacySession, reason: string) {
+    if (!sessions.delete(session.id)) return;
+    clearTimeout(session.idleTimer);
+    state.endClient(session.client, reason, session.id);
+  }
+
+  /**
+   * Restarts the session's idle clock. A session waiting on an open GET
+   * stream is not idle: that is how a subscribed client waits.
+   */
+  function touch(session: LegacySession) {
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
+    if (session.getStreams > 0 || !sessions.has(session.id)) return;
+    session.idleTimer = setTimeout(() => {
+      endSession(session, "idle");
+      session.transport.close().catch((error) => logSdkError(log, error));
+    }, config.sessionTtlSeconds * 1000);
+  }
+
+  async function open(
+    request: Request,
+    initialize: { params: { clientInfo: unknown; protocolVersion: string } },
+  ): Promise<Response> {
+    if (sessions.size >= config.maxSessions) {
+      return refuse(log, request, {
+        status: 503,
+        code: ProtocolErrorCode.InternalError,
+        message:
+          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS); end one with DELETE or wait for idle ones to expire`,
+      });
+    }
+    const client = newLabClient({
+      id: "",
+      era: "2025",
+      transport: "streamable-http",
+      clientInfo: initialize.params.clientInfo,
+      protocolVersion: initialize.params.protocolVersion,
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = client.id = id;
+        sessions.set(id, session);
+        state.track(client);
+        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
+          client.protocolVersion;
+        state.record(client, "connect", {
+          tag: "initialize",
+          words: "client connected",
+          fields: { session: id },
+        });
+        state.reached(client, "connect");
+      },
+      onsessionclosed: () => endSession(session, "delete"),
+    });
+    // Error answers inside a session travel in a 200 response.
+    const server = buildLabServer(
+      ctx,
+      client,
+      "2025",
+      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
+    );
+    const session: LegacySession = {
+      id: "",
+      client,
+      getStreams: 0,
+      transport,
+      server,
+    };
+    client.deliver = async (notification) => {
+      // The SDK drops a notification silently when no GET stream is open.
+      const delivery: Delivery = session.getStreams > 0
+        ? { delivered: true }
+        : { delivered: false, reason: "no GET stream open" };
+      if (notification === "updated") {
+        await server.sendResourceUpdated({ uri: REVIEW_URI });
+      } else {
+        await server.sendResourceListChanged();
+      }
+      return delivery;
+    };
+    server.onclose = () => endSession(session, "closed");
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, {
+      parsedBody: initialize,
+    });
+    touch(session);
+    return response;
+  }
+
+  async function serve(request: Request, body: unknown): Promise<Response> {
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId === null) {
+      return request.method === "POST" && isInitializeRequest(body)
+        ? open(request, body)
+        : refuse(log, request, {
+          status: 400,
+          code: -32000,
+          message:
+            "Bad Request: Mcp-Session-Id header is required; send initialize first",
+        });
+    }
+    const session = sessions.get(sessionId);
+    if (!session) {
+      return refuse(log, request, {
+        status: 404,
+        code: -32001,
+        message:
+          `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
+      });
+    }
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: body,
+    });
+    if (request.method === "GET" && isEventStream(response)) {
+      return watchGetStream(session, response);
+    }
+    touch(session);
+    await logSdkRefusal(log, request, response);
+    return response;
+  }
+
+  /** Counts the session's GET stream while it is open, and logs both ends. */
+  function watchGetStream(session: LegacySession, response: Response) {
+    session.getStreams++;
+    touch(session);
+    state.record(session.client, "stream-opened", {
+      tag: "stream/get",
+      words: "opened",
+      fields: { session: session.id },
+    });
+    const body = whenStreamEnds(response.body!, () => {
+      session.getStreams--;
+      touch(session);
+      if (sessions.has(session.id)) {
+        state.record(session.client, "stream-closed", {
+          tag: "stream/get",
+          words: "closed",
+          fields: { session: session.id },
+        });
+      }
+    });
+    return new Response(body, response);
+  }
+
+  return {
+    serve,
+    hasSession: (id) => sessions.has(id),
+    counts: () => ({ legacySessions: sessions.size }),
+    async close() {
+      const open = [...sessions.values()];
+      for (const session of open) endSession(session, "shutdown");
+      await Promise.all(open.map((session) => session.transport.close()));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The 2026-07-28 era: stateless requests, client identities, listen streams
+// ---------------------------------------------------------------------------
+
+/** What a 2026-07-28 request is about, visible to the SDK callbacks it reaches. */
+interface ModernExchange {
+  client: LabClient;
+  listen?: ListenFilter;
+  /** The JSON-RPC error the request was answered with, if any. */
+  errorAnswer?: ErrorAnswer;
+}
+
+/**
+ * Serves 2026-07-28 clients through the SDK's `createMcpHandler`: a fresh
+ * server per request, a client identity per `clientInfo`, and listen
+ * streams fed by the lab's own event bus, so that each client's updates go
+ * to that client's streams only (every client has its own resource version).
+ */
+function createModernEra(ctx: LabContext): EraServer {
+  const { config, log, state } = ctx;
+  const listens = new ListenSet(state);
+  /** Clients by identity, least recently seen first. */
+  const clients = new Map<string, LabClient>();
+  const exchanges = new AsyncLocalStorage<ModernExchange>();
+
+  /**
+   * The listen router's event source. Each listen stream subscribes inside
+   * the exchange that opened it; a change event published during a request
+   * reaches the streams of that request's client, never anyone else's.
+   */
+  const bus: ServerEventBus = {
+    publish(event) {
+      const client = exchanges.getStore()?.client;
+      if (!client) return;
+      const notification = event.kind === "resource_updated"
+        ? "updated"
+        : "list_changed";
+      for (const stream of listens.targets(client, notification)) {
+        stream.push?.(event);
+      }
+    },
+    subscribe(push) {
+      const exchange = exchanges.getStore();
+      if (!exchange?.listen) return () => {};
+      const { client, listen } = exchange;
+      const stream: ListenStream = {
+        watches: listen.watches,
+        listChanged: listen.listChanged,
+        push,
+      };
+      listens.open(client, stream);
+      return () => listens.close(client, stream);
+    },
+  };
+
+  const handler = createMcpHandler(
+    () => {
+      const exchange = exchanges.getStore();
+      const client = exchange?.client ??
+        newLabClient({
+          id: "unknown@unknown",
+          era: "2026-07-28",
+          transport: "streamable-http",
+          protocolVersion: "2026-07-28",
+        });
+      return buildLabServer(ctx, client, "2026-07-28", (error) => {
+        if (exchange) exchange.errorAnswer = error;
+      });
+    },
+    {
+      legacy: "reject",
+      bus,
+      maxSubscriptions: config.maxSessions,
+      maxRequestBodySize: MAX_BODY_BYTES,
+      // Refusals are logged from the answers; what else the SDK reports
+      // (a failed send, a stream error) is worth a line of its own.
+      onerror: (error) => logSdkError(log, error),
+    },
+  );
+
+  /** The client a stateless request speaks for, keyed by clientInfo. */
+  function clientFor(meta: Record<string, unknown> | undefined) {
+    const identity = modernIdentity(meta);
+    const known = clients.get(identity.id);
+    if (known) {
+      // Re-inserting keeps the map ordered from least to most recently seen.
+      clients.delete(identity.id);
+      clients.set(identity.id, known);
+      return known;
+    }
+    evictIdleClient();
+    const client = state.track(newLabClient({
+      id: identity.id,
+      era: "2026-07-28",
+      transport: "streamable-http",
+      clientInfo: identity.clientInfo,
+      protocolVersion: identity.protocolVersion,
+    }));
+    client.deliver = (notification) =>
+      listens.deliver(client, notification, (targets) => {
+        for (const stream of targets) stream.push?.(changeEvent(notification));
+      });
+    clients.set(client.id, client);
+    return client;
+  }
+
+  /**
+   * Stateless clients have no session to end, so the lab keeps at most
+   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
+   * without an open listen stream when a new one arrives.
+   */
+  function evictIdleClient() {
+    if (clients.size < config.maxSessions) return;
+    for (const [id, client] of clients) {
+      if (listens.has(client)) continue;
+      clients.delete(id);
+      state.endClient(client, "evicted");
+      return;
+    }
+  }
+
+  async function serve(request: Request, body: unknown): Promise<Response> {
+    const message = modernMessageSchema.safeParse(body);
+    if (!message.success) {
+      const response = await handler.fetch(request, { parsedBody: body });
+      await logSdkRefusal(log, request, response);
+      return response;
+    }
+    const { method, params } = message.data;
+    const client = clientFor(params?._meta);
+    if (method === "server/discover") {
+      state.restartRun(client);
+      state.record(client, "connect", {
+        tag: "server/discover",
+        words: "requested",
+      });
+      state.reached(client, "connect");
+    }
+    const listen = method === "subscriptions/listen"
+      ? narrowListenFilter(params)
+      : undefined;
+    const exchange: ModernExchange = { client, listen };
+    const response = await exchanges.run(
+      exchange,
+      () =>
+        handler.fetch(request, {
+          parsedBody: listen
+            ? { ...message.data, params: listen.params }
+            : body,
+        }),
+    );
+    if (listen && isEventStream(response)) recordListen(state, client, listen);
+    if (exchange.errorAnswer) {
+      const { code, message: text } = exchange.errorAnswer;
+      logRefusal(
+        log,
+        { status: response.status, code, message: text },
+        request,
+      );
+    } else {
+      await logSdkRefusal(log, request, response);
+    }
+    return response;
+  }
+
+  return {
+    serve,
+    counts: () => ({ listenStreams: listens.size }),
+    close: () => handler.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// HTTP routing: guards, era dispatch, routes, request log
+// ---------------------------------------------------------------------------
+
+/** Counts `/healthz` reports, so leaks show from outside. */
+export interface LabCounts {
+  legacySessions: number;
+  listenStreams: number;
+  pendingUpdates: number;
+}
+
+/** A running lab: a fetch handler plus what shutdown and tests need. */
+export interface Lab {
+  fetch: (request: Request) => Promise<Response>;
+  counts: () => LabCounts;
+  /** The `/report` document. */
+  report: () => LabReport;
+  /** Ends every session and stream, printing each client's verdict. */
+  close: () => Promise<void>;
+}
+
+const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
+
+/**
+ * Answers a request the lab failed on (a bug, or a log that cannot be
+ * written) with 500, and JSON-RPC -32603 echoing the request's id, after
+ * one `[server/error]` line. The lab goes on serving everyone else.
+ */
+function internalError(log: Logger, error: unknown, body?: unknown): Response {
+  const message = error instanceof Error ? error.message : String(error);
+  const evidence = {
+    tag: "server/error",
+    fields: { message: JSON.stringify(message) },
+  };
+  try {
+    log.write("error", evidence);
+  } catch {
+    console.error(renderEvidence(evidence, undefined, Date.now()));
+  }
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return Response.json({
+    jsonrpc: "2.0",
+    error: { code: ProtocolErrorCode.InternalError, message: "Internal error" },
+    id: typeof id === "string" || typeof id === "number" ? id : null,
+  }, { status: 500 });
+}
+
+/** Creates the lab over HTTP: its state, both eras and the routes. */
+export function createLab(
+  config: LabConfig,
+  sink: LineSink = console.log,
+): Lab {
+  const ctx = createLabContext(config, sink);
+  const { log, state } = ctx;
+  const legacy = createLegacyEra(ctx);
+  const modern = createModernEra(ctx);
+  const mcpPaths = new Set(["/mcp", config.path]);
+
+  async function serveMcp(request: Request): Promise<Response> {
+    let body: unknown;
+    if (request.method === "POST") {
+      const read = await readMessage(request);
+      if ("refusal" in read) return refuse(log, request, read.refusal);
+      body = read.message;
+    } else if (
+      MODERN_PROTOCOL_VERSIONS.has(
+        request.headers.get("mcp-protocol-version") ?? "",
+      )
+    ) {
+      // The stateless era has no GET stream and no session to delete.
+      return refuse(log, request, {
+        status: 405,
+        code: -32000,
+        message: "Method Not Allowed: protocol 2026-07-28 uses POST only",
+        headers: { Allow: "POST" },
+      });
+    }
+    // Deno aborts request.signal after every successful response (its
+    // legacy behaviour), which the SDK would take for a client cancel. The
+    // SDK gets a copy without that signal; a client that goes away still
+    // ends its stream, through the stream's own cancel.
+    const forwarded = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+    });
+    try {
+      // A request on a live 2025 session needs no classifying: the
+      // stateless era has no sessions, so the header alone says which.
+      const sessionId = request.headers.get("mcp-session-id");
+      const era = sessionId !== null && legacy.hasSession(sessionId) ||
+          await isLegacyRequest(forwarded, body)
+        ? legacy
+        : modern;
+      return await era.serve(forwarded, body);
+    } catch (error) {
+      return internalError(log, error, body);
+    }
+  }
+
+  function counts(): LabCounts {
+    return {
+      legacySessions: 0,
+      listenStreams: 0,
+      ...legacy.counts(),
+      ...modern.counts(),
+      pendingUpdates: state.pendingUpdates(),
+    };
+  }
+
+  const report = () => labReport(state.reportedClients(), config);
+
+  async function route(request: Request, pathname: string) {
+    const foreign = foreignHostResponse(config, request);
+    if (foreign) {
+      await logSdkRefusal(log, request, foreign);
+      return foreign;
+    }
+    if (pathname === "/healthz") {
+      return Response.json({
+        status: "ok",
+        lab: LAB_VERSION,
+        sdk: SDK_VERSION,
+        deno: Deno.version.deno,
+        ...counts(),
+      });
+    }
+    const noToken = missingTokenRefusal(config, request);
+    if (pathname === "/report" || pathname === "/report.md") {
+      if (noToken) return refuse(log, request, noToken);
+      return pathname === "/report"
+        ? Response.json(report())
+        : new Response(labReportMarkdown(state.reportedClients(), config), {
+          headers: { "content-type": "text/markdown; charset=utf-8" },
+        });
+    }
+    if (!mcpPaths.has(pathname)) {
+      return refuse(log, request, {
+        status: 404,
+        message: `Not Found: the MCP endpoint is ${
+          [...mcpPaths].join(" and ")
+        }`,
+      });
+    }
+    return noToken ? refuse(log, request, noToken) : await serveMcp(request);
+  }
+
+  async function fetch(request: Request): Promise<Response> {
+    let response: Response;
+    try {
+      response = await route(request, new URL(request.url).pathname);
+    } catch (error) {
+      response = internalError(log, error);
+    }
+    log.write("debug", {
+      tag: "http",
+      words: `${request.method} ${pathOf(request)}`,
+      fields: { status: response.status },
+    });
+    return response;
+  }
+
+  async function close() {
+    await legacy.close();
+    await modern.close();
+    for (const client of state.stopAll()) printVerdict(log, client, config);
+  }
+
+  return { fetch, counts, report, close };
+}
 // ---------------------------------------------------------------------------
 // stdio: one client over stdin/stdout
 // ---------------------------------------------------------------------------
@@ -2253,8 +2548,8 @@ function serveLabOverStdio(
   sink: LineSink,
   wire: Transport = new StdioServerTransport(),
 ): Promise<void> {
-  const log = createLogger(config, sink);
-  const state = createLabState(config, log);
+  const ctx = createLabContext(config, sink);
+  const { log, state } = ctx;
   const client = state.track(newLabClient({
     id: "stdio",
     era: "2025",
@@ -2262,46 +2557,29 @@ function serveLabOverStdio(
     protocolVersion: "unknown",
   }));
   let server: Server | undefined;
-  /** Listens asked for, by request id, until acknowledged or ended. */
-  const listens = new Map<RequestId, ListenFilter & { open: boolean }>();
-  const watched = () => [...listens.values()].some((l) => l.open && l.watches);
+  const listens = new ListenSet(state);
+  /** Listens asked for, by request id; `stream` once acknowledged. */
+  const asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
 
   client.deliver = async (notification) => {
     if (!server) return { delivered: false, reason: "no server yet" };
+    const send = () =>
+      notification === "updated"
+        ? server!.sendResourceUpdated({ uri: REVIEW_URI })
+        : server!.sendResourceListChanged();
+    // In 2026-07-28 the SDK's entry routes these onto the matching listens.
     if (client.era === "2026-07-28") {
-      const open = [...listens.values()].filter((listen) =>
-        listen.open &&
-        (notification === "updated" ? listen.watches : listen.listChanged)
-      );
-      if (open.length === 0) {
-        return {
-          delivered: false,
-          reason: notification === "updated"
-            ? `no listen stream watches ${REVIEW_URI}`
-            : "no listen stream asked for list changes",
-        };
-      }
+      return await listens.deliver(client, notification, send);
     }
-    // In 2026-07-28 the entry routes these onto the matching listens.
-    if (notification === "updated") {
-      await server.sendResourceUpdated({ uri: REVIEW_URI });
-    } else {
-      await server.sendResourceListChanged();
-    }
+    await send();
     return { delivered: true };
   };
 
   const endListen = (id: RequestId) => {
-    const listen = listens.get(id);
+    const listen = asked.get(id);
     if (!listen) return;
-    listens.delete(id);
-    state.record(client, "listen-closed", {
-      tag: "subscriptions/listen",
-      words: "closed",
-    });
-    if (listen.watches && !watched() && config.updateTrigger === "subscribe") {
-      state.cancelUpdates(client, true);
-    }
+    asked.delete(id);
+    if (listen.stream) listens.close(client, listen.stream);
   };
 
   let finished: () => void;
@@ -2320,14 +2598,14 @@ function serveLabOverStdio(
           tag: "server/discover",
           words: "requested",
         });
-        if (config.updateTrigger === "connect") state.startUpdates(client);
+        state.reached(client, "connect");
       }
       if (
         isJSONRPCRequest(message) && message.method === "subscriptions/listen"
       ) {
         const listen = narrowListenFilter(message.params);
         if (listen) {
-          listens.set(message.id, { ...listen, open: false });
+          asked.set(message.id, listen);
           return { ...message, params: listen.params };
         }
       }
@@ -2346,15 +2624,16 @@ function serveLabOverStdio(
         message.method === "notifications/subscriptions/acknowledged"
       ) {
         const id = metaOf(message)?.["io.modelcontextprotocol/subscriptionId"];
-        const listen = listens.get(id as RequestId);
-        if (listen && !listen.open) {
-          listen.open = true;
+        const listen = asked.get(id as RequestId);
+        if (listen && !listen.stream) {
           recordListen(state, client, listen);
-          if (listen.watches && config.updateTrigger === "subscribe") {
-            state.startUpdates(client);
-          }
+          listen.stream = {
+            watches: listen.watches,
+            listChanged: listen.listChanged,
+          };
+          listens.open(client, listen.stream);
         }
-      } else if ("id" in message && listens.has(message.id as RequestId)) {
+      } else if ("id" in message && asked.has(message.id as RequestId)) {
         // The listen's own response (an error, or the graceful end).
         endListen(message.id as RequestId);
       }
@@ -2368,7 +2647,12 @@ function serveLabOverStdio(
   serveStdio((context) => {
     const era: Era = context.era === "modern" ? "2026-07-28" : "2025";
     client.era = era;
-    const instance = buildLabServer(config, state, client, era);
+    const instance = buildLabServer(
+      ctx,
+      client,
+      era,
+      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
+    );
     if (era === "2025") {
       instance.oninitialized = () => {
         nameClient(client, instance.getClientVersion());
@@ -2378,7 +2662,7 @@ function serveLabOverStdio(
           tag: "initialize",
           words: "client connected",
         });
-        if (config.updateTrigger === "connect") state.startUpdates(client);
+        state.reached(client, "connect");
       };
     }
     server = instance;
@@ -2386,54 +2670,32 @@ function serveLabOverStdio(
   }, {
     transport: observed,
     maxSubscriptions: config.maxSessions,
-    onerror: (error) =>
-      log.write("debug", {
-        tag: "mcp/error",
-        fields: { message: JSON.stringify(error.message) },
-      }),
+    onerror: (error) => logSdkError(log, error),
   });
   return done;
 }
 
 // ---------------------------------------------------------------------------
-// Startup and shutdown
+// Entry: command line, HTTP serving, shutdown
 // ---------------------------------------------------------------------------
 
-if (import.meta.main) {
-  let config: LabConfig;
-  let stdio = false;
-  try {
-    const commandLine = parseCommandLine(Deno.args);
-    if (commandLine.help) {
-      console.log(helpText());
-      Deno.exit(0);
-    }
-    stdio = commandLine.stdio;
-    config = loadConfig(Deno.env.toObject(), commandLine.flags);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`config error: ${error.message}`);
-    Deno.exit(2);
-  }
+/**
+ * The signals that shut the lab down. Windows lets a program listen to
+ * SIGINT (and SIGBREAK) only: asking for SIGTERM there throws.
+ */
+export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
+  return os === "windows" ? ["SIGINT", "SIGBREAK"] : ["SIGINT", "SIGTERM"];
+}
 
-  if (stdio) {
-    // stdout carries the protocol, so every log line goes to stderr.
-    const stderrLine = (line: string) => console.error(line);
-    stderrLine(
-      `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    );
-    await serveLabOverStdio(config, stderrLine);
-    Deno.exit(0);
-  }
-
+/** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
+async function serveHttp(config: LabConfig): Promise<number> {
   const lab = createLab(config);
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
     onListen({ hostname, port }) {
       const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-      const paths = [...new Set(["/mcp", config.path])];
-      for (const path of paths) {
+      for (const path of new Set(["/mcp", config.path])) {
         console.log(`listening on http://${host}:${port}${path}`);
       }
       console.log(
@@ -2447,14 +2709,69 @@ if (import.meta.main) {
     },
   }, lab.fetch);
 
-  const shutdown = async (signal: string) => {
-    console.log(`[lab] ${signal}: closing sessions and streams`);
-    // Never hang: a stuck connection must not keep the lab alive.
-    setTimeout(() => Deno.exit(1), 2000);
-    await lab.close();
-    await server.shutdown();
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-  Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+  const signalled = Promise.withResolvers<Deno.Signal>();
+  const signals = shutdownSignals(Deno.build.os);
+  // The first signal shuts down; a second one while closing changes nothing.
+  const listeners = signals.map((signal) => {
+    const listener = () => signalled.resolve(signal);
+    Deno.addSignalListener(signal, listener);
+    return [signal, listener] as const;
+  });
+  const signal = await signalled.promise;
+  console.log(`[lab] ${signal}: closing sessions and streams`);
+  // Never hang: a stuck connection must not keep the lab alive.
+  const deadline = setTimeout(() => Deno.exit(1), 2000);
+  await lab.close();
+  await server.shutdown();
+  clearTimeout(deadline);
+  for (const [name, listener] of listeners) {
+    Deno.removeSignalListener(name, listener);
+  }
+  return 0;
 }
+
+/** The `MCP_TEST_*` variables, read one by one (no access to the rest). */
+function labEnvironment(): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.values(SETTINGS).map(({ env }) => [env, Deno.env.get(env)]),
+  );
+}
+
+/**
+ * Runs the lab as the command line asks: `--help`, `--version`, `--stdio`,
+ * or HTTP. Resolves with the process's exit status: 2 for a bad flag or
+ * setting, after one line on stderr.
+ */
+export async function main(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  let commandLine: ReturnType<typeof parseCommandLine>;
+  let config: LabConfig;
+  try {
+    commandLine = parseCommandLine(args);
+    if (commandLine.help) {
+      console.log(helpText());
+      return 0;
+    }
+    if (commandLine.version) {
+      console.log(versionText());
+      return 0;
+    }
+    config = loadConfig(env, commandLine.flags);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`config error: ${error.message}`);
+    return 2;
+  }
+  if (!commandLine.stdio) return await serveHttp(config);
+  // stdout carries the protocol, so every log line goes to stderr.
+  const stderrLine = (line: string) => console.error(line);
+  stderrLine(
+    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+  );
+  await serveLabOverStdio(config, stderrLine);
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args, labEnvironment()));
