@@ -731,6 +731,12 @@ function noteProgress(
   }
 }
 
+/** One update series of a client: which one, and how many updates are left. */
+interface UpdateRun {
+  series: number;
+  remaining: number;
+}
+
 /**
  * The lab's clients and their update series, shared by the HTTP and stdio
  * entries: every step a client takes is logged and recorded here. The eras
@@ -738,15 +744,18 @@ function noteProgress(
  * decides when a client's updates start and stop, lives here alone.
  * `onEnded` hears of every client that ends, for its verdict.
  */
-function createLabState(
-  config: LabConfig,
-  log: Logger,
-  onEnded: (client: LabClient) => void = () => {},
-) {
-  const liveClients = new Map<string, LabClient>();
-  const endedClients: LabClient[] = [];
+class LabState {
+  #live = new Map<string, LabClient>();
+  #ended: LabClient[] = [];
 
-  function record(
+  constructor(
+    private readonly config: LabConfig,
+    private readonly log: Logger,
+    private readonly onEnded: (client: LabClient) => void = () => {},
+  ) {}
+
+  /** Logs a step and keeps it in the client's timeline and progress. */
+  record(
     client: LabClient,
     kind: StepKind,
     evidence: Evidence,
@@ -761,11 +770,131 @@ function createLabState(
       client.droppedSteps++;
     }
     noteProgress(client, step, facts);
-    log.write("info", evidence, client, at);
+    this.log.write("info", evidence, client, at);
+  }
+
+  /**
+   * The trigger policy: the client reached a moment of its run (it
+   * connected, read the resource, or subscribed); the configured trigger
+   * says whether that starts its updates.
+   */
+  reached(client: LabClient, moment: UpdateTrigger) {
+    if (this.config.updateTrigger === moment) this.#startUpdates(client);
+  }
+
+  /**
+   * The client unsubscribed, or closed its last stream that watched the
+   * resource: under the subscribe trigger its pending update is called off.
+   */
+  withdrew(client: LabClient) {
+    if (this.config.updateTrigger === "subscribe") {
+      this.#cancelUpdates(client, true);
+    }
+  }
+
+  /** A stateless client's `server/discover` starts its run afresh. */
+  restartRun(client: LabClient) {
+    this.#cancelUpdates(client);
+    client.reviewVersion = 1;
+    client.updates = { started: false, sent: 0, series: client.updates.series };
+    client.progress = freshProgress();
+    client.timeline = [];
+    client.droppedSteps = 0;
+    client.proof = {};
+  }
+
+  track(client: LabClient): LabClient {
+    this.#live.set(client.id, client);
+    return client;
+  }
+
+  /** Ends a client: its updates stop, and `onEnded` hears of it once. */
+  endClient(client: LabClient, reason: string, sessionId?: string) {
+    if (client.endedReason) return;
+    this.#cancelUpdates(client);
+    this.record(client, "session-end", {
+      tag: "session/end",
+      fields: { session: sessionId, reason },
+    });
+    client.endedReason = reason;
+    this.#live.delete(client.id);
+    this.#ended.push(client);
+    if (this.#ended.length > ENDED_CLIENTS_KEPT) this.#ended.shift();
+    this.onEnded(client);
+  }
+
+  /** Stops every live client's updates (at shutdown), returning them. */
+  stopAll(): LabClient[] {
+    const clients = [...this.#live.values()];
+    for (const client of clients) this.#cancelUpdates(client);
+    return clients;
+  }
+
+  /** Every client for the reports, oldest first. */
+  reportedClients(): LabClient[] {
+    return [...this.#ended, ...this.#live.values()].sort((a, b) =>
+      a.firstSeen - b.firstSeen
+    );
+  }
+
+  pendingUpdates(): number {
+    let pending = 0;
+    for (const client of this.#live.values()) {
+      if (client.updates.timer) pending++;
+    }
+    return pending;
+  }
+
+  /**
+   * Starts the client's update series once: after the delay the resource
+   * moves to the next version and the client is notified, as many times as
+   * configured, an interval apart.
+   */
+  #startUpdates(client: LabClient) {
+    if (client.updates.started) return;
+    client.updates.started = true;
+    const series = ++client.updates.series;
+    this.#schedule(
+      client,
+      { series, remaining: this.config.updateCount },
+      this.config.updateDelaySeconds,
+    );
+  }
+
+  #schedule(client: LabClient, run: UpdateRun, seconds: number) {
+    // A timer callback's rejection would end the process: a failed update
+    // is the client's evidence instead.
+    client.updates.timer = setTimeout(
+      () =>
+        this.#fire(client, run).catch((error) =>
+          this.#updateFailed(client, error)
+        ),
+      seconds * 1000,
+    );
+  }
+
+  async #fire(client: LabClient, run: UpdateRun) {
+    client.updates.timer = undefined;
+    client.reviewVersion++;
+    client.updates.sent++;
+    this.record(client, "update", {
+      tag: "resource/update",
+      fields: { uri: REVIEW_URI, version: client.reviewVersion },
+    });
+    await this.#notify(client, "updated");
+    if (this.config.sendListChanged) await this.#notify(client, "list_changed");
+    run.remaining--;
+    // The series may have been cancelled (or a new one started) while the
+    // notification went out.
+    const current = client.updates.started &&
+      client.updates.series === run.series && !client.endedReason;
+    if (current && run.remaining > 0) {
+      this.#schedule(client, run, this.config.updateIntervalSeconds);
+    }
   }
 
   /** Sends one change notification and records whether it got through. */
-  async function notify(client: LabClient, notification: ChangeNotification) {
+  async #notify(client: LabClient, notification: ChangeNotification) {
     let delivery: Delivery;
     try {
       delivery = await client.deliver(notification);
@@ -775,7 +904,7 @@ function createLabState(
         reason: `send failed: ${(error as Error).message}`,
       };
     }
-    record(client, "notify", {
+    this.record(client, "notify", {
       tag: "notification/send",
       words: `notifications/resources/${notification}`,
       fields: {
@@ -786,45 +915,7 @@ function createLabState(
     }, { delivery, notification });
   }
 
-  /**
-   * Starts the client's update series once: after the delay the resource
-   * moves to the next version and the client is notified, as many times as
-   * configured, an interval apart.
-   */
-  function startUpdates(client: LabClient) {
-    if (client.updates.started) return;
-    client.updates.started = true;
-    const series = ++client.updates.series;
-    let remaining = config.updateCount;
-    const fire = async () => {
-      client.updates.timer = undefined;
-      client.reviewVersion++;
-      client.updates.sent++;
-      record(client, "update", {
-        tag: "resource/update",
-        fields: { uri: REVIEW_URI, version: client.reviewVersion },
-      });
-      await notify(client, "updated");
-      if (config.sendListChanged) await notify(client, "list_changed");
-      remaining--;
-      // The series may have been cancelled (or a new one started) while the
-      // notification went out.
-      const current = client.updates.started &&
-        client.updates.series === series && !client.endedReason;
-      if (remaining > 0 && current) schedule(config.updateIntervalSeconds);
-    };
-    // A timer callback's rejection would end the process: a failed update
-    // is the client's evidence instead.
-    const schedule = (seconds: number) => {
-      client.updates.timer = setTimeout(
-        () => fire().catch((error) => updateFailed(client, error)),
-        seconds * 1000,
-      );
-    };
-    schedule(config.updateDelaySeconds);
-  }
-
-  function updateFailed(client: LabClient, error: unknown) {
+  #updateFailed(client: LabClient, error: unknown) {
     const message = error instanceof Error ? error.message : String(error);
     client.progress.updateFailed ??= message;
     const evidence = {
@@ -833,7 +924,7 @@ function createLabState(
       fields: { message: JSON.stringify(message) },
     };
     try {
-      log.write("warn", evidence, client);
+      this.log.write("warn", evidence, client);
     } catch {
       // The log itself failed (the cause, often): stderr still takes a line.
       console.error(renderEvidence(evidence, client, Date.now()));
@@ -844,7 +935,7 @@ function createLabState(
    * Stops a pending update. `byClient` marks an unsubscribe or a closed
    * stream, which the verdict reports when nothing had been sent yet.
    */
-  function cancelUpdates(client: LabClient, byClient = false) {
+  #cancelUpdates(client: LabClient, byClient = false) {
     if (!client.updates.started) return;
     clearTimeout(client.updates.timer);
     client.updates.timer = undefined;
@@ -854,74 +945,7 @@ function createLabState(
       client.progress.closedBeforeUpdate = true;
     }
   }
-
-  /** A stateless client's `server/discover` starts its run afresh. */
-  function restartRun(client: LabClient) {
-    cancelUpdates(client);
-    client.reviewVersion = 1;
-    client.updates = { started: false, sent: 0, series: client.updates.series };
-    client.progress = freshProgress();
-    client.timeline = [];
-    client.droppedSteps = 0;
-    client.proof = {};
-  }
-
-  /** Ends a client: its updates stop, and `onEnded` hears of it once. */
-  function endClient(client: LabClient, reason: string, sessionId?: string) {
-    if (client.endedReason) return;
-    cancelUpdates(client);
-    record(client, "session-end", {
-      tag: "session/end",
-      fields: { session: sessionId, reason },
-    });
-    client.endedReason = reason;
-    liveClients.delete(client.id);
-    endedClients.push(client);
-    if (endedClients.length > ENDED_CLIENTS_KEPT) endedClients.shift();
-    onEnded(client);
-  }
-
-  return {
-    record,
-    restartRun,
-    endClient,
-    /**
-     * The trigger policy: the client reached a moment of its run (it
-     * connected, read the resource, or subscribed); the configured trigger
-     * says whether that starts its updates.
-     */
-    reached(client: LabClient, moment: UpdateTrigger) {
-      if (config.updateTrigger === moment) startUpdates(client);
-    },
-    /**
-     * The client unsubscribed, or closed its last stream that watched the
-     * resource: under the subscribe trigger its pending update is called off.
-     */
-    withdrew(client: LabClient) {
-      if (config.updateTrigger === "subscribe") cancelUpdates(client, true);
-    },
-    track(client: LabClient) {
-      liveClients.set(client.id, client);
-      return client;
-    },
-    /** Stops every live client's updates (at shutdown), returning them. */
-    stopAll(): LabClient[] {
-      const clients = [...liveClients.values()];
-      for (const client of clients) cancelUpdates(client);
-      return clients;
-    },
-    /** Every client for the reports, oldest first. */
-    reportedClients: () =>
-      [...endedClients, ...liveClients.values()].sort((a, b) =>
-        a.firstSeen - b.firstSeen
-      ),
-    pendingUpdates: () =>
-      [...liveClients.values()].filter((client) => client.updates.timer)
-        .length,
-  };
 }
-
-type LabState = ReturnType<typeof createLabState>;
 
 /** An open 2026-07-28 listen stream and what its filter lets through. */
 interface ListenStream {
@@ -1425,7 +1449,7 @@ interface LabContext {
 /** A lab's context: its log, and state whose ended clients print verdicts. */
 function createLabContext(config: LabConfig, sink: LineSink): LabContext {
   const log = createLogger(config, sink);
-  const state = createLabState(
+  const state = new LabState(
     config,
     log,
     (client) => printVerdict(log, client, config),
@@ -1970,45 +1994,69 @@ interface LegacySession {
   idleTimer?: ReturnType<typeof setTimeout>;
 }
 
-/** The 2025 era's server: what the router needs, plus its session lookup. */
-interface LegacyEra extends EraServer {
-  /** Whether a session id names a live session (no classifying needed). */
-  hasSession(id: string): boolean;
-}
-
 /**
  * Serves 2025 clients: one SDK server and transport per session, created at
  * `initialize` and ended by DELETE, by the idle TTL, or at shutdown.
  */
-function createLegacyEra(ctx: LabContext): LegacyEra {
-  const { config, log, state } = ctx;
-  const sessions = new Map<string, LegacySession>();
+class LegacyEra implements EraServer {
+  #sessions = new Map<string, LegacySession>();
 
-  function endSession(session: LegacySession, reason: string) {
-    if (!sessions.delete(session.id)) return;
-    clearTimeout(session.idleTimer);
-    state.endClient(session.client, reason, session.id);
+  constructor(private readonly ctx: LabContext) {}
+
+  /** Whether a session id names a live session (no classifying needed). */
+  hasSession(id: string): boolean {
+    return this.#sessions.has(id);
   }
 
-  /**
-   * Restarts the session's idle clock. A session waiting on an open GET
-   * stream is not idle: that is how a subscribed client waits.
-   */
-  function touch(session: LegacySession) {
-    clearTimeout(session.idleTimer);
-    session.idleTimer = undefined;
-    if (session.getStreams > 0 || !sessions.has(session.id)) return;
-    session.idleTimer = setTimeout(() => {
-      endSession(session, "idle");
-      session.transport.close().catch((error) => logSdkError(log, error));
-    }, config.sessionTtlSeconds * 1000);
+  async serve(request: Request, body: unknown): Promise<Response> {
+    const { log } = this.ctx;
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId === null) {
+      return request.method === "POST" && isInitializeRequest(body)
+        ? this.#open(request, body)
+        : refuse(log, request, {
+          status: 400,
+          code: -32000,
+          message:
+            "Bad Request: Mcp-Session-Id header is required; send initialize first",
+        });
+    }
+    const session = this.#sessions.get(sessionId);
+    if (!session) {
+      return refuse(log, request, {
+        status: 404,
+        code: -32001,
+        message:
+          `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
+      });
+    }
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: body,
+    });
+    if (request.method === "GET" && isEventStream(response)) {
+      return this.#watchGetStream(session, response);
+    }
+    this.#touch(session);
+    await logSdkRefusal(log, request, response);
+    return response;
   }
 
-  async function open(
+  counts(): Partial<LabCounts> {
+    return { legacySessions: this.#sessions.size };
+  }
+
+  async close() {
+    const open = [...this.#sessions.values()];
+    for (const session of open) this.#end(session, "shutdown");
+    await Promise.all(open.map((session) => session.transport.close()));
+  }
+
+  async #open(
     request: Request,
     initialize: { params: { clientInfo: unknown; protocolVersion: string } },
   ): Promise<Response> {
-    if (sessions.size >= config.maxSessions) {
+    const { config, log, state } = this.ctx;
+    if (this.#sessions.size >= config.maxSessions) {
       return refuse(log, request, {
         status: 503,
         code: ProtocolErrorCode.InternalError,
@@ -2023,11 +2071,18 @@ function createLegacyEra(ctx: LabContext): LegacyEra {
       clientInfo: initialize.params.clientInfo,
       protocolVersion: initialize.params.protocolVersion,
     });
+    // Error answers inside a session travel in a 200 response.
+    const server = buildLabServer(
+      this.ctx,
+      client,
+      "2025",
+      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
+    );
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
         session.id = client.id = id;
-        sessions.set(id, session);
+        this.#sessions.set(id, session);
         state.track(client);
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
@@ -2038,15 +2093,8 @@ function createLegacyEra(ctx: LabContext): LegacyEra {
         });
         state.reached(client, "connect");
       },
-      onsessionclosed: () => endSession(session, "delete"),
+      onsessionclosed: () => this.#end(session, "delete"),
     });
-    // Error answers inside a session travel in a 200 response.
-    const server = buildLabServer(
-      ctx,
-      client,
-      "2025",
-      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
-    );
     const session: LegacySession = {
       id: "",
       client,
@@ -2054,63 +2102,43 @@ function createLegacyEra(ctx: LabContext): LegacyEra {
       transport,
       server,
     };
-    client.deliver = async (notification) => {
-      // The SDK drops a notification silently when no GET stream is open.
-      const delivery: Delivery = session.getStreams > 0
-        ? { delivered: true }
-        : { delivered: false, reason: "no GET stream open" };
-      if (notification === "updated") {
-        await server.sendResourceUpdated({ uri: REVIEW_URI });
-      } else {
-        await server.sendResourceListChanged();
-      }
-      return delivery;
-    };
-    server.onclose = () => endSession(session, "closed");
+    client.deliver = (notification) => legacyDelivery(session, notification);
+    server.onclose = () => this.#end(session, "closed");
     await server.connect(transport);
     const response = await transport.handleRequest(request, {
       parsedBody: initialize,
     });
-    touch(session);
+    this.#touch(session);
     return response;
   }
 
-  async function serve(request: Request, body: unknown): Promise<Response> {
-    const sessionId = request.headers.get("mcp-session-id");
-    if (sessionId === null) {
-      return request.method === "POST" && isInitializeRequest(body)
-        ? open(request, body)
-        : refuse(log, request, {
-          status: 400,
-          code: -32000,
-          message:
-            "Bad Request: Mcp-Session-Id header is required; send initialize first",
-        });
-    }
-    const session = sessions.get(sessionId);
-    if (!session) {
-      return refuse(log, request, {
-        status: 404,
-        code: -32001,
-        message:
-          `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
-      });
-    }
-    const response = await session.transport.handleRequest(request, {
-      parsedBody: body,
-    });
-    if (request.method === "GET" && isEventStream(response)) {
-      return watchGetStream(session, response);
-    }
-    touch(session);
-    await logSdkRefusal(log, request, response);
-    return response;
+  #end(session: LegacySession, reason: string) {
+    if (!this.#sessions.delete(session.id)) return;
+    clearTimeout(session.idleTimer);
+    this.ctx.state.endClient(session.client, reason, session.id);
+  }
+
+  /**
+   * Restarts the session's idle clock. A session waiting on an open GET
+   * stream is not idle: that is how a subscribed client waits.
+   */
+  #touch(session: LegacySession) {
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
+    if (session.getStreams > 0 || !this.#sessions.has(session.id)) return;
+    session.idleTimer = setTimeout(() => {
+      this.#end(session, "idle");
+      session.transport.close().catch((error) =>
+        logSdkError(this.ctx.log, error)
+      );
+    }, this.ctx.config.sessionTtlSeconds * 1000);
   }
 
   /** Counts the session's GET stream while it is open, and logs both ends. */
-  function watchGetStream(session: LegacySession, response: Response) {
+  #watchGetStream(session: LegacySession, response: Response) {
+    const { state } = this.ctx;
     session.getStreams++;
-    touch(session);
+    this.#touch(session);
     state.record(session.client, "stream-opened", {
       tag: "stream/get",
       words: "opened",
@@ -2118,8 +2146,8 @@ function createLegacyEra(ctx: LabContext): LegacyEra {
     });
     const body = whenStreamEnds(response.body!, () => {
       session.getStreams--;
-      touch(session);
-      if (sessions.has(session.id)) {
+      this.#touch(session);
+      if (this.#sessions.has(session.id)) {
         state.record(session.client, "stream-closed", {
           tag: "stream/get",
           words: "closed",
@@ -2129,17 +2157,25 @@ function createLegacyEra(ctx: LabContext): LegacyEra {
     });
     return new Response(body, response);
   }
+}
 
-  return {
-    serve,
-    hasSession: (id) => sessions.has(id),
-    counts: () => ({ legacySessions: sessions.size }),
-    async close() {
-      const open = [...sessions.values()];
-      for (const session of open) endSession(session, "shutdown");
-      await Promise.all(open.map((session) => session.transport.close()));
-    },
-  };
+/**
+ * Sends a change notification on a 2025 session. The SDK drops one silently
+ * when no GET stream is open, so the lab says so itself.
+ */
+async function legacyDelivery(
+  session: LegacySession,
+  notification: ChangeNotification,
+): Promise<Delivery> {
+  const delivery: Delivery = session.getStreams > 0
+    ? { delivered: true }
+    : { delivered: false, reason: "no GET stream open" };
+  if (notification === "updated") {
+    await session.server.sendResourceUpdated({ uri: REVIEW_URI });
+  } else {
+    await session.server.sendResourceListChanged();
+  }
+  return delivery;
 }
 
 // ---------------------------------------------------------------------------
@@ -2160,118 +2196,36 @@ interface ModernExchange {
  * streams fed by the lab's own event bus, so that each client's updates go
  * to that client's streams only (every client has its own resource version).
  */
-function createModernEra(ctx: LabContext): EraServer {
-  const { config, log, state } = ctx;
-  const listens = new ListenSet(state);
+class ModernEra implements EraServer {
+  #listens: ListenSet;
   /** Clients by identity, least recently seen first. */
-  const clients = new Map<string, LabClient>();
-  const exchanges = new AsyncLocalStorage<ModernExchange>();
+  #clients = new Map<string, LabClient>();
+  #exchanges = new AsyncLocalStorage<ModernExchange>();
+  #handler: ReturnType<typeof createMcpHandler>;
 
-  /**
-   * The listen router's event source. Each listen stream subscribes inside
-   * the exchange that opened it; a change event published during a request
-   * reaches the streams of that request's client, never anyone else's.
-   */
-  const bus: ServerEventBus = {
-    publish(event) {
-      const client = exchanges.getStore()?.client;
-      if (!client) return;
-      const notification = event.kind === "resource_updated"
-        ? "updated"
-        : "list_changed";
-      for (const stream of listens.targets(client, notification)) {
-        stream.push?.(event);
-      }
-    },
-    subscribe(push) {
-      const exchange = exchanges.getStore();
-      if (!exchange?.listen) return () => {};
-      const { client, listen } = exchange;
-      const stream: ListenStream = {
-        watches: listen.watches,
-        listChanged: listen.listChanged,
-        push,
-      };
-      listens.open(client, stream);
-      return () => listens.close(client, stream);
-    },
-  };
-
-  const handler = createMcpHandler(
-    () => {
-      const exchange = exchanges.getStore();
-      const client = exchange?.client ??
-        newLabClient({
-          id: "unknown@unknown",
-          era: "2026-07-28",
-          transport: "streamable-http",
-          protocolVersion: "2026-07-28",
-        });
-      return buildLabServer(ctx, client, "2026-07-28", (error) => {
-        if (exchange) exchange.errorAnswer = error;
-      });
-    },
-    {
+  constructor(private readonly ctx: LabContext) {
+    this.#listens = new ListenSet(ctx.state);
+    this.#handler = createMcpHandler(() => this.#buildServer(), {
       legacy: "reject",
-      bus,
-      maxSubscriptions: config.maxSessions,
+      bus: this.#bus(),
+      maxSubscriptions: ctx.config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
       // Refusals are logged from the answers; what else the SDK reports
       // (a failed send, a stream error) is worth a line of its own.
-      onerror: (error) => logSdkError(log, error),
-    },
-  );
-
-  /** The client a stateless request speaks for, keyed by clientInfo. */
-  function clientFor(meta: Record<string, unknown> | undefined) {
-    const identity = modernIdentity(meta);
-    const known = clients.get(identity.id);
-    if (known) {
-      // Re-inserting keeps the map ordered from least to most recently seen.
-      clients.delete(identity.id);
-      clients.set(identity.id, known);
-      return known;
-    }
-    evictIdleClient();
-    const client = state.track(newLabClient({
-      id: identity.id,
-      era: "2026-07-28",
-      transport: "streamable-http",
-      clientInfo: identity.clientInfo,
-      protocolVersion: identity.protocolVersion,
-    }));
-    client.deliver = (notification) =>
-      listens.deliver(client, notification, (targets) => {
-        for (const stream of targets) stream.push?.(changeEvent(notification));
-      });
-    clients.set(client.id, client);
-    return client;
+      onerror: (error) => logSdkError(ctx.log, error),
+    });
   }
 
-  /**
-   * Stateless clients have no session to end, so the lab keeps at most
-   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
-   * without an open listen stream when a new one arrives.
-   */
-  function evictIdleClient() {
-    if (clients.size < config.maxSessions) return;
-    for (const [id, client] of clients) {
-      if (listens.has(client)) continue;
-      clients.delete(id);
-      state.endClient(client, "evicted");
-      return;
-    }
-  }
-
-  async function serve(request: Request, body: unknown): Promise<Response> {
+  async serve(request: Request, body: unknown): Promise<Response> {
+    const { log, state } = this.ctx;
     const message = modernMessageSchema.safeParse(body);
     if (!message.success) {
-      const response = await handler.fetch(request, { parsedBody: body });
+      const response = await this.#handler.fetch(request, { parsedBody: body });
       await logSdkRefusal(log, request, response);
       return response;
     }
     const { method, params } = message.data;
-    const client = clientFor(params?._meta);
+    const client = this.#clientFor(params?._meta);
     if (method === "server/discover") {
       state.restartRun(client);
       state.record(client, "connect", {
@@ -2284,14 +2238,12 @@ function createModernEra(ctx: LabContext): EraServer {
       ? narrowListenFilter(params)
       : undefined;
     const exchange: ModernExchange = { client, listen };
-    const response = await exchanges.run(
+    const parsedBody = listen
+      ? { ...message.data, params: listen.params }
+      : body;
+    const response = await this.#exchanges.run(
       exchange,
-      () =>
-        handler.fetch(request, {
-          parsedBody: listen
-            ? { ...message.data, params: listen.params }
-            : body,
-        }),
+      () => this.#handler.fetch(request, { parsedBody }),
     );
     if (listen && isEventStream(response)) recordListen(state, client, listen);
     if (exchange.errorAnswer) {
@@ -2307,11 +2259,103 @@ function createModernEra(ctx: LabContext): EraServer {
     return response;
   }
 
-  return {
-    serve,
-    counts: () => ({ listenStreams: listens.size }),
-    close: () => handler.close(),
-  };
+  counts(): Partial<LabCounts> {
+    return { listenStreams: this.#listens.size };
+  }
+
+  close(): Promise<void> {
+    return this.#handler.close();
+  }
+
+  /** The server for one request, speaking for the request's client. */
+  #buildServer(): Server {
+    const exchange = this.#exchanges.getStore();
+    const client = exchange?.client ??
+      newLabClient({
+        id: "unknown@unknown",
+        era: "2026-07-28",
+        transport: "streamable-http",
+        protocolVersion: "2026-07-28",
+      });
+    return buildLabServer(this.ctx, client, "2026-07-28", (error) => {
+      if (exchange) exchange.errorAnswer = error;
+    });
+  }
+
+  /**
+   * The listen router's event source. Each listen stream subscribes inside
+   * the exchange that opened it; a change event published during a request
+   * reaches the streams of that request's client, never anyone else's.
+   */
+  #bus(): ServerEventBus {
+    const exchanges = this.#exchanges;
+    const listens = () => this.#listens;
+    return {
+      publish(event) {
+        const client = exchanges.getStore()?.client;
+        if (!client) return;
+        const notification = event.kind === "resource_updated"
+          ? "updated"
+          : "list_changed";
+        for (const stream of listens().targets(client, notification)) {
+          stream.push?.(event);
+        }
+      },
+      subscribe(push) {
+        const exchange = exchanges.getStore();
+        if (!exchange?.listen) return () => {};
+        const { client, listen } = exchange;
+        const stream: ListenStream = {
+          watches: listen.watches,
+          listChanged: listen.listChanged,
+          push,
+        };
+        listens().open(client, stream);
+        return () => listens().close(client, stream);
+      },
+    };
+  }
+
+  /** The client a stateless request speaks for, keyed by clientInfo. */
+  #clientFor(meta: Record<string, unknown> | undefined): LabClient {
+    const identity = modernIdentity(meta);
+    const known = this.#clients.get(identity.id);
+    if (known) {
+      // Re-inserting keeps the map ordered from least to most recently seen.
+      this.#clients.delete(identity.id);
+      this.#clients.set(identity.id, known);
+      return known;
+    }
+    this.#evictIdleClient();
+    const client = this.ctx.state.track(newLabClient({
+      id: identity.id,
+      era: "2026-07-28",
+      transport: "streamable-http",
+      clientInfo: identity.clientInfo,
+      protocolVersion: identity.protocolVersion,
+    }));
+    client.deliver = (notification) =>
+      this.#listens.deliver(client, notification, (targets) => {
+        for (const stream of targets) stream.push?.(changeEvent(notification));
+      });
+    this.#clients.set(client.id, client);
+    return client;
+  }
+
+  /**
+   * Stateless clients have no session to end, so the lab keeps at most
+   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
+   * without an open listen stream when a new one arrives.
+   */
+  #evictIdleClient() {
+    if (this.#clients.size < this.ctx.config.maxSessions) return;
+    for (const [id, client] of this.#clients) {
+      if (this.#listens.has(client)) continue;
+      this.#clients.delete(id);
+      this.ctx.state.endClient(client, "evicted");
+      return;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -2361,6 +2405,55 @@ function internalError(log: Logger, error: unknown, body?: unknown): Response {
   }, { status: 500 });
 }
 
+/**
+ * Serves one request on an MCP path: reads and checks its body, refuses
+ * what neither era takes, and hands the rest to its era.
+ */
+async function serveMcp(
+  log: Logger,
+  eras: { legacy: LegacyEra; modern: ModernEra },
+  request: Request,
+): Promise<Response> {
+  let body: unknown;
+  if (request.method === "POST") {
+    const read = await readMessage(request);
+    if ("refusal" in read) return refuse(log, request, read.refusal);
+    body = read.message;
+  } else if (
+    MODERN_PROTOCOL_VERSIONS.has(
+      request.headers.get("mcp-protocol-version") ?? "",
+    )
+  ) {
+    // The stateless era has no GET stream and no session to delete.
+    return refuse(log, request, {
+      status: 405,
+      code: -32000,
+      message: "Method Not Allowed: protocol 2026-07-28 uses POST only",
+      headers: { Allow: "POST" },
+    });
+  }
+  // Deno aborts request.signal after every successful response (its
+  // legacy behaviour), which the SDK would take for a client cancel. The
+  // SDK gets a copy without that signal; a client that goes away still
+  // ends its stream, through the stream's own cancel.
+  const forwarded = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+  });
+  try {
+    // A request on a live 2025 session needs no classifying: the
+    // stateless era has no sessions, so the header alone says which.
+    const sessionId = request.headers.get("mcp-session-id");
+    const era = sessionId !== null && eras.legacy.hasSession(sessionId) ||
+        await isLegacyRequest(forwarded, body)
+      ? eras.legacy
+      : eras.modern;
+    return await era.serve(forwarded, body);
+  } catch (error) {
+    return internalError(log, error, body);
+  }
+}
+
 /** Creates the lab over HTTP: its state, both eras and the routes. */
 export function createLab(
   config: LabConfig,
@@ -2368,50 +2461,9 @@ export function createLab(
 ): Lab {
   const ctx = createLabContext(config, sink);
   const { log, state } = ctx;
-  const legacy = createLegacyEra(ctx);
-  const modern = createModernEra(ctx);
+  const legacy = new LegacyEra(ctx);
+  const modern = new ModernEra(ctx);
   const mcpPaths = new Set(["/mcp", config.path]);
-
-  async function serveMcp(request: Request): Promise<Response> {
-    let body: unknown;
-    if (request.method === "POST") {
-      const read = await readMessage(request);
-      if ("refusal" in read) return refuse(log, request, read.refusal);
-      body = read.message;
-    } else if (
-      MODERN_PROTOCOL_VERSIONS.has(
-        request.headers.get("mcp-protocol-version") ?? "",
-      )
-    ) {
-      // The stateless era has no GET stream and no session to delete.
-      return refuse(log, request, {
-        status: 405,
-        code: -32000,
-        message: "Method Not Allowed: protocol 2026-07-28 uses POST only",
-        headers: { Allow: "POST" },
-      });
-    }
-    // Deno aborts request.signal after every successful response (its
-    // legacy behaviour), which the SDK would take for a client cancel. The
-    // SDK gets a copy without that signal; a client that goes away still
-    // ends its stream, through the stream's own cancel.
-    const forwarded = new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-    });
-    try {
-      // A request on a live 2025 session needs no classifying: the
-      // stateless era has no sessions, so the header alone says which.
-      const sessionId = request.headers.get("mcp-session-id");
-      const era = sessionId !== null && legacy.hasSession(sessionId) ||
-          await isLegacyRequest(forwarded, body)
-        ? legacy
-        : modern;
-      return await era.serve(forwarded, body);
-    } catch (error) {
-      return internalError(log, error, body);
-    }
-  }
 
   function counts(): LabCounts {
     return {
@@ -2457,7 +2509,9 @@ export function createLab(
         }`,
       });
     }
-    return noToken ? refuse(log, request, noToken) : await serveMcp(request);
+    return noToken
+      ? refuse(log, request, noToken)
+      : await serveMcp(log, { legacy, modern }, request);
   }
 
   async function fetch(request: Request): Promise<Response> {
@@ -2548,115 +2602,61 @@ function serveLabOverStdio(
   sink: LineSink,
   wire: Transport = new StdioServerTransport(),
 ): Promise<void> {
-  const ctx = createLabContext(config, sink);
-  const { log, state } = ctx;
-  const client = state.track(newLabClient({
-    id: "stdio",
-    era: "2025",
-    transport: "stdio",
-    protocolVersion: "unknown",
-  }));
-  let server: Server | undefined;
-  const listens = new ListenSet(state);
+  return new StdioLab(createLabContext(config, sink)).serve(wire);
+}
+
+/** The one client of a stdio connection, as the lab sees its messages. */
+class StdioLab {
+  #client: LabClient;
+  #server?: Server;
+  #listens: ListenSet;
   /** Listens asked for, by request id; `stream` once acknowledged. */
-  const asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
+  #asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
 
-  client.deliver = async (notification) => {
-    if (!server) return { delivered: false, reason: "no server yet" };
-    const send = () =>
-      notification === "updated"
-        ? server!.sendResourceUpdated({ uri: REVIEW_URI })
-        : server!.sendResourceListChanged();
-    // In 2026-07-28 the SDK's entry routes these onto the matching listens.
-    if (client.era === "2026-07-28") {
-      return await listens.deliver(client, notification, send);
-    }
-    await send();
-    return { delivered: true };
-  };
+  constructor(private readonly ctx: LabContext) {
+    this.#listens = new ListenSet(ctx.state);
+    this.#client = ctx.state.track(newLabClient({
+      id: "stdio",
+      era: "2025",
+      transport: "stdio",
+      protocolVersion: "unknown",
+    }));
+    this.#client.deliver = (notification) => this.#deliver(notification);
+  }
 
-  const endListen = (id: RequestId) => {
-    const listen = asked.get(id);
-    if (!listen) return;
-    asked.delete(id);
-    if (listen.stream) listens.close(client, listen.stream);
-  };
+  serve(wire: Transport): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    const observed = new ObservedTransport(wire, {
+      inbound: (message) => this.#inbound(message),
+      outbound: (message) => this.#outbound(message),
+      closed: () => {
+        this.ctx.state.endClient(this.#client, "closed");
+        resolve();
+      },
+    });
+    serveStdio((context) => this.#buildServer(context.era), {
+      transport: observed,
+      maxSubscriptions: this.ctx.config.maxSessions,
+      onerror: (error) => logSdkError(this.ctx.log, error),
+    });
+    return promise;
+  }
 
-  let finished: () => void;
-  const done = new Promise<void>((resolve) => finished = resolve);
-  const observed = new ObservedTransport(wire, {
-    inbound(message) {
-      const meta = metaOf(message);
-      if (meta?.[CLIENT_INFO_META_KEY]) {
-        const identity = modernIdentity(meta);
-        nameClient(client, identity.clientInfo);
-        client.protocolVersion = identity.protocolVersion;
-      }
-      if (isJSONRPCRequest(message) && message.method === "server/discover") {
-        client.era = "2026-07-28";
-        state.record(client, "connect", {
-          tag: "server/discover",
-          words: "requested",
-        });
-        state.reached(client, "connect");
-      }
-      if (
-        isJSONRPCRequest(message) && message.method === "subscriptions/listen"
-      ) {
-        const listen = narrowListenFilter(message.params);
-        if (listen) {
-          asked.set(message.id, listen);
-          return { ...message, params: listen.params };
-        }
-      }
-      if (
-        isJSONRPCNotification(message) &&
-        message.method === "notifications/cancelled"
-      ) {
-        const id = (message.params as { requestId?: RequestId }).requestId;
-        if (id !== undefined) endListen(id);
-      }
-      return message;
-    },
-    outbound(message) {
-      if (
-        isJSONRPCNotification(message) &&
-        message.method === "notifications/subscriptions/acknowledged"
-      ) {
-        const id = metaOf(message)?.["io.modelcontextprotocol/subscriptionId"];
-        const listen = asked.get(id as RequestId);
-        if (listen && !listen.stream) {
-          recordListen(state, client, listen);
-          listen.stream = {
-            watches: listen.watches,
-            listChanged: listen.listChanged,
-          };
-          listens.open(client, listen.stream);
-        }
-      } else if ("id" in message && asked.has(message.id as RequestId)) {
-        // The listen's own response (an error, or the graceful end).
-        endListen(message.id as RequestId);
-      }
-    },
-    closed() {
-      state.endClient(client, "closed");
-      finished();
-    },
-  });
-
-  serveStdio((context) => {
-    const era: Era = context.era === "modern" ? "2026-07-28" : "2025";
+  #buildServer(sdkEra: "modern" | "legacy"): Server {
+    const { log, state } = this.ctx;
+    const client = this.#client;
+    const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
     client.era = era;
-    const instance = buildLabServer(
-      ctx,
+    const server = buildLabServer(
+      this.ctx,
       client,
       era,
       (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
     );
     if (era === "2025") {
-      instance.oninitialized = () => {
-        nameClient(client, instance.getClientVersion());
-        client.protocolVersion = instance.getNegotiatedProtocolVersion() ??
+      server.oninitialized = () => {
+        nameClient(client, server.getClientVersion());
+        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
         state.record(client, "connect", {
           tag: "initialize",
@@ -2665,14 +2665,90 @@ function serveLabOverStdio(
         state.reached(client, "connect");
       };
     }
-    server = instance;
-    return instance;
-  }, {
-    transport: observed,
-    maxSubscriptions: config.maxSessions,
-    onerror: (error) => logSdkError(log, error),
-  });
-  return done;
+    this.#server = server;
+    return server;
+  }
+
+  async #deliver(notification: ChangeNotification): Promise<Delivery> {
+    const server = this.#server;
+    if (!server) return { delivered: false, reason: "no server yet" };
+    const send = () =>
+      notification === "updated"
+        ? server.sendResourceUpdated({ uri: REVIEW_URI })
+        : server.sendResourceListChanged();
+    // In 2026-07-28 the SDK's entry routes these onto the matching listens.
+    if (this.#client.era === "2026-07-28") {
+      return await this.#listens.deliver(this.#client, notification, send);
+    }
+    await send();
+    return { delivered: true };
+  }
+
+  /** Names the client, sees discover and listens, narrows listen filters. */
+  #inbound(message: JSONRPCMessage): JSONRPCMessage {
+    const { state } = this.ctx;
+    const client = this.#client;
+    const meta = metaOf(message);
+    if (meta?.[CLIENT_INFO_META_KEY]) {
+      const identity = modernIdentity(meta);
+      nameClient(client, identity.clientInfo);
+      client.protocolVersion = identity.protocolVersion;
+    }
+    if (isJSONRPCRequest(message) && message.method === "server/discover") {
+      client.era = "2026-07-28";
+      state.record(client, "connect", {
+        tag: "server/discover",
+        words: "requested",
+      });
+      state.reached(client, "connect");
+    }
+    if (
+      isJSONRPCRequest(message) && message.method === "subscriptions/listen"
+    ) {
+      const listen = narrowListenFilter(message.params);
+      if (listen) {
+        this.#asked.set(message.id, listen);
+        return { ...message, params: listen.params };
+      }
+    }
+    if (
+      isJSONRPCNotification(message) &&
+      message.method === "notifications/cancelled"
+    ) {
+      const id = (message.params as { requestId?: RequestId }).requestId;
+      if (id !== undefined) this.#endListen(id);
+    }
+    return message;
+  }
+
+  /** A listen opens when acknowledged and ends with its own response. */
+  #outbound(message: JSONRPCMessage) {
+    if (
+      isJSONRPCNotification(message) &&
+      message.method === "notifications/subscriptions/acknowledged"
+    ) {
+      const id = metaOf(message)?.["io.modelcontextprotocol/subscriptionId"];
+      const listen = this.#asked.get(id as RequestId);
+      if (listen && !listen.stream) {
+        recordListen(this.ctx.state, this.#client, listen);
+        listen.stream = {
+          watches: listen.watches,
+          listChanged: listen.listChanged,
+        };
+        this.#listens.open(this.#client, listen.stream);
+      }
+    } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
+      // The listen's own response (an error, or the graceful end).
+      this.#endListen(message.id as RequestId);
+    }
+  }
+
+  #endListen(id: RequestId) {
+    const listen = this.#asked.get(id);
+    if (!listen) return;
+    this.#asked.delete(id);
+    if (listen.stream) this.#listens.close(this.#client, listen.stream);
+  }
 }
 
 // ---------------------------------------------------------------------------
