@@ -21,4 +21,4 @@ ENV MCP_TEST_HOST=0.0.0.0 \
 EXPOSE 8089
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('MCP_TEST_PORT')}/healthz`); Deno.exit(r.ok ? 0 : 1);"]
-CMD ["deno", "run", "-A", "--cached-only", "main.ts"]
+CMD ["deno", "run", "-P", "--cached-only", "main.ts"]

@@ -33,14 +33,20 @@ function standIn(
   };
 }
 
-/** PIDs whose command line is exactly `cmdline` (NUL-separated, as in /proc). */
+/**
+ * PIDs whose command line is exactly `cmdline` (NUL-separated, as in /proc),
+ * from `ps`: reading /proc itself would need every permission.
+ */
 async function processesRunning(cmdline: string): Promise<number[]> {
+  const wanted = cmdline.split("\0").filter(Boolean).join(" ");
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,args="],
+    stdout: "piped",
+  }).output();
   const found: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const text = await Deno.readTextFile(`/proc/${entry.name}/cmdline`)
-      .catch(() => "");
-    if (text === cmdline) found.push(Number(entry.name));
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const match = line.match(/^\s*(\d+) (.*)$/);
+    if (match && match[2] === wanted) found.push(Number(match[1]));
   }
   return found;
 }
