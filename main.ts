@@ -1542,12 +1542,14 @@ function isResourceNotFoundData(data: unknown): boolean {
  * era subscribes through `subscriptions/listen`, served by the SDK's router.
  */
 function buildLabServer(
-  { config, state }: LabContext,
+  { config, log, state }: LabContext,
   client: LabClient,
   era: Era,
   onErrorAnswer: (error: ErrorAnswer) => void,
 ): Server {
   const server = new LabServer(era, onErrorAnswer);
+  // What the SDK cannot answer (a response to nothing, a failed send).
+  server.onerror = (error) => logSdkError(log, error);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
     state.record(client, "read", line, {
       version: client.reviewVersion,

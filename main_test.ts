@@ -23,6 +23,7 @@ import {
   parseCommandLine,
   REVIEW_URI,
   SDK_VERSION,
+  shutdownSignals,
 } from "./main.ts";
 
 const VERSION_1_TEXT = [
@@ -2083,4 +2084,212 @@ Deno.test("unsubscribing in the middle of an update series stops it", async () =
   assert.equal(reportFor(lab, "quitter").updatesSent, 1);
   assert.equal(lab.lab.counts().pendingUpdates, 0);
   assert.equal(await readReview(client), VERSION_2_TEXT);
+});
+
+// ---------------------------------------------------------------------------
+// Error paths: the lab keeps serving whatever one request or timer does
+// ---------------------------------------------------------------------------
+
+/** A lab whose log sink throws on the lines `explodes` picks. */
+function startLabWithFailingLog(
+  explodes: (line: string) => boolean,
+  env: Record<string, string> = {},
+) {
+  const lines: string[] = [];
+  const lab = createLab(
+    loadConfig({
+      MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+      MCP_TEST_LOG_LEVEL: "info",
+      ...env,
+    }),
+    (line) => {
+      lines.push(line);
+      if (explodes(line)) throw new Error("the log cannot be written");
+    },
+  );
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    lab.fetch,
+  );
+  return {
+    lab,
+    lines,
+    url: new URL(`http://127.0.0.1:${server.addr.port}/mcp`),
+    async [Symbol.asyncDispose]() {
+      await lab.close();
+      await server.shutdown();
+    },
+  };
+}
+
+Deno.test("a throw while serving a request answers 500 with -32603 and its id, logs [server/error], and others carry on", async () => {
+  await using lab = startLabWithFailingLog((line) =>
+    line.startsWith("[server/discover]") && line.includes("client=explosive/")
+  );
+  const answer = await postModern(
+    lab.url,
+    41,
+    "server/discover",
+    {},
+    "explosive",
+  );
+  assert.equal(answer.status, 500);
+  assert.deepEqual(answer.json, {
+    jsonrpc: "2.0",
+    error: { code: -32603, message: "Internal error" },
+    id: 41,
+  });
+  const errors = lab.lines.filter((line) => line.startsWith("[server/error]"));
+  assert.equal(errors.length, 1, lab.lines.join("\n"));
+  assert.match(
+    errors[0],
+    /^\[server\/error\] message="the log cannot be written" at=/,
+  );
+
+  for (const mode of ["legacy", "auto"] as const) {
+    await using bystander = await connectClient(
+      lab.url,
+      `bystander-${mode}`,
+      mode,
+    );
+    assert.equal(await readReview(bystander), VERSION_1_TEXT);
+    await subscribeUntilUpdated(bystander);
+    assert.equal(await readReview(bystander), VERSION_2_TEXT);
+  }
+});
+
+Deno.test("an update that cannot be sent is logged and named in the verdict, without ending the process", async () => {
+  await using lab = startLabWithFailingLog((line) =>
+    line.startsWith("[resource/update]")
+  );
+  await using client = await connectClient(lab.url, "unlucky");
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await client.subscribeResource({ uri: REVIEW_URI });
+  await eventually(
+    () => lab.lines.some((line) => line.startsWith("[update/error]")),
+    "an [update/error] line",
+  );
+  const failed = lab.lines.find((line) => line.startsWith("[update/error]"))!;
+  assert.match(
+    failed,
+    /^\[update\/error\] the update could not be sent message="the log cannot be written" client=unlucky\/1\.0\.0 era=2025 /,
+  );
+  const entry = lab.lab.report().clients.find((c) => c.name === "unlucky")!;
+  assert.equal(entry.level, 4);
+  assert.equal(
+    entry.missing,
+    "the update could not be sent: the log cannot be written",
+  );
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+});
+
+Deno.test("an error the SDK reports inside a 2025 session is a warn line, not silence", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_LEVEL: "warn" });
+  const sessionId = await openRawSession(lab.url);
+  const answer = await postJsonRpc(
+    lab.url,
+    { jsonrpc: "2.0", id: 999, result: {} },
+    { "mcp-session-id": sessionId },
+  );
+  assert.equal(answer.status, 202);
+  await eventually(
+    () => lab.lines.some((line) => line.startsWith("[mcp/error]")),
+    "an [mcp/error] line",
+  );
+  assert.match(
+    lab.lines.find((line) => line.startsWith("[mcp/error]"))!,
+    /^\[mcp\/error\] message=".*unknown message ID.*" at=/,
+  );
+});
+
+Deno.test("shutdown signals: SIGTERM is not asked for on Windows", () => {
+  assert.deepEqual(shutdownSignals("linux"), ["SIGINT", "SIGTERM"]);
+  assert.deepEqual(shutdownSignals("darwin"), ["SIGINT", "SIGTERM"]);
+  assert.deepEqual(shutdownSignals("windows"), ["SIGINT", "SIGBREAK"]);
+});
+
+Deno.test("a second SIGTERM while closing neither closes twice nor changes the exit status", async () => {
+  const child = spawnLab({ MCP_TEST_LOG_LEVEL: "info" });
+  const output = child.stdout.pipeThrough(new TextDecoderStream())
+    .getReader();
+  let seen = "";
+  while (!seen.includes("[lab] config ")) {
+    const { done, value } = await output.read();
+    if (done) break;
+    seen += value;
+  }
+  const port = seen.match(/listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/)![1];
+  const client = await connectClient(
+    new URL(`http://127.0.0.1:${port}/mcp`),
+    "twice-signalled",
+  );
+  child.kill("SIGTERM");
+  child.kill("SIGTERM");
+  const status = await child.status;
+  for (let next = await output.read(); !next.done; next = await output.read()) {
+    seen += next.value;
+  }
+  await child.stderr.cancel();
+  await client.close().catch(() => {});
+  assert.equal(status.code, 0);
+  assert.equal(seen.split("[lab] SIGTERM: closing").length - 1, 1, seen);
+  assert.equal(
+    seen.split("[verdict] level=1 client=twice-signalled/1.0.0").length - 1,
+    1,
+    seen,
+  );
+});
+
+/** The README's configuration rows: variable, flag and default. */
+async function readmeSettings(): Promise<string[]> {
+  const readme = await Deno.readTextFile(
+    new URL("./README.md", import.meta.url),
+  );
+  const rows: string[] = [];
+  for (const line of readme.split("\n")) {
+    const cells = line.split("|").map((cell) => cell.trim());
+    if (!/^`MCP_TEST_\w+`$/.test(cells[1] ?? "")) continue;
+    const plain = (cell: string) => cell.replaceAll("`", "");
+    const fallback = plain(cells[3]) === "(empty)" ? '""' : plain(cells[3]);
+    rows.push(`${plain(cells[2])} ${plain(cells[1])} ${fallback}`);
+  }
+  return rows;
+}
+
+Deno.test("the README's configuration table lists exactly what --help prints, with the same defaults", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-P",
+      new URL("./main.ts", import.meta.url).pathname,
+      "--help",
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assert.equal(output.code, 0);
+  const help = new TextDecoder().decode(output.stdout).split("\n")
+    .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
+    .filter((match) => match !== null)
+    .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
+  assert.equal(help.length, 17);
+  assert.deepEqual(await readmeSettings(), help);
+});
+
+Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-P",
+      new URL("./main.ts", import.meta.url).pathname,
+      "--version",
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assert.equal(output.code, 0);
+  assert.equal(
+    new TextDecoder().decode(output.stdout),
+    `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})\n`,
+  );
 });
