@@ -24,6 +24,7 @@
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import type { LabCounts } from "./main.ts";
 
 // ---------------------------------------------------------------------------
 // Bounds and targets
@@ -401,12 +402,6 @@ async function readHead(
 // ---------------------------------------------------------------------------
 // The lab as a subprocess
 // ---------------------------------------------------------------------------
-
-interface LabCounts {
-  legacySessions: number;
-  listenStreams: number;
-  pendingUpdates: number;
-}
 
 /** A running lab subprocess. */
 interface LabProcess {

@@ -16,9 +16,12 @@ import {
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import {
+  type ClientReport,
   ConfigError,
   createLab,
+  type Lab,
   LAB_VERSION,
+  type LabReport,
   loadConfig,
   parseCommandLine,
   REVIEW_URI,
@@ -1571,14 +1574,7 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
 // Verdicts, reports and scenario switches
 // ---------------------------------------------------------------------------
 
-type ClientReport = ReturnType<ReturnType<typeof createLab>["report"]>[
-  "clients"
-][number];
-
-function reportFor(
-  lab: { lab: { report: () => { clients: ClientReport[] } } },
-  name: string,
-) {
+function reportFor(lab: { lab: Lab }, name: string): ClientReport {
   const entry = lab.lab.report().clients.find((client) => client.name === name);
   assert.ok(entry, `no report entry for ${name}`);
   return entry;
@@ -1888,7 +1884,7 @@ Deno.test("/report: stable fields for every client", async () => {
   await readReview(client);
   const response = await fetch(`${lab.base}/report`);
   assert.equal(response.status, 200);
-  const report = await response.json();
+  const report: LabReport = await response.json();
   assert.equal(report.lab, LAB_VERSION);
   assert.equal(report.sdk, SDK_VERSION);
   assert.deepEqual(report.scenario, {
@@ -1925,7 +1921,7 @@ Deno.test("/report: stable fields for every client", async () => {
   ]);
   assert.equal(entry.id, "json-report@1.0.0");
   assert.deepEqual(
-    entry.timeline.map((step: { kind: string }) => step.kind),
+    entry.timeline.map((step) => step.kind),
     ["connect", "read"],
   );
   assert.match(

@@ -5,49 +5,15 @@
  * @module
  */
 
+import type { LabReport, UpdateTrigger } from "../main.ts";
+
 export interface LabOptions {
   /** Path to the lab's `main.ts`. */
   mainPath: string;
-  trigger: "subscribe" | "read" | "connect";
+  trigger: UpdateTrigger;
   delaySeconds: number;
   enableTool: boolean;
   logPath: string;
-}
-
-/** The lab's `/report` entry for one client (the fields the harness reads). */
-export interface LabClientReport {
-  id: string;
-  name: string;
-  version: string;
-  era: string;
-  protocolVersion: string;
-  transport: string;
-  ended: string | null;
-  trigger: string;
-  level: number;
-  levelName: string;
-  missing: string;
-  steps: {
-    connected: boolean;
-    listed: boolean;
-    readV1: boolean;
-    subscribed: boolean;
-    notificationDelivered: boolean;
-    rereadAfterNotification: boolean;
-  };
-  lastVersionRead: number;
-  updatesSent: number;
-  notificationsLost: number;
-  readVia: string | null;
-  timeline: { at: string; kind: string; line: string }[];
-}
-
-export interface LabReport {
-  lab: string;
-  sdk: string;
-  generatedAt: string;
-  scenario: Record<string, unknown>;
-  clients: LabClientReport[];
 }
 
 export interface RunningLab {

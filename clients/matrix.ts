@@ -8,8 +8,8 @@
  * @module
  */
 
+import type { ClientReport, Era } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
-import type { LabClientReport } from "./lab.ts";
 import type { RunRecord, Trigger } from "./runner.ts";
 import { errorLine } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
@@ -34,7 +34,7 @@ export interface MatrixRow extends RunFields {
   labVersion: string | null;
   /** The lab's identity for the client (`name/version`), when it connected. */
   labClient: string | null;
-  era: string | null;
+  era: Era | null;
   protocolVersion: string | null;
   connected: boolean;
   listed: boolean;
@@ -77,8 +77,8 @@ export function evidenceFile(
  * client may open a probe connection before its working one).
  */
 export function mainLabClient(
-  clients: LabClientReport[],
-): LabClientReport | undefined {
+  clients: ClientReport[],
+): ClientReport | undefined {
   return clients.toSorted((a, b) =>
     b.level - a.level || b.timeline.length - a.timeline.length
   )[0];
@@ -122,7 +122,7 @@ const VERSION_READ = /^\[(?:resources\/read|tools\/call)\] .*\bversion=(\d+)/;
  * never read version 2 or the model never asked.
  */
 export function rereadByItself(
-  labClient: LabClientReport,
+  labClient: ClientReport,
   transcript: TranscriptEntry[],
 ): boolean | null {
   const firstUpdatedRead = labClient.timeline.find((step) => {
@@ -140,7 +140,7 @@ export function rereadByItself(
 /** One line saying what blocked the client (or that nothing did). */
 export function rowNotes(
   run: RunRecord,
-  labClient: LabClientReport | undefined,
+  labClient: ClientReport | undefined,
   contextUpdated: boolean | null,
 ): string {
   const notes: string[] = [];

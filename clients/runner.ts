@@ -8,7 +8,8 @@
  */
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
-import { type LabReport, startLab } from "./lab.ts";
+import type { LabReport } from "../main.ts";
+import { startLab } from "./lab.ts";
 import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
 
 export type Trigger = "subscribe" | "read";
