@@ -129,7 +129,13 @@ Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
   assert.equal(row.era, "2025");
   assert.equal(row.protocolVersion, "2025-06-18");
   assert.deepEqual(
-    [row.connected, row.listed, row.readV1, row.subscribed, row.notified],
+    [
+      row.connected,
+      row.listed,
+      row.readV1,
+      row.subscribed,
+      row.notificationDelivered,
+    ],
     [true, true, true, false, false],
   );
   assert.equal(row.labLevel, 3);
