@@ -211,7 +211,36 @@ Deno.test("/healthz reports versions", async () => {
   assert.equal(health.deno, Deno.version.deno);
 });
 
-/** Posts one JSON-RPC message; reads the JSON-RPC answer from JSON or SSE. */
+/**
+ * Reads the JSON-RPC answer from a response: its JSON body, or the first
+ * `data:` line of an SSE body. A stream that stays open without one (a GET
+ * stream) is let go after `waitMs`, with no answer; an empty body has none.
+ */
+async function readJsonRpcAnswer(response: Response, waitMs = 1_000) {
+  const type = response.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || !response.body) {
+    const text = await response.text();
+    return text ? JSON.parse(text) : undefined;
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream())
+    .getReader();
+  let buffered = "";
+  const timeout = setTimeout(() => reader.cancel(), waitMs);
+  try {
+    while (!/^data: .*\n/m.test(buffered)) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += value;
+    }
+  } finally {
+    clearTimeout(timeout);
+    await reader.cancel().catch(() => {});
+  }
+  const data = buffered.match(/^data: (.*)$/m);
+  return data ? JSON.parse(data[1]) : undefined;
+}
+
+/** Posts one JSON-RPC message and reads its answer. */
 async function postJsonRpc(
   url: URL | string,
   message: unknown,
@@ -226,10 +255,11 @@ async function postJsonRpc(
     },
     body: JSON.stringify(message),
   });
-  const text = await response.text();
-  const data = text.split("\n").find((line) => line.startsWith("data: "));
-  const json = data ? JSON.parse(data.slice(6)) : text ? JSON.parse(text) : {};
-  return { status: response.status, headers: response.headers, json };
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: await readJsonRpcAnswer(response),
+  };
 }
 
 /** The `_meta` envelope a 2026-07-28 client puts on every request. */
@@ -830,8 +860,15 @@ async function postWithHost(
   await connection.write(bytes);
   const raw = await new Response(connection.readable).text();
   const [head, ...rest] = raw.split("\r\n\r\n");
-  const status = Number(head.split(" ")[1]);
-  return new Response(rest.join("\r\n\r\n"), { status });
+  const [statusLine, ...fields] = head.split("\r\n");
+  const headers = new Headers(fields.map((field): [string, string] => {
+    const colon = field.indexOf(":");
+    return [field.slice(0, colon), field.slice(colon + 1).trim()];
+  }));
+  return new Response(rest.join("\r\n\r\n"), {
+    status: Number(statusLine.split(" ")[1]),
+    headers,
+  });
 }
 
 const BAD_INPUTS: BadInput[] = [
@@ -1092,12 +1129,13 @@ Deno.test("bad input: each row answers its status and code, logs one line, and h
       ).length;
       const response = await row.send({ ...lab, sessionId });
       assert.equal(response.status, row.status);
-      const text = await response.text();
       if (row.code === undefined) {
-        assert.equal(text, "Not Found: the MCP endpoint is /mcp\n");
+        assert.equal(
+          await response.text(),
+          "Not Found: the MCP endpoint is /mcp\n",
+        );
       } else {
-        const data = text.split("\n").find((line) => line.startsWith("data: "));
-        const answer = JSON.parse(data ? data.slice(6) : text);
+        const answer = await readJsonRpcAnswer(response);
         assert.equal(answer.jsonrpc, "2.0");
         assert.equal(answer.error.code, row.code);
         assert.equal(typeof answer.error.message, "string");
@@ -1348,32 +1386,6 @@ const KNOWN_METHODS = [
   "notifications/cancelled",
 ];
 
-/** Reads an answer's first JSON-RPC frame (or JSON body), then lets go. */
-async function firstAnswer(response: Response): Promise<unknown> {
-  const type = response.headers.get("content-type") ?? "";
-  if (!response.body) return undefined;
-  if (!type.startsWith("text/event-stream")) {
-    const text = await response.text();
-    return type.includes("json") && text ? JSON.parse(text) : text;
-  }
-  const reader = response.body.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let buffered = "";
-  const timeout = setTimeout(() => reader.cancel(), 100);
-  try {
-    while (!buffered.includes("\n\n")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffered += value;
-    }
-  } finally {
-    clearTimeout(timeout);
-    await reader.cancel().catch(() => {});
-  }
-  const data = buffered.split("\n").find((line) => line.startsWith("data: "));
-  return data ? JSON.parse(data.slice(6)) : undefined;
-}
-
 function assertWellFormedError(answer: unknown) {
   if (typeof answer !== "object" || answer === null || !("error" in answer)) {
     return;
@@ -1484,7 +1496,7 @@ Deno.test("fuzz: thousands of random and mutated requests get well-formed answer
           JSON.stringify(headers)
         } ${shape.body} -> ${response.status}`,
       );
-      assertWellFormedError(await firstAnswer(response));
+      assertWellFormedError(await readJsonRpcAnswer(response));
     }),
     { numRuns: 2500, seed: 20261130 },
   );
@@ -1551,7 +1563,7 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
       modernHeaders("subscriptions/listen"),
     );
     assert.equal(listen.status, 200);
-    await firstAnswer(listen);
+    await readJsonRpcAnswer(listen);
   });
   for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
     await delay(10);
