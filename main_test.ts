@@ -240,21 +240,31 @@ async function readJsonRpcAnswer(response: Response, waitMs = 1_000) {
   return data ? JSON.parse(data[1]) : undefined;
 }
 
+const JSON_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** Posts a body as a JSON-RPC client would, with `headers` added or replaced. */
+function rawPost(
+  url: URL,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
+  });
+}
+
 /** Posts one JSON-RPC message and reads its answer. */
 async function postJsonRpc(
-  url: URL | string,
+  url: URL,
   message: unknown,
   headers: Record<string, string> = {},
 ) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify(message),
-  });
+  const response = await rawPost(url, JSON.stringify(message), headers);
   return {
     status: response.status,
     headers: response.headers,
@@ -271,25 +281,48 @@ function modernMeta(name: string) {
   };
 }
 
-/** Posts a 2026-07-28 request with the headers that era requires. */
-function postModern(
-  url: URL,
-  id: number,
+/** Who sends a 2026-07-28 request, and the headers it sets its own way. */
+interface ModernOptions {
+  id?: number;
+  client?: string;
+  /** Added to the headers the era requires, or replacing them. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A 2026-07-28 request: its body, with the `_meta` envelope, and the headers
+ * that era requires (`Mcp-Name` too when the params name a URI).
+ */
+function modernRequest(
   method: string,
   params: Record<string, unknown>,
-  client = "raw-modern",
+  { id = 1, client = "raw-modern", headers = {} }: ModernOptions = {},
 ) {
-  const headers: Record<string, string> = {
+  const required: Record<string, string> = {
     "mcp-protocol-version": "2026-07-28",
     "mcp-method": method,
   };
-  if (typeof params.uri === "string") headers["mcp-name"] = params.uri;
-  return postJsonRpc(url, {
-    jsonrpc: "2.0",
-    id,
-    method,
-    params: { ...params, _meta: modernMeta(client) },
-  }, headers);
+  if (typeof params.uri === "string") required["mcp-name"] = params.uri;
+  return {
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: { ...params, _meta: modernMeta(client) },
+    }),
+    headers: { ...required, ...headers },
+  };
+}
+
+/** Posts a 2026-07-28 request built by `modernRequest`. */
+function postModern(
+  url: URL,
+  method: string,
+  params: Record<string, unknown>,
+  options?: ModernOptions,
+): Promise<Response> {
+  const { body, headers } = modernRequest(method, params, options);
+  return rawPost(url, body, headers);
 }
 
 /** Opens a raw 2025 session and returns its id. */
@@ -318,20 +351,16 @@ async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
 
 /** Subscribes a raw 2025 session to the lab's resource. */
 function rawSubscribe(url: URL, sessionId: string): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-    },
-    body: JSON.stringify({
+  return rawPost(
+    url,
+    JSON.stringify({
       jsonrpc: "2.0",
       id: 2,
       method: "resources/subscribe",
       params: { uri: REVIEW_URI },
     }),
-  });
+    { "mcp-session-id": sessionId },
+  );
 }
 
 function delay(ms: number) {
@@ -453,17 +482,19 @@ Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe",
 
 Deno.test("2026-07-28 era: unknown URI read is -32602 with data.uri; resources/subscribe is gone", async () => {
   await using lab = startLab();
-  const read = await postModern(lab.url, 2, "resources/read", {
-    uri: "test://missing",
-  });
-  assert.equal(read.json.error.code, -32602);
-  assert.deepEqual(read.json.error.data, { uri: "test://missing" });
+  const read = await readJsonRpcAnswer(
+    await postModern(lab.url, "resources/read", { uri: "test://missing" }, {
+      id: 2,
+    }),
+  );
+  assert.equal(read.error.code, -32602);
+  assert.deepEqual(read.error.data, { uri: "test://missing" });
 
-  const subscribe = await postModern(lab.url, 3, "resources/subscribe", {
+  const subscribe = await postModern(lab.url, "resources/subscribe", {
     uri: REVIEW_URI,
-  });
+  }, { id: 3 });
   assert.equal(subscribe.status, 404);
-  assert.equal(subscribe.json.error.code, -32601);
+  assert.equal((await readJsonRpcAnswer(subscribe)).error.code, -32601);
 });
 
 Deno.test("2025 era: requests without MCP-Protocol-Version are served", async () => {
@@ -806,36 +837,8 @@ interface BadInput {
   code?: number;
 }
 
-const JSON_HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};
-
-function rawPost(
-  url: URL,
-  body: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, ...headers },
-    body,
-  });
-}
-
-/** A 2026-07-28 request body from the bad-input client. */
-function modernBody(method: string, params: Record<string, unknown>): string {
-  return JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method,
-    params: { ...params, _meta: modernMeta("bad-input") },
-  });
-}
-
-function modernHeaders(method: string): Record<string, string> {
-  return { "mcp-protocol-version": "2026-07-28", "mcp-method": method };
-}
+/** The bad-input table's 2026-07-28 client. */
+const BAD_INPUT_CLIENT = { client: "bad-input" };
 
 /**
  * Posts with a Host header of our choosing (fetch always sends the real
@@ -996,12 +999,7 @@ const BAD_INPUTS: BadInput[] = [
   },
   {
     name: "unknown method (2026-07-28)",
-    send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("review/approve", {}),
-        modernHeaders("review/approve"),
-      ),
+    send: ({ url }) => postModern(url, "review/approve", {}, BAD_INPUT_CLIENT),
     status: 404,
     code: -32601,
   },
@@ -1019,11 +1017,7 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "invalid params (2026-07-28)",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/read", { uri: 5 }),
-        modernHeaders("resources/read"),
-      ),
+      postModern(url, "resources/read", { uri: 5 }, BAD_INPUT_CLIENT),
     status: 200,
     code: -32602,
   },
@@ -1041,10 +1035,11 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "unknown resource URI (2026-07-28)",
     send: ({ url }) =>
-      rawPost(
+      postModern(
         url,
-        modernBody("resources/read", { uri: "test://nope" }),
-        { ...modernHeaders("resources/read"), "mcp-name": "test://nope" },
+        "resources/read",
+        { uri: "test://nope" },
+        BAD_INPUT_CLIENT,
       ),
     status: 200,
     code: -32602,
@@ -1052,25 +1047,20 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "2026-07-28 header and _meta disagree on the version",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/list", {}),
-        {
-          ...modernHeaders("resources/list"),
-          "mcp-protocol-version": "2025-06-18",
-        },
-      ),
+      postModern(url, "resources/list", {}, {
+        ...BAD_INPUT_CLIENT,
+        headers: { "mcp-protocol-version": "2025-06-18" },
+      }),
     status: 400,
     code: -32020,
   },
   {
     name: "2026-07-28 Mcp-Method header disagrees with the body",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/list", {}),
-        modernHeaders("tools/list"),
-      ),
+      postModern(url, "resources/list", {}, {
+        ...BAD_INPUT_CLIENT,
+        headers: { "mcp-method": "tools/list" },
+      }),
     status: 400,
     code: -32020,
   },
@@ -1319,18 +1309,13 @@ Deno.test("a client that drops its GET or listen stream mid-way leaves nothing b
   assert.equal(getStream.status, 200);
 
   const listenAbort = new AbortController();
+  const { body, headers } = modernRequest("subscriptions/listen", {
+    notifications: { resourceSubscriptions: [REVIEW_URI] },
+  }, { id: 9, client: "dropper" });
   const listen = await fetch(lab.url, {
     method: "POST",
-    headers: { ...JSON_HEADERS, ...modernHeaders("subscriptions/listen") },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 9,
-      method: "subscriptions/listen",
-      params: {
-        notifications: { resourceSubscriptions: [REVIEW_URI] },
-        _meta: modernMeta("dropper"),
-      },
-    }),
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
     signal: listenAbort.signal,
   });
   assert.equal(listen.status, 200);
@@ -1549,19 +1534,9 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
     });
     await deleted.body?.cancel();
 
-    const listen = await rawPost(
-      lab.url,
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: index,
-        method: "subscriptions/listen",
-        params: {
-          notifications: { resourceSubscriptions: [REVIEW_URI] },
-          _meta: modernMeta(`churner-${index % 50}`),
-        },
-      }),
-      modernHeaders("subscriptions/listen"),
-    );
+    const listen = await postModern(lab.url, "subscriptions/listen", {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+    }, { id: index, client: `churner-${index % 50}` });
     assert.equal(listen.status, 200);
     await readJsonRpcAnswer(listen);
   });
@@ -2062,10 +2037,12 @@ for (const mode of ["legacy", "auto"] as const) {
 Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client identities", async () => {
   await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
   for (const name of ["first-id", "second-id", "third-id"]) {
-    const read = await postModern(lab.url, 1, "resources/read", {
-      uri: REVIEW_URI,
-    }, name);
-    assert.equal(read.json.result.contents[0].text, VERSION_1_TEXT);
+    const read = await readJsonRpcAnswer(
+      await postModern(lab.url, "resources/read", { uri: REVIEW_URI }, {
+        client: name,
+      }),
+    );
+    assert.equal(read.result.contents[0].text, VERSION_1_TEXT);
   }
   const clients = lab.lab.report().clients;
   assert.deepEqual(
