@@ -27,6 +27,9 @@ import {
   REVIEW_URI,
   SDK_VERSION,
 } from "./main.ts";
+import { labCommand, spawnLab } from "./clients/lab.ts";
+
+const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
 
 const VERSION_1_TEXT = [
   "status: pending",
@@ -679,21 +682,11 @@ Deno.test("status words come from configuration", async () => {
 });
 
 Deno.test("SDK_VERSION matches the SDK main.ts imports", async () => {
-  const source = await Deno.readTextFile(new URL("./main.ts", import.meta.url));
+  const source = await Deno.readTextFile(MAIN_PATH);
   assert.ok(
     source.includes(`"npm:@modelcontextprotocol/server@${SDK_VERSION}"`),
   );
 });
-
-/** Runs main.ts as a subprocess with the given environment. */
-function spawnLab(env: Record<string, string>) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./main.ts", import.meta.url).pathname],
-    env: { MCP_TEST_PORT: "0", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
 
 const BAD_VALUES: [string, string, string][] = [
   [
@@ -730,56 +723,28 @@ const BAD_VALUES: [string, string, string][] = [
 
 for (const [name, value, message] of BAD_VALUES) {
   Deno.test(`bad ${name}=${value} exits 2 with one line before listening`, async () => {
-    const output = await spawnLab({ [name]: value }).output();
+    const output = await labCommand({
+      mainPath: MAIN_PATH,
+      env: { MCP_TEST_PORT: "0", [name]: value },
+    }).output();
     assert.equal(output.code, 2);
     assert.equal(new TextDecoder().decode(output.stderr), `${message}\n`);
     assert.equal(new TextDecoder().decode(output.stdout), "");
   });
 }
 
-/** Reads stdout lines from a child until one matches, returning that line. */
-async function waitForLine(
-  lines: AsyncIterator<string>,
-  pattern: RegExp,
-  seen: string[],
-): Promise<RegExpMatchArray> {
-  while (true) {
-    const next = await lines.next();
-    if (next.done) throw new Error(`output ended before ${pattern}`);
-    seen.push(next.value);
-    const match = next.value.match(pattern);
-    if (match) return match;
-  }
-}
-
 Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async () => {
-  const child = spawnLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "60" });
-  const seen: string[] = [];
-  const lines = child.stdout
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(
-      new TransformStream<string, string>(
-        {
-          buffer: "",
-          transform(chunk, controller) {
-            const parts = (this.buffer + chunk).split("\n");
-            this.buffer = parts.pop()!;
-            for (const part of parts) controller.enqueue(part);
-          },
-        } as Transformer<string, string> & { buffer: string },
-      ),
-    )[Symbol.asyncIterator]();
-  const [, port] = await waitForLine(
-    lines,
-    /^listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp$/,
-    seen,
-  );
-  const banner = await waitForLine(lines, /^\[lab\] version=/, seen);
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "60" },
+  });
+  const isBanner = (line: string) => /^\[lab\] version=/.test(line);
+  await eventually(() => lab.lines.some(isBanner), "no [lab] version= line");
   assert.equal(
-    banner.input,
+    lab.lines.find(isBanner),
     `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
   );
-  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const url = new URL(lab.url);
   const modern = await connectClient(url, "shutdown-watcher", "auto");
   const subscription = await modern.listen({
     resourceSubscriptions: [REVIEW_URI],
@@ -788,31 +753,21 @@ Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async (
   await legacy.subscribeResource({ uri: REVIEW_URI });
 
   const signalledAt = performance.now();
-  child.kill("SIGTERM");
+  lab.child.kill("SIGTERM");
   assert.equal(await subscription.closed, "graceful");
-  const status = await child.status;
+  const status = await lab.child.status;
   const elapsed = performance.now() - signalledAt;
   assert.equal(status.code, 0);
   assert.ok(elapsed < 2000, `exit took ${elapsed} ms`);
-  await waitForLine(lines, /^\[lab\] SIGTERM/, seen).catch(() => undefined);
-  assert.ok(seen.some((line) => line.startsWith("[lab] SIGTERM")));
-  await child.stderr.cancel();
+  await lab.drained;
+  assert.ok(lab.lines.some((line) => line.startsWith("[lab] SIGTERM")));
   await modern.close();
   await legacy.close();
 });
 
 Deno.test("--help prints the configuration table and exits 0", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("./main.ts", import.meta.url).pathname,
-      "--help",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const output = await child.output();
+  const output = await labCommand({ mainPath: MAIN_PATH, args: ["--help"] })
+    .output();
   assert.equal(output.code, 0);
   const help = new TextDecoder().decode(output.stdout);
   assert.match(help, /^Usage: deno run -A main\.ts \[--stdio\] \[options\]$/m);
@@ -1980,7 +1935,7 @@ for (const mode of ["legacy", "auto"] as const) {
       args: [
         "run",
         "-A",
-        new URL("./main.ts", import.meta.url).pathname,
+        MAIN_PATH,
         "--stdio",
         "--delay",
         "0.1",
