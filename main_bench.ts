@@ -24,6 +24,8 @@
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { type SpawnedLab, spawnLab } from "./clients/lab.ts";
+import type { LabCounts } from "./main.ts";
 
 // ---------------------------------------------------------------------------
 // Bounds and targets
@@ -402,12 +404,6 @@ async function readHead(
 // The lab as a subprocess
 // ---------------------------------------------------------------------------
 
-interface LabCounts {
-  legacySessions: number;
-  listenStreams: number;
-  pendingUpdates: number;
-}
-
 /** A running lab subprocess. */
 interface LabProcess {
   /** The MCP endpoint's path, `/mcp`. */
@@ -424,78 +420,41 @@ interface LabProcess {
 
 /** Labs still running, so an interrupted or failed run stops them. */
 const runningLabs = new Set<LabProcess>();
-/** Labs spawned but not yet listening: killed too if the run is cut short. */
-const startingLabs = new Set<Deno.ChildProcess>();
+/** Aborted when the run is cut short: kills labs that are still starting. */
+const starting = new AbortController();
 
-const BANNER = /listening on http:\/\/127\.0\.0\.1:(\d+)(\/\S*)/;
-
-/** Starts `deno run -A main.ts` on a free port and waits for its banner. */
+/** Starts `deno run -A main.ts` on a free port and waits until it listens. */
 async function startLab(env: Record<string, string>): Promise<LabProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", LAB_SCRIPT],
-    cwd: LAB_DIR,
-    env: {
-      MCP_TEST_PORT: "0",
-      MCP_TEST_LOG_LEVEL: "silent",
-      MCP_TEST_MAX_SESSIONS: String(LOAD_SIZE * 5),
-      ...env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  startingLabs.add(child);
+  // The lab is silent; what it says on stderr explains a failed start.
   let stderrTail = "";
-  const stderrDrained = child.stderr.pipeThrough(new TextDecoderStream())
-    .pipeTo(
-      new WritableStream({
-        write(text) {
-          stderrTail = (stderrTail + text).slice(-2000);
-        },
-      }),
-    ).catch(() => {});
-  // The banner comes first on stdout; the rest is drained so a full pipe
-  // can never block the lab.
-  const banner = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    let stdoutText = "";
-    let listening = false;
-    const giveUp = setTimeout(
-      () => reject(new Error("the lab printed no banner within 60 s")),
-      60_000,
+  const stderr = new TextDecoder();
+  let spawned: SpawnedLab;
+  try {
+    spawned = await spawnLab({
+      mainPath: LAB_SCRIPT,
+      cwd: LAB_DIR,
+      env: {
+        MCP_TEST_LOG_LEVEL: "silent",
+        MCP_TEST_MAX_SESSIONS: String(LOAD_SIZE * 5),
+        ...env,
+      },
+      onOutput(chunk, stream) {
+        if (stream !== "stderr") return;
+        stderrTail = (stderrTail + stderr.decode(chunk, { stream: true }))
+          .slice(-2000);
+      },
+      signal: starting.signal,
+    });
+  } catch (error) {
+    throw new Error(
+      `${error instanceof Error ? error.message : error}\n${stderrTail}`,
     );
-    child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({
-        write(text) {
-          if (listening) return;
-          stdoutText += text;
-          const match = stdoutText.match(BANNER);
-          if (match) {
-            listening = true;
-            clearTimeout(giveUp);
-            resolve(match);
-          }
-        },
-        close() {
-          clearTimeout(giveUp);
-          reject(new Error("the lab exited before listening"));
-        },
-      }),
-    ).catch(() => {});
-  }).catch(async (error) => {
-    startingLabs.delete(child);
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // It has already exited, which is what the error is about.
-    }
-    await child.status;
-    await stderrDrained;
-    throw new Error(`${error.message}\n${stderrTail}`);
-  });
+  }
 
-  const http = new HttpPool(Number(banner[1]));
+  const { child } = spawned;
+  const http = new HttpPool(spawned.port);
   const lab: LabProcess = {
-    path: banner[2],
+    path: new URL(spawned.url).pathname,
     http,
     pid: child.pid,
     async residentBytes() {
@@ -522,30 +481,15 @@ async function startLab(env: Record<string, string>): Promise<LabProcess> {
       if (!runningLabs.delete(lab)) return;
       http.close();
       // The lab closes everything on SIGTERM and exits within 2 s.
-      const killer = setTimeout(() => child.kill("SIGKILL"), 3000);
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already exited.
-      }
-      await child.status;
-      clearTimeout(killer);
-      await stderrDrained;
+      await spawned.stop(3000);
     },
   };
-  startingLabs.delete(child);
   runningLabs.add(lab);
   return lab;
 }
 
 async function stopAllLabs() {
-  for (const child of startingLabs) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already exited.
-    }
-  }
+  starting.abort();
   await Promise.all([...runningLabs].map((lab) => lab.stop()));
 }
 

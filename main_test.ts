@@ -16,15 +16,21 @@ import {
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import {
+  type ClientReport,
   ConfigError,
   createLab,
+  type Lab,
   LAB_VERSION,
+  type LabReport,
   loadConfig,
   parseCommandLine,
   REVIEW_URI,
   SDK_VERSION,
   shutdownSignals,
 } from "./main.ts";
+import { labCommand, spawnLab } from "./clients/lab.ts";
+
+const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
 
 const VERSION_1_TEXT = [
   "status: pending",
@@ -209,25 +215,65 @@ Deno.test("/healthz reports versions", async () => {
   assert.equal(health.deno, Deno.version.deno);
 });
 
-/** Posts one JSON-RPC message; reads the JSON-RPC answer from JSON or SSE. */
+/**
+ * Reads the JSON-RPC answer from a response: its JSON body, or the first
+ * `data:` line of an SSE body. A stream that stays open without one (a GET
+ * stream) is let go after `waitMs`, with no answer; an empty body has none.
+ */
+async function readJsonRpcAnswer(response: Response, waitMs = 1_000) {
+  const type = response.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || !response.body) {
+    const text = await response.text();
+    return text ? JSON.parse(text) : undefined;
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream())
+    .getReader();
+  let buffered = "";
+  const timeout = setTimeout(() => reader.cancel(), waitMs);
+  try {
+    while (!/^data: .*\n/m.test(buffered)) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += value;
+    }
+  } finally {
+    clearTimeout(timeout);
+    await reader.cancel().catch(() => {});
+  }
+  const data = buffered.match(/^data: (.*)$/m);
+  return data ? JSON.parse(data[1]) : undefined;
+}
+
+const JSON_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** Posts a body as a JSON-RPC client would, with `headers` added or replaced. */
+function rawPost(
+  url: URL,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
+  });
+}
+
+/** Posts one JSON-RPC message and reads its answer. */
 async function postJsonRpc(
-  url: URL | string,
+  url: URL,
   message: unknown,
   headers: Record<string, string> = {},
 ) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify(message),
-  });
-  const text = await response.text();
-  const data = text.split("\n").find((line) => line.startsWith("data: "));
-  const json = data ? JSON.parse(data.slice(6)) : text ? JSON.parse(text) : {};
-  return { status: response.status, headers: response.headers, json };
+  const response = await rawPost(url, JSON.stringify(message), headers);
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: await readJsonRpcAnswer(response),
+  };
 }
 
 /** The `_meta` envelope a 2026-07-28 client puts on every request. */
@@ -239,25 +285,48 @@ function modernMeta(name: string) {
   };
 }
 
-/** Posts a 2026-07-28 request with the headers that era requires. */
-function postModern(
-  url: URL,
-  id: number,
+/** Who sends a 2026-07-28 request, and the headers it sets its own way. */
+interface ModernOptions {
+  id?: number;
+  client?: string;
+  /** Added to the headers the era requires, or replacing them. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A 2026-07-28 request: its body, with the `_meta` envelope, and the headers
+ * that era requires (`Mcp-Name` too when the params name a URI).
+ */
+function modernRequest(
   method: string,
   params: Record<string, unknown>,
-  client = "raw-modern",
+  { id = 1, client = "raw-modern", headers = {} }: ModernOptions = {},
 ) {
-  const headers: Record<string, string> = {
+  const required: Record<string, string> = {
     "mcp-protocol-version": "2026-07-28",
     "mcp-method": method,
   };
-  if (typeof params.uri === "string") headers["mcp-name"] = params.uri;
-  return postJsonRpc(url, {
-    jsonrpc: "2.0",
-    id,
-    method,
-    params: { ...params, _meta: modernMeta(client) },
-  }, headers);
+  if (typeof params.uri === "string") required["mcp-name"] = params.uri;
+  return {
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: { ...params, _meta: modernMeta(client) },
+    }),
+    headers: { ...required, ...headers },
+  };
+}
+
+/** Posts a 2026-07-28 request built by `modernRequest`. */
+function postModern(
+  url: URL,
+  method: string,
+  params: Record<string, unknown>,
+  options?: ModernOptions,
+): Promise<Response> {
+  const { body, headers } = modernRequest(method, params, options);
+  return rawPost(url, body, headers);
 }
 
 /** Opens a raw 2025 session and returns its id. */
@@ -286,20 +355,16 @@ async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
 
 /** Subscribes a raw 2025 session to the lab's resource. */
 function rawSubscribe(url: URL, sessionId: string): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-session-id": sessionId,
-    },
-    body: JSON.stringify({
+  return rawPost(
+    url,
+    JSON.stringify({
       jsonrpc: "2.0",
       id: 2,
       method: "resources/subscribe",
       params: { uri: REVIEW_URI },
     }),
-  });
+    { "mcp-session-id": sessionId },
+  );
 }
 
 function delay(ms: number) {
@@ -421,17 +486,19 @@ Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe",
 
 Deno.test("2026-07-28 era: unknown URI read is -32602 with data.uri; resources/subscribe is gone", async () => {
   await using lab = startLab();
-  const read = await postModern(lab.url, 2, "resources/read", {
-    uri: "test://missing",
-  });
-  assert.equal(read.json.error.code, -32602);
-  assert.deepEqual(read.json.error.data, { uri: "test://missing" });
+  const read = await readJsonRpcAnswer(
+    await postModern(lab.url, "resources/read", { uri: "test://missing" }, {
+      id: 2,
+    }),
+  );
+  assert.equal(read.error.code, -32602);
+  assert.deepEqual(read.error.data, { uri: "test://missing" });
 
-  const subscribe = await postModern(lab.url, 3, "resources/subscribe", {
+  const subscribe = await postModern(lab.url, "resources/subscribe", {
     uri: REVIEW_URI,
-  });
+  }, { id: 3 });
   assert.equal(subscribe.status, 404);
-  assert.equal(subscribe.json.error.code, -32601);
+  assert.equal((await readJsonRpcAnswer(subscribe)).error.code, -32601);
 });
 
 Deno.test("2025 era: requests without MCP-Protocol-Version are served", async () => {
@@ -616,21 +683,11 @@ Deno.test("status words come from configuration", async () => {
 });
 
 Deno.test("SDK_VERSION matches the SDK main.ts imports", async () => {
-  const source = await Deno.readTextFile(new URL("./main.ts", import.meta.url));
+  const source = await Deno.readTextFile(MAIN_PATH);
   assert.ok(
     source.includes(`"npm:@modelcontextprotocol/server@${SDK_VERSION}"`),
   );
 });
-
-/** Runs main.ts as a subprocess with the given environment. */
-function spawnLab(env: Record<string, string>) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./main.ts", import.meta.url).pathname],
-    env: { MCP_TEST_PORT: "0", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
 
 const BAD_VALUES: [string, string, string][] = [
   [
@@ -667,56 +724,28 @@ const BAD_VALUES: [string, string, string][] = [
 
 for (const [name, value, message] of BAD_VALUES) {
   Deno.test(`bad ${name}=${value} exits 2 with one line before listening`, async () => {
-    const output = await spawnLab({ [name]: value }).output();
+    const output = await labCommand({
+      mainPath: MAIN_PATH,
+      env: { MCP_TEST_PORT: "0", [name]: value },
+    }).output();
     assert.equal(output.code, 2);
     assert.equal(new TextDecoder().decode(output.stderr), `${message}\n`);
     assert.equal(new TextDecoder().decode(output.stdout), "");
   });
 }
 
-/** Reads stdout lines from a child until one matches, returning that line. */
-async function waitForLine(
-  lines: AsyncIterator<string>,
-  pattern: RegExp,
-  seen: string[],
-): Promise<RegExpMatchArray> {
-  while (true) {
-    const next = await lines.next();
-    if (next.done) throw new Error(`output ended before ${pattern}`);
-    seen.push(next.value);
-    const match = next.value.match(pattern);
-    if (match) return match;
-  }
-}
-
 Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async () => {
-  const child = spawnLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "60" });
-  const seen: string[] = [];
-  const lines = child.stdout
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(
-      new TransformStream<string, string>(
-        {
-          buffer: "",
-          transform(chunk, controller) {
-            const parts = (this.buffer + chunk).split("\n");
-            this.buffer = parts.pop()!;
-            for (const part of parts) controller.enqueue(part);
-          },
-        } as Transformer<string, string> & { buffer: string },
-      ),
-    )[Symbol.asyncIterator]();
-  const [, port] = await waitForLine(
-    lines,
-    /^listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp$/,
-    seen,
-  );
-  const banner = await waitForLine(lines, /^\[lab\] version=/, seen);
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "60" },
+  });
+  const isBanner = (line: string) => /^\[lab\] version=/.test(line);
+  await eventually(() => lab.lines.some(isBanner), "no [lab] version= line");
   assert.equal(
-    banner.input,
+    lab.lines.find(isBanner),
     `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
   );
-  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const url = new URL(lab.url);
   const modern = await connectClient(url, "shutdown-watcher", "auto");
   const subscription = await modern.listen({
     resourceSubscriptions: [REVIEW_URI],
@@ -725,31 +754,21 @@ Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async (
   await legacy.subscribeResource({ uri: REVIEW_URI });
 
   const signalledAt = performance.now();
-  child.kill("SIGTERM");
+  lab.child.kill("SIGTERM");
   assert.equal(await subscription.closed, "graceful");
-  const status = await child.status;
+  const status = await lab.child.status;
   const elapsed = performance.now() - signalledAt;
   assert.equal(status.code, 0);
   assert.ok(elapsed < 2000, `exit took ${elapsed} ms`);
-  await waitForLine(lines, /^\[lab\] SIGTERM/, seen).catch(() => undefined);
-  assert.ok(seen.some((line) => line.startsWith("[lab] SIGTERM")));
-  await child.stderr.cancel();
+  await lab.drained;
+  assert.ok(lab.lines.some((line) => line.startsWith("[lab] SIGTERM")));
   await modern.close();
   await legacy.close();
 });
 
 Deno.test("--help prints the configuration table and exits 0", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("./main.ts", import.meta.url).pathname,
-      "--help",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const output = await child.output();
+  const output = await labCommand({ mainPath: MAIN_PATH, args: ["--help"] })
+    .output();
   assert.equal(output.code, 0);
   const help = new TextDecoder().decode(output.stdout);
   assert.match(help, /^Usage: deno run -A main\.ts \[--stdio\] \[options\]$/m);
@@ -774,36 +793,8 @@ interface BadInput {
   code?: number;
 }
 
-const JSON_HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};
-
-function rawPost(
-  url: URL,
-  body: string,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: { ...JSON_HEADERS, ...headers },
-    body,
-  });
-}
-
-/** A 2026-07-28 request body from the bad-input client. */
-function modernBody(method: string, params: Record<string, unknown>): string {
-  return JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method,
-    params: { ...params, _meta: modernMeta("bad-input") },
-  });
-}
-
-function modernHeaders(method: string): Record<string, string> {
-  return { "mcp-protocol-version": "2026-07-28", "mcp-method": method };
-}
+/** The bad-input table's 2026-07-28 client. */
+const BAD_INPUT_CLIENT = { client: "bad-input" };
 
 /**
  * Posts with a Host header of our choosing (fetch always sends the real
@@ -828,8 +819,15 @@ async function postWithHost(
   await connection.write(bytes);
   const raw = await new Response(connection.readable).text();
   const [head, ...rest] = raw.split("\r\n\r\n");
-  const status = Number(head.split(" ")[1]);
-  return new Response(rest.join("\r\n\r\n"), { status });
+  const [statusLine, ...fields] = head.split("\r\n");
+  const headers = new Headers(fields.map((field): [string, string] => {
+    const colon = field.indexOf(":");
+    return [field.slice(0, colon), field.slice(colon + 1).trim()];
+  }));
+  return new Response(rest.join("\r\n\r\n"), {
+    status: Number(statusLine.split(" ")[1]),
+    headers,
+  });
 }
 
 const BAD_INPUTS: BadInput[] = [
@@ -957,12 +955,7 @@ const BAD_INPUTS: BadInput[] = [
   },
   {
     name: "unknown method (2026-07-28)",
-    send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("review/approve", {}),
-        modernHeaders("review/approve"),
-      ),
+    send: ({ url }) => postModern(url, "review/approve", {}, BAD_INPUT_CLIENT),
     status: 404,
     code: -32601,
   },
@@ -980,11 +973,7 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "invalid params (2026-07-28)",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/read", { uri: 5 }),
-        modernHeaders("resources/read"),
-      ),
+      postModern(url, "resources/read", { uri: 5 }, BAD_INPUT_CLIENT),
     status: 200,
     code: -32602,
   },
@@ -1002,10 +991,11 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "unknown resource URI (2026-07-28)",
     send: ({ url }) =>
-      rawPost(
+      postModern(
         url,
-        modernBody("resources/read", { uri: "test://nope" }),
-        { ...modernHeaders("resources/read"), "mcp-name": "test://nope" },
+        "resources/read",
+        { uri: "test://nope" },
+        BAD_INPUT_CLIENT,
       ),
     status: 200,
     code: -32602,
@@ -1013,25 +1003,20 @@ const BAD_INPUTS: BadInput[] = [
   {
     name: "2026-07-28 header and _meta disagree on the version",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/list", {}),
-        {
-          ...modernHeaders("resources/list"),
-          "mcp-protocol-version": "2025-06-18",
-        },
-      ),
+      postModern(url, "resources/list", {}, {
+        ...BAD_INPUT_CLIENT,
+        headers: { "mcp-protocol-version": "2025-06-18" },
+      }),
     status: 400,
     code: -32020,
   },
   {
     name: "2026-07-28 Mcp-Method header disagrees with the body",
     send: ({ url }) =>
-      rawPost(
-        url,
-        modernBody("resources/list", {}),
-        modernHeaders("tools/list"),
-      ),
+      postModern(url, "resources/list", {}, {
+        ...BAD_INPUT_CLIENT,
+        headers: { "mcp-method": "tools/list" },
+      }),
     status: 400,
     code: -32020,
   },
@@ -1090,12 +1075,13 @@ Deno.test("bad input: each row answers its status and code, logs one line, and h
       ).length;
       const response = await row.send({ ...lab, sessionId });
       assert.equal(response.status, row.status);
-      const text = await response.text();
       if (row.code === undefined) {
-        assert.equal(text, "Not Found: the MCP endpoint is /mcp\n");
+        assert.equal(
+          await response.text(),
+          "Not Found: the MCP endpoint is /mcp\n",
+        );
       } else {
-        const data = text.split("\n").find((line) => line.startsWith("data: "));
-        const answer = JSON.parse(data ? data.slice(6) : text);
+        const answer = await readJsonRpcAnswer(response);
         assert.equal(answer.jsonrpc, "2.0");
         assert.equal(answer.error.code, row.code);
         assert.equal(typeof answer.error.message, "string");
@@ -1279,18 +1265,13 @@ Deno.test("a client that drops its GET or listen stream mid-way leaves nothing b
   assert.equal(getStream.status, 200);
 
   const listenAbort = new AbortController();
+  const { body, headers } = modernRequest("subscriptions/listen", {
+    notifications: { resourceSubscriptions: [REVIEW_URI] },
+  }, { id: 9, client: "dropper" });
   const listen = await fetch(lab.url, {
     method: "POST",
-    headers: { ...JSON_HEADERS, ...modernHeaders("subscriptions/listen") },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 9,
-      method: "subscriptions/listen",
-      params: {
-        notifications: { resourceSubscriptions: [REVIEW_URI] },
-        _meta: modernMeta("dropper"),
-      },
-    }),
+    headers: { ...JSON_HEADERS, ...headers },
+    body,
     signal: listenAbort.signal,
   });
   assert.equal(listen.status, 200);
@@ -1345,32 +1326,6 @@ const KNOWN_METHODS = [
   "prompts/list",
   "notifications/cancelled",
 ];
-
-/** Reads an answer's first JSON-RPC frame (or JSON body), then lets go. */
-async function firstAnswer(response: Response): Promise<unknown> {
-  const type = response.headers.get("content-type") ?? "";
-  if (!response.body) return undefined;
-  if (!type.startsWith("text/event-stream")) {
-    const text = await response.text();
-    return type.includes("json") && text ? JSON.parse(text) : text;
-  }
-  const reader = response.body.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let buffered = "";
-  const timeout = setTimeout(() => reader.cancel(), 100);
-  try {
-    while (!buffered.includes("\n\n")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffered += value;
-    }
-  } finally {
-    clearTimeout(timeout);
-    await reader.cancel().catch(() => {});
-  }
-  const data = buffered.split("\n").find((line) => line.startsWith("data: "));
-  return data ? JSON.parse(data.slice(6)) : undefined;
-}
 
 function assertWellFormedError(answer: unknown) {
   if (typeof answer !== "object" || answer === null || !("error" in answer)) {
@@ -1482,7 +1437,7 @@ Deno.test("fuzz: thousands of random and mutated requests get well-formed answer
           JSON.stringify(headers)
         } ${shape.body} -> ${response.status}`,
       );
-      assertWellFormedError(await firstAnswer(response));
+      assertWellFormedError(await readJsonRpcAnswer(response));
     }),
     { numRuns: 2500, seed: 20261130 },
   );
@@ -1535,21 +1490,11 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
     });
     await deleted.body?.cancel();
 
-    const listen = await rawPost(
-      lab.url,
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: index,
-        method: "subscriptions/listen",
-        params: {
-          notifications: { resourceSubscriptions: [REVIEW_URI] },
-          _meta: modernMeta(`churner-${index % 50}`),
-        },
-      }),
-      modernHeaders("subscriptions/listen"),
-    );
+    const listen = await postModern(lab.url, "subscriptions/listen", {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+    }, { id: index, client: `churner-${index % 50}` });
     assert.equal(listen.status, 200);
-    await firstAnswer(listen);
+    await readJsonRpcAnswer(listen);
   });
   for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
     await delay(10);
@@ -1572,14 +1517,7 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
 // Verdicts, reports and scenario switches
 // ---------------------------------------------------------------------------
 
-type ClientReport = ReturnType<ReturnType<typeof createLab>["report"]>[
-  "clients"
-][number];
-
-function reportFor(
-  lab: { lab: { report: () => { clients: ClientReport[] } } },
-  name: string,
-) {
+function reportFor(lab: { lab: Lab }, name: string): ClientReport {
   const entry = lab.lab.report().clients.find((client) => client.name === name);
   assert.ok(entry, `no report entry for ${name}`);
   return entry;
@@ -1889,7 +1827,7 @@ Deno.test("/report: stable fields for every client", async () => {
   await readReview(client);
   const response = await fetch(`${lab.base}/report`);
   assert.equal(response.status, 200);
-  const report = await response.json();
+  const report: LabReport = await response.json();
   assert.equal(report.lab, LAB_VERSION);
   assert.equal(report.sdk, SDK_VERSION);
   assert.deepEqual(report.scenario, {
@@ -1926,7 +1864,7 @@ Deno.test("/report: stable fields for every client", async () => {
   ]);
   assert.equal(entry.id, "json-report@1.0.0");
   assert.deepEqual(
-    entry.timeline.map((step: { kind: string }) => step.kind),
+    entry.timeline.map((step) => step.kind),
     ["connect", "read"],
   );
   assert.match(
@@ -1998,7 +1936,7 @@ for (const mode of ["legacy", "auto"] as const) {
       args: [
         "run",
         "-A",
-        new URL("./main.ts", import.meta.url).pathname,
+        MAIN_PATH,
         "--stdio",
         "--delay",
         "0.1",
@@ -2055,10 +1993,12 @@ for (const mode of ["legacy", "auto"] as const) {
 Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client identities", async () => {
   await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
   for (const name of ["first-id", "second-id", "third-id"]) {
-    const read = await postModern(lab.url, 1, "resources/read", {
-      uri: REVIEW_URI,
-    }, name);
-    assert.equal(read.json.result.contents[0].text, VERSION_1_TEXT);
+    const read = await readJsonRpcAnswer(
+      await postModern(lab.url, "resources/read", { uri: REVIEW_URI }, {
+        client: name,
+      }),
+    );
+    assert.equal(read.result.contents[0].text, VERSION_1_TEXT);
   }
   const clients = lab.lab.report().clients;
   assert.deepEqual(

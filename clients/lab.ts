@@ -1,53 +1,169 @@
 /**
- * Starts the lab (`main.ts`) as a subprocess on a free loopback port and
- * fetches its reports. The lab's own output goes to a log file for evidence.
+ * Starts the lab (`main.ts`) as a subprocess on a free loopback port:
+ * `spawnLab` for anyone who needs a running lab (the harness, the tests, the
+ * benchmark), `startLab` for the harness, which also logs the lab's output
+ * for evidence and fetches its reports.
  *
  * @module
  */
 
+import type { LabReport, UpdateTrigger } from "../main.ts";
+
+/** How to run the lab: its `main.ts`, flags and environment. */
+export interface LabCommandOptions {
+  /** Path to the lab's `main.ts`. */
+  mainPath: string;
+  /** Flags after `main.ts`. */
+  args?: string[];
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** `deno run -A main.ts [args]`, stdin closed, stdout and stderr piped. */
+export function labCommand(options: LabCommandOptions): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", options.mainPath, ...options.args ?? []],
+    env: options.env,
+    cwd: options.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+export interface SpawnLabOptions extends LabCommandOptions {
+  /** Each chunk of the lab's stdout and stderr, as it comes. */
+  onOutput?: (
+    chunk: Uint8Array,
+    stream: "stdout" | "stderr",
+  ) => void | Promise<void>;
+  /** How long the lab may take to print its listening line (60 s). */
+  timeoutMs?: number;
+  /** Aborting it kills a lab that is still starting. */
+  signal?: AbortSignal;
+}
+
+/** A lab subprocess that is listening. */
+export interface SpawnedLab {
+  child: Deno.ChildProcess;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+  /** The MCP endpoint, `${origin}/mcp`. */
+  url: string;
+  /** Every stdout line so far, the listening line included, until it exits. */
+  lines: string[];
+  /** Settles once the lab's stdout and stderr have ended. */
+  drained: Promise<void>;
+  /** SIGTERM, SIGKILL after `graceMs` (5 s); resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** The line the lab prints on stdout once it listens. */
+const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))\/mcp$/;
+
+/** Signals the child this process started, if it is still there. */
+function signal(child: Deno.ChildProcess, name: Deno.Signal) {
+  try {
+    child.kill(name);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs the lab on a free port (`MCP_TEST_PORT=0` unless `env` says
+ * otherwise) and resolves once it prints its listening line. A lab that
+ * exits first, is too slow, or is aborted is killed, and the promise rejects.
+ */
+export async function spawnLab(options: SpawnLabOptions): Promise<SpawnedLab> {
+  const { onOutput, timeoutMs = 60_000 } = options;
+  options.signal?.throwIfAborted();
+  const child = labCommand({
+    ...options,
+    env: { MCP_TEST_PORT: "0", ...options.env },
+  }).spawn();
+  const lines: string[] = [];
+  const listening = Promise.withResolvers<RegExpMatchArray>();
+  const readStdout = async () => {
+    const decoder = new TextDecoder();
+    let partial = "";
+    const take = (line: string) => {
+      lines.push(line);
+      const match = line.match(LISTENING);
+      if (match) listening.resolve(match);
+    };
+    for await (const chunk of child.stdout) {
+      await onOutput?.(chunk, "stdout");
+      const parts = (partial + decoder.decode(chunk, { stream: true }))
+        .split("\n");
+      partial = parts.pop()!;
+      parts.forEach(take);
+    }
+    partial += decoder.decode();
+    if (partial) take(partial);
+  };
+  const readStderr = async () => {
+    for await (const chunk of child.stderr) await onOutput?.(chunk, "stderr");
+  };
+  const stdoutRead = readStdout();
+  const drained = Promise.all([stdoutRead, readStderr()]).then(
+    () => {},
+    () => {},
+  );
+  // Resolving first makes these rejections no-ops.
+  stdoutRead.then(async () => {
+    const { code } = await child.status;
+    listening.reject(new Error(`the lab exited (${code}) before listening`));
+  }, (error) => listening.reject(error));
+  const timeout = setTimeout(
+    () =>
+      listening.reject(
+        new Error(`the lab did not listen within ${timeoutMs / 1000} s`),
+      ),
+    timeoutMs,
+  );
+  const abort = () =>
+    listening.reject(new Error("the lab was stopped while starting"));
+  options.signal?.addEventListener("abort", abort);
+  let match: RegExpMatchArray;
+  try {
+    match = await listening.promise;
+  } catch (error) {
+    signal(child, "SIGKILL");
+    await child.status;
+    await drained;
+    throw error;
+  } finally {
+    clearTimeout(timeout);
+    options.signal?.removeEventListener("abort", abort);
+  }
+  const [, origin, port] = match;
+  return {
+    child,
+    origin,
+    port: Number(port),
+    url: `${origin}/mcp`,
+    lines,
+    drained,
+    async stop(graceMs = 5_000) {
+      signal(child, "SIGTERM");
+      const forced = setTimeout(() => signal(child, "SIGKILL"), graceMs);
+      await child.status;
+      clearTimeout(forced);
+      await drained;
+    },
+  };
+}
+
 export interface LabOptions {
   /** Path to the lab's `main.ts`. */
   mainPath: string;
-  trigger: "subscribe" | "read" | "connect";
+  trigger: UpdateTrigger;
   delaySeconds: number;
   enableTool: boolean;
   logPath: string;
-}
-
-/** The lab's `/report` entry for one client (the fields the harness reads). */
-export interface LabClientReport {
-  id: string;
-  name: string;
-  version: string;
-  era: string;
-  protocolVersion: string;
-  transport: string;
-  ended: string | null;
-  trigger: string;
-  level: number;
-  levelName: string;
-  missing: string;
-  steps: {
-    connected: boolean;
-    listed: boolean;
-    readV1: boolean;
-    subscribed: boolean;
-    notificationDelivered: boolean;
-    rereadAfterNotification: boolean;
-  };
-  lastVersionRead: number;
-  updatesSent: number;
-  notificationsLost: number;
-  readVia: string | null;
-  timeline: { at: string; kind: string; line: string }[];
-}
-
-export interface LabReport {
-  lab: string;
-  sdk: string;
-  generatedAt: string;
-  scenario: Record<string, unknown>;
-  clients: LabClientReport[];
 }
 
 export interface RunningLab {
@@ -58,101 +174,46 @@ export interface RunningLab {
   stop(): Promise<void>;
 }
 
-const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))\/mcp$/m;
-
-/** Starts the lab and resolves once it prints its listening line. */
+/** Starts the lab for one run, its stdout and stderr copied to the log. */
 export async function startLab(options: LabOptions): Promise<RunningLab> {
   const log = await Deno.open(options.logPath, {
     write: true,
     create: true,
     truncate: true,
   });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", options.mainPath],
-    env: {
-      MCP_TEST_PORT: "0",
-      MCP_TEST_HOST: "127.0.0.1",
-      MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
-      MCP_TEST_UPDATE_TRIGGER: options.trigger,
-      MCP_TEST_ENABLE_TOOL: String(options.enableTool),
-      MCP_TEST_LOG_LEVEL: "debug",
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const decoder = new TextDecoder();
-  let seen = "";
-  let origin: string | undefined;
-  const listening = Promise.withResolvers<string>();
-  // Copy both streams to the log; watch stdout for the listening line.
-  const copy = async (stream: ReadableStream<Uint8Array>, watch: boolean) => {
-    for await (const chunk of stream) {
-      await log.write(chunk);
-      if (watch && origin === undefined) {
-        seen += decoder.decode(chunk, { stream: true });
-        const match = seen.match(LISTENING);
-        if (match) {
-          origin = match[1];
-          listening.resolve(origin);
-        }
-      }
-    }
-  };
-  const copying = Promise.all([
-    copy(child.stdout, true),
-    copy(child.stderr, false),
-  ]);
-  const timeout = setTimeout(
-    () => listening.reject(new Error("the lab did not start within 60 s")),
-    60_000,
-  );
-  child.status.then((status) =>
-    listening.reject(new Error(`the lab exited early (${status.code})`))
-  );
-  let labOrigin: string;
+  let lab: SpawnedLab;
   try {
-    labOrigin = await listening.promise;
+    lab = await spawnLab({
+      mainPath: options.mainPath,
+      env: {
+        MCP_TEST_HOST: "127.0.0.1",
+        MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
+        MCP_TEST_UPDATE_TRIGGER: options.trigger,
+        MCP_TEST_ENABLE_TOOL: String(options.enableTool),
+        MCP_TEST_LOG_LEVEL: "debug",
+        NO_COLOR: "1",
+      },
+      onOutput: async (chunk) => {
+        await log.write(chunk);
+      },
+    });
   } catch (error) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
-    await copying.catch(() => {});
     log.close();
     throw error;
-  } finally {
-    clearTimeout(timeout);
   }
   const fetchText = async (path: string) => {
-    const response = await fetch(`${labOrigin}${path}`);
+    const response = await fetch(`${lab.origin}${path}`);
     return await response.text();
   };
   return {
-    url: `${labOrigin}/mcp`,
-    origin: labOrigin,
+    url: lab.url,
+    origin: lab.origin,
     async report() {
       return JSON.parse(await fetchText("/report")) as LabReport;
     },
     reportMarkdown: () => fetchText("/report.md"),
     async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already gone.
-      }
-      const forced = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // Already gone.
-        }
-      }, 5_000);
-      await child.status;
-      clearTimeout(forced);
-      await copying.catch(() => {});
+      await lab.stop();
       log.close();
     },
   };

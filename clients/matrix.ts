@@ -8,8 +8,8 @@
  * @module
  */
 
+import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
-import type { LabClientReport } from "./lab.ts";
 import type { RunRecord, Trigger } from "./runner.ts";
 import { errorLine } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
@@ -27,21 +27,18 @@ type RunFields = Pick<
   | "outcome"
 >;
 
-export interface MatrixRow extends RunFields {
+/** The steps a row marks, under the names the lab's report gives them. */
+type StepFields = Omit<VerdictSteps, "contextUpdated">;
+
+export interface MatrixRow extends RunFields, StepFields {
   /** The client's display name. */
   client: string;
   /** The lab's version, from its report (null when the lab never answered). */
   labVersion: string | null;
   /** The lab's identity for the client (`name/version`), when it connected. */
   labClient: string | null;
-  era: string | null;
+  era: Era | null;
   protocolVersion: string | null;
-  connected: boolean;
-  listed: boolean;
-  readV1: boolean;
-  subscribed: boolean;
-  notified: boolean;
-  rereadV2: boolean;
   /**
    * Level 7 as the scripted model saw it; null when it could not judge, or
    * when the lab sent no update at all.
@@ -77,8 +74,8 @@ export function evidenceFile(
  * client may open a probe connection before its working one).
  */
 export function mainLabClient(
-  clients: LabClientReport[],
-): LabClientReport | undefined {
+  clients: ClientReport[],
+): ClientReport | undefined {
   return clients.toSorted((a, b) =>
     b.level - a.level || b.timeline.length - a.timeline.length
   )[0];
@@ -87,10 +84,10 @@ export function mainLabClient(
 /** The row's level: 7 needs the update in the context after a notification. */
 export function rowLevel(
   labLevel: number,
-  notified: boolean,
+  notificationDelivered: boolean,
   contextUpdated: boolean | null,
 ): number {
-  return contextUpdated === true && notified ? 7 : labLevel;
+  return contextUpdated === true && notificationDelivered ? 7 : labLevel;
 }
 
 function modelNote(transcript: TranscriptEntry[]): string | undefined {
@@ -122,7 +119,7 @@ const VERSION_READ = /^\[(?:resources\/read|tools\/call)\] .*\bversion=(\d+)/;
  * never read version 2 or the model never asked.
  */
 export function rereadByItself(
-  labClient: LabClientReport,
+  labClient: ClientReport,
   transcript: TranscriptEntry[],
 ): boolean | null {
   const firstUpdatedRead = labClient.timeline.find((step) => {
@@ -140,7 +137,7 @@ export function rereadByItself(
 /** One line saying what blocked the client (or that nothing did). */
 export function rowNotes(
   run: RunRecord,
-  labClient: LabClientReport | undefined,
+  labClient: ClientReport | undefined,
   contextUpdated: boolean | null,
 ): string {
   const notes: string[] = [];
@@ -190,7 +187,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     : observe(run.transcript).contextUpdated;
   const steps = labClient?.steps;
   const labLevel = labClient?.level ?? 0;
-  const notified = steps?.notificationDelivered ?? false;
+  const notificationDelivered = steps?.notificationDelivered ?? false;
   return {
     clientId: run.clientId,
     client: run.displayName,
@@ -209,11 +206,11 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     listed: steps?.listed ?? false,
     readV1: steps?.readV1 ?? false,
     subscribed: steps?.subscribed ?? false,
-    notified,
-    rereadV2: steps?.rereadAfterNotification ?? false,
+    notificationDelivered,
+    rereadAfterNotification: steps?.rereadAfterNotification ?? false,
     contextUpdated,
     labLevel,
-    level: rowLevel(labLevel, notified, contextUpdated),
+    level: rowLevel(labLevel, notificationDelivered, contextUpdated),
     notes: rowNotes(run, labClient, contextUpdated),
     evidence: `${
       evidenceFile(run.clientId, run.version, run.mode)
@@ -309,8 +306,8 @@ export function matrixMarkdown(document: MatrixDocument): string {
           MARK(row.listed),
           MARK(row.readV1),
           MARK(row.subscribed),
-          MARK(row.notified),
-          MARK(row.rereadV2),
+          MARK(row.notificationDelivered),
+          MARK(row.rereadAfterNotification),
           contextCell(row),
           String(row.level),
           row.notes || "—",

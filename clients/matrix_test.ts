@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import type { ClientReport, LabReport } from "../main.ts";
 import { installFailureReason } from "./install.ts";
-import type { LabClientReport, LabReport } from "./lab.ts";
 import {
   demoteHeadings,
   evidenceMarkdown,
@@ -20,7 +20,7 @@ import type { TranscriptEntry } from "./scripted_model.ts";
 const T0 = Date.parse("2026-11-30T10:00:00.000Z");
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
 
-function labClient(fields: Partial<LabClientReport>): LabClientReport {
+function labClient(fields: Partial<ClientReport>): ClientReport {
   return {
     id: "s1",
     name: "demo",
@@ -28,6 +28,8 @@ function labClient(fields: Partial<LabClientReport>): LabClientReport {
     era: "2025",
     protocolVersion: "2025-06-18",
     transport: "streamable-http",
+    firstSeen: at(0),
+    lastSeen: at(9),
     ended: null,
     trigger: "read",
     level: 3,
@@ -40,22 +42,32 @@ function labClient(fields: Partial<LabClientReport>): LabClientReport {
       subscribed: false,
       notificationDelivered: false,
       rereadAfterNotification: false,
+      contextUpdated: "not observable",
     },
+    resourceVersion: 2,
     lastVersionRead: 1,
     updatesSent: 1,
     notificationsLost: 0,
     readVia: "resource",
     timeline: [],
+    timelineDropped: 0,
     ...fields,
   };
 }
 
-function report(clients: LabClientReport[]): LabReport {
+function report(clients: ClientReport[]): LabReport {
   return {
     lab: "0.2.0",
     sdk: "2.4.0",
     generatedAt: at(30),
-    scenario: {},
+    scenario: {
+      trigger: "read",
+      updateDelaySeconds: 3,
+      updateCount: 1,
+      updateIntervalSeconds: 5,
+      sendListChanged: false,
+      toolEnabled: false,
+    },
     clients,
   };
 }
@@ -117,7 +129,13 @@ Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
   assert.equal(row.era, "2025");
   assert.equal(row.protocolVersion, "2025-06-18");
   assert.deepEqual(
-    [row.connected, row.listed, row.readV1, row.subscribed, row.notified],
+    [
+      row.connected,
+      row.listed,
+      row.readV1,
+      row.subscribed,
+      row.notificationDelivered,
+    ],
     [true, true, true, false, false],
   );
   assert.equal(row.labLevel, 3);

@@ -20,7 +20,7 @@
 
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type ClientDefinition, CLIENTS, type ModeId } from "./catalog.ts";
+import { CLIENTS } from "./catalog.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import {
   evidenceFile,
@@ -32,7 +32,13 @@ import {
   mergeRows,
   rowFromRun,
 } from "./matrix.ts";
-import { runClient, type RunRecord, type Trigger } from "./runner.ts";
+import {
+  notStarted,
+  runClient,
+  runHeader,
+  type RunRecord,
+  type Trigger,
+} from "./runner.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -93,33 +99,6 @@ const cacheDir = resolve(values["cache-dir"]);
 const started = performance.now();
 const elapsed = () => (performance.now() - started) / 1000;
 
-function installFailure(
-  client: ClientDefinition,
-  mode: ModeId,
-  trigger: Trigger,
-  reason: string,
-  seconds: number,
-): RunRecord {
-  return {
-    clientId: client.id,
-    displayName: client.displayName,
-    npmPackage: client.npmPackage,
-    version: client.version,
-    mode,
-    trigger,
-    ranAt: new Date().toISOString(),
-    durationSeconds: Math.round(seconds),
-    outcome: "install-failed",
-    exitCode: null,
-    detail: reason,
-    command: "",
-    labReport: null,
-    labReportMarkdown: null,
-    transcript: [],
-    outputTail: "",
-  };
-}
-
 const records: RunRecord[] = [];
 const skipped: string[] = [];
 for (const client of selected) {
@@ -138,10 +117,9 @@ for (const client of selected) {
     for (const mode of client.modes) {
       for (const trigger of triggers) {
         records.push(
-          installFailure(
-            client,
-            mode,
-            trigger,
+          notStarted(
+            runHeader(client, mode, trigger),
+            "install-failed",
             install.reason,
             install.seconds,
           ),

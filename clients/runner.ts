@@ -8,7 +8,8 @@
  */
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
-import { type LabReport, startLab } from "./lab.ts";
+import type { LabReport } from "../main.ts";
+import { startLab } from "./lab.ts";
 import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
 
 export type Trigger = "subscribe" | "read";
@@ -200,6 +201,55 @@ async function runProcess(
   }
 }
 
+/** What a run is of: the fields every record of it starts with. */
+type RunHeader = Pick<
+  RunRecord,
+  | "clientId"
+  | "displayName"
+  | "npmPackage"
+  | "version"
+  | "mode"
+  | "trigger"
+  | "ranAt"
+>;
+
+export function runHeader(
+  client: ClientDefinition,
+  mode: ModeId,
+  trigger: Trigger,
+): RunHeader {
+  return {
+    clientId: client.id,
+    displayName: client.displayName,
+    npmPackage: client.npmPackage,
+    version: client.version,
+    mode,
+    trigger,
+    ranAt: new Date().toISOString(),
+  };
+}
+
+/** The record of a run whose client never started: all it has is why. */
+export function notStarted(
+  header: RunHeader,
+  outcome: "install-failed" | "lab-failed",
+  detail: string,
+  seconds: number,
+): RunRecord {
+  return {
+    ...header,
+    durationSeconds: Math.round(seconds),
+    outcome,
+    exitCode: null,
+    detail,
+    command: "",
+    labReport: null,
+    labReportMarkdown: null,
+    transcript: [],
+    outputTail: "",
+  };
+}
+
 export async function runClient(
   client: ClientDefinition,
   mode: ModeId,
@@ -207,16 +257,7 @@ export async function runClient(
   options: RunOptions,
 ): Promise<RunRecord> {
   const started = performance.now();
-  const ranAt = new Date().toISOString();
-  const base = {
-    clientId: client.id,
-    displayName: client.displayName,
-    npmPackage: client.npmPackage,
-    version: client.version,
-    mode,
-    trigger,
-    ranAt,
-  };
+  const base = runHeader(client, mode, trigger);
   const seconds = () => Math.round((performance.now() - started) / 1000);
   await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
   const home = `${options.runDir}/home`;
@@ -236,18 +277,7 @@ export async function runClient(
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
-    return {
-      ...base,
-      durationSeconds: seconds(),
-      outcome: "lab-failed",
-      exitCode: null,
-      detail: String(error),
-      command: "",
-      labReport: null,
-      labReportMarkdown: null,
-      transcript: [],
-      outputTail: "",
-    };
+    return notStarted(base, "lab-failed", String(error), seconds());
   }
   const model = startScriptedModel({
     ...client.script,

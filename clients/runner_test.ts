@@ -93,8 +93,8 @@ Deno.test({
           row.listed,
           row.readV1,
           row.subscribed,
-          row.notified,
-          row.rereadV2,
+          row.notificationDelivered,
+          row.rereadAfterNotification,
         ],
         [true, true, true, true, true, true],
       );
