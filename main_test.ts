@@ -2066,15 +2066,12 @@ Deno.test("a throw while serving a request answers 500 with -32603 and its id, l
   await using lab = startLabWithFailingLog((line) =>
     line.startsWith("[server/discover]") && line.includes("client=explosive/")
   );
-  const answer = await postModern(
-    lab.url,
-    41,
-    "server/discover",
-    {},
-    "explosive",
-  );
-  assert.equal(answer.status, 500);
-  assert.deepEqual(answer.json, {
+  const response = await postModern(lab.url, "server/discover", {}, {
+    id: 41,
+    client: "explosive",
+  });
+  assert.equal(response.status, 500);
+  assert.deepEqual(await response.json(), {
     jsonrpc: "2.0",
     error: { code: -32603, message: "Internal error" },
     id: 41,
@@ -2149,34 +2146,24 @@ Deno.test("shutdown signals: SIGTERM is not asked for on Windows", () => {
 });
 
 Deno.test("a second SIGTERM while closing neither closes twice nor changes the exit status", async () => {
-  const child = spawnLab({ MCP_TEST_LOG_LEVEL: "info" });
-  const output = child.stdout.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let seen = "";
-  while (!seen.includes("[lab] config ")) {
-    const { done, value } = await output.read();
-    if (done) break;
-    seen += value;
-  }
-  const port = seen.match(/listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/)![1];
-  const client = await connectClient(
-    new URL(`http://127.0.0.1:${port}/mcp`),
-    "twice-signalled",
-  );
-  child.kill("SIGTERM");
-  child.kill("SIGTERM");
-  const status = await child.status;
-  for (let next = await output.read(); !next.done; next = await output.read()) {
-    seen += next.value;
-  }
-  await child.stderr.cancel();
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    env: { MCP_TEST_LOG_LEVEL: "info" },
+  });
+  const client = await connectClient(new URL(lab.url), "twice-signalled");
+  lab.child.kill("SIGTERM");
+  lab.child.kill("SIGTERM");
+  const status = await lab.child.status;
+  await lab.drained;
   await client.close().catch(() => {});
   assert.equal(status.code, 0);
-  assert.equal(seen.split("[lab] SIGTERM: closing").length - 1, 1, seen);
+  const count = (prefix: string) =>
+    lab.lines.filter((line) => line.startsWith(prefix)).length;
+  assert.equal(count("[lab] SIGTERM: closing"), 1, lab.lines.join("\n"));
   assert.equal(
-    seen.split("[verdict] level=1 client=twice-signalled/1.0.0").length - 1,
+    count("[verdict] level=1 client=twice-signalled/1.0.0"),
     1,
-    seen,
+    lab.lines.join("\n"),
   );
 });
 
