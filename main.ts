@@ -29,6 +29,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 import { z } from "npm:zod@4.6.7";
 import {
@@ -253,6 +254,15 @@ const SETTINGS = {
     allowed: "text/json",
     schema: z.enum(["text", "json"]),
   },
+  logSessionIds: {
+    env: "MCP_TEST_LOG_SESSION_IDS",
+    flag: "log-session-ids",
+    defaultValue: "false",
+    description:
+      "Show full 2025 session ids in logs and reports instead of short handles",
+    allowed: "true/false/1/0/yes/no/on/off",
+    schema: booleanWord,
+  },
 } as const;
 
 type Settings = typeof SETTINGS;
@@ -266,7 +276,11 @@ export type LabConfig = {
 export class ConfigError extends Error {}
 
 /** Settings whose flag takes no value: present means true. */
-const BOOLEAN_SETTINGS = new Set<string>(["sendListChanged", "enableTool"]);
+const BOOLEAN_SETTINGS = new Set<string>([
+  "sendListChanged",
+  "enableTool",
+  "logSessionIds",
+]);
 
 /**
  * Reads the configuration: a flag wins over its environment variable, an
@@ -488,6 +502,8 @@ interface LabClient {
   endedReason?: string;
   /** Key evidence, remembered by the step it proves. */
   proof: Partial<Record<ProofKey, Step>>;
+  /** The most listen streams this client had open at once. */
+  peakListens: number;
 }
 
 type ProofKey =
@@ -537,13 +553,32 @@ function newLabClient(fields: {
     firstSeen: now,
     lastSeen: now,
     proof: {},
+    peakListens: 0,
   };
   nameClient(client, fields.clientInfo);
   return client;
 }
 
+/**
+ * The longest client-supplied name, version or protocol version the lab
+ * keeps; longer ones are cut, ending in "…", before they are stored or
+ * logged, so one client cannot grow the lab's memory or its reports.
+ */
+export const MAX_NAME_LENGTH = 64;
+/** The longest client-supplied URI the lab keeps in a log line. */
+export const MAX_URI_LENGTH = 256;
+/** The longest refusal message in a log line (it may quote the request). */
+const MAX_MESSAGE_LENGTH = 512;
+
+/** `text`, cut to `max` characters with a visible "…" when it was longer. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+const clippedName = z.string().transform((text) => clip(text, MAX_NAME_LENGTH));
+
 /** `clientInfo` as clients send it; either field may be missing. */
-const clientInfoSchema = z.object({ name: z.string(), version: z.string() })
+const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
   .partial().catch({});
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
@@ -745,7 +780,7 @@ interface UpdateRun {
  * `onEnded` hears of every client that ends, for its verdict.
  */
 class LabState {
-  #live = new Map<string, LabClient>();
+  #live = new Set<LabClient>();
   #ended: LabClient[] = [];
 
   constructor(
@@ -804,7 +839,7 @@ class LabState {
   }
 
   track(client: LabClient): LabClient {
-    this.#live.set(client.id, client);
+    this.#live.add(client);
     return client;
   }
 
@@ -817,7 +852,7 @@ class LabState {
       fields: { session: sessionId, reason },
     });
     client.endedReason = reason;
-    this.#live.delete(client.id);
+    this.#live.delete(client);
     this.#ended.push(client);
     if (this.#ended.length > ENDED_CLIENTS_KEPT) this.#ended.shift();
     this.onEnded(client);
@@ -983,12 +1018,18 @@ class ListenSet {
     return this.#streams.has(client);
   }
 
+  /** How many streams the client has open. */
+  openCount(client: LabClient): number {
+    return this.#streams.get(client)?.size ?? 0;
+  }
+
   /** A stream was acknowledged: one that watches the resource subscribes. */
   open(client: LabClient, stream: ListenStream) {
     let streams = this.#streams.get(client);
     if (!streams) this.#streams.set(client, streams = new Set());
     streams.add(stream);
     this.#open++;
+    client.peakListens = Math.max(client.peakListens, streams.size);
     if (stream.watches) this.state.reached(client, "subscribe");
   }
 
@@ -1180,6 +1221,11 @@ export interface ClientReport {
   updatesSent: number;
   notificationsLost: number;
   readVia: "resource" | "tool" | null;
+  /**
+   * The most 2026-07-28 listen streams open at once under this identity:
+   * above 1, several streams (often several copies of one client) shared it.
+   */
+  listenStreamsAtOnce: number;
   timeline: { at: string; kind: StepKind; line: string }[];
   timelineDropped: number;
 }
@@ -1226,6 +1272,7 @@ function clientReport(
     updatesSent: client.updates.sent,
     notificationsLost: client.progress.lost.length,
     readVia: client.progress.readV1 ?? null,
+    listenStreamsAtOnce: client.peakListens,
     timeline: client.timeline.map((step) => ({
       at: new Date(step.at).toISOString(),
       kind: step.kind,
@@ -1300,7 +1347,7 @@ function labReportMarkdown(
           MARK(steps.rereadAfterNotification),
           "not observable",
           `${verdict.level}`,
-          cell(verdict.missing),
+          cell(verdict.missing + sharedIdentityNote(client)),
         ].join(" | ")
       } |`,
     );
@@ -1318,6 +1365,13 @@ function labReportMarkdown(
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/** Says when several listen streams were open at once under one identity. */
+function sharedIdentityNote(client: LabClient): string {
+  return client.peakListens > 1
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: the stateless era cannot tell copies of one client apart)`
+    : "";
 }
 
 /** Mermaid ends a statement at ";" and reads "#" as an entity. */
@@ -1569,7 +1623,7 @@ function buildLabServer(
     if (uri !== REVIEW_URI) {
       state.record(client, "read-unknown", {
         tag: "resources/read",
-        fields: { uri, result: "not-found" },
+        fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
       });
       throw resourceNotFound(uri);
     }
@@ -1609,7 +1663,7 @@ function buildLabServer(
       if (uri !== REVIEW_URI) {
         state.record(client, "read-unknown", {
           tag: "resources/subscribe",
-          fields: { uri, result: "not-found" },
+          fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
         });
         throw resourceNotFound(uri);
       }
@@ -1623,7 +1677,7 @@ function buildLabServer(
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
       state.record(client, "unsubscribe", {
         tag: "resources/unsubscribe",
-        fields: { uri },
+        fields: { uri: clip(uri, MAX_URI_LENGTH) },
       });
       if (uri === REVIEW_URI) state.withdrew(client);
       return {};
@@ -1676,13 +1730,15 @@ function recordListen(
     tag: "subscriptions/listen",
     fields: {
       uris: filter.served.join(","),
-      ignored: filter.ignored.length ? filter.ignored.join(",") : undefined,
+      ignored: filter.ignored.length
+        ? clip(filter.ignored.join(","), MAX_URI_LENGTH)
+        : undefined,
       listChanged: filter.listChanged || undefined,
     },
   }, { watches: filter.watches });
 }
 
-const protocolVersionSchema = z.string().catch("2026-07-28");
+const protocolVersionSchema = clippedName.catch("2026-07-28");
 
 /** What the lab reads of a 2026-07-28 message before the SDK sees it. */
 const modernMessageSchema = z.object({
@@ -1746,7 +1802,11 @@ function logRefusal(
   log.write("warn", {
     tag: "request/rejected",
     words: request && `${request.method} ${pathOf(request)}`,
-    fields: { status, code, message: JSON.stringify(message) },
+    fields: {
+      status,
+      code,
+      message: JSON.stringify(clip(message, MAX_MESSAGE_LENGTH)),
+    },
   }, client);
 }
 
@@ -1806,8 +1866,11 @@ function missingTokenRefusal(
   request: Request,
 ): Refusal | undefined {
   if (!config.authToken) return undefined;
-  const given = request.headers.get("authorization") ?? "";
-  if (timingSafeEqual(given, `Bearer ${config.authToken}`)) return undefined;
+  // The scheme is case-insensitive (RFC 9110); the token is not.
+  const [, scheme = "", token = ""] =
+    (request.headers.get("authorization") ?? "").match(/^(\S+) +(.*)$/) ?? [];
+  const matches = timingSafeEqual(token, config.authToken);
+  if (scheme.toLowerCase() === "bearer" && matches) return undefined;
   return {
     status: 401,
     code: -32000,
@@ -1987,6 +2050,10 @@ interface EraServer {
 /** A 2025-era session: its client, transport and server. */
 interface LegacySession {
   id: string;
+  /** What logs and reports call the session (see `sessionHandle`). */
+  handle: string;
+  /** Requests whose answer has not finished yet. */
+  inFlight: number;
   client: LabClient;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
@@ -1997,10 +2064,23 @@ interface LegacySession {
 }
 
 /**
+ * The name logs and reports give a 2025 session: the first 8 hex digits of
+ * the SHA-256 of its id. The id alone guards a session, so it is shown only
+ * when `MCP_TEST_LOG_SESSION_IDS` asks for it; a client can still find its
+ * own session in a report by hashing the id it holds.
+ */
+function sessionHandle(config: LabConfig, id: string): string {
+  if (config.logSessionIds) return id;
+  return createHash("sha256").update(id).digest("hex").slice(0, 8);
+}
+
+/**
  * Serves 2025 clients: one SDK server and transport per session, created at
- * `initialize` and ended by DELETE, by the idle TTL, or at shutdown.
+ * `initialize` and ended by DELETE, by the idle TTL, by eviction at the
+ * session cap, or at shutdown.
  */
 class LegacyEra implements EraServer {
+  /** Live sessions by id, least recently seen first. */
   #sessions = new Map<string, LegacySession>();
 
   constructor(private readonly ctx: LabContext) {}
@@ -2032,15 +2112,26 @@ class LegacyEra implements EraServer {
           `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
       });
     }
-    const response = await session.transport.handleRequest(request, {
-      parsedBody: body,
-    });
+    // Re-inserting keeps the map ordered from least to most recently seen.
+    this.#sessions.delete(sessionId);
+    this.#sessions.set(sessionId, session);
+    session.inFlight++;
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(request, {
+        parsedBody: body,
+      });
+    } catch (error) {
+      session.inFlight--;
+      throw error;
+    }
     if (request.method === "GET" && isEventStream(response)) {
+      session.inFlight--;
       return this.#watchGetStream(session, response);
     }
     this.#touch(session);
     await logSdkRefusal(log, request, response);
-    return response;
+    return this.#untilAnswered(session, response);
   }
 
   counts(): Partial<LabCounts> {
@@ -2058,12 +2149,12 @@ class LegacyEra implements EraServer {
     initialize: { params: { clientInfo: unknown; protocolVersion: string } },
   ): Promise<Response> {
     const { config, log, state } = this.ctx;
-    if (this.#sessions.size >= config.maxSessions) {
+    if (this.#sessions.size >= config.maxSessions && !this.#evictIdle()) {
       return refuse(log, request, {
         status: 503,
         code: ProtocolErrorCode.InternalError,
         message:
-          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS); end one with DELETE or wait for idle ones to expire`,
+          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight; end one with DELETE`,
       });
     }
     const client = newLabClient({
@@ -2071,7 +2162,10 @@ class LegacyEra implements EraServer {
       era: "2025",
       transport: "streamable-http",
       clientInfo: initialize.params.clientInfo,
-      protocolVersion: initialize.params.protocolVersion,
+      protocolVersion: clip(
+        String(initialize.params.protocolVersion),
+        MAX_NAME_LENGTH,
+      ),
     });
     // Error answers inside a session travel in a 200 response.
     const server = buildLabServer(
@@ -2083,7 +2177,8 @@ class LegacyEra implements EraServer {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
-        session.id = client.id = id;
+        session.id = id;
+        session.handle = client.id = sessionHandle(config, id);
         this.#sessions.set(id, session);
         state.track(client);
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
@@ -2091,7 +2186,7 @@ class LegacyEra implements EraServer {
         state.record(client, "connect", {
           tag: "initialize",
           words: "client connected",
-          fields: { session: id },
+          fields: { session: session.handle },
         });
         state.reached(client, "connect");
       },
@@ -2099,6 +2194,8 @@ class LegacyEra implements EraServer {
     });
     const session: LegacySession = {
       id: "",
+      handle: "",
+      inFlight: 0,
       client,
       getStreams: 0,
       transport,
@@ -2117,7 +2214,34 @@ class LegacyEra implements EraServer {
   #end(session: LegacySession, reason: string) {
     if (!this.#sessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
-    this.ctx.state.endClient(session.client, reason, session.id);
+    this.ctx.state.endClient(session.client, reason, session.handle);
+  }
+
+  /**
+   * At the cap, ends the least recently seen session that is idle (no GET
+   * stream open, no request in flight): a client that left without DELETE
+   * must not lock new ones out. Says whether one was ended.
+   */
+  #evictIdle(): boolean {
+    for (const session of this.#sessions.values()) {
+      if (session.getStreams > 0 || session.inFlight > 0) continue;
+      this.#end(session, "evicted");
+      session.transport.close().catch((error) =>
+        logSdkError(this.ctx.log, error)
+      );
+      return true;
+    }
+    return false;
+  }
+
+  /** Keeps a request in flight until its answer (JSON or SSE) has gone out. */
+  #untilAnswered(session: LegacySession, response: Response): Response {
+    if (!response.body || !isEventStream(response)) {
+      session.inFlight--;
+      return response;
+    }
+    const body = whenStreamEnds(response.body, () => session.inFlight--);
+    return new Response(body, response);
   }
 
   /**
@@ -2144,7 +2268,7 @@ class LegacyEra implements EraServer {
     state.record(session.client, "stream-opened", {
       tag: "stream/get",
       words: "opened",
-      fields: { session: session.id },
+      fields: { session: session.handle },
     });
     const body = whenStreamEnds(response.body!, () => {
       session.getStreams--;
@@ -2153,7 +2277,7 @@ class LegacyEra implements EraServer {
         state.record(session.client, "stream-closed", {
           tag: "stream/get",
           words: "closed",
-          fields: { session: session.id },
+          fields: { session: session.handle },
         });
       }
     });
@@ -2228,14 +2352,7 @@ class ModernEra implements EraServer {
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
-    if (method === "server/discover") {
-      state.restartRun(client);
-      state.record(client, "connect", {
-        tag: "server/discover",
-        words: "requested",
-      });
-      state.reached(client, "connect");
-    }
+    if (method === "server/discover") this.#discovered(client);
     const listen = method === "subscriptions/listen"
       ? narrowListenFilter(params)
       : undefined;
@@ -2267,6 +2384,24 @@ class ModernEra implements EraServer {
 
   close(): Promise<void> {
     return this.#handler.close();
+  }
+
+  /**
+   * A `server/discover` starts the client's run afresh, unless one of its
+   * listen streams is still open: the stateless era has no better key than
+   * clientInfo, so that stream may belong to another copy of the same
+   * client, whose update must still reach it.
+   */
+  #discovered(client: LabClient) {
+    const { state } = this.ctx;
+    const open = this.#listens.openCount(client);
+    if (open === 0) state.restartRun(client);
+    state.record(client, "connect", {
+      tag: "server/discover",
+      words: "requested",
+      fields: { openListens: open || undefined },
+    });
+    state.reached(client, "connect");
   }
 
   /** The server for one request, speaking for the request's client. */
@@ -2382,6 +2517,12 @@ export interface Lab {
 }
 
 const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
+/**
+ * The methods of the MCP endpoint: POST in both eras, GET and DELETE for
+ * 2025 sessions. No CORS: a browser page cannot call the lab directly (see
+ * docs/security.md).
+ */
+const MCP_METHODS = ["GET", "POST", "DELETE"];
 
 /**
  * Answers a request the lab failed on (a bug, or a log that cannot be
@@ -2416,6 +2557,15 @@ async function serveMcp(
   eras: { legacy: LegacyEra; modern: ModernEra },
   request: Request,
 ): Promise<Response> {
+  if (!MCP_METHODS.includes(request.method)) {
+    return refuse(log, request, {
+      status: 405,
+      code: -32000,
+      message:
+        `Method Not Allowed: the MCP endpoint takes ${MCP_METHODS.join(", ")}`,
+      headers: { Allow: MCP_METHODS.join(", ") },
+    });
+  }
   let body: unknown;
   if (request.method === "POST") {
     const read = await readMessage(request);

@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import fc from "npm:fast-check@4.11.0";
 import {
   Client,
@@ -329,6 +330,11 @@ function postModern(
   return rawPost(url, body, headers);
 }
 
+/** What logs and reports call a 2025 session: its id's SHA-256, 8 digits. */
+function handleOf(sessionId: string): string {
+  return createHash("sha256").update(sessionId).digest("hex").slice(0, 8);
+}
+
 /** Opens a raw 2025 session and returns its id. */
 async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
   const initialize = await postJsonRpc(url, {
@@ -648,6 +654,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     maxSessions: 1000,
     logLevel: "debug",
     logFormat: "text",
+    logSessionIds: false,
   });
   const config = loadConfig({
     MCP_TEST_UPDATE_DELAY_SECONDS: "0.25",
@@ -1166,7 +1173,7 @@ Deno.test("2025 era: an idle session ends after MCP_TEST_SESSION_TTL_SECONDS, no
   assert.equal(lab.lab.counts().legacySessions, 1);
   assert.ok(
     lab.lines.some((line) =>
-      line.startsWith(`[session/end] session=${idle} reason=idle`)
+      line.startsWith(`[session/end] session=${handleOf(idle)} reason=idle`)
     ),
   );
   const expired = await rawPost(
@@ -1182,7 +1189,7 @@ Deno.test("2025 era: an idle session ends after MCP_TEST_SESSION_TTL_SECONDS, no
   assert.equal(lab.lab.counts().legacySessions, 0);
   assert.ok(
     lab.lines.some((line) =>
-      line.startsWith(`[session/end] session=${watching} reason=idle`)
+      line.startsWith(`[session/end] session=${handleOf(watching)} reason=idle`)
     ),
   );
 });
@@ -1190,7 +1197,12 @@ Deno.test("2025 era: an idle session ends after MCP_TEST_SESSION_TTL_SECONDS, no
 Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603); existing clients carry on", async () => {
   await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
   await using first = await connectClient(lab.url, "first-in");
-  await openRawSession(lab.url);
+  // Busy sessions (a GET stream open) are never evicted to make room.
+  const busy = await openRawSession(lab.url);
+  const stream = await fetch(lab.url, {
+    headers: { accept: "text/event-stream", "mcp-session-id": busy },
+  });
+  assert.equal(stream.status, 200);
   const refused = await rawPost(
     lab.url,
     JSON.stringify({
@@ -1221,6 +1233,39 @@ Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603)
       error.code === -32603 && /limit reached/.test(error.message),
   );
   for (const listen of listens) await listen.close();
+  await stream.body?.cancel();
+});
+
+Deno.test("MCP_TEST_MAX_SESSIONS: at the cap the least recently seen idle session is evicted and the new one served", async () => {
+  await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "5" });
+  const abandoned: string[] = [];
+  for (let i = 0; i < 5; i++) abandoned.push(await openRawSession(lab.url));
+  const list = '{"jsonrpc":"2.0","id":2,"method":"resources/list"}';
+  // Seen again, the first is no longer the least recently seen.
+  const seen = await rawPost(lab.url, list, {
+    "mcp-session-id": abandoned[0],
+  });
+  assert.equal(seen.status, 200);
+  await seen.body?.cancel();
+
+  await openRawSession(lab.url);
+  assert.equal(lab.lab.counts().legacySessions, 5);
+  const ended = lab.lines.filter((line) => line.startsWith("[session/end]"));
+  assert.equal(ended.length, 1, ended.join("\n"));
+  assert.match(
+    ended[0],
+    new RegExp(
+      `^\\[session/end\\] session=${handleOf(abandoned[1])} reason=evicted `,
+    ),
+  );
+  const evicted = await rawPost(lab.url, list, {
+    "mcp-session-id": abandoned[1],
+  });
+  assert.equal(evicted.status, 404);
+  await evicted.body?.cancel();
+  const kept = await rawPost(lab.url, list, { "mcp-session-id": abandoned[0] });
+  assert.equal(kept.status, 200);
+  await kept.body?.cancel();
 });
 
 Deno.test("2025 era: a notification sent with no GET stream open is reported as lost", async () => {
@@ -1295,7 +1340,7 @@ Deno.test("a client that drops its GET or listen stream mid-way leaves nothing b
   );
   assert.ok(
     lab.lines.some((line) =>
-      line.startsWith(`[stream/get] closed session=${sessionId}`)
+      line.startsWith(`[stream/get] closed session=${handleOf(sessionId)}`)
     ),
   );
   assert.ok(
@@ -1612,7 +1657,7 @@ Deno.test("verdict (2025): a client that never opens the GET stream is told its 
   await deleted.body?.cancel();
   // The session's end prints its verdict block with the lost notification.
   assertLinesInOrder(lab.lines, [
-    `[session/end] session=${sessionId} reason=delete`,
+    `[session/end] session=${handleOf(sessionId)} reason=delete`,
     `[verdict] level=4 client=raw-legacy/0.0.1 era=2025`,
     "  level 4 of 7: subscribed",
     "  next: the notification was lost: the client never opened the GET stream it would need",
@@ -1817,7 +1862,7 @@ Deno.test("/report.md: a matrix row per client and a sequence diagram of what it
       "C->>L: resources/read (v2)",
     ],
   );
-  assert.match(markdown, /^## md-whole\/1\.0\.0 \(2025, [0-9a-f-]{36}\)$/m);
+  assert.match(markdown, /^## md-whole\/1\.0\.0 \(2025, [0-9a-f]{8}\)$/m);
   assert.match(markdown, /^Level 6 of 7, re-read after the notification\./m);
 });
 
@@ -1859,6 +1904,7 @@ Deno.test("/report: stable fields for every client", async () => {
     "updatesSent",
     "notificationsLost",
     "readVia",
+    "listenStreamsAtOnce",
     "timeline",
     "timelineDropped",
   ]);
@@ -2199,7 +2245,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 17);
+  assert.equal(help.length, 18);
   assert.deepEqual(await readmeSettings(), help);
 });
 

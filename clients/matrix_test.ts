@@ -49,6 +49,7 @@ function labClient(fields: Partial<ClientReport>): ClientReport {
     updatesSent: 1,
     notificationsLost: 0,
     readVia: "resource",
+    listenStreamsAtOnce: 0,
     timeline: [],
     timelineDropped: 0,
     ...fields,
