@@ -2266,3 +2266,148 @@ Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async
     `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})\n`,
   );
 });
+
+// ---------------------------------------------------------------------------
+// What a hostile or careless client found
+// ---------------------------------------------------------------------------
+
+/** `promise`, or a rejection naming `what` after `ms`; no timer left behind. */
+async function within<T>(promise: Promise<T>, ms: number, what: string) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("2026-07-28 era: two copies of one client (same clientInfo) are both notified, and the report says they shared it", async () => {
+  await using lab = startLab({
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.3",
+    MCP_TEST_UPDATE_COUNT: "2",
+    MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.5",
+  });
+  await using copyA = await connectClient(lab.url, "twin", "auto");
+  const firstA = nextResourceUpdate(copyA);
+  const listenA = await copyA.listen({ resourceSubscriptions: [REVIEW_URI] });
+  // Copy B starts while A waits: its discover and read must not call off
+  // the update owed to A's open stream.
+  await using copyB = await connectClient(lab.url, "twin", "auto");
+  assert.equal(await readReview(copyB), VERSION_1_TEXT);
+  assert.equal(await within(firstA, 3000, "copy A notified"), REVIEW_URI);
+
+  const secondA = nextResourceUpdate(copyA);
+  const secondB = nextResourceUpdate(copyB);
+  const listenB = await copyB.listen({ resourceSubscriptions: [REVIEW_URI] });
+  assert.equal(
+    await within(secondA, 3000, "copy A notified again"),
+    REVIEW_URI,
+  );
+  assert.equal(await within(secondB, 3000, "copy B notified"), REVIEW_URI);
+  await listenA.close();
+  await listenB.close();
+
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith("[server/discover] requested openListens=1 client=twin/")
+    ),
+    lab.lines.join("\n"),
+  );
+  const twins = lab.lab.report().clients.filter((c) => c.name === "twin");
+  assert.equal(twins.length, 1);
+  assert.equal(twins[0].listenStreamsAtOnce, 2);
+  assert.equal(twins[0].steps.notificationDelivered, true);
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.match(
+    markdown,
+    /2 listen streams were open at once under this clientInfo/,
+  );
+});
+
+Deno.test("clientInfo names and versions are cut to 64 characters; the report stays small", async () => {
+  await using lab = startLab();
+  const huge = "n".repeat(1024 * 1024);
+  for (let id = 1; id <= 3; id++) {
+    const response = await postModern(lab.url, "resources/read", {
+      uri: REVIEW_URI,
+    }, { id, client: huge });
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+  }
+  const initialize = await postJsonRpc(lab.url, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: huge, version: huge },
+    },
+  });
+  assert.equal(initialize.status, 200);
+
+  const cut = `${"n".repeat(63)}…`;
+  const response = await fetch(`${lab.base}/report`);
+  assert.equal(response.status, 200);
+  const text = await response.text();
+  assert.ok(text.length < 64 * 1024, `/report is ${text.length} bytes`);
+  const names = (JSON.parse(text) as LabReport).clients.map((c) => c.name);
+  assert.deepEqual(names, [cut, cut]);
+  const markdown = await fetch(`${lab.base}/report.md`);
+  assert.equal(markdown.status, 200);
+  assert.ok((await markdown.text()).length < 64 * 1024);
+  assert.ok(lab.lines.every((line) => line.length < 4096));
+});
+
+Deno.test("reports and logs name a 2025 session by a hash prefix, never its id, unless MCP_TEST_LOG_SESSION_IDS says so", async () => {
+  for (const shown of [false, true]) {
+    await using lab = startLab({ MCP_TEST_LOG_SESSION_IDS: String(shown) });
+    const sessionId = await openRawSession(lab.url);
+    const report = await (await fetch(`${lab.base}/report`)).text();
+    const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+    const everything = [report, markdown, ...lab.lines].join("\n");
+    assert.equal(everything.includes(sessionId), shown);
+    const id = (JSON.parse(report) as LabReport).clients[0].id;
+    assert.equal(id, shown ? sessionId : handleOf(sessionId));
+  }
+});
+
+Deno.test("the Bearer scheme is matched without regard to case; the token is not", async () => {
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "s3cret-token" });
+  for (
+    const [authorization, status] of [
+      ["Bearer s3cret-token", 200],
+      ["bearer s3cret-token", 200],
+      ["BEARER s3cret-token", 200],
+      ["Bearer S3CRET-TOKEN", 401],
+      ["Basic s3cret-token", 401],
+      ["s3cret-token", 401],
+    ] as const
+  ) {
+    const response = await fetch(`${lab.base}/report`, {
+      headers: { authorization },
+    });
+    assert.equal(response.status, status, authorization);
+    await response.body?.cancel();
+  }
+});
+
+Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session error", async () => {
+  await using lab = startLab();
+  for (const method of ["OPTIONS", "PUT", "PATCH"]) {
+    const before = lab.lines.length;
+    const response = await fetch(lab.url, { method });
+    assert.equal(response.status, 405, method);
+    assert.equal(response.headers.get("allow"), "GET, POST, DELETE");
+    const answer = await response.json();
+    assert.equal(answer.error.code, -32000);
+    assert.match(answer.error.message, /^Method Not Allowed/);
+    const rejected = lab.lines.slice(before).filter((line) =>
+      line.startsWith(`[request/rejected] ${method} /mcp status=405`)
+    );
+    assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+  }
+});
