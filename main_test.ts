@@ -1045,6 +1045,23 @@ const BAD_INPUTS: BadInput[] = [
     code: -32000,
   },
   {
+    name: "OPTIONS on the MCP path (a browser's preflight)",
+    send: ({ url }) => fetch(url, { method: "OPTIONS" }),
+    status: 405,
+    code: -32000,
+  },
+  {
+    name: "PUT on the MCP path",
+    send: ({ url, sessionId }) =>
+      fetch(url, {
+        method: "PUT",
+        headers: { "mcp-session-id": sessionId },
+        body: "{}",
+      }),
+    status: 405,
+    code: -32000,
+  },
+  {
     name: "unknown path",
     send: ({ base }) => fetch(`${base}/.well-known/oauth-authorization-server`),
     status: 404,
