@@ -1835,9 +1835,10 @@ async function logSdkRefusal(
   }, request);
 }
 
-/** The path of a request whose URL parsed when the router took it. */
+/** A request's path, also when its Host made its URL unparsable. */
 function pathOf(request: Request): string {
-  return URL.parse(request.url)?.pathname ?? "(unparsable URL)";
+  return URL.parse(request.url)?.pathname ??
+    request.url.replace(/^[a-z]+:\/\/[^/]*/i, "");
 }
 
 /**
@@ -2561,8 +2562,9 @@ async function serveMcp(
     return refuse(log, request, {
       status: 405,
       code: -32000,
-      message:
-        `Method Not Allowed: the MCP endpoint takes ${MCP_METHODS.join(", ")}`,
+      message: `Method Not Allowed: the MCP endpoint takes ${
+        MCP_METHODS.join(", ")
+      }`,
       headers: { Allow: MCP_METHODS.join(", ") },
     });
   }
@@ -2669,7 +2671,16 @@ export function createLab(
   async function fetch(request: Request): Promise<Response> {
     let response: Response;
     try {
-      response = await route(request, new URL(request.url).pathname);
+      // Deno builds the URL from the Host header as sent: "::1" unbracketed
+      // or a port of 99999 makes it unparsable.
+      const url = URL.parse(request.url);
+      response = url
+        ? await route(request, url.pathname)
+        : refuse(log, request, {
+          status: 400,
+          code: -32000,
+          message: "Bad Request: the Host header is not a valid host[:port]",
+        });
     } catch (error) {
       response = internalError(log, error);
     }

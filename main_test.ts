@@ -1061,6 +1061,13 @@ const BAD_INPUTS: BadInput[] = [
     status: 405,
     code: -32000,
   },
+  ...["::1", "localhost:99999", "localhost:abc"].map((host) => ({
+    name: `Host header that is not a valid host[:port]: ${host}`,
+    send: ({ url }: { url: URL }) =>
+      postWithHost(url, host, '{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+    status: 400,
+    code: -32000,
+  })),
   {
     name: "unknown path",
     send: ({ base }) => fetch(`${base}/.well-known/oauth-authorization-server`),
