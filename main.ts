@@ -224,6 +224,15 @@ const SETTINGS = {
     allowed: "a number of seconds above 0, fractions allowed",
     schema: seconds.pipe(z.number().positive()),
   },
+  bodyTimeoutSeconds: {
+    env: "MCP_TEST_BODY_TIMEOUT_SECONDS",
+    flag: "body-timeout",
+    defaultValue: "10",
+    description:
+      "Seconds a POST body may take to arrive before the lab answers 408",
+    allowed: "a number of seconds above 0 and up to 3600, fractions allowed",
+    schema: seconds.pipe(z.number().positive().max(3600)),
+  },
   maxSessions: {
     env: "MCP_TEST_MAX_SESSIONS",
     flag: "max-sessions",
@@ -1886,6 +1895,7 @@ function missingTokenRefusal(
 
 /** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
 async function readMessage(
+  config: LabConfig,
   request: Request,
 ): Promise<{ message: unknown } | { refusal: Refusal }> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
@@ -1898,16 +1908,9 @@ async function readMessage(
       },
     };
   }
-  const text = await readBodyText(request);
-  if (text === undefined) {
-    return {
-      refusal: {
-        status: 413,
-        code: -32000,
-        message: `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-      },
-    };
-  }
+  const read = await readBodyText(request, config.bodyTimeoutSeconds);
+  if ("refusal" in read) return read;
+  const { text } = read;
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -1944,19 +1947,67 @@ async function readMessage(
 }
 
 /**
- * Reads a POST body up to the limit, or `undefined` when it is larger. A body
- * that declares its length is read whole: the SDK's streaming reader keeps a
+ * Reads a POST body up to the limit and within the body timeout. A body that
+ * declares its length is read whole: the SDK's streaming reader keeps a
  * 64 KiB buffer alive for as long as the request lives, which for a listen
  * stream is as long as the stream. Bodies without a length go through the
- * SDK's bounded reader.
+ * SDK's bounded reader. A client that stalls gets 408, one that leaves
+ * mid-body a refusal line (it is not there to read an answer).
  */
-async function readBodyText(request: Request): Promise<string | undefined> {
+async function readBodyText(
+  request: Request,
+  timeoutSeconds: number,
+): Promise<{ text: string } | { refusal: Refusal }> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (Number.isSafeInteger(declared)) {
-    return declared > MAX_BODY_BYTES ? undefined : await request.text();
+  if (Number.isSafeInteger(declared) && declared > MAX_BODY_BYTES) {
+    return { refusal: tooLarge() };
   }
-  const read = await readRequestBody(request, MAX_BODY_BYTES);
-  return read.tooLarge ? undefined : read.text;
+  const reading = Number.isSafeInteger(declared)
+    ? request.text()
+    : readRequestBody(request, MAX_BODY_BYTES).then((read) =>
+      read.tooLarge ? undefined : read.text
+    );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<"stalled">((resolve) => {
+    timer = setTimeout(() => resolve("stalled"), timeoutSeconds * 1000);
+  });
+  try {
+    const text = await Promise.race([reading, stalled]);
+    if (text === undefined) return { refusal: tooLarge() };
+    if (text !== "stalled") return { text };
+    // Cancelling a read in progress leaks its buffer in Deno 2.9; the read
+    // ends by itself when the client leaves, and then there is nothing left
+    // to report.
+    reading.catch(() => {});
+    return {
+      refusal: {
+        status: 408,
+        code: -32000,
+        message:
+          `Request Timeout: the body did not arrive within ${timeoutSeconds} s (MCP_TEST_BODY_TIMEOUT_SECONDS)`,
+      },
+    };
+  } catch (error) {
+    return {
+      refusal: {
+        status: 400,
+        code: -32000,
+        message: `Bad Request: the client left before its body ended (${
+          (error as Error).message
+        })`,
+      },
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function tooLarge(): Refusal {
+  return {
+    status: 413,
+    code: -32000,
+    message: `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
+  };
 }
 
 /** Compares two strings in time that does not depend on where they differ. */
@@ -2554,7 +2605,7 @@ function internalError(log: Logger, error: unknown, body?: unknown): Response {
  * what neither era takes, and hands the rest to its era.
  */
 async function serveMcp(
-  log: Logger,
+  { config, log }: LabContext,
   eras: { legacy: LegacyEra; modern: ModernEra },
   request: Request,
 ): Promise<Response> {
@@ -2570,7 +2621,7 @@ async function serveMcp(
   }
   let body: unknown;
   if (request.method === "POST") {
-    const read = await readMessage(request);
+    const read = await readMessage(config, request);
     if ("refusal" in read) return refuse(log, request, read.refusal);
     body = read.message;
   } else if (
@@ -2665,7 +2716,7 @@ export function createLab(
     }
     return noToken
       ? refuse(log, request, noToken)
-      : await serveMcp(log, { legacy, modern }, request);
+      : await serveMcp(ctx, { legacy, modern }, request);
   }
 
   async function fetch(request: Request): Promise<Response> {
@@ -2926,42 +2977,113 @@ export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
   return os === "windows" ? ["SIGINT", "SIGBREAK"] : ["SIGINT", "SIGTERM"];
 }
 
+/** The startup banner: where the lab listens, its versions and settings. */
+function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  for (const path of new Set(["/mcp", config.path])) {
+    console.log(`listening on http://${host}:${port}${path}`);
+  }
+  console.log(
+    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+  );
+  console.log(
+    `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
+  );
+  const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
+  console.log(`[lab] config ${JSON.stringify(shown)}`);
+}
+
+/** How often a stopped accept loop tries to listen again. */
+const RELISTEN_MS = 250;
+
+/**
+ * Listens on the configured address and keeps listening. `Deno.serve`'s
+ * accept loop stops for good when an accept fails, as it does when the
+ * process runs out of file descriptors; the lab then logs one
+ * `[server/error]` line, keeps its state and its open connections, and
+ * listens again on the same port as soon as descriptors are free. Throws
+ * when the first listen fails (a port in use).
+ */
+function listenAndKeepListening(config: LabConfig, lab: Lab) {
+  const log = createLogger(config, console.log);
+  let server: Deno.HttpServer;
+  let port = config.port;
+  let down = false;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let stopping = false;
+  const stopped = (error: unknown) => {
+    if (stopping) return;
+    if (!down) {
+      down = true;
+      log.write("error", {
+        tag: "server/error",
+        words: "not accepting connections; listening again when possible",
+        fields: { message: JSON.stringify((error as Error).message) },
+      });
+    }
+    retry = setTimeout(listen, RELISTEN_MS);
+  };
+  const listen = (first = false) => {
+    try {
+      server = Deno.serve({
+        hostname: config.host,
+        port,
+        onListen(address) {
+          port = address.port;
+          if (first) printBanner(config, address);
+          if (down) {
+            log.write("warn", { tag: "server/listening", words: "again" });
+          }
+          down = false;
+        },
+        // Whatever escapes the lab's own catch (a response stream failing)
+        // is one line too, never Deno's stack trace.
+        onError: (error) => internalError(log, error),
+      }, lab.fetch);
+    } catch (error) {
+      if (first) throw error;
+      return stopped(error);
+    }
+    server.finished.catch(stopped);
+  };
+  listen(true);
+  return {
+    async shutdown() {
+      stopping = true;
+      clearTimeout(retry);
+      if (!down) await server.shutdown();
+    },
+  };
+}
+
 /** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
 async function serveHttp(config: LabConfig): Promise<number> {
   const lab = createLab(config);
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen({ hostname, port }) {
-      const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-      for (const path of new Set(["/mcp", config.path])) {
-        console.log(`listening on http://${host}:${port}${path}`);
-      }
-      console.log(
-        `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-      );
-      console.log(
-        `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
-      );
-      const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
-      console.log(`[lab] config ${JSON.stringify(shown)}`);
-    },
-  }, lab.fetch);
-
+  let listener: ReturnType<typeof listenAndKeepListening>;
+  try {
+    listener = listenAndKeepListening(config, lab);
+  } catch (error) {
+    console.error(
+      `[lab] cannot listen on ${config.host}:${config.port}: ${
+        (error as Error).message
+      }`,
+    );
+    return 1;
+  }
   const signalled = Promise.withResolvers<Deno.Signal>();
-  const signals = shutdownSignals(Deno.build.os);
   // The first signal shuts down; a second one while closing changes nothing.
-  const listeners = signals.map((signal) => {
+  const listeners: [Deno.Signal, () => void][] = [];
+  for (const signal of shutdownSignals(Deno.build.os)) {
     const listener = () => signalled.resolve(signal);
     Deno.addSignalListener(signal, listener);
-    return [signal, listener] as const;
-  });
+    listeners.push([signal, listener]);
+  }
   const signal = await signalled.promise;
   console.log(`[lab] ${signal}: closing sessions and streams`);
   // Never hang: a stuck connection must not keep the lab alive.
   const deadline = setTimeout(() => Deno.exit(1), 2000);
   await lab.close();
-  await server.shutdown();
+  await listener.shutdown();
   clearTimeout(deadline);
   for (const [name, listener] of listeners) {
     Deno.removeSignalListener(name, listener);

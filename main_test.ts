@@ -651,6 +651,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     allowedHosts: [],
     authToken: "",
     sessionTtlSeconds: 1800,
+    bodyTimeoutSeconds: 10,
     maxSessions: 1000,
     logLevel: "debug",
     logFormat: "text",
@@ -2269,7 +2270,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 18);
+  assert.equal(help.length, 19);
   assert.deepEqual(await readmeSettings(), help);
 });
 
@@ -2434,4 +2435,216 @@ Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session err
     );
     assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
   }
+});
+
+/** Lines of a child's stdout, as they come. */
+async function* linesOf(stream: ReadableStream<Uint8Array>) {
+  let buffered = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    buffered += chunk;
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    yield* parts;
+  }
+}
+
+Deno.test("out of file descriptors, the lab logs one line, keeps its state and accepts again", async () => {
+  // bash lowers the limit for the lab only; exec keeps the lab's PID ours.
+  const child = new Deno.Command("bash", {
+    args: [
+      "-c",
+      'ulimit -n 64 && exec "$0" run -A "$1"',
+      Deno.execPath(),
+      MAIN_PATH,
+    ],
+    env: { MCP_TEST_PORT: "0", MCP_TEST_LOG_LEVEL: "info" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: string[] = [];
+  const listening = Promise.withResolvers<string>();
+  const reading = (async () => {
+    for await (const line of linesOf(child.stdout)) {
+      lines.push(line);
+      const match = line.match(
+        /^listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/,
+      );
+      if (match) listening.resolve(match[1]);
+    }
+  })();
+  const stderr = new Response(child.stderr).text();
+  const origin = await within(listening.promise, 30_000, "the lab listening");
+  await using before = await connectClient(
+    new URL(`${origin}/mcp`),
+    "before-flood",
+  );
+  assert.equal(await readReview(before), VERSION_1_TEXT);
+
+  const port = Number(new URL(origin).port);
+  const flood: Deno.TcpConn[] = [];
+  for (let i = 0; i < 200; i++) {
+    try {
+      flood.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    } catch {
+      break; // refused: the accept loop has stopped
+    }
+  }
+  await delay(300);
+  for (const connection of flood) connection.close();
+  await eventually(
+    () => lines.some((line) => line.startsWith("[server/listening] again")),
+    `a [server/listening] again line:\n${lines.join("\n")}`,
+  );
+  const health = await (await fetch(`${origin}/healthz`)).json();
+  assert.equal(health.legacySessions, 1);
+  const fresh = await connectClient(new URL(`${origin}/mcp`), "after-flood");
+  assert.equal(await readReview(fresh), VERSION_1_TEXT);
+  await fresh.close();
+
+  const errors = lines.filter((line) => line.startsWith("[server/error]"));
+  assert.equal(errors.length, 1, lines.join("\n"));
+  assert.match(
+    errors[0],
+    /^\[server\/error\] not accepting connections; listening again when possible message=".*Too many open files.*" at=/,
+  );
+  child.kill("SIGTERM");
+  assert.equal((await child.status).code, 0);
+  await reading;
+  assert.equal(await stderr, "");
+});
+
+/**
+ * Sends a POST head and part of its body over a plain TCP connection, then
+ * either waits for the answer's status or hangs up mid-body.
+ */
+async function postPartBody(
+  url: URL,
+  framing: "length" | "chunked",
+  then: "wait" | "hang-up",
+): Promise<number | undefined> {
+  const connection = await Deno.connect({
+    hostname: url.hostname,
+    port: Number(url.port),
+  });
+  const length = framing === "length"
+    ? "Content-Length: 1000\r\n"
+    : "Transfer-Encoding: chunked\r\n";
+  const part = framing === "length" ? '{"jsonrpc"' : 'a\r\n{"jsonrpc"\r\n';
+  await connection.write(new TextEncoder().encode(
+    `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n` +
+      "Content-Type: application/json\r\n" +
+      "Accept: application/json, text/event-stream\r\n" +
+      `${length}\r\n${part}`,
+  ));
+  if (then === "hang-up") {
+    connection.close();
+    return undefined;
+  }
+  const reader = connection.readable.getReader();
+  const { value } = await reader.read();
+  await reader.cancel();
+  return Number(new TextDecoder().decode(value).split(" ")[1]);
+}
+
+Deno.test("a body that stalls is given up after MCP_TEST_BODY_TIMEOUT_SECONDS with 408 and one refusal line", async () => {
+  await using lab = startLab({ MCP_TEST_BODY_TIMEOUT_SECONDS: "0.3" });
+  for (const framing of ["length", "chunked"] as const) {
+    const before = lab.lines.length;
+    const started = performance.now();
+    assert.equal(
+      await within(postPartBody(lab.url, framing, "wait"), 5000, "a 408"),
+      408,
+    );
+    assert.ok(performance.now() - started >= 250);
+    const rejected = lab.lines.slice(before).filter((line) =>
+      line.startsWith("[request/rejected] POST /mcp status=408 code=-32000 ")
+    );
+    assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+    assert.match(
+      rejected[0],
+      /message="Request Timeout: the body did not arrive within 0\.3 s/,
+    );
+  }
+  await using bystander = await connectClient(lab.url, "after-stall");
+  assert.equal(await readReview(bystander), VERSION_1_TEXT);
+});
+
+Deno.test("a client that leaves mid-body is one refusal line, not a 500 and a stack", async () => {
+  await using lab = startLab();
+  for (const framing of ["length", "chunked"] as const) {
+    const before = lab.lines.length;
+    await postPartBody(lab.url, framing, "hang-up");
+    await eventually(
+      () =>
+        lab.lines.slice(before).some((line) =>
+          line.startsWith("[request/rejected]")
+        ),
+      `a refusal line for the ${framing} body`,
+    );
+    const added = lab.lines.slice(before);
+    assert.equal(added.length, 1, added.join("\n"));
+    assert.match(
+      added[0],
+      /^\[request\/rejected\] POST \/mcp status=400 code=-32000 message="Bad Request: the client left before its body ended \(/,
+    );
+  }
+  assert.ok(!lab.lines.some((line) => line.startsWith("[server/error]")));
+  await using bystander = await connectClient(lab.url, "after-hang-up");
+  assert.equal(await readReview(bystander), VERSION_1_TEXT);
+});
+
+Deno.test("MCP_TEST_LOG_FORMAT=json: hostile input never puts a stack trace or a plain line in the output", async () => {
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    env: {
+      MCP_TEST_LOG_FORMAT: "json",
+      MCP_TEST_BODY_TIMEOUT_SECONDS: "0.2",
+    },
+    onOutput(chunk, stream) {
+      if (stream === "stderr") stderr += decoder.decode(chunk);
+    },
+  });
+  const url = new URL(lab.url);
+  for (const host of ["::1", "localhost:99999", "localhost:abc"]) {
+    const answer = await postWithHost(
+      url,
+      host,
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    );
+    assert.equal(answer.status, 400);
+  }
+  for (const framing of ["length", "chunked"] as const) {
+    await postPartBody(url, framing, "hang-up");
+    assert.equal(
+      await within(postPartBody(url, framing, "wait"), 5000, "a 408"),
+      408,
+    );
+  }
+  await delay(200);
+  lab.child.kill("SIGTERM");
+  assert.equal((await lab.child.status).code, 0);
+  await lab.drained;
+  assert.equal(stderr, "");
+  const events = lab.lines.filter((line) =>
+    !line.startsWith("listening on ") && !line.startsWith("[lab] ")
+  );
+  assert.ok(events.length >= 7, events.join("\n"));
+  for (const line of events) {
+    assert.doesNotThrow(() => JSON.parse(line), line);
+  }
+  const rejected = events.map((line) => JSON.parse(line)).filter((event) =>
+    event.event === "request/rejected"
+  );
+  assert.deepEqual(rejected.map((event) => event.status), [
+    400,
+    400,
+    400,
+    400,
+    408,
+    400,
+    408,
+  ]);
 });
