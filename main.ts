@@ -2970,11 +2970,14 @@ class StdioLab {
 // ---------------------------------------------------------------------------
 
 /**
- * The signals that shut the lab down. Windows lets a program listen to
- * SIGINT (and SIGBREAK) only: asking for SIGTERM there throws.
+ * The signals that shut the lab down. On Windows, Ctrl+C and Ctrl+Break are
+ * SIGINT and SIGBREAK; SIGTERM there only comes at logoff or shutdown, and a
+ * Deno that cannot listen to it throws, so each one is asked for on its own.
  */
 export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
-  return os === "windows" ? ["SIGINT", "SIGBREAK"] : ["SIGINT", "SIGTERM"];
+  return os === "windows"
+    ? ["SIGINT", "SIGBREAK", "SIGTERM"]
+    : ["SIGINT", "SIGTERM"];
 }
 
 /** The startup banner: where the lab listens, its versions and settings. */
@@ -3075,8 +3078,14 @@ async function serveHttp(config: LabConfig): Promise<number> {
   const listeners: [Deno.Signal, () => void][] = [];
   for (const signal of shutdownSignals(Deno.build.os)) {
     const listener = () => signalled.resolve(signal);
-    Deno.addSignalListener(signal, listener);
-    listeners.push([signal, listener]);
+    try {
+      Deno.addSignalListener(signal, listener);
+      listeners.push([signal, listener]);
+    } catch (error) {
+      console.log(
+        `[lab] not listening to ${signal}: ${(error as Error).message}`,
+      );
+    }
   }
   const signal = await signalled.promise;
   console.log(`[lab] ${signal}: closing sessions and streams`);

@@ -2210,10 +2210,14 @@ Deno.test("an error the SDK reports inside a 2025 session is a warn line, not si
   );
 });
 
-Deno.test("shutdown signals: SIGTERM is not asked for on Windows", () => {
+Deno.test("shutdown signals: Ctrl+Break too on Windows", () => {
   assert.deepEqual(shutdownSignals("linux"), ["SIGINT", "SIGTERM"]);
   assert.deepEqual(shutdownSignals("darwin"), ["SIGINT", "SIGTERM"]);
-  assert.deepEqual(shutdownSignals("windows"), ["SIGINT", "SIGBREAK"]);
+  assert.deepEqual(shutdownSignals("windows"), [
+    "SIGINT",
+    "SIGBREAK",
+    "SIGTERM",
+  ]);
 });
 
 Deno.test("a second SIGTERM while closing neither closes twice nor changes the exit status", async () => {
