@@ -477,6 +477,8 @@ interface Progress {
   closedBeforeUpdate: boolean;
   /** Why an update could not be sent, when one failed. */
   updateFailed?: string;
+  /** Why a notification logged as delivered may not have arrived. */
+  deliveryDoubt?: string;
 }
 
 /**
@@ -1195,7 +1197,8 @@ function missingStep(
       ? "the update has not fired yet"
       : `no update was sent (trigger: ${trigger})`;
   }
-  return `never read ${REVIEW_URI} again after the notification`;
+  return progress.deliveryDoubt ??
+    `never read ${REVIEW_URI} again after the notification`;
 }
 
 /** The steps of the levels, as `/report` names them. */
@@ -2041,18 +2044,18 @@ function isEventStream(response: Response): boolean {
 
 /**
  * Passes a stream through and calls `onEnd` once when it finishes, fails, or
- * is cancelled by a client that went away.
+ * is cancelled by a client that went away (`byClient`).
  */
 function whenStreamEnds(
   source: ReadableStream<Uint8Array>,
-  onEnd: () => void,
+  onEnd: (byClient: boolean) => void,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let ended = false;
-  const end = () => {
+  const end = (byClient = false) => {
     if (!ended) {
       ended = true;
-      onEnd();
+      onEnd(byClient);
     }
   };
   return new ReadableStream({
@@ -2071,7 +2074,7 @@ function whenStreamEnds(
       }
     },
     cancel(reason) {
-      end();
+      end(true);
       return reader.cancel(reason);
     },
   });
@@ -2099,6 +2102,13 @@ interface EraServer {
 // The 2025 era: sessions, GET streams, idle TTL, DELETE
 // ---------------------------------------------------------------------------
 
+/**
+ * A GET stream the client resets this soon after a notification was handed
+ * to it may have lost that notification on the way: Deno writes it to the
+ * socket after the lab has sent it, and a reset in between fails the write.
+ */
+const RESET_DOUBT_MS = 500;
+
 /** A 2025-era session: its client, transport and server. */
 interface LegacySession {
   id: string;
@@ -2106,6 +2116,8 @@ interface LegacySession {
   handle: string;
   /** Requests whose answer has not finished yet. */
   inFlight: number;
+  /** When the last update notification was handed to an open GET stream. */
+  notifiedAt?: number;
   client: LabClient;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
@@ -2322,16 +2334,24 @@ class LegacyEra implements EraServer {
       words: "opened",
       fields: { session: session.handle },
     });
-    const body = whenStreamEnds(response.body!, () => {
+    const body = whenStreamEnds(response.body!, (byClient) => {
       session.getStreams--;
       this.#touch(session);
-      if (this.#sessions.has(session.id)) {
-        state.record(session.client, "stream-closed", {
-          tag: "stream/get",
-          words: "closed",
-          fields: { session: session.handle },
-        });
+      if (!this.#sessions.has(session.id)) return;
+      const sinceNotified = Date.now() - (session.notifiedAt ?? -Infinity);
+      const reset = byClient && sinceNotified <= RESET_DOUBT_MS;
+      if (reset) {
+        session.client.progress.deliveryDoubt =
+          `the client reset its GET stream ${sinceNotified} ms after the notification was written to it: it may not have arrived`;
       }
+      state.record(session.client, "stream-closed", {
+        tag: "stream/get",
+        words: "closed",
+        fields: {
+          session: session.handle,
+          resetAfterNotificationMs: reset ? sinceNotified : undefined,
+        },
+      });
     });
     return new Response(body, response);
   }
@@ -2349,6 +2369,7 @@ async function legacyDelivery(
     ? { delivered: true }
     : { delivered: false, reason: "no GET stream open" };
   if (notification === "updated") {
+    if (delivery.delivered) session.notifiedAt = Date.now();
     await session.server.sendResourceUpdated({ uri: REVIEW_URI });
   } else {
     await session.server.sendResourceListChanged();

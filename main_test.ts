@@ -2652,3 +2652,48 @@ Deno.test("MCP_TEST_LOG_FORMAT=json: hostile input never puts a stack trace or a
     408,
   ]);
 });
+
+Deno.test("2025 era: a GET stream reset right after a notification is written makes the verdict say it may not have arrived", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.1" });
+  const sessionId = await openRawSession(lab.url);
+  const stream = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(lab.url.port),
+  });
+  await stream.write(new TextEncoder().encode(
+    `GET /mcp HTTP/1.1\r\nHost: ${lab.url.host}\r\n` +
+      `Accept: text/event-stream\r\nMcp-Session-Id: ${sessionId}\r\n\r\n`,
+  ));
+  await stream.read(new Uint8Array(4096));
+  const read = await postJsonRpc(lab.url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: REVIEW_URI },
+  }, { "mcp-session-id": sessionId });
+  assert.equal(read.status, 200);
+  await (await rawSubscribe(lab.url, sessionId)).body?.cancel();
+  await eventually(
+    () =>
+      lab.lines.some((line) =>
+        line.startsWith("[notification/send]") &&
+        line.includes("delivered=true")
+      ),
+    "a delivered notification",
+  );
+  stream.close();
+  await eventually(
+    () => lab.lines.some((line) => line.startsWith("[stream/get] closed")),
+    "the GET stream closing",
+  );
+  assert.match(
+    lab.lines.find((line) => line.startsWith("[stream/get] closed"))!,
+    /resetAfterNotificationMs=\d+ /,
+  );
+  const entry = lab.lab.report().clients.find((c) => c.name === "raw-legacy")!;
+  assert.equal(entry.level, 5);
+  assert.match(
+    entry.missing,
+    /^the client reset its GET stream \d+ ms after the notification was written to it: it may not have arrived$/,
+  );
+});
