@@ -19,11 +19,18 @@
  * deno run -A https://raw.githubusercontent.com/<owner>/<repo>/main/main.ts
  * # -> listening on http://127.0.0.1:8089/mcp
  * deno run -A main.ts --stdio      # one client over stdin/stdout
+ * deno run -P main.ts              # only the permissions deno.json declares
+ * deno run --allow-net=127.0.0.1 --allow-env='MCP_TEST_*' <url>/main.ts
  * ```
  *
  * Configuration comes from `MCP_TEST_*` environment variables or the matching
- * flags; `--help` prints them with their defaults. `GET /report` and
- * `GET /report.md` give the verdicts.
+ * flags; `--help` prints them with their defaults, `--version` the versions.
+ * `GET /report` and `GET /report.md` give the verdicts.
+ *
+ * Reading order: configuration; the resource; clients and their evidence;
+ * logging; the lab state (update series, trigger policy, listen streams);
+ * verdicts and reports; the MCP server both eras share; HTTP refusals and
+ * guards; the 2025 era; the 2026-07-28 era; HTTP routing; stdio; `main()`.
  *
  * @module
  */
