@@ -2763,11 +2763,13 @@ export function createLab(
     } catch (error) {
       response = internalError(log, error);
     }
-    log.write("debug", {
-      tag: "http",
-      words: `${request.method} ${pathOf(request)}`,
-      fields: { status: response.status },
-    });
+    if (log.enabled("debug")) {
+      log.write("debug", {
+        tag: "http",
+        words: `${request.method} ${pathOf(request)}`,
+        fields: { status: response.status },
+      });
+    }
     return response;
   }
 
