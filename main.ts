@@ -1870,15 +1870,22 @@ function foreignHostResponse(
   request: Request,
 ): Response | undefined {
   if (config.allowedHosts.includes("*")) return undefined;
-  const allowed = [
-    ...localhostAllowedHostnames(),
-    ...config.allowedHosts,
-    // A lab bound to a specific address answers to that address too.
-    ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
-  ];
+  let allowed = allowedHostsByConfig.get(config);
+  if (!allowed) {
+    allowed = [
+      ...localhostAllowedHostnames(),
+      ...config.allowedHosts,
+      // A lab bound to a specific address answers to that address too.
+      ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
+    ];
+    allowedHostsByConfig.set(config, allowed);
+  }
   return hostHeaderValidationResponse(request, allowed) ??
     originValidationResponse(request, allowed);
 }
+
+/** The names each configuration accepts in Host and Origin, built once. */
+const allowedHostsByConfig = new WeakMap<LabConfig, string[]>();
 
 /** A bearer token check, when `MCP_TEST_AUTH_TOKEN` is set. */
 function missingTokenRefusal(
@@ -2121,7 +2128,7 @@ interface LegacySession {
   id: string;
   /** What logs and reports call the session (see `sessionHandle`). */
   handle: string;
-  /** Requests whose answer has not finished yet. */
+  /** Requests being taken in (until their answer starts). */
   inFlight: number;
   /** When the last update notification was handed to an open GET stream. */
   notifiedAt?: number;
@@ -2186,23 +2193,23 @@ class LegacyEra implements EraServer {
     // Re-inserting keeps the map ordered from least to most recently seen.
     this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, session);
+    // In flight until its answer starts: the lab's own handlers answer at
+    // once, so a session is busy only while a request is being taken in.
     session.inFlight++;
     let response: Response;
     try {
       response = await session.transport.handleRequest(request, {
         parsedBody: body,
       });
-    } catch (error) {
+    } finally {
       session.inFlight--;
-      throw error;
     }
     if (request.method === "GET" && isEventStream(response)) {
-      session.inFlight--;
       return this.#watchGetStream(session, response);
     }
     this.#touch(session);
     await logSdkRefusal(log, request, response);
-    return this.#untilAnswered(session, response);
+    return response;
   }
 
   counts(): Partial<LabCounts> {
@@ -2303,16 +2310,6 @@ class LegacyEra implements EraServer {
       return true;
     }
     return false;
-  }
-
-  /** Keeps a request in flight until its answer (JSON or SSE) has gone out. */
-  #untilAnswered(session: LegacySession, response: Response): Response {
-    if (!response.body || !isEventStream(response)) {
-      session.inFlight--;
-      return response;
-    }
-    const body = whenStreamEnds(response.body, () => session.inFlight--);
-    return new Response(body, response);
   }
 
   /**
