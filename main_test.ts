@@ -25,11 +25,28 @@ import {
   type LabReport,
   loadConfig,
   parseCommandLine,
+  probeLines,
+  probeMarkdown,
+  type ProbeOptions,
+  type ProbeResult,
+  probeServer,
   REVIEW_URI,
   SDK_VERSION,
   shutdownSignals,
 } from "./main.ts";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "npm:@modelcontextprotocol/server@2.4.0";
 import { labCommand, spawnLab } from "./clients/lab.ts";
+import {
+  EVERYTHING_URI,
+  installEverything,
+  startEverythingHttp,
+} from "./clients/servers.ts";
 
 const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
 
@@ -1825,7 +1842,7 @@ Deno.test("MCP_TEST_ENABLE_TOOL: get_review_status reads the same text, recorded
  * Checks a mermaid block is a well-formed sequence diagram: declared
  * participants, and only arrows and notes between them.
  */
-function assertSequenceDiagram(block: string) {
+function assertSequenceDiagram(block: string, actors = ["C", "L"]) {
   const [first, ...lines] = block.trim().split("\n");
   assert.equal(first, "sequenceDiagram");
   const participants = new Set<string>();
@@ -1842,7 +1859,7 @@ function assertSequenceDiagram(block: string) {
       if (actor) assert.ok(participants.has(actor), `undeclared ${actor}`);
     }
   }
-  assert.deepEqual([...participants], ["C", "L"]);
+  assert.deepEqual([...participants], actors);
 }
 
 Deno.test("/report.md: a matrix row per client and a sequence diagram of what it did", async () => {
@@ -2696,4 +2713,583 @@ Deno.test("2025 era: a GET stream reset right after a notification is written ma
     entry.missing,
     /^the client reset its GET stream \d+ ms after the notification was written to it: it may not have arrived$/,
   );
+});
+
+// ---------------------------------------------------------------------------
+// The probe: the client side, against the lab and against odd servers
+// ---------------------------------------------------------------------------
+
+/** Probe options for `url`, as `probe --url` would set them. */
+function probeOptions(
+  target: { url?: URL; command?: string[] },
+  overrides: Partial<ProbeOptions> = {},
+): ProbeOptions {
+  return {
+    ...target,
+    uri: REVIEW_URI,
+    uriDefaulted: false,
+    era: "auto",
+    timeoutSeconds: 5,
+    count: 1,
+    skipListCheck: false,
+    headers: {},
+    json: false,
+    ...overrides,
+  };
+}
+
+/** Runs `main.ts probe ARGS` and returns its exit status and both streams. */
+async function runProbeCommand(
+  args: string[],
+  env: Record<string, string> = {},
+) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "probe", ...args],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+for (const era of ["2025", "2026-07-28"] as const) {
+  Deno.test(`probe (${era}): the lab delivers, re-reads changed and stops cleanly: level 7`, async () => {
+    await using lab = startLab();
+    const result = await probeServer(probeOptions({ url: lab.url }, { era }));
+    assert.equal(result.level, 7);
+    assert.equal(result.errorCode, null);
+    assert.equal(result.exitStatus, 0);
+    assert.equal(result.era, era);
+    assert.equal(result.initial, VERSION_1_TEXT);
+    assert.equal(result.updates.length, 1);
+    assert.equal(result.updates[0].final, VERSION_2_TEXT);
+    assert.equal(result.updates[0].changed, true);
+    assert.equal(result.quietAfterStop, true);
+    const lines = probeLines(result);
+    const protocol = era === "2025" ? "2025-11-25" : "2026-07-28";
+    assertLinesInOrder(lines, [
+      `era ${era} (${protocol})`,
+      `server mcp-resource-subscription-lab ${LAB_VERSION}`,
+      'capabilities {"subscribe":true,"listChanged":true}',
+      "resource-found true",
+      `initial ${JSON.stringify(VERSION_1_TEXT)}`,
+      "subscribed true",
+      "notification-received true after=",
+      "changed true",
+      `final ${JSON.stringify(VERSION_2_TEXT)}`,
+      "unsubscribed true",
+      "quiet-after-unsubscribe true",
+      "level 7 stops cleanly",
+      "error-code null",
+      `summary level=7 era=${era} notifications=1/1 error-code=null exit=0`,
+    ]);
+    if (era === "2026-07-28") {
+      assert.ok(
+        lines.includes(
+          `acknowledged {"resourceSubscriptions":["${REVIEW_URI}"]}`,
+        ),
+      );
+    }
+    const markdown = probeMarkdown(result);
+    assert.match(
+      markdown,
+      new RegExp(
+        `^\\| mcp-resource-subscription-lab \\| ${LAB_VERSION} \\| ${era} \\(${protocol}\\) \\| streamable-http \\| (✅ \\| ){7}7 \\| `,
+        "m",
+      ),
+    );
+    const diagram = markdown.split("```mermaid\n")[1].split("```")[0];
+    assertSequenceDiagram(diagram, ["P", "S"]);
+    assert.match(
+      diagram,
+      /S-->>P: notifications\/resources\/updated test:\/\/review\/status/,
+    );
+    // The lab saw the same run: level 6 from its side.
+    const entry = lab.lab.report().clients.find((c) =>
+      c.name === "mcp-subscription-probe"
+    )!;
+    assert.equal(entry.level, 6);
+  });
+}
+
+Deno.test("probe command: lines on stdout, progress on stderr, --json and --report the same facts", async () => {
+  await using lab = startLab();
+  const plain = await runProbeCommand(["--url", lab.url.href, "--era", "2025"]);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.ok(
+    plain.stdout.split("\n").every((line) => !line.startsWith("[probe]")),
+  );
+  assert.match(plain.stderr, /^\[probe\] -> resources\/subscribe$/m);
+  assert.match(
+    plain.stdout,
+    /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
+  );
+  assert.match(
+    plain.stdout,
+    /^uri test:\/\/review\/status \(the default: this lab's resource/m,
+  );
+
+  const report = await Deno.makeTempFile({ suffix: ".md" });
+  const json = await runProbeCommand([
+    "--url",
+    lab.url.href,
+    "--json",
+    "--report",
+    report,
+  ]);
+  assert.equal(json.code, 0, json.stderr);
+  const result = JSON.parse(json.stdout) as ProbeResult;
+  assert.equal(result.level, 7);
+  assert.equal(result.era, "2026-07-28");
+  assert.equal(result.exitStatus, 0);
+  const markdown = await Deno.readTextFile(report);
+  await Deno.remove(report);
+  assert.match(markdown, /^# MCP subscription probe report$/m);
+  assert.match(markdown, /^Level 7 of 7, stops cleanly\./m);
+
+  const toStdout = await runProbeCommand([
+    "--url",
+    lab.url.href,
+    "--report",
+    "-",
+  ]);
+  assert.equal(toStdout.code, 0);
+  assert.match(toStdout.stdout, /^# MCP subscription probe report$/m);
+  assert.doesNotMatch(toStdout.stdout, /^summary /m);
+});
+
+Deno.test("probe: an update later than --timeout is notification-timeout, exit 16", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "30" });
+  for (const era of ["2025", "2026-07-28"] as const) {
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era, timeoutSeconds: 0.3 }),
+    );
+    assert.equal(result.errorCode, "notification-timeout");
+    assert.equal(result.exitStatus, 16);
+    assert.equal(result.level, 4);
+    assert.equal(
+      result.missing,
+      `no notifications/resources/updated for ${REVIEW_URI} within 0.3 s`,
+    );
+    assert.ok(probeLines(result).includes("notification-received false"));
+  }
+});
+
+Deno.test("probe: a token-guarded lab is auth-required (exit 12) without MCP_PROBE_AUTH_TOKEN, level 7 with it, and the token is never printed", async () => {
+  const token = "probe-secret-7f3a";
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: token });
+  const refused = await runProbeCommand(["--url", lab.url.href, "--json"]);
+  assert.equal(refused.code, 12);
+  const result = JSON.parse(refused.stdout) as ProbeResult;
+  assert.equal(result.errorCode, "auth-required");
+  assert.equal(
+    result.error?.wwwAuthenticate,
+    'Bearer realm="mcp-subscription-lab", error="invalid_token"',
+  );
+  assert.match(
+    result.missing,
+    /^the server requires authentication \(HTTP 401, WWW-Authenticate: Bearer /,
+  );
+  for (const form of [["--json"], []]) {
+    const allowed = await runProbeCommand(["--url", lab.url.href, ...form], {
+      MCP_PROBE_AUTH_TOKEN: token,
+    });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.ok(
+      !allowed.stdout.includes(token) && !allowed.stderr.includes(token),
+    );
+  }
+  const flagged = await runProbeCommand([
+    "--url",
+    lab.url.href,
+    "--auth-token",
+    token,
+    "--report",
+    "-",
+  ]);
+  assert.equal(flagged.code, 0);
+  assert.ok(!flagged.stdout.includes(token) && !flagged.stderr.includes(token));
+});
+
+Deno.test("probe: unreachable (exit 10), not MCP (exit 11), resource not found (exit 15), failed call (exit 19)", async () => {
+  await using lab = startLab();
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = closed.addr.port;
+  closed.close();
+  const unreachable = await probeServer(
+    probeOptions({ url: new URL(`http://127.0.0.1:${port}/mcp`) }),
+  );
+  assert.equal(unreachable.errorCode, "unreachable");
+  assert.equal(unreachable.exitStatus, 10);
+  assert.equal(unreachable.level, 0);
+
+  const notMcp = await probeServer(
+    probeOptions({ url: new URL(`${lab.base}/elsewhere`) }, { era: "2025" }),
+  );
+  assert.equal(notMcp.errorCode, "not-mcp");
+  assert.equal(notMcp.exitStatus, 11);
+  assert.match(notMcp.missing, /^not an MCP endpoint: HTTP 404 /);
+
+  for (const era of ["2025", "2026-07-28"] as const) {
+    const missing = await probeServer(
+      probeOptions({ url: lab.url }, {
+        era,
+        uri: "test://review/missing",
+        skipListCheck: true,
+      }),
+    );
+    assert.equal(missing.errorCode, "resource-not-found");
+    assert.equal(missing.exitStatus, 15);
+    assert.equal(missing.error?.code, era === "2025" ? -32002 : -32602);
+    const unlisted = await probeServer(
+      probeOptions({ url: lab.url }, { era, uri: "test://review/missing" }),
+    );
+    assert.equal(unlisted.errorCode, "resource-not-found");
+    assert.equal(unlisted.resourceFound, false);
+  }
+
+  const call = await probeServer(
+    probeOptions({ url: lab.url }, {
+      call: { name: "no_such_tool", arguments: {} },
+    }),
+  );
+  assert.equal(call.errorCode, "call-failed");
+  assert.equal(call.exitStatus, 19);
+  assert.equal(call.level, 4);
+  assert.match(
+    call.missing,
+    /^tools\/call no_such_tool failed: .*Unknown tool: no_such_tool/,
+  );
+});
+
+Deno.test("probe: a listen stream that closes before the update is stream-closed (exit 18)", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "30" });
+  let closing: Promise<void> | undefined;
+  const result = await probeServer(
+    probeOptions({ url: lab.url }, { era: "2026-07-28" }),
+    (line) => {
+      // The lab shuts down once the listen is acknowledged: a graceful end.
+      if (line.startsWith("<- acknowledged")) closing ??= lab.lab.close();
+    },
+  );
+  await closing;
+  assert.equal(result.errorCode, "stream-closed");
+  assert.equal(result.exitStatus, 18);
+  assert.equal(result.missing, "the stream closed before the update");
+});
+
+/** What an odd test server does wrong. */
+interface OddServer {
+  advertiseSubscribe?: boolean;
+  refuseSubscribe?: boolean;
+  /** Each read answers new text. */
+  changing?: boolean;
+  notifyAfterUnsubscribe?: boolean;
+  /** 2026-07-28 only: acknowledge listens without any resource. */
+  dropListenFilter?: boolean;
+}
+
+const ODD_URI = "odd://thing";
+
+/**
+ * A small server that gets one thing wrong: 2025 sessions over the SDK's
+ * transport, or 2026-07-28 through `createMcpHandler`.
+ */
+function startOddServer(odd: OddServer) {
+  let reads = 0;
+  const timers = new Set<ReturnType<typeof setInterval>>();
+  const build = () => {
+    const server = new Server({ name: "odd", version: "0.0.1" }, {
+      capabilities: {
+        resources: { subscribe: odd.advertiseSubscribe ?? true },
+      },
+    });
+    server.setRequestHandler("resources/list", () => ({
+      resources: [{ uri: ODD_URI, name: "thing" }],
+    }));
+    server.setRequestHandler("resources/read", () => ({
+      contents: [{
+        uri: ODD_URI,
+        text: odd.changing ? `read ${++reads}` : "always the same",
+      }],
+    }));
+    if (odd.advertiseSubscribe !== false) {
+      let timer: ReturnType<typeof setInterval> | undefined;
+      server.setRequestHandler("resources/subscribe", () => {
+        if (odd.refuseSubscribe) {
+          throw new ProtocolError(-32603, "subscriptions are switched off");
+        }
+        timer = setInterval(
+          () => server.sendResourceUpdated({ uri: ODD_URI }).catch(() => {}),
+          100,
+        );
+        timers.add(timer);
+        return {};
+      });
+      server.setRequestHandler("resources/unsubscribe", () => {
+        if (!odd.notifyAfterUnsubscribe) clearInterval(timer);
+        return {};
+      });
+    }
+    return server;
+  };
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const modern = createMcpHandler(build, { legacy: "reject" });
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = request.method === "POST" ? await request.json() : undefined;
+      const forwarded = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+      });
+      if (!await isLegacyRequest(forwarded, body)) {
+        const listen = odd.dropListenFilter &&
+          body?.method === "subscriptions/listen";
+        const parsedBody = listen
+          ? {
+            ...body,
+            params: {
+              ...body.params,
+              notifications: { resourceSubscriptions: [] },
+            },
+          }
+          : body;
+        return modern.fetch(forwarded, { parsedBody });
+      }
+      const id = request.headers.get("mcp-session-id");
+      const known = id ? sessions.get(id) : undefined;
+      if (known) return known.handleRequest(forwarded, { parsedBody: body });
+      const transport: WebStandardStreamableHTTPServerTransport =
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            sessions.set(sessionId, transport);
+          },
+        });
+      await build().connect(transport);
+      return transport.handleRequest(forwarded, { parsedBody: body });
+    },
+  );
+  return {
+    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+    async [Symbol.asyncDispose]() {
+      for (const timer of timers) clearInterval(timer);
+      for (const transport of sessions.values()) await transport.close();
+      await modern.close();
+      await http.shutdown();
+    },
+  };
+}
+
+Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchanged re-read (17)", async () => {
+  {
+    await using odd = startOddServer({ advertiseSubscribe: false });
+    const result = await probeServer(
+      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
+    );
+    assert.equal(result.errorCode, "subscribe-not-advertised");
+    assert.equal(result.exitStatus, 13);
+    assert.equal(result.level, 1);
+    assert.equal(result.initial, "always the same");
+  }
+  {
+    await using odd = startOddServer({ refuseSubscribe: true });
+    const result = await probeServer(
+      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
+    );
+    assert.equal(result.errorCode, "subscribe-refused");
+    assert.equal(result.exitStatus, 14);
+    assert.equal(result.level, 3);
+    assert.equal(result.error?.code, -32603);
+    assert.match(result.missing, /subscriptions are switched off/);
+  }
+  {
+    await using odd = startOddServer({});
+    const result = await probeServer(
+      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
+    );
+    assert.equal(result.errorCode, "reread-unchanged");
+    assert.equal(result.exitStatus, 17);
+    assert.equal(result.level, 5);
+    assert.equal(result.updates[0].changed, false);
+  }
+});
+
+Deno.test("probe: a listen acknowledged without the URI is subscribe-refused with the acknowledgement as it came", async () => {
+  await using odd = startOddServer({ dropListenFilter: true });
+  const result = await probeServer(
+    probeOptions({ url: odd.url }, { era: "2026-07-28", uri: ODD_URI }),
+  );
+  assert.equal(result.era, "2026-07-28");
+  assert.equal(result.errorCode, "subscribe-refused");
+  assert.equal(result.exitStatus, 14);
+  assert.deepEqual(result.acknowledged, {});
+  assert.equal(
+    result.missing,
+    `the listen was acknowledged without ${ODD_URI}: {}`,
+  );
+});
+
+Deno.test("probe: a notification after unsubscribe keeps the server at level 6", async () => {
+  await using odd = startOddServer({
+    changing: true,
+    notifyAfterUnsubscribe: true,
+  });
+  const result = await probeServer(
+    probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
+  );
+  assert.equal(result.level, 6);
+  assert.equal(result.exitStatus, 0);
+  assert.equal(result.quietAfterStop, false);
+  assert.equal(
+    result.missing,
+    "a notification arrived after the probe unsubscribed",
+  );
+});
+
+Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", async () => {
+  for (const era of ["2025", "2026-07-28"]) {
+    const run = await runProbeCommand([
+      "--era",
+      era,
+      "--json",
+      "--stdio",
+      "--",
+      Deno.execPath(),
+      "run",
+      "-A",
+      MAIN_PATH,
+      "--stdio",
+      "--delay",
+      "0.2",
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as ProbeResult;
+    assert.equal(result.transport, "stdio");
+    assert.equal(result.era, era);
+    assert.equal(result.level, 7);
+  }
+});
+
+Deno.test("probe: bad flags are one line and exit 2 before connecting", async () => {
+  const cases: [string[], string][] = [
+    [
+      ["--url", "not a url"],
+      'probe error: --url "not a url" is not an http(s) URL\n',
+    ],
+    [
+      ["--url", "ftp://x/mcp"],
+      'probe error: --url "ftp://x/mcp" is not an http(s) URL\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--frobnicate"],
+      "probe error: Unknown option '--frobnicate'",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--call",
+        "t",
+        "--call-args",
+        "{nope",
+      ],
+      "probe error: --call-args is not valid JSON: ",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--call", "t", "--call-args", "[1]"],
+      "probe error: --call-args must be a JSON object\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--timeout", "-1"],
+      "probe error: --timeout must be a number of seconds above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--era", "2024"],
+      "probe error: --era must be auto, 2025 or 2026-07-28\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--header", "no colon"],
+      'probe error: --header "no colon" is not "Name: value"\n',
+    ],
+    [
+      [],
+      "probe error: give either --url URL or --stdio -- COMMAND [ARGS...]\n",
+    ],
+    [["--stdio"], "probe error: --stdio needs the server command after --\n"],
+  ];
+  for (const [args, message] of cases) {
+    const run = await runProbeCommand(args);
+    assert.equal(run.code, 2, args.join(" "));
+    assert.equal(run.stdout, "");
+    assert.ok(
+      run.stderr.startsWith(message),
+      `${args.join(" ")}: ${run.stderr}`,
+    );
+    assert.equal(run.stderr.trimEnd().split("\n").length, 1);
+  }
+  const help = await runProbeCommand(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: deno run -A main\.ts probe --url URL/m);
+  for (
+    const flag of [
+      "--uri",
+      "--era",
+      "--timeout",
+      "--count",
+      "--call",
+      "--call-args",
+      "--skip-list-check",
+      "--header",
+      "--auth-token",
+      "--json",
+      "--report",
+      "--stdio",
+    ]
+  ) {
+    assert.match(help.stdout, new RegExp(`^ {2}${flag} `, "m"));
+  }
+});
+
+Deno.test("probe: the reference everything server notifies, but its document never changes: level 5 over HTTP and stdio", async () => {
+  const entry = await installEverything();
+  const everything = await startEverythingHttp(entry);
+  try {
+    const targets = [
+      { url: new URL(everything.url) },
+      { command: ["node", entry, "stdio"] },
+    ];
+    for (const target of targets) {
+      const result = await probeServer(probeOptions(target, {
+        uri: EVERYTHING_URI,
+        call: { name: "toggle-subscriber-updates", arguments: {} },
+      }));
+      const where = target.url ? "HTTP" : "stdio";
+      assert.equal(result.era, "2025", where);
+      assert.equal(result.server?.name, "mcp-servers/everything");
+      assert.deepEqual(result.capabilities, {
+        subscribe: true,
+        listChanged: true,
+      });
+      assert.equal(result.resourceFound, true);
+      assert.equal(result.subscribed, true);
+      assert.deepEqual(result.call, {
+        name: "toggle-subscriber-updates",
+        ok: true,
+      });
+      assert.equal(result.updates.length, 1);
+      assert.equal(result.updates[0].uri, EVERYTHING_URI);
+      assert.equal(result.updates[0].changed, false);
+      assert.equal(result.level, 5, where);
+      assert.equal(result.errorCode, "reread-unchanged");
+      assert.equal(result.exitStatus, 17);
+    }
+  } finally {
+    await everything.stop();
+  }
 });
