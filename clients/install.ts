@@ -70,8 +70,14 @@ export function installFailureReason(output: string): string {
     : reason;
 }
 
+/** What an install needs to know of a package: the catalog's clients, or a server. */
+export type Installable = Pick<
+  ClientDefinition,
+  "id" | "version" | "npmPackage" | "bin"
+>;
+
 export async function installClient(
-  client: ClientDefinition,
+  client: Installable,
   cacheDir: string,
 ): Promise<InstallResult> {
   const started = performance.now();
