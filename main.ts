@@ -36,7 +36,6 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 import { z } from "npm:zod@4.6.7";
 import {
@@ -2147,9 +2146,16 @@ interface LegacySession {
  * when `MCP_TEST_LOG_SESSION_IDS` asks for it; a client can still find its
  * own session in a report by hashing the id it holds.
  */
-function sessionHandle(config: LabConfig, id: string): string {
+async function sessionHandle(config: LabConfig, id: string): Promise<string> {
   if (config.logSessionIds) return id;
-  return createHash("sha256").update(id).digest("hex").slice(0, 8);
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(id),
+  );
+  return Array.from(
+    new Uint8Array(digest, 0, 4),
+    (byte) => byte.toString(16).padStart(2, "0"),
+  ).join("");
 }
 
 /**
@@ -2252,11 +2258,15 @@ class LegacyEra implements EraServer {
       "2025",
       (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
     );
+    // The id is made here so that its handle (a digest, computed
+    // asynchronously) is ready when the SDK announces the session.
+    const sessionId = crypto.randomUUID();
+    const handle = await sessionHandle(config, sessionId);
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
+      sessionIdGenerator: () => sessionId,
       onsessioninitialized: (id) => {
         session.id = id;
-        session.handle = client.id = sessionHandle(config, id);
+        session.handle = client.id = handle;
         this.#sessions.set(id, session);
         state.track(client);
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
