@@ -3293,3 +3293,69 @@ Deno.test("probe: the reference everything server notifies, but its document nev
     await everything.stop();
   }
 });
+
+Deno.test("probe --count: waits for each update and re-reads it; fewer than asked is a timeout naming how many came", async () => {
+  {
+    await using lab = startLab({
+      MCP_TEST_UPDATE_COUNT: "3",
+      MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.2",
+    });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025", count: 3 }),
+    );
+    assert.equal(result.level, 7);
+    assert.deepEqual(
+      result.updates.map((update) => update.final?.split("\n")[1]),
+      ["version: 2", "version: 3", "version: 4"],
+    );
+    const lines = probeLines(result);
+    assert.equal(
+      lines.filter((line) => line.startsWith("notification-received true"))
+        .length,
+      3,
+    );
+    assert.ok(
+      lines.includes(
+        "summary level=7 era=2025 notifications=3/3 error-code=null exit=0",
+      ),
+    );
+  }
+  {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { count: 2, timeoutSeconds: 0.5 }),
+    );
+    assert.equal(result.errorCode, "notification-timeout");
+    assert.equal(result.exitStatus, 16);
+    // It still unsubscribed cleanly: the ladder says so, the exit status not.
+    assert.equal(result.level, 7);
+    assert.equal(
+      result.missing,
+      `no notifications/resources/updated for ${REVIEW_URI} within 0.5 s (1 of 2 came)`,
+    );
+  }
+});
+
+Deno.test("probe --header: extra headers reach the server (a bearer token given as a header)", async () => {
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
+  const result = await probeServer(
+    probeOptions({ url: lab.url }, {
+      headers: { Authorization: "Bearer header-token" },
+    }),
+  );
+  assert.equal(result.level, 7);
+  // Same clientInfo next: the lab must have seen the first listen end, or it
+  // takes the second run for a copy of a client still listening.
+  for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
+    await delay(50);
+  }
+  const run = await runProbeCommand([
+    "--url",
+    lab.url.href,
+    "--header",
+    "Authorization: Bearer header-token",
+    "--header",
+    "X-Probe: yes",
+  ]);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+});
