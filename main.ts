@@ -1637,14 +1637,17 @@ function buildLabServer(
   server.setRequestHandler("resources/templates/list", () => ({
     resourceTemplates: [],
   }));
+  /** Only the lab's resource exists: anything else is logged, then "not found". */
+  const onlyReview = (tag: string, uri: string) => {
+    if (uri === REVIEW_URI) return;
+    state.record(client, "read-unknown", {
+      tag,
+      fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
+    });
+    throw resourceNotFound(uri);
+  };
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
-    if (uri !== REVIEW_URI) {
-      state.record(client, "read-unknown", {
-        tag: "resources/read",
-        fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
-      });
-      throw resourceNotFound(uri);
-    }
+    onlyReview("resources/read", uri);
     const text = readReview("resource", {
       tag: "resources/read",
       fields: { uri, version: client.reviewVersion },
@@ -1678,13 +1681,7 @@ function buildLabServer(
   });
   if (era === "2025") {
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      if (uri !== REVIEW_URI) {
-        state.record(client, "read-unknown", {
-          tag: "resources/subscribe",
-          fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
-        });
-        throw resourceNotFound(uri);
-      }
+      onlyReview("resources/subscribe", uri);
       state.record(client, "subscribe", {
         tag: "resources/subscribe",
         fields: { uri },

@@ -352,18 +352,28 @@ function handleOf(sessionId: string): string {
   return createHash("sha256").update(sessionId).digest("hex").slice(0, 8);
 }
 
-/** Opens a raw 2025 session and returns its id. */
-async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
-  const initialize = await postJsonRpc(url, {
+/** A 2025 `initialize` request from `clientInfo`. */
+function initializeMessage(
+  clientInfo: { name: string; version: string },
+  protocolVersion = "2025-06-18",
+) {
+  return {
     jsonrpc: "2.0",
     id: 1,
     method: "initialize",
-    params: {
+    params: { protocolVersion, capabilities: {}, clientInfo },
+  };
+}
+
+/** Opens a raw 2025 session and returns its id. */
+async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
+  const initialize = await postJsonRpc(
+    url,
+    initializeMessage(
+      { name: "raw-legacy", version: "0.0.1" },
       protocolVersion,
-      capabilities: {},
-      clientInfo: { name: "raw-legacy", version: "0.0.1" },
-    },
-  });
+    ),
+  );
   assert.equal(initialize.status, 200);
   const sessionId = initialize.headers.get("mcp-session-id");
   assert.ok(sessionId);
@@ -374,6 +384,16 @@ async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
   );
   assert.equal(initialized.status, 202);
   return sessionId;
+}
+
+/** Reads the lab's resource in a raw 2025 session. */
+function rawRead(url: URL, sessionId: string) {
+  return postJsonRpc(url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: REVIEW_URI },
+  }, { "mcp-session-id": sessionId });
 }
 
 /** Subscribes a raw 2025 session to the lab's resource. */
@@ -527,12 +547,7 @@ Deno.test("2026-07-28 era: unknown URI read is -32602 with data.uri; resources/s
 Deno.test("2025 era: requests without MCP-Protocol-Version are served", async () => {
   await using lab = startLab();
   const sessionId = await openRawSession(lab.url, "2025-03-26");
-  const read = await postJsonRpc(lab.url, {
-    jsonrpc: "2.0",
-    id: 2,
-    method: "resources/read",
-    params: { uri: REVIEW_URI },
-  }, { "mcp-session-id": sessionId });
+  const read = await rawRead(lab.url, sessionId);
   assert.equal(read.status, 200);
   assert.equal(read.json.result.contents[0].text, VERSION_1_TEXT);
   assert.ok(
@@ -1247,16 +1262,7 @@ Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603)
   assert.equal(stream.status, 200);
   const refused = await rawPost(
     lab.url,
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "one-too-many", version: "1" },
-      },
-    }),
+    JSON.stringify(initializeMessage({ name: "one-too-many", version: "1" })),
   );
   assert.equal(refused.status, 503);
   const answer = await refused.json();
@@ -2275,17 +2281,17 @@ async function readmeSettings(): Promise<string[]> {
   return rows;
 }
 
-Deno.test("the README's configuration table lists exactly what --help prints, with the same defaults", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-P",
-      new URL("./main.ts", import.meta.url).pathname,
-      "--help",
-    ],
+/** Runs `deno run -P main.ts ARGS`: deno.json's permission set, nothing more. */
+function runWithPermissionSet(...args: string[]) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-P", MAIN_PATH, ...args],
     stdout: "piped",
     stderr: "null",
   }).output();
+}
+
+Deno.test("the README's configuration table lists exactly what --help prints, with the same defaults", async () => {
+  const output = await runWithPermissionSet("--help");
   assert.equal(output.code, 0);
   const help = new TextDecoder().decode(output.stdout).split("\n")
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
@@ -2296,16 +2302,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
 });
 
 Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-P",
-      new URL("./main.ts", import.meta.url).pathname,
-      "--version",
-    ],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
+  const output = await runWithPermissionSet("--version");
   assert.equal(output.code, 0);
   assert.equal(
     new TextDecoder().decode(output.stdout),
@@ -2383,16 +2380,10 @@ Deno.test("clientInfo names and versions are cut to 64 characters; the report st
     assert.equal(response.status, 200);
     await response.body?.cancel();
   }
-  const initialize = await postJsonRpc(lab.url, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: huge, version: huge },
-    },
-  });
+  const initialize = await postJsonRpc(
+    lab.url,
+    initializeMessage({ name: huge, version: huge }),
+  );
   assert.equal(initialize.status, 200);
 
   const cut = `${"n".repeat(63)}…`;
@@ -2682,12 +2673,7 @@ Deno.test("2025 era: a GET stream reset right after a notification is written ma
       `Accept: text/event-stream\r\nMcp-Session-Id: ${sessionId}\r\n\r\n`,
   ));
   await stream.read(new Uint8Array(4096));
-  const read = await postJsonRpc(lab.url, {
-    jsonrpc: "2.0",
-    id: 2,
-    method: "resources/read",
-    params: { uri: REVIEW_URI },
-  }, { "mcp-session-id": sessionId });
+  const read = await rawRead(lab.url, sessionId);
   assert.equal(read.status, 200);
   await (await rawSubscribe(lab.url, sessionId)).body?.cancel();
   await eventually(
@@ -3086,22 +3072,24 @@ function startOddServer(odd: OddServer) {
   };
 }
 
+/** Probes an odd server that gets `odd` wrong, then stops it. */
+async function probeOdd(odd: OddServer, era: "2025" | "2026-07-28") {
+  await using server = startOddServer(odd);
+  return await probeServer(
+    probeOptions({ url: server.url }, { era, uri: ODD_URI }),
+  );
+}
+
 Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchanged re-read (17)", async () => {
   {
-    await using odd = startOddServer({ advertiseSubscribe: false });
-    const result = await probeServer(
-      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
-    );
+    const result = await probeOdd({ advertiseSubscribe: false }, "2025");
     assert.equal(result.errorCode, "subscribe-not-advertised");
     assert.equal(result.exitStatus, 13);
     assert.equal(result.level, 1);
     assert.equal(result.initial, "always the same");
   }
   {
-    await using odd = startOddServer({ refuseSubscribe: true });
-    const result = await probeServer(
-      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
-    );
+    const result = await probeOdd({ refuseSubscribe: true }, "2025");
     assert.equal(result.errorCode, "subscribe-refused");
     assert.equal(result.exitStatus, 14);
     assert.equal(result.level, 3);
@@ -3109,10 +3097,7 @@ Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchang
     assert.match(result.missing, /subscriptions are switched off/);
   }
   {
-    await using odd = startOddServer({});
-    const result = await probeServer(
-      probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
-    );
+    const result = await probeOdd({}, "2025");
     assert.equal(result.errorCode, "reread-unchanged");
     assert.equal(result.exitStatus, 17);
     assert.equal(result.level, 5);
@@ -3121,10 +3106,7 @@ Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchang
 });
 
 Deno.test("probe: a listen acknowledged without the URI is subscribe-refused with the acknowledgement as it came", async () => {
-  await using odd = startOddServer({ dropListenFilter: true });
-  const result = await probeServer(
-    probeOptions({ url: odd.url }, { era: "2026-07-28", uri: ODD_URI }),
-  );
+  const result = await probeOdd({ dropListenFilter: true }, "2026-07-28");
   assert.equal(result.era, "2026-07-28");
   assert.equal(result.errorCode, "subscribe-refused");
   assert.equal(result.exitStatus, 14);
@@ -3136,12 +3118,9 @@ Deno.test("probe: a listen acknowledged without the URI is subscribe-refused wit
 });
 
 Deno.test("probe: a notification after unsubscribe keeps the server at level 6", async () => {
-  await using odd = startOddServer({
-    changing: true,
-    notifyAfterUnsubscribe: true,
-  });
-  const result = await probeServer(
-    probeOptions({ url: odd.url }, { era: "2025", uri: ODD_URI }),
+  const result = await probeOdd(
+    { changing: true, notifyAfterUnsubscribe: true },
+    "2025",
   );
   assert.equal(result.level, 6);
   assert.equal(result.exitStatus, 0);
