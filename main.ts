@@ -3613,7 +3613,9 @@ export async function probeServer(
     await client.connect(transport);
   } catch (error) {
     connectFailure(run, error);
-    await client.close().catch(() => {});
+    await client.close().catch((closing) =>
+      run.step("note", `close failed: ${rpcError(closing).message}`)
+    );
     return run.finish();
   }
   // Error answers as they came on the wire: the SDK reads a 2025 -32002 as
