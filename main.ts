@@ -201,6 +201,15 @@ const SETTINGS = {
     allowed: "true/false/1/0/yes/no/on/off",
     schema: booleanWord,
   },
+  enableWaitTool: {
+    env: "MCP_TEST_ENABLE_WAIT_TOOL",
+    flag: "enable-wait-tool",
+    defaultValue: "false",
+    description:
+      "Add a wait_for_review_update tool that blocks until the client's next update",
+    allowed: "true/false/1/0/yes/no/on/off",
+    schema: booleanWord,
+  },
   allowedHosts: {
     env: "MCP_TEST_ALLOWED_HOSTS",
     flag: "allowed-hosts",
@@ -294,6 +303,7 @@ export class ConfigError extends Error {}
 const BOOLEAN_SETTINGS = new Set<string>([
   "sendListChanged",
   "enableTool",
+  "enableWaitTool",
   "logSessionIds",
 ]);
 
@@ -360,7 +370,7 @@ function versionText(): string {
 function helpText(): string {
   const rows = Object.values(SETTINGS).map((setting) =>
     [
-      `  --${setting.flag}`.padEnd(20),
+      `  --${setting.flag}`.padEnd(22),
       setting.env.padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
@@ -370,13 +380,14 @@ function helpText(): string {
     `MCP resource subscription lab ${LAB_VERSION}`,
     "",
     "Usage: deno run -A main.ts [--stdio] [options]",
+    "       deno run -A main.ts probe --help   (check a server's subscriptions)",
     "",
     "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
     "  --help            print this help",
     "  --version         print the lab's version",
     "",
     "Options (each also read from its environment variable; a flag wins):",
-    `${"  FLAG".padEnd(20)}${"VARIABLE".padEnd(34)}${
+    `${"  FLAG".padEnd(22)}${"VARIABLE".padEnd(34)}${
       "DEFAULT".padEnd(11)
     }MEANING`,
     ...rows,
@@ -409,6 +420,34 @@ const reviewTool = {
     `Returns the current text of ${REVIEW_URI}, for clients whose model cannot read MCP resources.`,
   inputSchema: { type: "object" as const, properties: {} },
   annotations: { readOnlyHint: true, idempotentHint: true },
+};
+
+const WAIT_TOOL = "wait_for_review_update";
+/** The longest wait a client may ask for, in seconds. */
+const MAX_WAIT_SECONDS = 600;
+
+const waitTool = {
+  name: WAIT_TOOL,
+  title: "Wait for the review status to change",
+  description:
+    `Blocks until ${REVIEW_URI} is newer than since_version (default: the version you last read) or timeout_seconds pass, then returns its text. Use it to be told of the change when your client cannot subscribe to resources.`,
+  inputSchema: {
+    type: "object" as const,
+    properties: {
+      since_version: {
+        type: "integer",
+        minimum: 0,
+        description: "Return once the version is above this one",
+      },
+      timeout_seconds: {
+        type: "number",
+        exclusiveMinimum: 0,
+        maximum: MAX_WAIT_SECONDS,
+        description: "How long to wait (default 60, at most 600)",
+      },
+    },
+  },
+  annotations: { readOnlyHint: true },
 };
 
 /** The resource text at a version, as a client reads it. */
@@ -463,11 +502,14 @@ interface Step {
   evidence: Evidence;
 }
 
+/** How a client read the resource: natively, or through one of the lab's tools. */
+type ReadRoute = "resource" | "tool" | "wait-tool";
+
 /** What a client has shown so far, kept as it happens (timelines are capped). */
 interface Progress {
   connected: boolean;
   listed: boolean;
-  readV1?: "resource" | "tool";
+  readV1?: ReadRoute;
   subscribed: boolean;
   /** A listen stream without the resource in its filter (list changes only). */
   listenedWithoutResource: boolean;
@@ -477,7 +519,13 @@ interface Progress {
   /** Why notifications did not reach the client, in order. */
   lost: string[];
   /** A read of version 2 or later after a delivered notification. */
-  reread?: { version: number; via: "resource" | "tool" };
+  reread?: { version: number; via: ReadRoute };
+  /** What the wait tool did for this client. */
+  waitTool: {
+    calls: number;
+    longestSeconds: number;
+    deliveredVersion?: number;
+  };
   lastVersionRead: number;
   /** The subscription stream closed before any update went out. */
   closedBeforeUpdate: boolean;
@@ -521,6 +569,22 @@ interface LabClient {
   proof: Partial<Record<ProofKey, Step>>;
   /** The most listen streams this client had open at once. */
   peakListens: number;
+  /** `wait_for_review_update` calls in progress. */
+  waiting: Set<WaitingCall>;
+}
+
+/** How a wait ended, when not by the update it waited for. */
+type WaitEnd =
+  | "updated"
+  | "timeout"
+  | "cancelled"
+  | "disconnected"
+  | "session ended"
+  | "shutdown";
+
+/** A `wait_for_review_update` call in progress: ended once, by `settle`. */
+interface WaitingCall {
+  settle(end: WaitEnd): void;
 }
 
 type ProofKey =
@@ -542,6 +606,7 @@ function freshProgress(): Progress {
     lost: [],
     lastVersionRead: 0,
     closedBeforeUpdate: false,
+    waitTool: { calls: 0, longestSeconds: 0 },
   };
 }
 
@@ -571,6 +636,7 @@ function newLabClient(fields: {
     lastSeen: now,
     proof: {},
     peakListens: 0,
+    waiting: new Set(),
   };
   nameClient(client, fields.clientInfo);
   return client;
@@ -720,11 +786,14 @@ function createLogger(config: LabConfig, sink: LineSink): Logger {
 /** What a step proves beyond its kind. */
 interface StepFacts {
   version?: number;
-  via?: "resource" | "tool";
+  via?: ReadRoute;
   delivery?: Delivery;
   notification?: ChangeNotification;
   /** For a listen: whether its filter holds the lab's resource. */
   watches?: boolean;
+  /** For a wait: the version it waited past, and for how many seconds. */
+  since?: number;
+  waited?: number;
 }
 
 /** Updates the progress a recorded step proves, keeping the first proof. */
@@ -750,9 +819,23 @@ function noteProgress(
         progress.readV1 = facts.via;
         proof.readV1 = step;
       }
-      if (version >= 2 && progress.notified && !progress.reread) {
+      // A read through the wait tool is that route's evidence, never the
+      // client's own re-read after a notification.
+      if (
+        version >= 2 && progress.notified && !progress.reread &&
+        facts.via !== "wait-tool"
+      ) {
         progress.reread = { version, via: facts.via ?? "resource" };
         proof.reread = step;
+      }
+      if (facts.via === "wait-tool") {
+        const wait = progress.waitTool;
+        wait.calls++;
+        wait.longestSeconds = Math.max(wait.longestSeconds, facts.waited ?? 0);
+        if (version >= 2 && version > (facts.since ?? version)) {
+          wait.deliveredVersion ??= version;
+          proof.notified ??= step;
+        }
       }
       break;
     }
@@ -844,6 +927,21 @@ class LabState {
     }
   }
 
+  /**
+   * The client called the wait tool: an explicit wish to be told, so its
+   * updates start whatever the trigger.
+   */
+  askedToWait(client: LabClient) {
+    this.#startUpdates(client);
+  }
+
+  /** Wait tool calls in progress, across clients (for `/healthz`). */
+  waitingCalls(): number {
+    let waiting = 0;
+    for (const client of this.#live) waiting += client.waiting.size;
+    return waiting;
+  }
+
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
@@ -864,6 +962,7 @@ class LabState {
   endClient(client: LabClient, reason: string, sessionId?: string) {
     if (client.endedReason) return;
     this.#cancelUpdates(client);
+    for (const call of client.waiting) call.settle("session ended");
     this.record(client, "session-end", {
       tag: "session/end",
       fields: { session: sessionId, reason },
@@ -878,7 +977,10 @@ class LabState {
   /** Stops every live client's updates (at shutdown), returning them. */
   stopAll(): LabClient[] {
     const clients = [...this.#live.values()];
-    for (const client of clients) this.#cancelUpdates(client);
+    for (const client of clients) {
+      this.#cancelUpdates(client);
+      for (const call of client.waiting) call.settle("shutdown");
+    }
     return clients;
   }
 
@@ -933,6 +1035,7 @@ class LabState {
       tag: "resource/update",
       fields: { uri: REVIEW_URI, version: client.reviewVersion },
     });
+    for (const call of client.waiting) call.settle("updated");
     await this.#notify(client, "updated");
     if (this.config.sendListChanged) await this.#notify(client, "list_changed");
     run.remaining--;
@@ -1119,6 +1222,8 @@ interface Verdict {
   /** What the client did not do that the next level needs, in words. */
   missing: string;
   steps: VerdictSteps;
+  /** 6 when the update reached the client through the wait tool, else null. */
+  waitToolLevel: number | null;
 }
 
 const NOT_OBSERVABLE =
@@ -1151,18 +1256,44 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
     levelName: LEVEL_NAMES[level],
     missing: missingStep(client, config, level),
     steps,
+    // One wait that returned a newer version both told the client and gave
+    // it the new text: levels 5 and 6, by this route only.
+    waitToolLevel: progress.waitTool.deliveredVersion === undefined ? null : 6,
   };
 }
 
-/** The first step the client did not take, said plainly. */
+/**
+ * The first step the client did not take, said plainly; when the update
+ * reached it through the wait tool instead, that follows.
+ */
 function missingStep(
   client: LabClient,
   config: LabConfig,
   level: number,
 ): string {
+  const native = nativeMissingStep(client, config, level);
+  const waited = client.progress.waitTool.deliveredVersion;
+  return waited === undefined || level >= 6
+    ? native
+    : `${native}; the update (version ${waited}) reached it through the ${WAIT_TOOL} tool instead (level 6 via wait tool)`;
+}
+
+/** The tool a read went through, in words, if it was not a resource read. */
+function readRoute(via?: ReadRoute): string {
+  return via === "tool"
+    ? ` (through the ${REVIEW_TOOL} tool)`
+    : via === "wait-tool"
+    ? ` (through the ${WAIT_TOOL} tool)`
+    : "";
+}
+
+function nativeMissingStep(
+  client: LabClient,
+  config: LabConfig,
+  level: number,
+): string {
   const progress = client.progress;
-  const viaTool = (via?: "resource" | "tool") =>
-    via === "tool" ? ` (through the ${REVIEW_TOOL} tool)` : "";
+  const viaTool = readRoute;
   if (level >= 6) return `${NOT_OBSERVABLE}${viaTool(progress.reread?.via)}`;
   if (!progress.listed && level < 2) {
     return "never listed resources (resources/list)";
@@ -1238,7 +1369,12 @@ export interface ClientReport {
   lastVersionRead: number;
   updatesSent: number;
   notificationsLost: number;
-  readVia: "resource" | "tool" | null;
+  readVia: ReadRoute | null;
+  /**
+   * The wait tool's part: how often it was called, the longest wait, and
+   * the level reached through it (6, or null): never part of `level`.
+   */
+  waitTool: { calls: number; longestWaitSeconds: number; level: number | null };
   /**
    * The most 2026-07-28 listen streams open at once under this identity:
    * above 1, several streams (often several copies of one client) shared it.
@@ -1290,6 +1426,11 @@ function clientReport(
     updatesSent: client.updates.sent,
     notificationsLost: client.progress.lost.length,
     readVia: client.progress.readV1 ?? null,
+    waitTool: {
+      calls: client.progress.waitTool.calls,
+      longestWaitSeconds: client.progress.waitTool.longestSeconds,
+      level: verdict.waitToolLevel,
+    },
     listenStreamsAtOnce: client.peakListens,
     timeline: client.timeline.map((step) => ({
       at: new Date(step.at).toISOString(),
@@ -1361,10 +1502,12 @@ function labReportMarkdown(
           MARK(steps.listed),
           MARK(steps.readV1),
           MARK(steps.subscribed),
-          MARK(steps.notificationDelivered),
-          MARK(steps.rereadAfterNotification),
+          byRoute(steps.notificationDelivered, verdict.waitToolLevel),
+          byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
           "not observable",
-          `${verdict.level}`,
+          verdict.waitToolLevel === null
+            ? `${verdict.level}`
+            : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
           cell(verdict.missing + sharedIdentityNote(client)),
         ].join(" | ")
       } |`,
@@ -1383,6 +1526,11 @@ function labReportMarkdown(
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/** A level step's cell: reached natively, or only through the wait tool. */
+function byRoute(native: boolean, waitToolLevel: number | null): string {
+  return native || waitToolLevel === null ? MARK(native) : "via wait tool";
 }
 
 /** Says when several listen streams were open at once under one identity. */
@@ -1429,6 +1577,9 @@ function diagramArrow(
     case "list":
       return "C->>L: resources/list";
     case "read":
+      if (fields.name === WAIT_TOOL) {
+        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
+      }
       return evidence.tag === "tools/call"
         ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
         : `C->>L: resources/read (v${fields.version})`;
@@ -1482,6 +1633,9 @@ function verdictBlock(
       clientLabel(client)
     } era=${client.era} protocol=${client.protocolVersion} id=${client.id} trigger=${config.updateTrigger}`,
     `  level ${verdict.level} of 7: ${verdict.levelName}`,
+    ...(verdict.waitToolLevel === null ? [] : [
+      `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
+    ]),
     `  next: ${verdict.missing}`,
     ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
@@ -1544,6 +1698,114 @@ function resourceNotFound(uri: string): Error {
  */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
 const nameParams = { params: z.object({ name: z.string() }).passthrough() };
+const toolCallParams = {
+  params: z.object({
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+  }).passthrough(),
+};
+
+/** The wait tool's arguments, checked as its input schema says. */
+const waitArgumentsSchema = z.object({
+  since_version: z.number().int().min(0).optional(),
+  timeout_seconds: z.number().positive().max(MAX_WAIT_SECONDS).default(60),
+}).strict();
+
+/** How often a waiting call reports progress: every 5 s, 4 times at least. */
+export function waitProgressSeconds(timeoutSeconds: number): number {
+  return Math.min(5, timeoutSeconds / 4);
+}
+
+/**
+ * Holds a call until `client`'s resource changes, `seconds` pass, or one of
+ * `ends` aborts; reports progress meanwhile. Settles once and leaves no
+ * timer behind.
+ */
+function waitForUpdate(
+  client: LabClient,
+  seconds: number,
+  ends: (AbortSignal | undefined)[],
+  progress?: (elapsed: number, total: number) => Promise<void>,
+): Promise<WaitEnd> {
+  const { promise, resolve } = Promise.withResolvers<WaitEnd>();
+  const started = performance.now();
+  const timeout = setTimeout(() => call.settle("timeout"), seconds * 1000);
+  const ticker = progress && setInterval(() => {
+    const elapsed = Math.round((performance.now() - started) / 100) / 10;
+    progress(elapsed, seconds).catch(() => call.settle("disconnected"));
+  }, waitProgressSeconds(seconds) * 1000);
+  const signals = ends.filter((signal) => signal !== undefined);
+  const onAbort = () => call.settle("cancelled");
+  const call: WaitingCall = {
+    settle(end) {
+      if (!client.waiting.delete(call)) return;
+      clearTimeout(timeout);
+      clearInterval(ticker);
+      for (const signal of signals) {
+        signal.removeEventListener("abort", onAbort);
+      }
+      resolve(end);
+    },
+  };
+  client.waiting.add(call);
+  for (const signal of signals) {
+    if (signal.aborted) call.settle("cancelled");
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+  return promise;
+}
+
+/**
+ * `wait_for_review_update`: returns the resource's text once it is newer
+ * than `since_version` (at once if it already is), or the unchanged text
+ * after the timeout, with a line saying so. Logged and recorded as a read
+ * through the wait tool.
+ */
+async function waitToolCall(
+  { config, state }: LabContext,
+  client: LabClient,
+  rawArguments: unknown,
+  call: {
+    ends: (AbortSignal | undefined)[];
+    progress?: (elapsed: number, total: number) => Promise<void>;
+  },
+) {
+  const parsed = waitArgumentsSchema.safeParse(rawArguments ?? {});
+  if (!parsed.success) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid arguments for ${WAIT_TOOL}: ${parsed.error.issues[0].message} (${
+        parsed.error.issues[0].path.join(".") || "arguments"
+      })`,
+    );
+  }
+  const since = parsed.data.since_version ?? client.progress.lastVersionRead;
+  const seconds = parsed.data.timeout_seconds;
+  state.askedToWait(client);
+  const started = performance.now();
+  const end = client.reviewVersion > since
+    ? "updated"
+    : await waitForUpdate(client, seconds, call.ends, call.progress);
+  const waited = Math.round((performance.now() - started) / 100) / 10;
+  const version = client.reviewVersion;
+  state.record(client, "read", {
+    tag: "tools/call",
+    fields: {
+      name: WAIT_TOOL,
+      since,
+      waited: `${waited}s`,
+      version,
+      ended: end === "updated" ? undefined : end,
+    },
+  }, { version, via: "wait-tool", since, waited });
+  const text = reviewStatus(config, version);
+  const preface = end === "updated"
+    ? ""
+    : end === "timeout"
+    ? `no update within ${seconds} s: version ${version} is still current\n`
+    : `the wait ended early (${end}): version ${version} is current\n`;
+  return { content: [{ type: "text" as const, text: preface + text }] };
+}
 
 /** A JSON-RPC error the lab answered a request with. */
 interface ErrorAnswer {
@@ -1614,11 +1876,12 @@ function isResourceNotFoundData(data: unknown): boolean {
  * era subscribes through `subscriptions/listen`, served by the SDK's router.
  */
 function buildLabServer(
-  { config, log, state }: LabContext,
+  labContext: LabContext,
   client: LabClient,
   era: Era,
   onErrorAnswer: (error: ErrorAnswer) => void,
 ): Server {
+  const { config, log, state } = labContext;
   const server = new LabServer(era, onErrorAnswer);
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = (error) => logSdkError(log, error);
@@ -1655,11 +1918,33 @@ function buildLabServer(
     return { contents: [{ uri, mimeType: REVIEW_MIME_TYPE, text }] };
   });
   server.setRequestHandler("tools/list", () => ({
-    tools: config.enableTool ? [reviewTool] : [],
+    tools: [
+      ...config.enableTool ? [reviewTool] : [],
+      ...config.enableWaitTool ? [waitTool] : [],
+    ],
   }));
   // Having declared tools and prompts, an unknown name is bad params, not
   // an unknown method.
-  server.setRequestHandler("tools/call", nameParams, ({ name }) => {
+  server.setRequestHandler("tools/call", toolCallParams, (call, ctx) => {
+    const { name } = call;
+    if (config.enableWaitTool && name === WAIT_TOOL) {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      return waitToolCall(labContext, client, call.arguments, {
+        ends: [ctx.mcpReq.signal, departureOf(ctx.http?.req)],
+        progress: progressToken === undefined
+          ? undefined
+          : (seconds, total) =>
+            ctx.mcpReq.notify({
+              method: "notifications/progress",
+              params: {
+                progressToken,
+                progress: seconds,
+                total,
+                message: `waiting for ${REVIEW_URI} to change`,
+              },
+            }),
+      });
+    }
     if (!config.enableTool || name !== REVIEW_TOOL) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -2088,6 +2373,50 @@ function whenStreamEnds(
       return reader.cancel(reason);
     },
   });
+}
+
+/** For each wait tool call over HTTP: aborts when its client leaves. */
+const departures = new WeakMap<Request, AbortSignal>();
+
+/** The departure signal of the HTTP request a call came in, if it has one. */
+function departureOf(request?: Request): AbortSignal | undefined {
+  return request && departures.get(request);
+}
+
+/** Whether a body calls the wait tool (only those calls are watched). */
+function isWaitCall(body: unknown): boolean {
+  const call = body as
+    | { method?: unknown; params?: { name?: unknown } }
+    | undefined;
+  return call?.method === "tools/call" && call.params?.name === WAIT_TOOL;
+}
+
+/**
+ * Serves a wait tool call while watching for its client leaving: before the
+ * answer starts, through the request's own signal (Deno aborts it when the
+ * connection drops, and after every answer, so only until then); after that,
+ * a streamed answer's cancel says it.
+ */
+async function serveWatched(
+  request: Request,
+  forwarded: Request,
+  serve: () => Promise<Response>,
+): Promise<Response> {
+  const departure = new AbortController();
+  departures.set(forwarded, departure.signal);
+  const leave = () => departure.abort();
+  request.signal.addEventListener("abort", leave);
+  let response: Response;
+  try {
+    response = await serve();
+  } finally {
+    request.signal.removeEventListener("abort", leave);
+  }
+  if (!response.body || !isEventStream(response)) return response;
+  const body = whenStreamEnds(response.body, (byClient) => {
+    if (byClient) departure.abort();
+  });
+  return new Response(body, response);
 }
 
 /** Logs an error the SDK reported outside any answer. */
@@ -2588,6 +2917,8 @@ export interface LabCounts {
   legacySessions: number;
   listenStreams: number;
   pendingUpdates: number;
+  /** `wait_for_review_update` calls in progress. */
+  waitingCalls: number;
 }
 
 /** A running lab: a fetch handler plus what shutdown and tests need. */
@@ -2685,7 +3016,9 @@ async function serveMcp(
         await isLegacyRequest(forwarded, body)
       ? eras.legacy
       : eras.modern;
-    return await era.serve(forwarded, body);
+    return await (isWaitCall(body)
+      ? serveWatched(request, forwarded, () => era.serve(forwarded, body))
+      : era.serve(forwarded, body));
   } catch (error) {
     return internalError(log, error, body);
   }
@@ -2709,6 +3042,7 @@ export function createLab(
       ...legacy.counts(),
       ...modern.counts(),
       pendingUpdates: state.pendingUpdates(),
+      waitingCalls: state.waitingCalls(),
     };
   }
 

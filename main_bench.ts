@@ -475,6 +475,7 @@ async function startLab(env: Record<string, string>): Promise<LabProcess> {
         legacySessions: health.legacySessions,
         listenStreams: health.listenStreams,
         pendingUpdates: health.pendingUpdates,
+        waitingCalls: health.waitingCalls,
       };
     },
     async stop() {

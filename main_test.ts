@@ -473,6 +473,7 @@ Deno.test("2026-07-28 era: closing the listen stream cancels its update", async 
     legacySessions: 0,
     listenStreams: 1,
     pendingUpdates: 1,
+    waitingCalls: 0,
   });
   await subscription.close();
   assert.equal(await subscription.closed, "local");
@@ -484,6 +485,7 @@ Deno.test("2026-07-28 era: closing the listen stream cancels its update", async 
     legacySessions: 0,
     listenStreams: 0,
     pendingUpdates: 0,
+    waitingCalls: 0,
   });
   await delay(400);
   assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
@@ -609,6 +611,7 @@ Deno.test("2025 era: a session that ends before its update leaves no timer", asy
     legacySessions: 0,
     listenStreams: 0,
     pendingUpdates: 0,
+    waitingCalls: 0,
   });
   await delay(300);
   assert.ok(!lab.lines.some((line) => line.startsWith("[resource/update]")));
@@ -680,6 +683,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     updatedStatus: "reviewed",
     sendListChanged: false,
     enableTool: false,
+    enableWaitTool: false,
     allowedHosts: [],
     authToken: "",
     sessionTtlSeconds: 1800,
@@ -1596,6 +1600,7 @@ Deno.test("churn: thousands of sessions and listen streams leave no sessions, ti
     legacySessions: 1,
     listenStreams: 0,
     pendingUpdates: 0,
+    waitingCalls: 0,
   });
   const growth = heapUsed() - baseline;
   console.log(
@@ -1952,6 +1957,7 @@ Deno.test("/report: stable fields for every client", async () => {
     "updatesSent",
     "notificationsLost",
     "readVia",
+    "waitTool",
     "listenStreamsAtOnce",
     "timeline",
     "timelineDropped",
@@ -2023,22 +2029,18 @@ Deno.test("flags mirror the environment and win over it", () => {
   );
 });
 
+/** A client transport to `main.ts --stdio FLAGS` in a subprocess. */
+function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
+  return new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", "-A", MAIN_PATH, "--stdio", ...flags],
+    stderr,
+  });
+}
+
 for (const mode of ["legacy", "auto"] as const) {
   Deno.test(`stdio (${mode === "legacy" ? "2025" : "2026-07-28"}): the full flow over a subprocess`, async () => {
-    const transport = new StdioClientTransport({
-      command: Deno.execPath(),
-      args: [
-        "run",
-        "-A",
-        MAIN_PATH,
-        "--stdio",
-        "--delay",
-        "0.1",
-        "--log-level",
-        "info",
-      ],
-      stderr: "pipe",
-    });
+    const transport = stdioLab("pipe", "--delay", "0.1", "--log-level", "info");
     const logs: string[] = [];
     transport.stderr?.on(
       "data",
@@ -2297,7 +2299,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 19);
+  assert.equal(help.length, 20);
   assert.deepEqual(await readmeSettings(), help);
 });
 
@@ -3323,18 +3325,252 @@ Deno.test("probe --header: extra headers reach the server (a bearer token given 
     }),
   );
   assert.equal(result.level, 7);
-  // Same clientInfo next: the lab must have seen the first listen end, or it
-  // takes the second run for a copy of a client still listening.
-  for (let i = 0; i < 100 && lab.lab.counts().listenStreams > 0; i++) {
-    await delay(50);
-  }
+  // A lab of its own: the same clientInfo again would continue the first run.
+  await using second = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
   const run = await runProbeCommand([
     "--url",
-    lab.url.href,
+    second.url.href,
     "--header",
     "Authorization: Bearer header-token",
     "--header",
     "X-Probe: yes",
   ]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
+});
+
+// ---------------------------------------------------------------------------
+// The wait tool: an update reaches a client that cannot subscribe
+// ---------------------------------------------------------------------------
+
+/** The text of a tool answer. */
+function toolText(result: unknown): string {
+  const { content } = result as { content: { type: string; text: string }[] };
+  return content.map((block) => block.text).join("\n");
+}
+
+for (const mode of ["legacy", "auto"] as const) {
+  const era = mode === "legacy" ? "2025" : "2026-07-28";
+  Deno.test(`wait tool (${era}): blocks until this client's update and returns version 2; the report says it came that way`, async () => {
+    await using lab = startLab({
+      MCP_TEST_ENABLE_WAIT_TOOL: "true",
+      MCP_TEST_UPDATE_DELAY_SECONDS: "0.3",
+    });
+    await using client = await connectClient(lab.url, `waiter-${mode}`, mode);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name), [
+      "wait_for_review_update",
+    ]);
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const started = performance.now();
+    const answer = await client.callTool({
+      name: "wait_for_review_update",
+      arguments: {},
+    });
+    assert.ok(performance.now() - started >= 250);
+    assert.equal(toolText(answer), VERSION_2_TEXT);
+    assert.ok(
+      lab.lines.some((line) =>
+        /^\[tools\/call\] name=wait_for_review_update since=1 waited=0\.\ds version=2 client=waiter-/
+          .test(line)
+      ),
+      lab.lines.join("\n"),
+    );
+    const entry = lab.lab.report().clients.find((c) =>
+      c.name === `waiter-${mode}`
+    )!;
+    // The wait started the update series, whose notification still goes
+    // out the native way: a 2025 client's open GET stream gets it (level 5
+    // natively); a 2026-07-28 client without a listen stream does not.
+    const native = era === "2025" ? 5 : 3;
+    assert.equal(entry.level, native);
+    assert.equal(entry.steps.notificationDelivered, era === "2025");
+    assert.equal(entry.steps.rereadAfterNotification, false);
+    assert.deepEqual(entry.waitTool.level, 6);
+    assert.equal(entry.waitTool.calls, 1);
+    assert.match(
+      entry.missing,
+      /; the update \(version 2\) reached it through the wait_for_review_update tool instead \(level 6 via wait tool\)$/,
+    );
+    const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+    assert.match(
+      markdown,
+      new RegExp(
+        `^\\| waiter-${mode} \\|.*\\| ${
+          era === "2025" ? "✅" : "via wait tool"
+        } \\| via wait tool \\| not observable \\| ${native} \\(6 via wait tool\\) \\|`,
+        "m",
+      ),
+    );
+    assert.match(
+      markdown,
+      /C->>L: tools\/call wait_for_review_update since v1, answered v2 after 0\.\ds/,
+    );
+    assert.equal(lab.lab.counts().waitingCalls, 0);
+  });
+}
+
+/** Calls the wait tool in a raw 2025 session (no GET stream); the answer's text. */
+async function rawWait(
+  url: URL,
+  sessionId: string,
+  args: Record<string, unknown>,
+  signal?: AbortSignal,
+) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { ...JSON_HEADERS, "mcp-session-id": sessionId },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "wait_for_review_update", arguments: args },
+    }),
+    signal,
+  });
+  return await readJsonRpcAnswer(response, 10_000) as {
+    result?: unknown;
+    error?: { code: number; message: string };
+  };
+}
+
+Deno.test("wait tool (2025): no GET stream needed; at once when already newer; the timeout is text, not an error", async () => {
+  await using lab = startLab({
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+  });
+  const sessionId = await openRawSession(lab.url);
+  const first = await rawWait(lab.url, sessionId, { since_version: 0 });
+  assert.equal(toolText(first.result), VERSION_1_TEXT);
+  assert.ok(
+    lab.lines.some((line) =>
+      line.startsWith(
+        "[tools/call] name=wait_for_review_update since=0 waited=0s version=1 ",
+      )
+    ),
+  );
+  const second = await rawWait(lab.url, sessionId, {});
+  assert.equal(toolText(second.result), VERSION_2_TEXT);
+  const third = await rawWait(lab.url, sessionId, { timeout_seconds: 0.3 });
+  assert.equal(
+    toolText(third.result),
+    `no update within 0.3 s: version 2 is still current\n${VERSION_2_TEXT}`,
+  );
+  assert.ok(
+    lab.lines.some((line) =>
+      /^\[tools\/call\] name=wait_for_review_update since=2 waited=0\.\ds version=2 ended=timeout /
+        .test(line)
+    ),
+  );
+  const bad = await rawWait(lab.url, sessionId, { timeout_seconds: 601 });
+  assert.equal(bad.error?.code, -32602);
+  assert.match(
+    bad.error!.message,
+    /^Invalid arguments for wait_for_review_update: /,
+  );
+  assert.equal(lab.lab.counts().waitingCalls, 0);
+});
+
+Deno.test("wait tool: progress notifications with a progressToken, none without", async () => {
+  await using lab = startLab({
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+  });
+  await using client = await connectClient(lab.url, "patient");
+  const progress: number[] = [];
+  await client.callTool(
+    {
+      name: "wait_for_review_update",
+      arguments: { since_version: 1, timeout_seconds: 1 },
+    },
+    { onprogress: (update) => progress.push(update.progress) },
+  );
+  assert.ok(progress.length >= 3, `progress: ${progress}`);
+  assert.ok(
+    progress.every((seconds, i) => i === 0 || seconds > progress[i - 1]),
+  );
+  let unasked = 0;
+  client.setNotificationHandler("notifications/progress", () => {
+    unasked++;
+  });
+  await client.callTool({
+    name: "wait_for_review_update",
+    arguments: { since_version: 1, timeout_seconds: 0.6 },
+  });
+  assert.equal(unasked, 0);
+  assert.equal(lab.lab.counts().waitingCalls, 0);
+});
+
+Deno.test("wait tool: a cancel, a client that leaves, a session end and shutdown each end the wait and leave no timer", async () => {
+  await using lab = startLab({
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "60",
+  });
+  const waiting = () => lab.lab.counts().waitingCalls;
+  const endedWith = (why: string) =>
+    lab.lines.some((line) =>
+      line.startsWith("[tools/call] name=wait_for_review_update") &&
+      line.includes(` ended=${why} `)
+    );
+
+  // notifications/cancelled, from the SDK client's abort.
+  await using client = await connectClient(lab.url, "canceller");
+  const abort = new AbortController();
+  const call = client.callTool(
+    { name: "wait_for_review_update", arguments: { since_version: 1 } },
+    { signal: abort.signal },
+  );
+  await eventually(() => waiting() === 1, "one wait in progress");
+  abort.abort();
+  await call.catch(() => {});
+  await eventually(() => waiting() === 0, "the cancelled wait ended");
+  assert.ok(endedWith("cancelled"), lab.lines.join("\n"));
+
+  // A client that drops its connection mid-wait.
+  const sessionId = await openRawSession(lab.url);
+  const dropped = new AbortController();
+  const leaving = rawWait(
+    lab.url,
+    sessionId,
+    { since_version: 1 },
+    dropped.signal,
+  );
+  await eventually(() => waiting() === 1, "a raw wait in progress");
+  dropped.abort();
+  await leaving.catch(() => {});
+  await eventually(() => waiting() === 0, "the abandoned wait ended");
+  assert.ok(endedWith("cancelled"));
+
+  // The session ends (DELETE) while its wait is in progress.
+  const ending = rawWait(lab.url, sessionId, { since_version: 1 });
+  await eventually(() => waiting() === 1, "a wait in a session");
+  const deleted = await fetch(lab.url, {
+    method: "DELETE",
+    headers: { "mcp-session-id": sessionId },
+  });
+  await deleted.body?.cancel();
+  await ending.catch(() => {});
+  await eventually(() => waiting() === 0, "the session's wait ended");
+  assert.ok(endedWith("session ended"), lab.lines.join("\n"));
+
+  // Shutdown.
+  const other = await openRawSession(lab.url);
+  const closing = rawWait(lab.url, other, { since_version: 1 });
+  await eventually(() => waiting() === 1, "a wait at shutdown");
+  await lab.lab.close();
+  await closing.catch(() => {});
+  assert.equal(waiting(), 0);
+});
+
+Deno.test("wait tool over stdio: version 2 through the tool", async () => {
+  const client = new Client({ name: "stdio-waiter", version: "1.0.0" });
+  await client.connect(
+    stdioLab("ignore", "--enable-wait-tool", "--delay", "0.2"),
+  );
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  const answer = await client.callTool({
+    name: "wait_for_review_update",
+    arguments: {},
+  });
+  assert.equal(toolText(answer), VERSION_2_TEXT);
+  await client.close();
 });

@@ -49,6 +49,7 @@ function labClient(fields: Partial<ClientReport>): ClientReport {
     updatesSent: 1,
     notificationsLost: 0,
     readVia: "resource",
+    waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
     listenStreamsAtOnce: 0,
     timeline: [],
     timelineDropped: 0,
