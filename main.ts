@@ -2638,7 +2638,7 @@ class LegacyEra implements EraServer {
    */
   #evictIdle(): boolean {
     for (const session of this.#sessions.values()) {
-      if (session.getStreams > 0 || session.inFlight > 0) continue;
+      if (this.#busy(session)) continue;
       this.#end(session, "evicted");
       session.transport.close().catch((error) =>
         logSdkError(this.ctx.log, error)
@@ -2649,14 +2649,24 @@ class LegacyEra implements EraServer {
   }
 
   /**
-   * Restarts the session's idle clock. A session waiting on an open GET
-   * stream is not idle: that is how a subscribed client waits.
+   * Whether a session is in use: a GET stream open (how a subscribed client
+   * waits), a request being taken in, or a wait tool call in progress.
+   */
+  #busy(session: LegacySession): boolean {
+    return session.getStreams > 0 || session.inFlight > 0 ||
+      session.client.waiting.size > 0;
+  }
+
+  /**
+   * Restarts the session's idle clock. A session with an open GET stream is
+   * not idle; one still busy when the clock runs out gets another round.
    */
   #touch(session: LegacySession) {
     clearTimeout(session.idleTimer);
     session.idleTimer = undefined;
     if (session.getStreams > 0 || !this.#sessions.has(session.id)) return;
     session.idleTimer = setTimeout(() => {
+      if (this.#busy(session)) return this.#touch(session);
       this.#end(session, "idle");
       session.transport.close().catch((error) =>
         logSdkError(this.ctx.log, error)

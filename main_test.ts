@@ -3574,3 +3574,40 @@ Deno.test("wait tool over stdio: version 2 through the tool", async () => {
   assert.equal(toolText(answer), VERSION_2_TEXT);
   await client.close();
 });
+
+Deno.test("wait tool (2025): a session waiting on the tool is neither idle nor evictable", async () => {
+  await using lab = startLab({
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "60",
+    MCP_TEST_SESSION_TTL_SECONDS: "0.2",
+    MCP_TEST_MAX_SESSIONS: "1",
+  });
+  const sessionId = await openRawSession(lab.url);
+  const waiting = rawWait(lab.url, sessionId, {
+    since_version: 1,
+    timeout_seconds: 0.8,
+  });
+  await eventually(() => lab.lab.counts().waitingCalls === 1, "a wait");
+  const refused = await rawPost(
+    lab.url,
+    JSON.stringify(initializeMessage({ name: "newcomer", version: "1" })),
+  );
+  assert.equal(refused.status, 503);
+  await refused.body?.cancel();
+  const answer = await waiting;
+  assert.equal(
+    toolText(answer.result),
+    `no update within 0.8 s: version 1 is still current\n${VERSION_1_TEXT}`,
+  );
+  // The session ends as idle only once the wait is over.
+  const waited = lab.lines.findIndex((line) =>
+    line.startsWith("[tools/call] name=wait_for_review_update")
+  );
+  assert.ok(waited >= 0);
+  assert.ok(
+    !lab.lines.slice(0, waited).some((line) =>
+      line.startsWith("[session/end]")
+    ),
+    lab.lines.join("\n"),
+  );
+});
