@@ -20,6 +20,7 @@
  * # -> listening on http://127.0.0.1:8089/mcp
  * deno run -A main.ts --stdio      # one client over stdin/stdout
  * deno run -P main.ts              # only the permissions deno.json declares
+ * deno run -A main.ts probe --url http://127.0.0.1:8080/mcp --uri review://pr/42
  * deno run --allow-net=127.0.0.1 --allow-env='MCP_TEST_*' <url>/main.ts
  * ```
  *
@@ -30,7 +31,9 @@
  * Reading order: configuration; the resource; clients and their evidence;
  * logging; the lab state (update series, trigger policy, listen streams);
  * verdicts and reports; the MCP server both eras share; HTTP refusals and
- * guards; the 2025 era; the 2026-07-28 era; HTTP routing; stdio; `main()`.
+ * guards; the 2025 era; the 2026-07-28 era; HTTP routing; stdio; the probe
+ * (`main.ts probe`, the client side: does a server deliver subscriptions?);
+ * `main()`.
  *
  * @module
  */
