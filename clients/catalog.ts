@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { ModelScript } from "./decide.ts";
+import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /** `default` is whatever the client negotiates; `2026-07-28` its opt-in. */
@@ -26,6 +26,7 @@ export interface LaunchContext {
   modelOrigin: string;
   prompt: string;
   mode: ModeId;
+  route: Route;
 }
 
 export interface Launch {
@@ -49,8 +50,27 @@ export interface ClientDefinition {
   modes: ModeId[];
   /** Start the lab with `MCP_TEST_ENABLE_TOOL=true` (tools-only clients). */
   enableTool: boolean;
+  /**
+   * The client's own shell tool, for the `shell-probe` route: its name as the
+   * model sees it and the arguments that run one command; or, for a client
+   * that cannot run a shell command headless, why.
+   */
+  shell: ShellTool | { unavailable: string };
+  /** A different loader call per route (Claude Code defers MCP tools). */
+  routeLoader?: Partial<Record<Route, ScriptedCall>>;
   launch(context: LaunchContext): Launch;
 }
+
+export interface ShellTool {
+  name: string;
+  input(command: string): Record<string, unknown>;
+}
+
+/** The usual shell tool arguments: the command and what it is for. */
+const commandWithDescription = (command: string) => ({
+  command,
+  description: "Run the lab's subscription probe",
+});
 
 /** The API key every client gets: a fake, the model is on loopback. */
 export const FAKE_API_KEY = "lab-scripted-model-key";
@@ -80,7 +100,17 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    shell: { name: "Bash", input: commandWithDescription },
+    routeLoader: {
+      "wait-tool": {
+        name: "ToolSearch",
+        input: {
+          query:
+            "select:ListMcpResourcesTool,ReadMcpResourceTool,mcp__lab__wait_for_review_update",
+        },
+      },
+    },
+    launch({ home, labUrl, modelOrigin, prompt, route }) {
       const mcpConfig = `${home}/lab-mcp.json`;
       return {
         args: [
@@ -94,8 +124,16 @@ export const CLIENTS: ClientDefinition[] = [
           "--strict-mcp-config",
           "--model",
           "claude-sonnet-4-5",
+          // Headless approval: only the tools the route needs.
           "--allowedTools",
-          "ListMcpResourcesTool,ReadMcpResourceTool",
+          [
+            "ListMcpResourcesTool",
+            "ReadMcpResourceTool",
+            ...(route === "wait-tool"
+              ? ["mcp__lab__wait_for_review_update"]
+              : []),
+            ...(route === "shell-probe" ? ["Bash"] : []),
+          ].join(","),
         ],
         env: {
           ANTHROPIC_BASE_URL: modelOrigin,
@@ -125,6 +163,8 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
+    // --yolo approves it headless.
+    shell: { name: "run_shell_command", input: commandWithDescription },
     launch({ home, labUrl, modelOrigin, prompt }) {
       return {
         args: [
@@ -167,6 +207,8 @@ export const CLIENTS: ClientDefinition[] = [
     // Codex speaks 2025 unless its `mcp_2026_07_28` feature is on.
     modes: ["default", "2026-07-28"],
     enableTool: false,
+    // --dangerously-bypass-approvals-and-sandbox approves it headless.
+    shell: { name: "exec_command", input: (command) => ({ cmd: command }) },
     launch({ home, labUrl, modelOrigin, prompt, mode }) {
       const codexHome = `${home}/.codex`;
       return {
@@ -211,6 +253,8 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
+    // OPENCODE_PERMISSION allows it headless.
+    shell: { name: "bash", input: commandWithDescription },
     launch({ workDir, labUrl, modelOrigin, prompt }) {
       return {
         args: ["run", "-m", "lab/scripted", "--format", "json", prompt],
@@ -255,6 +299,7 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
+    shell: { name: "bash", input: commandWithDescription },
     launch({ workDir, labUrl, modelOrigin, prompt }) {
       return {
         args: ["run", "-m", "lab/scripted", "--quiet", prompt],
@@ -299,13 +344,18 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: true,
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    // --yolo approves it headless (see launch).
+    shell: { name: "bash", input: commandWithDescription },
+    launch({ home, labUrl, modelOrigin, prompt, route }) {
       const copilotHome = `${home}/.copilot`;
       return {
         args: [
           "-p",
           prompt,
-          "--allow-all-tools",
+          // --allow-all-tools alone still refuses a command that names paths
+          // outside the work folder (the lab's main.ts, the deno cache):
+          // the probe needs --yolo (tools, paths and URLs).
+          route === "shell-probe" ? "--yolo" : "--allow-all-tools",
           "--disable-client-telemetry",
           "--model",
           "gpt-4.1",

@@ -9,6 +9,7 @@
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
+import type { ModelScript, Route } from "./decide.ts";
 import { startLab } from "./lab.ts";
 import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
 
@@ -31,6 +32,15 @@ export interface RunOptions {
   timeoutSeconds: number;
   /** Keep the run's home, work and tmp folders (for debugging a client). */
   keepHome?: boolean;
+  /** The route the model takes (`native` when absent). */
+  route?: Route;
+  /**
+   * A long-wait run: the wait-tool route with an update delay above a
+   * minute, to see whether the client lets the call block that long.
+   */
+  longWait?: boolean;
+  /** Where the probe on the shell-probe route finds its cached modules. */
+  denoDir?: string;
 }
 
 /** Everything a run produced, as plain data. */
@@ -41,6 +51,11 @@ export interface RunRecord {
   version: string;
   mode: ModeId;
   trigger: Trigger;
+  route: Route;
+  /** A long-wait run of the wait-tool route (see `RunOptions.longWait`). */
+  longWait: boolean;
+  /** The lab's update delay in this run. */
+  delaySeconds: number;
   ranAt: string;
   durationSeconds: number;
   outcome: Outcome;
@@ -61,6 +76,89 @@ export const PROMPT =
   "Read the MCP resource test://review/status from the lab server and tell me its status. " +
   "Then wait for the review to finish: the resource will change by itself. " +
   "When it changes, tell me the new status.";
+
+/** The name the lab gives its blocking tool. */
+export const WAIT_TOOL = "wait_for_review_update";
+
+/** The lab's client name for its probe (what the shell-probe route runs). */
+export const PROBE_CLIENT = "mcp-subscription-probe";
+
+/**
+ * The deno cache the probe uses on the shell-probe route: the client runs
+ * in an isolated HOME, so without it the probe would fetch its SDK again.
+ */
+export function defaultDenoDir(): string {
+  return Deno.env.get("DENO_DIR") ??
+    `${
+      Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`
+    }/deno`;
+}
+
+/**
+ * The command the model hands the client's shell tool on the shell-probe
+ * route: the lab's probe against this run's lab, from the deno cache only
+ * (nothing leaves loopback).
+ */
+export function probeCommand(
+  mainPath: string,
+  labUrl: string,
+  denoDir: string,
+): string {
+  return `DENO_DIR=${denoDir} deno run -A --cached-only ${mainPath} probe --url ${labUrl} --uri test://review/status --json`;
+}
+
+/**
+ * The wait tool's arguments: version 1 is what the model read, and the
+ * timeout is past the lab's update delay (a minute past it on a long wait).
+ */
+export function waitArguments(
+  delaySeconds: number,
+): { since_version: number; timeout_seconds: number } {
+  return {
+    since_version: 1,
+    timeout_seconds: Math.min(600, Math.max(60, Math.ceil(delaySeconds) + 60)),
+  };
+}
+
+/** What the model needs for this client on this route. */
+export function routeScript(
+  client: ClientDefinition,
+  route: Route,
+  context: {
+    mainPath: string;
+    labUrl: string;
+    denoDir: string;
+    delaySeconds: number;
+  },
+): Pick<ModelScript, "route" | "routeCall" | "routeUnavailable" | "loader"> {
+  const loader = client.routeLoader?.[route] ?? client.script.loader;
+  if (route === "wait-tool") {
+    return {
+      route,
+      loader,
+      routeCall: {
+        name: WAIT_TOOL,
+        input: waitArguments(context.delaySeconds),
+      },
+    };
+  }
+  if (route === "shell-probe") {
+    if ("unavailable" in client.shell) {
+      return { route, loader, routeUnavailable: client.shell.unavailable };
+    }
+    return {
+      route,
+      loader,
+      routeCall: {
+        name: client.shell.name,
+        input: client.shell.input(
+          probeCommand(context.mainPath, context.labUrl, context.denoDir),
+        ),
+      },
+    };
+  }
+  return { route, loader };
+}
 
 /** Seconds the model waits past the lab's update delay before its nudge. */
 const WAIT_MARGIN_SECONDS = 2;
@@ -210,6 +308,9 @@ type RunHeader = Pick<
   | "version"
   | "mode"
   | "trigger"
+  | "route"
+  | "longWait"
+  | "delaySeconds"
   | "ranAt"
 >;
 
@@ -217,6 +318,7 @@ export function runHeader(
   client: ClientDefinition,
   mode: ModeId,
   trigger: Trigger,
+  run: { route?: Route; longWait?: boolean; delaySeconds?: number } = {},
 ): RunHeader {
   return {
     clientId: client.id,
@@ -225,6 +327,9 @@ export function runHeader(
     version: client.version,
     mode,
     trigger,
+    route: run.route ?? "native",
+    longWait: run.longWait ?? false,
+    delaySeconds: run.delaySeconds ?? 0,
     ranAt: new Date().toISOString(),
   };
 }
@@ -257,7 +362,12 @@ export async function runClient(
   options: RunOptions,
 ): Promise<RunRecord> {
   const started = performance.now();
-  const base = runHeader(client, mode, trigger);
+  const route = options.route ?? "native";
+  const base = runHeader(client, mode, trigger, {
+    route,
+    longWait: options.longWait,
+    delaySeconds: options.delaySeconds,
+  });
   const seconds = () => Math.round((performance.now() - started) / 1000);
   await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
   const home = `${options.runDir}/home`;
@@ -274,6 +384,7 @@ export async function runClient(
       trigger,
       delaySeconds: options.delaySeconds,
       enableTool: client.enableTool,
+      enableWaitTool: route === "wait-tool",
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
@@ -282,6 +393,12 @@ export async function runClient(
   const model = startScriptedModel({
     ...client.script,
     waitSeconds: options.delaySeconds + WAIT_MARGIN_SECONDS,
+    ...routeScript(client, route, {
+      mainPath: options.labMainPath,
+      labUrl: lab.url,
+      denoDir: options.denoDir ?? defaultDenoDir(),
+      delaySeconds: options.delaySeconds,
+    }),
   });
   let command = "";
   let result: ProcessResult = {
@@ -299,6 +416,7 @@ export async function runClient(
       modelOrigin: model.origin,
       prompt: PROMPT,
       mode,
+      route,
     });
     for (const [path, content] of Object.entries(launch.files)) {
       await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), {

@@ -29,6 +29,7 @@ function standIn(
     },
     modes: ["default"],
     enableTool: false,
+    shell: { name: "bash", input: (command) => ({ command }) },
     launch: (context) => ({ args: launch(context), env: {}, files: {} }),
   };
 }
