@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
 import { rowFromRun } from "./matrix.ts";
-import { commandLine, PROMPT, runClient, type RunOptions } from "./runner.ts";
+import {
+  commandLine,
+  PROMPT,
+  routeScript,
+  runClient,
+  type RunOptions,
+  waitArguments,
+} from "./runner.ts";
 
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.
@@ -29,7 +36,7 @@ function standIn(
     },
     modes: ["default"],
     enableTool: false,
-    shell: { name: "bash", input: (command) => ({ command }) },
+    shell: { name: "Bash", input: (command) => ({ command }) },
     launch: (context) => ({ args: launch(context), env: {}, files: {} }),
   };
 }
@@ -177,6 +184,96 @@ Deno.test({
   },
 });
 
+/** The fake agent as a client that never subscribes (the field today). */
+const plainAgent = standIn(({ labUrl, modelOrigin, prompt }) => [
+  "run",
+  "--allow-net=127.0.0.1",
+  "--allow-run=sh",
+  "--no-config",
+  "--no-lock",
+  fakeAgentPath,
+  labUrl,
+  modelOrigin,
+  prompt,
+  "plain",
+]);
+
+Deno.test({
+  name:
+    "runner (wait-tool): a client that never subscribes gets version 2 through the wait tool, and the lab agrees",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runClient(plainAgent, "default", "subscribe", {
+        ...run,
+        route: "wait-tool",
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.equal(record.route, "wait-tool");
+      assert.deepEqual(record.transcript.map((entry) => entry.stage), [
+        "read-v1",
+        "call-wait-tool",
+        "final",
+      ]);
+      assert.match(
+        record.transcript[1].answer,
+        /^tool mcp__lab__wait_for_review_update \{"since_version":1,"timeout_seconds":61\}$/,
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.subscribed, false);
+      assert.equal(row.labLevel, 3);
+      assert.equal(row.contextUpdated, true);
+      assert.equal(row.level, 7);
+      assert.equal(row.waitTool?.level, 6);
+      assert.equal(row.waitTool?.calls, 1);
+      assert.ok((row.waitTool?.longestWaitSeconds ?? 0) > 0);
+      assert.match(row.notes, /version 2 delivered through it/);
+      assert.equal(
+        row.evidence,
+        "runs/stand-in-0.0.0-default-wait-tool.md#trigger-subscribe",
+      );
+      assert.match(record.outputTail, /the wait tool brought the update/);
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "runner (shell-probe): the client's shell runs the lab's probe, whose version 2 reaches the model",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runClient(plainAgent, "default", "read", {
+        ...run,
+        route: "shell-probe",
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.deepEqual(record.transcript.map((entry) => entry.stage), [
+        "read-v1",
+        "run-probe",
+        "final",
+      ]);
+      assert.match(
+        record.transcript[1].answer,
+        /^tool Bash \{"command":"DENO_DIR=\S+ deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.labClient, "fake-agent/1.0.0");
+      assert.equal(row.probeLevel, 6);
+      assert.equal(row.contextUpdated, true);
+      assert.equal(row.level, 7);
+      assert.match(
+        row.notes,
+        /the probe reached level 6 in the lab, and its result with version 2 reached the model/,
+      );
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
 Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quoted", () => {
   assert.equal(
     commandLine("claude", [
@@ -190,4 +287,35 @@ Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quot
     ], { home: "/r/home", workDir: "/r/work" }),
     `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
   );
+});
+
+Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
+  const context = {
+    mainPath: "/lab/main.ts",
+    labUrl: "http://127.0.0.1:4000/mcp",
+    denoDir: "/cache/deno",
+    delaySeconds: 3,
+  };
+  assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
+    name: "wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  assert.deepEqual(waitArguments(90), {
+    since_version: 1,
+    timeout_seconds: 150,
+  });
+  assert.deepEqual(routeScript(plainAgent, "shell-probe", context).routeCall, {
+    name: "Bash",
+    input: {
+      command:
+        "DENO_DIR=/cache/deno deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+    },
+  });
+  const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
+  assert.deepEqual(routeScript(noShell, "shell-probe", context), {
+    route: "shell-probe",
+    loader: undefined,
+    routeUnavailable: "no shell tool",
+  });
+  assert.equal(routeScript(plainAgent, "native", context).routeCall, undefined);
 });
