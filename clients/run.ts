@@ -315,7 +315,8 @@ if (values.check) {
   const failures: string[] = [];
   const lines = published.split("\n");
   // The Level column, found by its header rather than by position.
-  const header = lines.find((text) => text.startsWith("| Client |")) ?? "";
+  // (`deno fmt` pads the cells, so the header is matched loosely.)
+  const header = lines.find((text) => /^\|\s*Client\s*\|/.test(text)) ?? "";
   const levelColumn = header.split("|").map((text) => text.trim()).indexOf(
     "Level",
   );
