@@ -27,6 +27,8 @@ export interface LaunchContext {
   prompt: string;
   mode: ModeId;
   route: Route;
+  /** Set the client's MCP tool-call timeout to this (the progress check). */
+  toolTimeoutSeconds?: number;
 }
 
 export interface Launch {
@@ -110,7 +112,7 @@ export const CLIENTS: ClientDefinition[] = [
         },
       },
     },
-    launch({ home, labUrl, modelOrigin, prompt, route }) {
+    launch({ home, labUrl, modelOrigin, prompt, route, toolTimeoutSeconds }) {
       const mcpConfig = `${home}/lab-mcp.json`;
       return {
         args: [
@@ -141,6 +143,9 @@ export const CLIENTS: ClientDefinition[] = [
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           DISABLE_AUTOUPDATER: "1",
           DISABLE_TELEMETRY: "1",
+          ...(toolTimeoutSeconds === undefined
+            ? {}
+            : { MCP_TOOL_TIMEOUT: String(toolTimeoutSeconds * 1000) }),
         },
         files: {
           [mcpConfig]: JSON.stringify({
@@ -165,7 +170,7 @@ export const CLIENTS: ClientDefinition[] = [
     enableTool: false,
     // --yolo approves it headless.
     shell: { name: "run_shell_command", input: commandWithDescription },
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    launch({ home, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
       return {
         args: [
           "-p",
@@ -184,7 +189,15 @@ export const CLIENTS: ClientDefinition[] = [
         },
         files: {
           [`${home}/.gemini/settings.json`]: JSON.stringify({
-            mcpServers: { [SERVER]: { httpUrl: labUrl, trust: true } },
+            mcpServers: {
+              [SERVER]: {
+                httpUrl: labUrl,
+                trust: true,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
             security: { auth: { selectedType: "gemini-api-key" } },
             privacy: { usageStatisticsEnabled: false },
             general: { disableAutoUpdate: true },
@@ -209,7 +222,7 @@ export const CLIENTS: ClientDefinition[] = [
     enableTool: false,
     // --dangerously-bypass-approvals-and-sandbox approves it headless.
     shell: { name: "exec_command", input: (command) => ({ cmd: command }) },
-    launch({ home, labUrl, modelOrigin, prompt, mode }) {
+    launch({ home, labUrl, modelOrigin, prompt, mode, toolTimeoutSeconds }) {
       const codexHome = `${home}/.codex`;
       return {
         args: [
@@ -234,6 +247,9 @@ export const CLIENTS: ClientDefinition[] = [
             ``,
             `[mcp_servers.${SERVER}]`,
             `url = "${labUrl}"`,
+            ...(toolTimeoutSeconds === undefined
+              ? []
+              : [`tool_timeout_sec = ${toolTimeoutSeconds}`]),
             ``,
           ].join("\n"),
         },
@@ -255,7 +271,7 @@ export const CLIENTS: ClientDefinition[] = [
     enableTool: false,
     // OPENCODE_PERMISSION allows it headless.
     shell: { name: "bash", input: commandWithDescription },
-    launch({ workDir, labUrl, modelOrigin, prompt }) {
+    launch({ workDir, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
       return {
         args: ["run", "-m", "lab/scripted", "--format", "json", prompt],
         env: {
@@ -277,7 +293,16 @@ export const CLIENTS: ClientDefinition[] = [
                 models: { scripted: { name: "Scripted lab model" } },
               },
             },
-            mcp: { [SERVER]: { type: "remote", url: labUrl, oauth: false } },
+            mcp: {
+              [SERVER]: {
+                type: "remote",
+                url: labUrl,
+                oauth: false,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
           }),
         },
       };
@@ -346,7 +371,7 @@ export const CLIENTS: ClientDefinition[] = [
     enableTool: true,
     // --yolo approves it headless (see launch).
     shell: { name: "bash", input: commandWithDescription },
-    launch({ home, labUrl, modelOrigin, prompt, route }) {
+    launch({ home, labUrl, modelOrigin, prompt, route, toolTimeoutSeconds }) {
       const copilotHome = `${home}/.copilot`;
       return {
         args: [
@@ -371,7 +396,14 @@ export const CLIENTS: ClientDefinition[] = [
         files: {
           [`${copilotHome}/mcp-config.json`]: JSON.stringify({
             mcpServers: {
-              [SERVER]: { type: "http", url: labUrl, tools: ["*"] },
+              [SERVER]: {
+                type: "http",
+                url: labUrl,
+                tools: ["*"],
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
             },
           }),
         },

@@ -12,7 +12,7 @@ import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
 import type { Route } from "./decide.ts";
 import type { RunRecord, Trigger } from "./runner.ts";
-import { errorLine, PROBE_CLIENT } from "./runner.ts";
+import { errorLine, PROBE_CLIENT, PROGRESS_CHECK } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -25,6 +25,7 @@ type RunFields = Pick<
   | "trigger"
   | "route"
   | "longWait"
+  | "progressCheck"
   | "ranAt"
   | "durationSeconds"
   | "outcome"
@@ -53,7 +54,7 @@ export interface MatrixRow extends RunFields, StepFields {
   waitTool: ClientReport["waitTool"] | null;
   /** The level the lab recorded for the probe the client ran (shell-probe). */
   probeLevel: number | null;
-  /** The lab's update delay in this run (long-wait rows differ). */
+  /** The lab's update delay in this run (long-wait and check rows). */
   delaySeconds?: number;
   /** The row's level: the lab's, or 7 when the context showed the update. */
   level: number;
@@ -84,14 +85,29 @@ export function evidenceFile(
   }.md`;
 }
 
-/** The evidence section of a run: its trigger, and whether it waited long. */
-export function sectionTitle(run: Pick<RunRecord, "trigger" | "longWait">) {
-  return run.longWait ? `${run.trigger}, long wait` : run.trigger;
+type SectionOf = Pick<RunRecord, "trigger" | "longWait"> & {
+  progressCheck?: RunRecord["progressCheck"];
+};
+
+/** The evidence section of a run: its trigger, and the kind of wait. */
+export function sectionTitle(run: SectionOf) {
+  return [
+    run.trigger,
+    ...(run.longWait ? ["long wait"] : []),
+    ...(run.progressCheck === "progress"
+      ? [`tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s`]
+      : run.progressCheck === "no-progress"
+      ? [`tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s, no progress`]
+      : []),
+  ].join(", ");
 }
 
 /** The section's anchor, as Markdown renderers make it. */
-export function sectionAnchor(run: Pick<RunRecord, "trigger" | "longWait">) {
-  return `trigger-${run.trigger}${run.longWait ? "-long-wait" : ""}`;
+export function sectionAnchor(run: SectionOf) {
+  return `trigger ${sectionTitle(run)}`.toLowerCase().replace(
+    /[^a-z0-9 -]/g,
+    "",
+  ).replaceAll(" ", "-");
 }
 
 /** Where a run's row links: its evidence file and section. */
@@ -140,7 +156,15 @@ export function rowLevel(
 
 /** What the route itself showed, for a row's notes. */
 export function routeNotes(
-  run: Pick<RunRecord, "route" | "longWait" | "delaySeconds" | "transcript">,
+  run:
+    & Pick<
+      RunRecord,
+      "route" | "longWait" | "delaySeconds" | "transcript"
+    >
+    & {
+      progressCheck?: RunRecord["progressCheck"];
+      progressTokensRemoved?: number;
+    },
   labClient: ClientReport | undefined,
   probeLevel: number | null,
   contextUpdated: boolean | null,
@@ -163,6 +187,23 @@ export function routeNotes(
         `wait tool: ${wait.calls} call(s), the longest blocked ${wait.longestWaitSeconds} s${
           wait.level === 6 ? ", version 2 delivered through it" : ""
         }`,
+      );
+    }
+    if (run.progressCheck && wait.calls > 0) {
+      const survived = wait.level === 6 && contextUpdated === true;
+      const limit = PROGRESS_CHECK.toolTimeoutSeconds;
+      notes.push(
+        run.progressCheck === "progress"
+          ? survived
+            ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
+            : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`
+          : `progress check, control: the client sent a progressToken with ${
+            run.progressTokensRemoved ?? 0
+          } request(s), removed on its way to the lab; without progress the call ${
+            survived
+              ? `still lasted until the update after ${run.delaySeconds} s: the ${limit} s timeout setting did not apply`
+              : `ended after ${wait.longestWaitSeconds} s: the ${limit} s timeout setting applies`
+          }`,
       );
     }
     if (run.longWait) {
@@ -315,7 +356,10 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     trigger: run.trigger,
     route,
     longWait: run.longWait ?? false,
-    ...(run.longWait ? { delaySeconds: run.delaySeconds } : {}),
+    progressCheck: run.progressCheck ?? null,
+    ...(run.longWait || run.progressCheck
+      ? { delaySeconds: run.delaySeconds }
+      : {}),
     ranAt: run.ranAt,
     durationSeconds: run.durationSeconds,
     outcome: run.outcome,
@@ -352,10 +396,16 @@ export function mergeRows(
 ): MatrixRow[] {
   // Rows written before routes existed are native.
   const routeOf = (row: MatrixRow) => row.route ?? "native";
+  const checkRank = (row: MatrixRow) =>
+    row.progressCheck === "progress"
+      ? 1
+      : row.progressCheck === "no-progress"
+      ? 2
+      : 0;
   const key = (row: MatrixRow) =>
     `${row.clientId}|${row.mode}|${routeOf(row)}|${row.trigger}|${
       row.longWait ? "long" : ""
-    }`;
+    }|${row.progressCheck ?? ""}`;
   const merged = new Map(previous.map((row) => [key(row), row]));
   for (const row of fresh) merged.set(key(row), row);
   const rank = (row: MatrixRow) => {
@@ -369,6 +419,7 @@ export function mergeRows(
     modeRank(a.mode) - modeRank(b.mode) ||
     ROUTE_ORDER.indexOf(routeOf(a)) - ROUTE_ORDER.indexOf(routeOf(b)) ||
     Number(a.longWait ?? false) - Number(b.longWait ?? false) ||
+    checkRank(a) - checkRank(b) ||
     triggerRank(a.trigger) - triggerRank(b.trigger)
   );
 }
@@ -400,6 +451,11 @@ export const ROUTE_TEXT =
 
 function routeCell(row: MatrixRow): string {
   const route = row.route ?? "native";
+  if (row.progressCheck) {
+    return `${route} (tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s, update after ${
+      row.delaySeconds ?? "?"
+    } s${row.progressCheck === "no-progress" ? ", no progress" : ""})`;
+  }
   return row.longWait
     ? `${route} (long wait, ${row.delaySeconds ?? "?"} s)`
     : route;
@@ -591,16 +647,15 @@ export function mergeEvidence(previous: string, fresh: string): string {
   };
   const old = split(previous);
   const next = split(fresh);
-  const order = [
-    "subscribe",
-    "read",
-    "subscribe, long wait",
-    "read, long wait",
-  ];
+  // The plain triggers first, then the long waits and checks by name.
+  const rank = (title: string) => {
+    const plain = ["subscribe", "read"].indexOf(title);
+    return plain < 0 ? 2 : plain;
+  };
   const triggers = [
     ...new Set([...old.sections.keys(), ...next.sections.keys()]),
   ]
-    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return [
     next.header,
     ...triggers.map((trigger) =>

@@ -107,6 +107,7 @@ function run(fields: Partial<RunRecord>): RunRecord {
     trigger: "read",
     route: "native",
     longWait: false,
+    progressCheck: null,
     delaySeconds: 3,
     ranAt: at(0),
     durationSeconds: 9,
@@ -652,4 +653,71 @@ Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections 
     merged.indexOf("## Trigger read") <
       merged.indexOf("## Trigger subscribe, long wait"),
   );
+});
+
+Deno.test("rowFromRun (progress check): whether the client resets its tool timeout on progress, and the control", () => {
+  const check = (
+    progressCheck: "progress" | "no-progress",
+    wait: ClientReport["waitTool"],
+    version: number,
+  ) =>
+    rowFromRun(run({
+      route: "wait-tool",
+      progressCheck,
+      delaySeconds: 40,
+      trigger: "subscribe",
+      labReport: report([labClient({ waitTool: wait })]),
+      transcript: waitTranscript(version),
+      ...(progressCheck === "no-progress" ? { progressTokensRemoved: 1 } : {}),
+    }));
+  const resets = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 40, level: 6 },
+    2,
+  );
+  assert.equal(resets.level, 7);
+  assert.match(resets.notes, /the client resets its timeout on progress$/);
+  assert.equal(
+    resets.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s",
+  );
+  const cut = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.equal(cut.level, 3);
+  assert.match(
+    cut.notes,
+    /the call ended after 20 s although progress notifications came every 5 s: the client does not reset its timeout on progress$/,
+  );
+  const control = check(
+    "no-progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.match(
+    control.notes,
+    /the client sent a progressToken with 1 request\(s\), removed on its way to the lab; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
+  );
+  assert.equal(
+    control.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s-no-progress",
+  );
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
+      "demo",
+    ]),
+  });
+  const routeCells = markdown.split("\n").filter((text) =>
+    text.startsWith("| Demo CLI")
+  ).map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "wait-tool",
+    "wait-tool (tool timeout 20 s, update after 40 s)",
+    "wait-tool (tool timeout 20 s, update after 40 s, no progress)",
+  ]);
 });

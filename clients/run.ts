@@ -16,6 +16,12 @@
  *                      --long-wait-delay S (default 90): does the call
  *                      survive the client's tool-call timeout? The clients
  *                      run side by side, since each run takes minutes.
+ *   --progress-check   instead: two wait-tool runs per client with its MCP
+ *                      tool timeout set to 20 s and the update after 40 s,
+ *                      one with the lab's progress notifications, one with
+ *                      the call's progressToken removed on its way to the
+ *                      lab (the control): does the client reset its tool
+ *                      timeout on progress? Side by side, like --long-wait.
  *   --budget S         start no run after S seconds (default 1800)
  *   --min-level N      with --check: each row must reach at least level N
  *   --keep-homes       keep each run's isolated home (for debugging a client)
@@ -47,6 +53,8 @@ import {
 import type { ModeId } from "./catalog.ts";
 import {
   notStarted,
+  PROGRESS_CHECK,
+  type ProgressCheck,
   runClient,
   runHeader,
   type RunRecord,
@@ -66,6 +74,7 @@ const { values, positionals } = parseArgs({
     trigger: { type: "string" },
     route: { type: "string", default: ROUTES.join(",") },
     "long-wait": { type: "boolean", default: false },
+    "progress-check": { type: "boolean", default: false },
     "long-wait-delay": { type: "string", default: "90" },
     budget: { type: "string", default: "1800" },
     "min-level": { type: "string", default: "0" },
@@ -117,6 +126,13 @@ if (longWait && longWaitDelay <= 60) {
   );
   Deno.exit(2);
 }
+const progressCheck = values["progress-check"];
+if (longWait && progressCheck) {
+  console.error("--long-wait and --progress-check are separate runs: pick one");
+  Deno.exit(2);
+}
+/** Runs that wait for minutes go side by side, one per client. */
+const sideBySide = longWait || progressCheck;
 const unknown = positionals.filter((id) =>
   !CLIENTS.some((client) => client.id === id)
 );
@@ -142,11 +158,22 @@ interface PlannedRun {
   route: Route;
   trigger: Trigger;
   longWait: boolean;
+  progressCheck?: ProgressCheck;
   delaySeconds: number;
 }
 
 /** A client's runs: every mode, route and trigger, or its one long wait. */
 function plannedRuns(client: (typeof CLIENTS)[number]): PlannedRun[] {
+  if (progressCheck) {
+    return (["progress", "no-progress"] as const).map((check) => ({
+      mode: "default",
+      route: "wait-tool",
+      trigger: "subscribe",
+      longWait: false,
+      progressCheck: check,
+      delaySeconds: PROGRESS_CHECK.delaySeconds,
+    }));
+  }
   if (longWait) {
     return [{
       mode: "default",
@@ -170,7 +197,7 @@ function plannedRuns(client: (typeof CLIENTS)[number]): PlannedRun[] {
 }
 
 const records: RunRecord[] = [];
-const longWaitRuns: Promise<RunRecord>[] = [];
+const sideBySideRuns: Promise<RunRecord>[] = [];
 const skipped: string[] = [];
 for (const client of selected) {
   if (elapsed() > budgetSeconds) {
@@ -204,21 +231,26 @@ for (const client of selected) {
   const runOne = async (run: PlannedRun) => {
     const label = `${run.mode} ${run.route}${
       run.longWait ? " (long wait)" : ""
+    }${
+      run.progressCheck ? ` (progress check: ${run.progressCheck})` : ""
     } ${run.trigger}`;
     const record = await runClient(client, run.mode, run.trigger, {
       labMainPath: `${repoRoot}/main.ts`,
       runDir: `${cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
         run.route === "native" ? "" : `${run.route}-`
-      }${run.longWait ? "long-wait-" : ""}${run.trigger}`,
+      }${run.longWait ? "long-wait-" : ""}${
+        run.progressCheck ? `${run.progressCheck}-check-` : ""
+      }${run.trigger}`,
       binPath,
       delaySeconds: run.delaySeconds,
       // A long wait needs the update delay plus the rest of the run.
-      timeoutSeconds: run.longWait
+      timeoutSeconds: run.longWait || run.progressCheck
         ? Math.max(timeoutSeconds, run.delaySeconds + 90)
         : timeoutSeconds,
       keepHome: values["keep-homes"],
       route: run.route,
       longWait: run.longWait,
+      progressCheck: run.progressCheck,
     });
     const row = rowFromRun(record);
     console.log(
@@ -228,8 +260,8 @@ for (const client of selected) {
     );
     return record;
   };
-  if (longWait) {
-    longWaitRuns.push(...plannedRuns(client).map(runOne));
+  if (sideBySide) {
+    sideBySideRuns.push(...plannedRuns(client).map(runOne));
     continue;
   }
   for (const run of plannedRuns(client)) {
@@ -240,7 +272,7 @@ for (const client of selected) {
     records.push(await runOne(run));
   }
 }
-records.push(...await Promise.all(longWaitRuns));
+records.push(...await Promise.all(sideBySideRuns));
 
 // Evidence: one file per client, mode and route.
 await Deno.mkdir(`${resultsDir}/runs`, { recursive: true });
@@ -278,8 +310,8 @@ const document: MatrixDocument = {
   generatedAt: new Date().toISOString(),
   labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
     previous?.labVersion ?? null,
-  // A long-wait run leaves the usual delay as it was.
-  delaySeconds: longWait
+  // A long-wait or progress-check run leaves the usual delay as it was.
+  delaySeconds: sideBySide
     ? previous?.delaySeconds ?? delaySeconds
     : delaySeconds,
   rows,
@@ -323,6 +355,8 @@ if (values.check) {
   for (const record of records) {
     const label = `${record.clientId}/${record.mode}/${record.route}${
       record.longWait ? " (long wait)" : ""
+    }${
+      record.progressCheck ? ` (progress check: ${record.progressCheck})` : ""
     }/${record.trigger}`;
     const evidence = `(${evidenceLink(record)})`;
     const line = lines.find((text) => text.includes(evidence));

@@ -39,6 +39,13 @@ export interface RunOptions {
    * minute, to see whether the client lets the call block that long.
    */
   longWait?: boolean;
+  /**
+   * A progress-check run of the wait-tool route: the client's MCP tool
+   * timeout set short (`PROGRESS_CHECK.toolTimeoutSeconds`), the update
+   * after it; `no-progress` also removes the call's progressToken on its way
+   * to the lab, so no progress notification is sent (the control).
+   */
+  progressCheck?: ProgressCheck;
   /** Where the probe on the shell-probe route finds its cached modules. */
   denoDir?: string;
 }
@@ -54,6 +61,13 @@ export interface RunRecord {
   route: Route;
   /** A long-wait run of the wait-tool route (see `RunOptions.longWait`). */
   longWait: boolean;
+  /** A progress-check run (see `RunOptions.progressCheck`), else null. */
+  progressCheck: ProgressCheck | null;
+  /**
+   * On a `no-progress` check, how many of the client's requests carried a
+   * progressToken that was removed (evidence that the client sends one).
+   */
+  progressTokensRemoved?: number;
   /** The lab's update delay in this run. */
   delaySeconds: number;
   ranAt: string;
@@ -76,6 +90,91 @@ export const PROMPT =
   "Read the MCP resource test://review/status from the lab server and tell me its status. " +
   "Then wait for the review to finish: the resource will change by itself. " +
   "When it changes, tell me the new status.";
+
+export type ProgressCheck = "progress" | "no-progress";
+
+/**
+ * The progress check's numbers: the client's tool timeout, and the update
+ * well past it (the lab sends progress every 5 s, so several arrive first).
+ */
+export const PROGRESS_CHECK = { toolTimeoutSeconds: 20, delaySeconds: 40 };
+
+/**
+ * A JSON-RPC body with the `progressToken` of any `tools/call` removed, so
+ * the lab sends that call no progress notifications; other bodies as they
+ * were.
+ */
+export function withoutProgressToken(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  let changed = false;
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const meta = message?.method === "tools/call"
+      ? message.params?._meta
+      : undefined;
+    if (meta && typeof meta === "object" && "progressToken" in meta) {
+      delete meta.progressToken;
+      changed = true;
+    }
+  }
+  return changed ? JSON.stringify(parsed) : body;
+}
+
+/**
+ * A loopback relay to the lab that passes everything through (streams
+ * included) except the progressToken of tool calls.
+ */
+export function startProgressStripper(
+  labUrl: string,
+): { url: string; removed(): number; close(): Promise<void> } {
+  const target = new URL(labUrl);
+  const shutdown = new AbortController();
+  let removed = 0;
+  const server = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      signal: shutdown.signal,
+      onListen() {},
+    },
+    async (request) => {
+      const url = new URL(request.url);
+      const original = request.body === null ? undefined : await request.text();
+      const body = original === undefined
+        ? undefined
+        : withoutProgressToken(original);
+      if (body !== original) removed++;
+      const headers = new Headers(request.headers);
+      headers.delete("host");
+      headers.delete("content-length");
+      try {
+        const answer = await fetch(
+          `${target.origin}${url.pathname}${url.search}`,
+          { method: request.method, headers, body, signal: request.signal },
+        );
+        return new Response(answer.body, {
+          status: answer.status,
+          headers: answer.headers,
+        });
+      } catch {
+        return new Response("lab unreachable", { status: 502 });
+      }
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}${target.pathname}`,
+    /** How many requests had a progressToken removed. */
+    removed: () => removed,
+    async close() {
+      shutdown.abort();
+      await server.finished;
+    },
+  };
+}
 
 /** The name the lab gives its blocking tool. */
 export const WAIT_TOOL = "wait_for_review_update";
@@ -310,6 +409,7 @@ type RunHeader = Pick<
   | "trigger"
   | "route"
   | "longWait"
+  | "progressCheck"
   | "delaySeconds"
   | "ranAt"
 >;
@@ -318,7 +418,12 @@ export function runHeader(
   client: ClientDefinition,
   mode: ModeId,
   trigger: Trigger,
-  run: { route?: Route; longWait?: boolean; delaySeconds?: number } = {},
+  run: {
+    route?: Route;
+    longWait?: boolean;
+    progressCheck?: ProgressCheck | null;
+    delaySeconds?: number;
+  } = {},
 ): RunHeader {
   return {
     clientId: client.id,
@@ -329,6 +434,7 @@ export function runHeader(
     trigger,
     route: run.route ?? "native",
     longWait: run.longWait ?? false,
+    progressCheck: run.progressCheck ?? null,
     delaySeconds: run.delaySeconds ?? 0,
     ranAt: new Date().toISOString(),
   };
@@ -366,6 +472,7 @@ export async function runClient(
   const base = runHeader(client, mode, trigger, {
     route,
     longWait: options.longWait,
+    progressCheck: options.progressCheck,
     delaySeconds: options.delaySeconds,
   });
   const seconds = () => Math.round((performance.now() - started) / 1000);
@@ -408,15 +515,21 @@ export async function runClient(
   };
   let labReport: LabReport | null = null;
   let labReportMarkdown: string | null = null;
+  const stripper = options.progressCheck === "no-progress"
+    ? startProgressStripper(lab.url)
+    : undefined;
   try {
     const launch = client.launch({
       home,
       workDir,
-      labUrl: lab.url,
+      labUrl: stripper?.url ?? lab.url,
       modelOrigin: model.origin,
       prompt: PROMPT,
       mode,
       route,
+      toolTimeoutSeconds: options.progressCheck
+        ? PROGRESS_CHECK.toolTimeoutSeconds
+        : undefined,
     });
     for (const [path, content] of Object.entries(launch.files)) {
       await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), {
@@ -458,6 +571,7 @@ export async function runClient(
       }lab report unavailable: ${error}`;
     }
   } finally {
+    await stripper?.close();
     await model.close();
     await lab.stop();
   }
@@ -483,5 +597,6 @@ export async function runClient(
     labReportMarkdown,
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
+    ...(stripper ? { progressTokensRemoved: stripper.removed() } : {}),
   };
 }

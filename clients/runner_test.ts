@@ -7,8 +7,11 @@ import {
   routeScript,
   runClient,
   type RunOptions,
+  startProgressStripper,
   waitArguments,
+  withoutProgressToken,
 } from "./runner.ts";
+import { spawnLab } from "./lab.ts";
 
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.
@@ -318,4 +321,97 @@ Deno.test("routeScript: the wait tool's arguments, the probe through the shell t
     routeUnavailable: "no shell tool",
   });
   assert.equal(routeScript(plainAgent, "native", context).routeCall, undefined);
+});
+
+Deno.test("withoutProgressToken: only a tool call's progressToken goes, the rest stays", () => {
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: {
+      name: "wait_for_review_update",
+      arguments: { since_version: 1 },
+      _meta: { progressToken: 4, other: "kept" },
+    },
+  };
+  assert.deepEqual(JSON.parse(withoutProgressToken(JSON.stringify(call))), {
+    ...call,
+    params: { ...call.params, _meta: { other: "kept" } },
+  });
+  const batch = JSON.parse(
+    withoutProgressToken(JSON.stringify([call, { ...call, id: 6 }])),
+  );
+  assert.equal(batch[1].params._meta.progressToken, undefined);
+  const read = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "resources/read",
+    params: { uri: "test://review/status", _meta: { progressToken: 1 } },
+  });
+  assert.equal(withoutProgressToken(read), read);
+  assert.equal(withoutProgressToken("not json"), "not json");
+});
+
+Deno.test({
+  name:
+    "runner (progress check): without its progressToken a call gets no progress, and everything else reaches the lab",
+  async fn() {
+    const lab = await spawnLab({
+      mainPath: labMainPath,
+      env: {
+        MCP_TEST_ENABLE_WAIT_TOOL: "true",
+        MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+      },
+    });
+    const stripper = startProgressStripper(lab.url);
+    try {
+      const post = async (body: unknown, session?: string) => {
+        const response = await fetch(stripper.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+            ...(session ? { "mcp-session-id": session } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+        return {
+          session: response.headers.get("mcp-session-id") ?? "",
+          text: await response.text(),
+        };
+      };
+      const { session } = await post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "strip-test", version: "1.0.0" },
+        },
+      });
+      assert.notEqual(session, "");
+      await post(
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        session,
+      );
+      const answer = await post({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: {
+          name: "wait_for_review_update",
+          arguments: { since_version: 1, timeout_seconds: 6 },
+          _meta: { progressToken: "p1" },
+        },
+      }, session);
+      assert.match(answer.text, /no update within 6 s/);
+      assert.equal(stripper.removed(), 1);
+      assert.doesNotMatch(answer.text, /notifications\/progress/);
+    } finally {
+      await stripper.close();
+      await lab.stop();
+    }
+  },
 });
