@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { ModelScript } from "./decide.ts";
+import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /** `default` is whatever the client negotiates; `2026-07-28` its opt-in. */
@@ -26,6 +26,9 @@ export interface LaunchContext {
   modelOrigin: string;
   prompt: string;
   mode: ModeId;
+  route: Route;
+  /** Set the client's MCP tool-call timeout to this (the progress check). */
+  toolTimeoutSeconds?: number;
 }
 
 export interface Launch {
@@ -49,8 +52,27 @@ export interface ClientDefinition {
   modes: ModeId[];
   /** Start the lab with `MCP_TEST_ENABLE_TOOL=true` (tools-only clients). */
   enableTool: boolean;
+  /**
+   * The client's own shell tool, for the `shell-probe` route: its name as the
+   * model sees it and the arguments that run one command; or, for a client
+   * that cannot run a shell command headless, why.
+   */
+  shell: ShellTool | { unavailable: string };
+  /** A different loader call per route (Claude Code defers MCP tools). */
+  routeLoader?: Partial<Record<Route, ScriptedCall>>;
   launch(context: LaunchContext): Launch;
 }
+
+export interface ShellTool {
+  name: string;
+  input(command: string): Record<string, unknown>;
+}
+
+/** The usual shell tool arguments: the command and what it is for. */
+const commandWithDescription = (command: string) => ({
+  command,
+  description: "Run the lab's subscription probe",
+});
 
 /** The API key every client gets: a fake, the model is on loopback. */
 export const FAKE_API_KEY = "lab-scripted-model-key";
@@ -80,7 +102,17 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    shell: { name: "Bash", input: commandWithDescription },
+    routeLoader: {
+      "wait-tool": {
+        name: "ToolSearch",
+        input: {
+          query:
+            "select:ListMcpResourcesTool,ReadMcpResourceTool,mcp__lab__wait_for_review_update",
+        },
+      },
+    },
+    launch({ home, labUrl, modelOrigin, prompt, route, toolTimeoutSeconds }) {
       const mcpConfig = `${home}/lab-mcp.json`;
       return {
         args: [
@@ -94,8 +126,16 @@ export const CLIENTS: ClientDefinition[] = [
           "--strict-mcp-config",
           "--model",
           "claude-sonnet-4-5",
+          // Headless approval: only the tools the route needs.
           "--allowedTools",
-          "ListMcpResourcesTool,ReadMcpResourceTool",
+          [
+            "ListMcpResourcesTool",
+            "ReadMcpResourceTool",
+            ...(route === "wait-tool"
+              ? ["mcp__lab__wait_for_review_update"]
+              : []),
+            ...(route === "shell-probe" ? ["Bash"] : []),
+          ].join(","),
         ],
         env: {
           ANTHROPIC_BASE_URL: modelOrigin,
@@ -103,6 +143,9 @@ export const CLIENTS: ClientDefinition[] = [
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           DISABLE_AUTOUPDATER: "1",
           DISABLE_TELEMETRY: "1",
+          ...(toolTimeoutSeconds === undefined
+            ? {}
+            : { MCP_TOOL_TIMEOUT: String(toolTimeoutSeconds * 1000) }),
         },
         files: {
           [mcpConfig]: JSON.stringify({
@@ -125,7 +168,9 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    // --yolo approves it headless.
+    shell: { name: "run_shell_command", input: commandWithDescription },
+    launch({ home, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
       return {
         args: [
           "-p",
@@ -144,7 +189,15 @@ export const CLIENTS: ClientDefinition[] = [
         },
         files: {
           [`${home}/.gemini/settings.json`]: JSON.stringify({
-            mcpServers: { [SERVER]: { httpUrl: labUrl, trust: true } },
+            mcpServers: {
+              [SERVER]: {
+                httpUrl: labUrl,
+                trust: true,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
             security: { auth: { selectedType: "gemini-api-key" } },
             privacy: { usageStatisticsEnabled: false },
             general: { disableAutoUpdate: true },
@@ -167,7 +220,9 @@ export const CLIENTS: ClientDefinition[] = [
     // Codex speaks 2025 unless its `mcp_2026_07_28` feature is on.
     modes: ["default", "2026-07-28"],
     enableTool: false,
-    launch({ home, labUrl, modelOrigin, prompt, mode }) {
+    // --dangerously-bypass-approvals-and-sandbox approves it headless.
+    shell: { name: "exec_command", input: (command) => ({ cmd: command }) },
+    launch({ home, labUrl, modelOrigin, prompt, mode, toolTimeoutSeconds }) {
       const codexHome = `${home}/.codex`;
       return {
         args: [
@@ -192,6 +247,9 @@ export const CLIENTS: ClientDefinition[] = [
             ``,
             `[mcp_servers.${SERVER}]`,
             `url = "${labUrl}"`,
+            ...(toolTimeoutSeconds === undefined
+              ? []
+              : [`tool_timeout_sec = ${toolTimeoutSeconds}`]),
             ``,
           ].join("\n"),
         },
@@ -211,7 +269,9 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
-    launch({ workDir, labUrl, modelOrigin, prompt }) {
+    // OPENCODE_PERMISSION allows it headless.
+    shell: { name: "bash", input: commandWithDescription },
+    launch({ workDir, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
       return {
         args: ["run", "-m", "lab/scripted", "--format", "json", prompt],
         env: {
@@ -233,7 +293,16 @@ export const CLIENTS: ClientDefinition[] = [
                 models: { scripted: { name: "Scripted lab model" } },
               },
             },
-            mcp: { [SERVER]: { type: "remote", url: labUrl, oauth: false } },
+            mcp: {
+              [SERVER]: {
+                type: "remote",
+                url: labUrl,
+                oauth: false,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
           }),
         },
       };
@@ -255,6 +324,7 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: false,
+    shell: { name: "bash", input: commandWithDescription },
     launch({ workDir, labUrl, modelOrigin, prompt }) {
       return {
         args: ["run", "-m", "lab/scripted", "--quiet", prompt],
@@ -299,13 +369,18 @@ export const CLIENTS: ClientDefinition[] = [
     },
     modes: ["default"],
     enableTool: true,
-    launch({ home, labUrl, modelOrigin, prompt }) {
+    // --yolo approves it headless (see launch).
+    shell: { name: "bash", input: commandWithDescription },
+    launch({ home, labUrl, modelOrigin, prompt, route, toolTimeoutSeconds }) {
       const copilotHome = `${home}/.copilot`;
       return {
         args: [
           "-p",
           prompt,
-          "--allow-all-tools",
+          // --allow-all-tools alone still refuses a command that names paths
+          // outside the work folder (the lab's main.ts, the deno cache):
+          // the probe needs --yolo (tools, paths and URLs).
+          route === "shell-probe" ? "--yolo" : "--allow-all-tools",
           "--disable-client-telemetry",
           "--model",
           "gpt-4.1",
@@ -321,7 +396,14 @@ export const CLIENTS: ClientDefinition[] = [
         files: {
           [`${copilotHome}/mcp-config.json`]: JSON.stringify({
             mcpServers: {
-              [SERVER]: { type: "http", url: labUrl, tools: ["*"] },
+              [SERVER]: {
+                type: "http",
+                url: labUrl,
+                tools: ["*"],
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
             },
           }),
         },

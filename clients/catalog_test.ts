@@ -16,6 +16,7 @@ const context: LaunchContext = {
   modelOrigin: "http://127.0.0.1:40002",
   prompt: "Read the MCP resource test://review/status.",
   mode: "default",
+  route: "native",
 };
 
 Deno.test("catalog: the README's pinned-version table matches the catalog", async () => {

@@ -10,6 +10,13 @@
  *    the model never asked for it (level 7), then read the resource again;
  * 4. answer with a final text.
  *
+ * That is the `native` route. On the two others the model reads version 1
+ * the same way, then asks for the update itself: on `wait-tool` it calls the
+ * lab's `wait_for_review_update` tool, on `shell-probe` it has the client's
+ * own shell tool run the lab's probe; its next request says whether that
+ * call's result brought version 2 into the conversation (level 7 via the
+ * route), and it answers.
+ *
  * @module
  */
 
@@ -26,6 +33,16 @@ export interface ScriptedCall {
   input: Record<string, unknown>;
 }
 
+/**
+ * How an update can reach the agent: `native` (the client's own
+ * subscription support), `wait-tool` (the model calls the lab's blocking
+ * tool), `shell-probe` (the model runs the lab's probe through the client's
+ * shell tool).
+ */
+export type Route = "native" | "wait-tool" | "shell-probe";
+
+export const ROUTES: Route[] = ["native", "wait-tool", "shell-probe"];
+
 /** What the scripted model needs to know about the client it talks to. */
 export interface ModelScript {
   /** The client's resource-read tool, with arguments naming the lab's resource. */
@@ -39,6 +56,15 @@ export interface ModelScript {
    * defer tools until the model searches for them (Claude Code's ToolSearch).
    */
   loader?: ScriptedCall;
+  /** The route this run takes (`native` when absent). */
+  route?: Route;
+  /**
+   * The call that asks for the update on a non-native route: the wait tool
+   * with its arguments, or the client's shell tool running the probe.
+   */
+  routeCall?: ScriptedCall;
+  /** Why the client cannot take this route (no headless shell tool…). */
+  routeUnavailable?: string;
 }
 
 export type Stage =
@@ -48,6 +74,9 @@ export type Stage =
   | "wait-then-nudge"
   | "check-context-then-reread"
   | "final"
+  | "call-wait-tool"
+  | "run-probe"
+  | "no-route-tool"
   | "no-read-tool"
   | "read-failed"
   | "too-many-calls";
@@ -202,6 +231,10 @@ export function decide(
     return { stage: "read-v1", action: readCall, waitSeconds: 0, versionsSeen };
   }
 
+  const route = script.route ?? "native";
+  if (route !== "native") {
+    return routeDecision(conversation, script, route, firstSighting);
+  }
   const nudgeName = resolveTool(conversation.offeredTools, script.nudge.name);
   const nudgeNames = nudgeName === undefined
     ? []
@@ -245,4 +278,69 @@ export function decide(
       ? undefined
       : `no ${script.nudge.name} tool offered: no turn between the update and the re-read`,
   };
+}
+
+/**
+ * After version 1, on the wait-tool and shell-probe routes: make the route's
+ * call once, then judge from the conversation after it whether version 2
+ * came back (level 7 via the route) and answer.
+ */
+export function routeDecision(
+  conversation: Conversation,
+  script: ModelScript,
+  route: Exclude<Route, "native">,
+  firstSighting: number,
+): Decision {
+  const turns = conversation.turns;
+  const versionsSeen = versionsIn(turns);
+  const what = route === "wait-tool" ? "wait tool" : "shell tool";
+  if (script.routeCall === undefined) {
+    return text(
+      "no-route-tool",
+      `I cannot take the ${route} route: ${
+        script.routeUnavailable ?? `no ${what} is known for this client`
+      }.`,
+      versionsSeen,
+      { note: script.routeUnavailable ?? `no ${what} for this client` },
+    );
+  }
+  const wanted = script.routeCall.name;
+  const name = resolveTool(conversation.offeredTools, wanted);
+  const calledAt = callIndex(
+    turns,
+    name === undefined ? [wanted] : [name, wanted],
+    firstSighting + 1,
+  );
+  if (calledAt < 0) {
+    if (name === undefined) {
+      return text(
+        "no-route-tool",
+        `I cannot take the ${route} route: no ${wanted} tool was offered.`,
+        versionsSeen,
+        { note: `offered tools: ${conversation.offeredTools.join(", ")}` },
+      );
+    }
+    return {
+      stage: route === "wait-tool" ? "call-wait-tool" : "run-probe",
+      action: { kind: "tool", name, input: script.routeCall.input },
+      waitSeconds: 0,
+      versionsSeen,
+    };
+  }
+  const after = versionsIn(turns.slice(calledAt));
+  const contextUpdated = after.some((version) => version >= 2) ||
+    (route === "shell-probe" &&
+      turns.slice(calledAt).some((turn) =>
+        /version: 2\b/.test(turnText(turn))
+      ));
+  return text(
+    "final",
+    contextUpdated
+      ? `The review status is now at version ${
+        Math.max(2, ...after)
+      }: the ${what} brought the update.`
+      : `The ${what} did not bring version 2.`,
+    versionsSeen,
+    { contextUpdated },
+  );
 }

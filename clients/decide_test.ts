@@ -225,3 +225,187 @@ Deno.test("flattenText: content blocks read as their text", () => {
   assert.equal(flattenText({ contents: [{ uri: "x", text: V1 }] }), V1);
   assert.equal(flattenText(null), "");
 });
+
+const waitScript: ModelScript = {
+  ...script,
+  route: "wait-tool",
+  routeCall: {
+    name: "wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 60 },
+  },
+};
+const PROBE = "deno run -A /lab/main.ts probe --url http://127.0.0.1:1/mcp";
+const shellScript: ModelScript = {
+  ...script,
+  route: "shell-probe",
+  routeCall: { name: "Bash", input: { command: PROBE } },
+};
+const waitCall: Turn = {
+  kind: "toolCall",
+  name: "mcp__lab__wait_for_review_update",
+  input: {},
+};
+const shellCall: Turn = { kind: "toolCall", name: "Bash", input: {} };
+const PROBE_JSON = JSON.stringify({
+  initial: V1,
+  updates: [{ final: V2 }],
+  level: 7,
+});
+
+Deno.test("decide (wait-tool): reads version 1 first, as natively", () => {
+  const decision = decide(
+    conversation([user], [...tools, "mcp__lab__wait_for_review_update"]),
+    waitScript,
+  );
+  assert.equal(decision.stage, "read-v1");
+});
+
+Deno.test("decide (wait-tool): version 1 seen → the wait tool under the client's prefix, no wait of its own", () => {
+  const decision = decide(
+    conversation(
+      [user, read, result(V1)],
+      [...tools, "mcp__lab__wait_for_review_update"],
+    ),
+    waitScript,
+  );
+  assert.equal(decision.stage, "call-wait-tool");
+  assert.deepEqual(decision.action, {
+    kind: "tool",
+    name: "mcp__lab__wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 60 },
+  });
+  assert.equal(decision.waitSeconds, 0);
+});
+
+Deno.test("decide (wait-tool): version 2 in the call's result → final, level 7 via the route", () => {
+  const offered = [...tools, "mcp__lab__wait_for_review_update"];
+  const updated = decide(
+    conversation([user, read, result(V1), waitCall, result(V2)], offered),
+    waitScript,
+  );
+  assert.equal(updated.stage, "final");
+  assert.equal(updated.contextUpdated, true);
+  assert.deepEqual(updated.versionsSeen, [1, 2]);
+  assert.match(
+    (updated.action as { text: string }).text,
+    /version 2: the wait tool brought the update/,
+  );
+  const timedOut = decide(
+    conversation(
+      [
+        user,
+        read,
+        result(V1),
+        waitCall,
+        result(`no update within 60 s: version 1 is still current\n${V1}`),
+      ],
+      offered,
+    ),
+    waitScript,
+  );
+  assert.equal(timedOut.stage, "final");
+  assert.equal(timedOut.contextUpdated, false);
+});
+
+Deno.test("decide (wait-tool): version 2 before the call does not count for the route", () => {
+  // The client put version 2 in the context natively before the wait tool
+  // was called; the route's finding is only what the call brought.
+  const decision = decide(
+    conversation(
+      [
+        user,
+        read,
+        result(V1),
+        result(V2),
+        waitCall,
+        result("no update within 60 s"),
+      ],
+      [...tools, "mcp__lab__wait_for_review_update"],
+    ),
+    waitScript,
+  );
+  assert.equal(decision.contextUpdated, false);
+});
+
+Deno.test("decide (wait-tool): a client that does not offer the tool gets a final text naming what it offered", () => {
+  const decision = decide(
+    conversation([user, read, result(V1)], tools),
+    waitScript,
+  );
+  assert.equal(decision.stage, "no-route-tool");
+  assert.equal(decision.action.kind, "text");
+  assert.equal(
+    decision.note,
+    "offered tools: shell, list_mcp_resources, read_mcp_resource",
+  );
+});
+
+Deno.test("decide (shell-probe): version 1 seen → the client's shell tool runs the probe", () => {
+  const decision = decide(
+    conversation([user, read, result(V1)], [...tools, "Bash"]),
+    shellScript,
+  );
+  assert.equal(decision.stage, "run-probe");
+  assert.deepEqual(decision.action, {
+    kind: "tool",
+    name: "Bash",
+    input: { command: PROBE },
+  });
+});
+
+Deno.test("decide (shell-probe): the probe's JSON with version 2 → level 7; its failure → not", () => {
+  const offered = [...tools, "Bash"];
+  const reached = decide(
+    conversation(
+      [user, read, result(V1), shellCall, result(PROBE_JSON)],
+      offered,
+    ),
+    shellScript,
+  );
+  assert.equal(reached.stage, "final");
+  assert.equal(reached.contextUpdated, true);
+  assert.match(
+    (reached.action as { text: string }).text,
+    /the shell tool brought the update/,
+  );
+  const failed = decide(
+    conversation(
+      [
+        user,
+        read,
+        result(V1),
+        shellCall,
+        result("error: Permission denied: deno"),
+      ],
+      offered,
+    ),
+    shellScript,
+  );
+  assert.equal(failed.stage, "final");
+  assert.equal(failed.contextUpdated, false);
+});
+
+Deno.test("decide (shell-probe): a client without a headless shell says why", () => {
+  const decision = decide(
+    conversation([user, read, result(V1)], [...tools, "Bash"]),
+    {
+      ...script,
+      route: "shell-probe",
+      routeUnavailable: "its shell tool asks for approval in headless runs",
+    },
+  );
+  assert.equal(decision.stage, "no-route-tool");
+  assert.equal(
+    decision.note,
+    "its shell tool asks for approval in headless runs",
+  );
+});
+
+Deno.test("decide (routes): the same conversation always gets the same decision", () => {
+  const turns = [user, read, result(V1), waitCall, result(V2)];
+  const offered = [...tools, "mcp__lab__wait_for_review_update"];
+  assert.deepEqual(
+    decide(conversation(turns, offered), waitScript),
+    decide(conversation(turns, offered), waitScript),
+  );
+});

@@ -163,6 +163,8 @@ export interface LabOptions {
   trigger: UpdateTrigger;
   delaySeconds: number;
   enableTool: boolean;
+  /** Start the lab with `MCP_TEST_ENABLE_WAIT_TOOL=true` (the wait-tool route). */
+  enableWaitTool?: boolean;
   logPath: string;
 }
 
@@ -190,6 +192,7 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
         MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
         MCP_TEST_UPDATE_TRIGGER: options.trigger,
         MCP_TEST_ENABLE_TOOL: String(options.enableTool),
+        MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
         MCP_TEST_LOG_LEVEL: "debug",
         NO_COLOR: "1",
       },

@@ -10,8 +10,9 @@
 
 import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
+import type { Route } from "./decide.ts";
 import type { RunRecord, Trigger } from "./runner.ts";
-import { errorLine } from "./runner.ts";
+import { errorLine, PROBE_CLIENT, PROGRESS_CHECK } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -22,6 +23,9 @@ type RunFields = Pick<
   | "version"
   | "mode"
   | "trigger"
+  | "route"
+  | "longWait"
+  | "progressCheck"
   | "ranAt"
   | "durationSeconds"
   | "outcome"
@@ -44,8 +48,14 @@ export interface MatrixRow extends RunFields, StepFields {
    * when the lab sent no update at all.
    */
   contextUpdated: boolean | null;
-  /** The level the lab recorded (0–6). */
+  /** The level the lab recorded (0–6), natively. */
   labLevel: number;
+  /** The lab's record of the wait tool for this client (wait-tool route). */
+  waitTool: ClientReport["waitTool"] | null;
+  /** The level the lab recorded for the probe the client ran (shell-probe). */
+  probeLevel: number | null;
+  /** The lab's update delay in this run (long-wait and check rows). */
+  delaySeconds?: number;
   /** The row's level: the lab's, or 7 when the context showed the update. */
   level: number;
   notes: string;
@@ -60,13 +70,51 @@ export interface MatrixDocument {
   rows: MatrixRow[];
 }
 
-/** `results/runs/<client>-<version>-<mode>.md`. */
+/**
+ * `results/runs/<client>-<version>-<mode>.md` for the native route,
+ * `…-<mode>-<route>.md` for the others.
+ */
 export function evidenceFile(
   clientId: string,
   version: string,
   mode: ModeId,
+  route: Route = "native",
 ): string {
-  return `runs/${clientId}-${version}-${mode}.md`;
+  return `runs/${clientId}-${version}-${mode}${
+    route === "native" ? "" : `-${route}`
+  }.md`;
+}
+
+type SectionOf = Pick<RunRecord, "trigger" | "longWait"> & {
+  progressCheck?: RunRecord["progressCheck"];
+};
+
+/** The evidence section of a run: its trigger, and the kind of wait. */
+export function sectionTitle(run: SectionOf) {
+  return [
+    run.trigger,
+    ...(run.longWait ? ["long wait"] : []),
+    ...(run.progressCheck === "progress"
+      ? [`tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s`]
+      : run.progressCheck === "no-progress"
+      ? [`tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s, no progress`]
+      : []),
+  ].join(", ");
+}
+
+/** The section's anchor, as Markdown renderers make it. */
+export function sectionAnchor(run: SectionOf) {
+  return `trigger ${sectionTitle(run)}`.toLowerCase().replace(
+    /[^a-z0-9 -]/g,
+    "",
+  ).replaceAll(" ", "-");
+}
+
+/** Where a run's row links: its evidence file and section. */
+export function evidenceLink(run: RunRecord): string {
+  return `${evidenceFile(run.clientId, run.version, run.mode, run.route)}#${
+    sectionAnchor(run)
+  }`;
 }
 
 /**
@@ -76,18 +124,115 @@ export function evidenceFile(
 export function mainLabClient(
   clients: ClientReport[],
 ): ClientReport | undefined {
-  return clients.toSorted((a, b) =>
-    b.level - a.level || b.timeline.length - a.timeline.length
-  )[0];
+  // The probe a client runs on the shell-probe route is not the client.
+  return clients.filter((client) => client.name !== PROBE_CLIENT).toSorted((
+    a,
+    b,
+  ) => b.level - a.level || b.timeline.length - a.timeline.length)[0];
 }
 
-/** The row's level: 7 needs the update in the context after a notification. */
+/** The best the lab recorded for the probe a client ran (shell-probe). */
+export function probeLabLevel(clients: ClientReport[]): number | null {
+  const probes = clients.filter((client) => client.name === PROBE_CLIENT);
+  return probes.length === 0
+    ? null
+    : Math.max(...probes.map((probe) => probe.level));
+}
+
+/**
+ * The row's level: natively, 7 needs the update in the context after a
+ * notification; on the other routes, 7 is the model seeing version 2 in the
+ * result of its route call (`--check` holds it against the lab's record).
+ */
 export function rowLevel(
   labLevel: number,
   notificationDelivered: boolean,
   contextUpdated: boolean | null,
+  route: Route = "native",
 ): number {
+  if (route !== "native") return contextUpdated === true ? 7 : labLevel;
   return contextUpdated === true && notificationDelivered ? 7 : labLevel;
+}
+
+/** What the route itself showed, for a row's notes. */
+export function routeNotes(
+  run:
+    & Pick<
+      RunRecord,
+      "route" | "longWait" | "delaySeconds" | "transcript"
+    >
+    & {
+      progressCheck?: RunRecord["progressCheck"];
+      progressTokensRemoved?: number;
+    },
+  labClient: ClientReport | undefined,
+  probeLevel: number | null,
+  contextUpdated: boolean | null,
+): string[] {
+  const notes: string[] = [];
+  const unavailable = run.transcript.find((entry) =>
+    entry.stage === "no-route-tool"
+  );
+  if (unavailable) {
+    notes.push(
+      `cannot take this route: ${unavailable.note ?? unavailable.answer}`,
+    );
+  }
+  if (run.route === "wait-tool" && labClient) {
+    const wait = labClient.waitTool;
+    if (wait.calls === 0) {
+      if (!unavailable) notes.push("the wait tool was never called");
+    } else {
+      notes.push(
+        `wait tool: ${wait.calls} call(s), the longest blocked ${wait.longestWaitSeconds} s${
+          wait.level === 6 ? ", version 2 delivered through it" : ""
+        }`,
+      );
+    }
+    if (run.progressCheck && wait.calls > 0) {
+      const survived = wait.level === 6 && contextUpdated === true;
+      const limit = PROGRESS_CHECK.toolTimeoutSeconds;
+      notes.push(
+        run.progressCheck === "progress"
+          ? survived
+            ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
+            : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`
+          : `progress check, control: the client sent a progressToken with ${
+            run.progressTokensRemoved ?? 0
+          } request(s), removed on its way to the lab; without progress the call ${
+            survived
+              ? `still lasted until the update after ${run.delaySeconds} s: the ${limit} s timeout setting did not apply`
+              : `ended after ${wait.longestWaitSeconds} s: the ${limit} s timeout setting applies`
+          }`,
+      );
+    }
+    if (run.longWait) {
+      notes.push(
+        wait.level === 6 && contextUpdated === true
+          ? `long wait: the update came after ${run.delaySeconds} s and the call survived that long`
+          : wait.calls === 0
+          ? `long wait: no call to judge`
+          : `long wait: the update came after ${run.delaySeconds} s; the call ended after ${wait.longestWaitSeconds} s without it (the client's tool-call timeout)`,
+      );
+    }
+  }
+  if (run.route === "shell-probe" && !unavailable) {
+    const called = run.transcript.some((entry) => entry.stage === "run-probe");
+    notes.push(
+      !called
+        ? "the model never got to run the probe"
+        : probeLevel === null
+        ? "the probe never reached the lab (the shell command did not run it)"
+        : `the probe reached level ${probeLevel} in the lab${
+          contextUpdated === true
+            ? ", and its result with version 2 reached the model"
+            : contextUpdated === false
+            ? ", but its result with version 2 did not reach the model"
+            : ""
+        }`,
+    );
+  }
+  return notes;
 }
 
 function modelNote(transcript: TranscriptEntry[]): string | undefined {
@@ -169,6 +314,17 @@ export function rowNotes(
   }
   const fromModel = modelNote(run.transcript);
   if (fromModel) notes.push(fromModel);
+  if ((run.route ?? "native") !== "native") {
+    notes.push(
+      ...routeNotes(
+        run,
+        labClient,
+        run.labReport ? probeLabLevel(run.labReport.clients) : null,
+        contextUpdated,
+      ),
+    );
+    return notes.join("; ").replaceAll("\n", " ");
+  }
   if (contextUpdated === true) {
     notes.push("version 2 reached the agent's context before it asked again");
   } else if (contextUpdated === false && labClient && labClient.level >= 5) {
@@ -181,8 +337,11 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   const labClient = run.labReport
     ? mainLabClient(run.labReport.clients)
     : undefined;
-  // With no update sent, there was nothing to bring into the context.
-  const contextUpdated = labClient !== undefined && labClient.updatesSent === 0
+  const route = run.route ?? "native";
+  // With no update sent, there was nothing to bring into the context (on
+  // the other routes the route's call asks for the update itself).
+  const contextUpdated = route === "native" && labClient !== undefined &&
+      labClient.updatesSent === 0
     ? null
     : observe(run.transcript).contextUpdated;
   const steps = labClient?.steps;
@@ -195,6 +354,12 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     version: run.version,
     mode: run.mode,
     trigger: run.trigger,
+    route,
+    longWait: run.longWait ?? false,
+    progressCheck: run.progressCheck ?? null,
+    ...(run.longWait || run.progressCheck
+      ? { delaySeconds: run.delaySeconds }
+      : {}),
     ranAt: run.ranAt,
     durationSeconds: run.durationSeconds,
     outcome: run.outcome,
@@ -210,21 +375,37 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     rereadAfterNotification: steps?.rereadAfterNotification ?? false,
     contextUpdated,
     labLevel,
-    level: rowLevel(labLevel, notificationDelivered, contextUpdated),
+    waitTool: route === "wait-tool" ? labClient?.waitTool ?? null : null,
+    probeLevel: route === "shell-probe" && run.labReport
+      ? probeLabLevel(run.labReport.clients)
+      : null,
+    level: rowLevel(labLevel, notificationDelivered, contextUpdated, route),
     notes: rowNotes(run, labClient, contextUpdated),
-    evidence: `${
-      evidenceFile(run.clientId, run.version, run.mode)
-    }#trigger-${run.trigger}`,
+    evidence: evidenceLink(run),
   };
 }
 
-/** New rows replace old rows of the same client, mode and trigger. */
+/** The routes in the order the matrix lists them. */
+const ROUTE_ORDER: Route[] = ["native", "wait-tool", "shell-probe"];
+
+/** New rows replace old rows of the same client, mode, route and trigger. */
 export function mergeRows(
   previous: MatrixRow[],
   fresh: MatrixRow[],
   order: string[],
 ): MatrixRow[] {
-  const key = (row: MatrixRow) => `${row.clientId}|${row.mode}|${row.trigger}`;
+  // Rows written before routes existed are native.
+  const routeOf = (row: MatrixRow) => row.route ?? "native";
+  const checkRank = (row: MatrixRow) =>
+    row.progressCheck === "progress"
+      ? 1
+      : row.progressCheck === "no-progress"
+      ? 2
+      : 0;
+  const key = (row: MatrixRow) =>
+    `${row.clientId}|${row.mode}|${routeOf(row)}|${row.trigger}|${
+      row.longWait ? "long" : ""
+    }|${row.progressCheck ?? ""}`;
   const merged = new Map(previous.map((row) => [key(row), row]));
   for (const row of fresh) merged.set(key(row), row);
   const rank = (row: MatrixRow) => {
@@ -236,6 +417,9 @@ export function mergeRows(
   return [...merged.values()].sort((a, b) =>
     rank(a) - rank(b) || a.clientId.localeCompare(b.clientId) ||
     modeRank(a.mode) - modeRank(b.mode) ||
+    ROUTE_ORDER.indexOf(routeOf(a)) - ROUTE_ORDER.indexOf(routeOf(b)) ||
+    Number(a.longWait ?? false) - Number(b.longWait ?? false) ||
+    checkRank(a) - checkRank(b) ||
     triggerRank(a.trigger) - triggerRank(b.trigger)
   );
 }
@@ -258,6 +442,25 @@ function contextCell(row: MatrixRow): string {
   return MARK(row.contextUpdated);
 }
 
+/**
+ * What the Route column means, in two sentences (above the table, since a
+ * header cell cannot hold them).
+ */
+export const ROUTE_TEXT =
+  "Route: `native` is the client as it ships, left to subscribe and bring the update in by itself, while `wait-tool` has the model call the lab's blocking `wait_for_review_update` tool after reading version 1, and `shell-probe` has it run the lab's probe (`main.ts probe --json`) through the client's own shell tool. On those two routes level 7 means the route's call brought version 2 to the model, which the lab's report confirms (the wait tool's level 6 for the client, or the probe client's level 6), and Notes say how long the client let the call block.";
+
+function routeCell(row: MatrixRow): string {
+  const route = row.route ?? "native";
+  if (row.progressCheck) {
+    return `${route} (tool timeout ${PROGRESS_CHECK.toolTimeoutSeconds} s, update after ${
+      row.delaySeconds ?? "?"
+    } s${row.progressCheck === "no-progress" ? ", no progress" : ""})`;
+  }
+  return row.longWait
+    ? `${route} (long wait, ${row.delaySeconds ?? "?"} s)`
+    : route;
+}
+
 /** The May 2026 hand-run round, kept as history below the measured matrix. */
 export const HISTORY = `## History: the original lab's hand-run round (May 2026)
 
@@ -276,7 +479,7 @@ comparable rows.`;
  * manual procedure, and none has been recorded on a machine that can run it.
  */
 const GOOSE_ROW =
-  "| Goose | — | manual | — | — | — | — | — | — | — | — | — | — | not measured by the harness (not on npm); run the manual procedure and record the result here, marked as manual | [guide](../docs/verification-guide.md#goose-not-on-npm) |";
+  "| Goose | — | manual | — | — | — | — | — | — | — | — | — | — | — | not measured by the harness (not on npm); run the manual procedure and record the result here, marked as manual | [guide](../docs/verification-guide.md#goose-not-on-npm) |";
 
 export function matrixMarkdown(document: MatrixDocument): string {
   const lines = [
@@ -286,12 +489,14 @@ export function matrixMarkdown(document: MatrixDocument): string {
       document.generatedAt.slice(0, 10)
     } with lab ${
       document.labVersion ?? "(unknown)"
-    }. Every client ran headless against a scripted model on loopback (no network, no API key), under both update triggers, with the lab's update delay at ${document.delaySeconds} s. [How to read a row and re-run](README.md).`,
+    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
     "",
-    "| Client | Version | Mode | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Notes | Evidence |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ROUTE_TEXT,
+    "",
+    "| Client | Version | Mode | Route | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Notes | Evidence |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const row of document.rows) {
     lines.push(
@@ -300,6 +505,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
           row.client,
           row.version,
           row.mode,
+          routeCell(row),
           `\`${row.trigger}\``,
           eraCell(row),
           MARK(row.connected),
@@ -370,15 +576,18 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
   return lines;
 }
 
-/** The evidence file for one client and mode: a section per trigger. */
+/** The evidence file for one client, mode and route: a section per trigger. */
 export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
+  const route = first.route ?? "native";
   const lines = [
-    `# ${first.displayName} ${first.version}, mode ${first.mode}`,
+    `# ${first.displayName} ${first.version}, mode ${first.mode}${
+      route === "native" ? "" : `, route ${route}`
+    }`,
     "",
-    `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients ${first.clientId}\` on ${
-      first.ranAt.slice(0, 10)
-    }.`,
+    `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients${
+      route === "native" ? "" : ` --route ${route}`
+    } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
     "",
   ];
   if (first.command) {
@@ -387,7 +596,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
   for (const run of runs) {
     const row = rowFromRun(run);
     lines.push(
-      `## Trigger ${run.trigger}`,
+      `## Trigger ${sectionTitle(run)}`,
       "",
       `Outcome: ${run.outcome}${
         run.exitCode === null ? "" : ` (exit ${run.exitCode})`
@@ -438,11 +647,15 @@ export function mergeEvidence(previous: string, fresh: string): string {
   };
   const old = split(previous);
   const next = split(fresh);
-  const order = ["subscribe", "read"];
+  // The plain triggers first, then the long waits and checks by name.
+  const rank = (title: string) => {
+    const plain = ["subscribe", "read"].indexOf(title);
+    return plain < 0 ? 2 : plain;
+  };
   const triggers = [
     ...new Set([...old.sections.keys(), ...next.sections.keys()]),
   ]
-    .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return [
     next.header,
     ...triggers.map((trigger) =>

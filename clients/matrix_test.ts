@@ -10,7 +10,9 @@ import {
   type MatrixRow,
   mergeEvidence,
   mergeRows,
+  probeLabLevel,
   rereadByItself,
+  ROUTE_TEXT,
   rowFromRun,
   rowLevel,
 } from "./matrix.ts";
@@ -103,6 +105,10 @@ function run(fields: Partial<RunRecord>): RunRecord {
     version: "1.0.0",
     mode: "default",
     trigger: "read",
+    route: "native",
+    longWait: false,
+    progressCheck: null,
+    delaySeconds: 3,
     ranAt: at(0),
     durationSeconds: 9,
     outcome: "completed",
@@ -333,10 +339,11 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
   );
   assert.ok(line);
   const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
-  assert.deepEqual(cells.slice(1, 16), [
+  assert.deepEqual(cells.slice(1, 17), [
     "Demo CLI",
     "1.0.0",
     "default",
+    "native",
     "`read`",
     "2025 (2025-06-18)",
     "✅",
@@ -443,4 +450,274 @@ Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section
   );
   assert.equal(merged.split("## Trigger").length, 3);
   assert.equal(mergeEvidence("", both), both.replace(/\n+$/, "") + "\n");
+});
+
+const waitTranscript = (version: number) => [
+  entry(0, "read-v1"),
+  entry(1, "call-wait-tool", {
+    versionsSeen: [1],
+    answer: 'tool mcp__lab__wait_for_review_update {"since_version":1}',
+  }),
+  entry(5, "final", {
+    versionsSeen: [1, version],
+    contextUpdated: version >= 2,
+  }),
+];
+
+Deno.test("rowFromRun (wait-tool): version 2 through the call is 7, with the lab's wait-tool record in the notes", () => {
+  const record = run({
+    route: "wait-tool",
+    labReport: report([
+      labClient({
+        waitTool: { calls: 1, longestWaitSeconds: 2.9, level: 6 },
+      }),
+    ]),
+    transcript: waitTranscript(2),
+  });
+  const row = rowFromRun(record);
+  assert.equal(row.route, "wait-tool");
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(row.level, 7);
+  assert.deepEqual(row.waitTool, {
+    calls: 1,
+    longestWaitSeconds: 2.9,
+    level: 6,
+  });
+  assert.equal(row.probeLevel, null);
+  assert.match(
+    row.notes,
+    /wait tool: 1 call\(s\), the longest blocked 2\.9 s, version 2 delivered through it$/,
+  );
+  assert.equal(
+    row.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-read",
+  );
+});
+
+Deno.test("rowFromRun (wait-tool): a long wait cut off by the client says so, at the lab's level", () => {
+  const row = rowFromRun(run({
+    route: "wait-tool",
+    longWait: true,
+    delaySeconds: 90,
+    trigger: "subscribe",
+    labReport: report([
+      labClient({
+        waitTool: { calls: 1, longestWaitSeconds: 60, level: null },
+      }),
+    ]),
+    transcript: waitTranscript(1),
+  }));
+  assert.equal(row.level, 3);
+  assert.equal(row.delaySeconds, 90);
+  assert.match(
+    row.notes,
+    /long wait: the update came after 90 s; the call ended after 60 s without it \(the client's tool-call timeout\)/,
+  );
+  assert.equal(
+    row.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-long-wait",
+  );
+});
+
+Deno.test("rowFromRun (shell-probe): the probe client is not the client; its level is kept for --check", () => {
+  const probe = labClient({
+    id: "p",
+    name: "mcp-subscription-probe",
+    level: 6,
+    steps: { ...labClient({}).steps, subscribed: true },
+  });
+  const record = run({
+    route: "shell-probe",
+    labReport: report([probe, labClient({})]),
+    transcript: [
+      entry(0, "read-v1"),
+      entry(1, "run-probe", { versionsSeen: [1] }),
+      entry(9, "final", { versionsSeen: [1, 1, 2], contextUpdated: true }),
+    ],
+  });
+  const row = rowFromRun(record);
+  assert.equal(row.labClient, "demo/1.0.0");
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.probeLevel, 6);
+  assert.equal(row.level, 7);
+  assert.match(
+    row.notes,
+    /the probe reached level 6 in the lab, and its result with version 2 reached the model/,
+  );
+  assert.equal(probeLabLevel([labClient({})]), null);
+});
+
+Deno.test("rowFromRun (shell-probe): a client that cannot run the probe says why", () => {
+  const row = rowFromRun(run({
+    route: "shell-probe",
+    transcript: [
+      entry(0, "read-v1"),
+      entry(1, "no-route-tool", {
+        versionsSeen: [1],
+        note: "its shell tool asks for approval in headless runs",
+      }),
+    ],
+  }));
+  assert.equal(row.level, 3);
+  assert.match(
+    row.notes,
+    /cannot take this route: its shell tool asks for approval in headless runs$/,
+  );
+});
+
+Deno.test("rowLevel: on the other routes, 7 is the model's observation alone", () => {
+  assert.equal(rowLevel(3, false, true, "wait-tool"), 7);
+  assert.equal(rowLevel(3, false, false, "shell-probe"), 3);
+  assert.equal(rowLevel(3, false, true, "native"), 3);
+});
+
+Deno.test("matrixMarkdown: the Route column, explained in two sentences above the table", () => {
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [
+      row({}),
+      row({ route: "wait-tool", level: 7, evidence: "runs/w.md#trigger-read" }),
+      row({
+        route: "wait-tool",
+        longWait: true,
+        delaySeconds: 90,
+        trigger: "subscribe",
+        evidence: "runs/w.md#trigger-subscribe-long-wait",
+      }),
+      row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
+    ],
+  });
+  const lines = markdown.split("\n");
+  const header = lines.find((text) => text.startsWith("| Client |"));
+  assert.ok(header);
+  const columns = header.split("|").map((text) => text.trim());
+  assert.equal(columns.indexOf("Route"), columns.indexOf("Mode") + 1);
+  assert.ok(markdown.indexOf(ROUTE_TEXT) < markdown.indexOf(header));
+  assert.equal(ROUTE_TEXT.split(/\. (?=[A-Z])/).length, 2);
+  for (const route of ["native", "wait-tool", "shell-probe"]) {
+    assert.match(ROUTE_TEXT, new RegExp(`\`${route}\``));
+  }
+  const routeCells = lines.filter((text) => text.startsWith("| Demo CLI"))
+    .map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "native",
+    "wait-tool",
+    "wait-tool (long wait, 90 s)",
+    "shell-probe",
+  ]);
+  const goose = lines.find((text) => text.startsWith("| Goose |"));
+  assert.equal(goose?.split("|").length, header.split("|").length);
+});
+
+Deno.test("mergeRows: routes and long waits are rows of their own, ordered native, wait-tool, shell-probe", () => {
+  const merged = mergeRows([
+    row({ route: "shell-probe", notes: "shell" }),
+    row({ notes: "old native" }),
+  ], [
+    row({ route: "wait-tool", longWait: true, notes: "long" }),
+    row({ route: "wait-tool", notes: "wait" }),
+    row({ notes: "new native" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "new native",
+    "wait",
+    "long",
+    "shell",
+  ]);
+  // A row written before routes existed counts as native.
+  const legacy = { ...row({ notes: "legacy" }) } as Partial<MatrixRow>;
+  delete legacy.route;
+  assert.deepEqual(
+    mergeRows([legacy as MatrixRow], [row({ notes: "fresh" })], ["demo"]).map(
+      (each) => each.notes,
+    ),
+    ["fresh"],
+  );
+});
+
+Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections merge after the others", () => {
+  const markdown = evidenceMarkdown([
+    run({ route: "wait-tool", trigger: "read" }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default, route wait-tool/);
+  assert.match(markdown, /deno task clients --route wait-tool demo/);
+  const long = evidenceMarkdown([
+    run({ route: "wait-tool", trigger: "subscribe", longWait: true }),
+  ]);
+  assert.match(long, /## Trigger subscribe, long wait/);
+  const merged = mergeEvidence(markdown, long);
+  assert.ok(
+    merged.indexOf("## Trigger read") <
+      merged.indexOf("## Trigger subscribe, long wait"),
+  );
+});
+
+Deno.test("rowFromRun (progress check): whether the client resets its tool timeout on progress, and the control", () => {
+  const check = (
+    progressCheck: "progress" | "no-progress",
+    wait: ClientReport["waitTool"],
+    version: number,
+  ) =>
+    rowFromRun(run({
+      route: "wait-tool",
+      progressCheck,
+      delaySeconds: 40,
+      trigger: "subscribe",
+      labReport: report([labClient({ waitTool: wait })]),
+      transcript: waitTranscript(version),
+      ...(progressCheck === "no-progress" ? { progressTokensRemoved: 1 } : {}),
+    }));
+  const resets = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 40, level: 6 },
+    2,
+  );
+  assert.equal(resets.level, 7);
+  assert.match(resets.notes, /the client resets its timeout on progress$/);
+  assert.equal(
+    resets.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s",
+  );
+  const cut = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.equal(cut.level, 3);
+  assert.match(
+    cut.notes,
+    /the call ended after 20 s although progress notifications came every 5 s: the client does not reset its timeout on progress$/,
+  );
+  const control = check(
+    "no-progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.match(
+    control.notes,
+    /the client sent a progressToken with 1 request\(s\), removed on its way to the lab; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
+  );
+  assert.equal(
+    control.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s-no-progress",
+  );
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
+      "demo",
+    ]),
+  });
+  const routeCells = markdown.split("\n").filter((text) =>
+    text.startsWith("| Demo CLI")
+  ).map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "wait-tool",
+    "wait-tool (tool timeout 20 s, update after 40 s)",
+    "wait-tool (tool timeout 20 s, update after 40 s, no progress)",
+  ]);
 });

@@ -1,7 +1,7 @@
 /**
  * `deno task clients [name...]`: installs each client at its pinned version,
- * runs it against a fresh lab and scripted model in every mode and under
- * both triggers, and regenerates `results/`.
+ * runs it against a fresh lab and scripted model in every mode, on every
+ * route and under both triggers, and regenerates `results/`.
  *
  * Options:
  *   --results-dir DIR  where to write (default: the repository's results/)
@@ -9,11 +9,26 @@
  *   --timeout S        seconds per client run (default 120)
  *   --delay S          the lab's update delay (default 3)
  *   --trigger T        only this trigger (subscribe or read; default both)
+ *   --route R[,R…]     these routes (native, wait-tool, shell-probe; default
+ *                      all three)
+ *   --long-wait        instead: one wait-tool run per client (mode default,
+ *                      trigger subscribe) with the update after
+ *                      --long-wait-delay S (default 90): does the call
+ *                      survive the client's tool-call timeout? The clients
+ *                      run side by side, since each run takes minutes.
+ *   --progress-check   instead: two wait-tool runs per client with its MCP
+ *                      tool timeout set to 20 s and the update after 40 s,
+ *                      one with the lab's progress notifications, one with
+ *                      the call's progressToken removed on its way to the
+ *                      lab (the control): does the client reset its tool
+ *                      timeout on progress? Side by side, like --long-wait.
  *   --budget S         start no run after S seconds (default 1800)
  *   --min-level N      with --check: each row must reach at least level N
  *   --keep-homes       keep each run's isolated home (for debugging a client)
  *   --check            exit 1 unless every run produced its row and the
- *                      row's level matches what the lab recorded
+ *                      row's level matches what the lab recorded (on the
+ *                      wait-tool and shell-probe routes, a 7 needs the lab's
+ *                      wait-tool level 6 or its probe client at level 6)
  *
  * @module
  */
@@ -21,19 +36,25 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CLIENTS } from "./catalog.ts";
+import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import {
   evidenceFile,
+  evidenceLink,
   evidenceMarkdown,
   mainLabClient,
   type MatrixDocument,
   matrixMarkdown,
   mergeEvidence,
   mergeRows,
+  probeLabLevel,
   rowFromRun,
 } from "./matrix.ts";
+import type { ModeId } from "./catalog.ts";
 import {
   notStarted,
+  PROGRESS_CHECK,
+  type ProgressCheck,
   runClient,
   runHeader,
   type RunRecord,
@@ -51,6 +72,10 @@ const { values, positionals } = parseArgs({
     timeout: { type: "string", default: "120" },
     delay: { type: "string", default: "3" },
     trigger: { type: "string" },
+    route: { type: "string", default: ROUTES.join(",") },
+    "long-wait": { type: "boolean", default: false },
+    "progress-check": { type: "boolean", default: false },
+    "long-wait-delay": { type: "string", default: "90" },
     budget: { type: "string", default: "1800" },
     "min-level": { type: "string", default: "0" },
     check: { type: "boolean", default: false },
@@ -79,6 +104,35 @@ const triggers: Trigger[] = values.trigger === undefined
     console.error(`--trigger ${values.trigger}: expected subscribe or read`);
     return Deno.exit(2);
   })();
+const routes = values.route.split(",").map((route) => route.trim());
+const badRoutes = routes.filter((route) => !ROUTES.includes(route as Route));
+if (badRoutes.length > 0 || routes.length === 0) {
+  console.error(
+    `--route ${values.route}: expected a comma-separated list of ${
+      ROUTES.join(", ")
+    }`,
+  );
+  Deno.exit(2);
+}
+const selectedRoutes = ROUTES.filter((route) => routes.includes(route));
+const longWait = values["long-wait"];
+const longWaitDelay = positiveNumber(
+  "long-wait-delay",
+  values["long-wait-delay"],
+);
+if (longWait && longWaitDelay <= 60) {
+  console.error(
+    `--long-wait-delay ${longWaitDelay}: must be above 60 s, past the usual tool-call timeouts`,
+  );
+  Deno.exit(2);
+}
+const progressCheck = values["progress-check"];
+if (longWait && progressCheck) {
+  console.error("--long-wait and --progress-check are separate runs: pick one");
+  Deno.exit(2);
+}
+/** Runs that wait for minutes go side by side, one per client. */
+const sideBySide = longWait || progressCheck;
 const unknown = positionals.filter((id) =>
   !CLIENTS.some((client) => client.id === id)
 );
@@ -99,7 +153,51 @@ const cacheDir = resolve(values["cache-dir"]);
 const started = performance.now();
 const elapsed = () => (performance.now() - started) / 1000;
 
+interface PlannedRun {
+  mode: ModeId;
+  route: Route;
+  trigger: Trigger;
+  longWait: boolean;
+  progressCheck?: ProgressCheck;
+  delaySeconds: number;
+}
+
+/** A client's runs: every mode, route and trigger, or its one long wait. */
+function plannedRuns(client: (typeof CLIENTS)[number]): PlannedRun[] {
+  if (progressCheck) {
+    return (["progress", "no-progress"] as const).map((check) => ({
+      mode: "default",
+      route: "wait-tool",
+      trigger: "subscribe",
+      longWait: false,
+      progressCheck: check,
+      delaySeconds: PROGRESS_CHECK.delaySeconds,
+    }));
+  }
+  if (longWait) {
+    return [{
+      mode: "default",
+      route: "wait-tool",
+      trigger: "subscribe",
+      longWait: true,
+      delaySeconds: longWaitDelay,
+    }];
+  }
+  return client.modes.flatMap((mode) =>
+    selectedRoutes.flatMap((route) =>
+      triggers.map((trigger) => ({
+        mode,
+        route,
+        trigger,
+        longWait: false,
+        delaySeconds,
+      }))
+    )
+  );
+}
+
 const records: RunRecord[] = [];
+const sideBySideRuns: Promise<RunRecord>[] = [];
 const skipped: string[] = [];
 for (const client of selected) {
   if (elapsed() > budgetSeconds) {
@@ -114,55 +212,75 @@ for (const client of selected) {
     console.log(
       `   install failed after ${install.seconds} s: ${install.reason}`,
     );
-    for (const mode of client.modes) {
-      for (const trigger of triggers) {
-        records.push(
-          notStarted(
-            runHeader(client, mode, trigger),
-            "install-failed",
-            install.reason,
-            install.seconds,
-          ),
-        );
-      }
+    for (const run of plannedRuns(client)) {
+      records.push(
+        notStarted(
+          runHeader(client, run.mode, run.trigger, run),
+          "install-failed",
+          install.reason,
+          install.seconds,
+        ),
+      );
     }
     continue;
   }
   console.log(
     `   ${install.cached ? "cached" : `installed in ${install.seconds} s`}`,
   );
-  for (const mode of client.modes) {
-    for (const trigger of triggers) {
-      if (elapsed() > budgetSeconds) {
-        skipped.push(`${client.id}/${mode}/${trigger}`);
-        continue;
-      }
-      const record = await runClient(client, mode, trigger, {
-        labMainPath: `${repoRoot}/main.ts`,
-        runDir:
-          `${cacheDir}/runs/${client.id}-${client.version}-${mode}-${trigger}`,
-        binPath: install.binPath,
-        delaySeconds,
-        timeoutSeconds,
-        keepHome: values["keep-homes"],
-      });
-      records.push(record);
-      const row = rowFromRun(record);
-      console.log(
-        `   ${mode} ${trigger}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
-          row.era ? `, era ${row.era}` : ""
-        }${row.notes ? ` — ${row.notes}` : ""}`,
-      );
+  const binPath = install.binPath;
+  const runOne = async (run: PlannedRun) => {
+    const label = `${run.mode} ${run.route}${
+      run.longWait ? " (long wait)" : ""
+    }${
+      run.progressCheck ? ` (progress check: ${run.progressCheck})` : ""
+    } ${run.trigger}`;
+    const record = await runClient(client, run.mode, run.trigger, {
+      labMainPath: `${repoRoot}/main.ts`,
+      runDir: `${cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
+        run.route === "native" ? "" : `${run.route}-`
+      }${run.longWait ? "long-wait-" : ""}${
+        run.progressCheck ? `${run.progressCheck}-check-` : ""
+      }${run.trigger}`,
+      binPath,
+      delaySeconds: run.delaySeconds,
+      // A long wait needs the update delay plus the rest of the run.
+      timeoutSeconds: run.longWait || run.progressCheck
+        ? Math.max(timeoutSeconds, run.delaySeconds + 90)
+        : timeoutSeconds,
+      keepHome: values["keep-homes"],
+      route: run.route,
+      longWait: run.longWait,
+      progressCheck: run.progressCheck,
+    });
+    const row = rowFromRun(record);
+    console.log(
+      `   ${label}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
+        row.era ? `, era ${row.era}` : ""
+      }${row.notes ? ` — ${row.notes}` : ""}`,
+    );
+    return record;
+  };
+  if (sideBySide) {
+    sideBySideRuns.push(...plannedRuns(client).map(runOne));
+    continue;
+  }
+  for (const run of plannedRuns(client)) {
+    if (elapsed() > budgetSeconds) {
+      skipped.push(`${client.id}/${run.mode}/${run.route}/${run.trigger}`);
+      continue;
     }
+    records.push(await runOne(run));
   }
 }
+records.push(...await Promise.all(sideBySideRuns));
 
-// Evidence: one file per client and mode.
+// Evidence: one file per client, mode and route.
 await Deno.mkdir(`${resultsDir}/runs`, { recursive: true });
 const written: string[] = [];
 const groups = Map.groupBy(
   records,
-  (record) => evidenceFile(record.clientId, record.version, record.mode),
+  (record) =>
+    evidenceFile(record.clientId, record.version, record.mode, record.route),
 );
 for (const [file, runs] of groups) {
   const previousEvidence = await Deno.readTextFile(`${resultsDir}/${file}`)
@@ -192,7 +310,10 @@ const document: MatrixDocument = {
   generatedAt: new Date().toISOString(),
   labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
     previous?.labVersion ?? null,
-  delaySeconds,
+  // A long-wait or progress-check run leaves the usual delay as it was.
+  delaySeconds: sideBySide
+    ? previous?.delaySeconds ?? delaySeconds
+    : delaySeconds,
   rows,
 };
 await Deno.writeTextFile(matrixJson, JSON.stringify(document, null, 2) + "\n");
@@ -224,30 +345,55 @@ if (values.check) {
     `${resultsDir}/compatibility-matrix.md`,
   );
   const failures: string[] = [];
+  const lines = published.split("\n");
+  // The Level column, found by its header rather than by position.
+  // (`deno fmt` pads the cells, so the header is matched loosely.)
+  const header = lines.find((text) => /^\|\s*Client\s*\|/.test(text)) ?? "";
+  const levelColumn = header.split("|").map((text) => text.trim()).indexOf(
+    "Level",
+  );
   for (const record of records) {
-    const label = `${record.clientId}/${record.mode}/${record.trigger}`;
-    const evidence = `(${
-      evidenceFile(record.clientId, record.version, record.mode)
-    }#trigger-${record.trigger})`;
-    const line = published.split("\n").find((text) => text.includes(evidence));
+    const label = `${record.clientId}/${record.mode}/${record.route}${
+      record.longWait ? " (long wait)" : ""
+    }${
+      record.progressCheck ? ` (progress check: ${record.progressCheck})` : ""
+    }/${record.trigger}`;
+    const evidence = `(${evidenceLink(record)})`;
+    const line = lines.find((text) => text.includes(evidence));
     if (line === undefined) {
       failures.push(`${label}: no row in the matrix`);
       continue;
     }
-    const level = Number(line.split("|").map((text) => text.trim())[13]);
-    const labLevel = record.labReport
-      ? mainLabClient(record.labReport.clients)?.level ?? 0
+    const level = Number(
+      line.split("|").map((text) => text.trim())[levelColumn],
+    );
+    const labClient = record.labReport
+      ? mainLabClient(record.labReport.clients)
       : undefined;
+    const labLevel = record.labReport ? labClient?.level ?? 0 : undefined;
+    // What the lab itself recorded for a 7 on this route.
+    const labSeven = record.route === "native"
+      ? labLevel === 6
+      : record.route === "wait-tool"
+      ? labClient?.waitTool.level === 6
+      : (probeLabLevel(record.labReport?.clients ?? []) ?? 0) >= 6;
+    const labSays = record.route === "native"
+      ? `the lab ${labLevel}`
+      : record.route === "wait-tool"
+      ? `the lab ${labLevel}, wait tool level ${
+        labClient?.waitTool.level ?? null
+      }`
+      : `the lab ${labLevel}, probe level ${
+        probeLabLevel(record.labReport?.clients ?? [])
+      }`;
     if (labLevel === undefined) {
       failures.push(`${label}: the lab recorded nothing (${record.outcome})`);
-    } else if (level !== labLevel && !(level === 7 && labLevel === 6)) {
-      failures.push(
-        `${label}: the row says level ${level}, the lab ${labLevel}`,
-      );
+    } else if (level !== labLevel && !(level === 7 && labSeven)) {
+      failures.push(`${label}: the row says level ${level}, ${labSays}`);
     } else if (level < minLevel) {
       failures.push(`${label}: level ${level}, expected at least ${minLevel}`);
     } else {
-      console.log(`check ${label}: row level ${level} = lab level ${labLevel}`);
+      console.log(`check ${label}: row level ${level} agrees with ${labSays}`);
     }
   }
   if (records.length === 0) failures.push("no run happened");

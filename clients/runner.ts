@@ -9,6 +9,7 @@
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
+import type { ModelScript, Route } from "./decide.ts";
 import { startLab } from "./lab.ts";
 import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
 
@@ -31,6 +32,22 @@ export interface RunOptions {
   timeoutSeconds: number;
   /** Keep the run's home, work and tmp folders (for debugging a client). */
   keepHome?: boolean;
+  /** The route the model takes (`native` when absent). */
+  route?: Route;
+  /**
+   * A long-wait run: the wait-tool route with an update delay above a
+   * minute, to see whether the client lets the call block that long.
+   */
+  longWait?: boolean;
+  /**
+   * A progress-check run of the wait-tool route: the client's MCP tool
+   * timeout set short (`PROGRESS_CHECK.toolTimeoutSeconds`), the update
+   * after it; `no-progress` also removes the call's progressToken on its way
+   * to the lab, so no progress notification is sent (the control).
+   */
+  progressCheck?: ProgressCheck;
+  /** Where the probe on the shell-probe route finds its cached modules. */
+  denoDir?: string;
 }
 
 /** Everything a run produced, as plain data. */
@@ -41,6 +58,18 @@ export interface RunRecord {
   version: string;
   mode: ModeId;
   trigger: Trigger;
+  route: Route;
+  /** A long-wait run of the wait-tool route (see `RunOptions.longWait`). */
+  longWait: boolean;
+  /** A progress-check run (see `RunOptions.progressCheck`), else null. */
+  progressCheck: ProgressCheck | null;
+  /**
+   * On a `no-progress` check, how many of the client's requests carried a
+   * progressToken that was removed (evidence that the client sends one).
+   */
+  progressTokensRemoved?: number;
+  /** The lab's update delay in this run. */
+  delaySeconds: number;
   ranAt: string;
   durationSeconds: number;
   outcome: Outcome;
@@ -61,6 +90,174 @@ export const PROMPT =
   "Read the MCP resource test://review/status from the lab server and tell me its status. " +
   "Then wait for the review to finish: the resource will change by itself. " +
   "When it changes, tell me the new status.";
+
+export type ProgressCheck = "progress" | "no-progress";
+
+/**
+ * The progress check's numbers: the client's tool timeout, and the update
+ * well past it (the lab sends progress every 5 s, so several arrive first).
+ */
+export const PROGRESS_CHECK = { toolTimeoutSeconds: 20, delaySeconds: 40 };
+
+/**
+ * A JSON-RPC body with the `progressToken` of any `tools/call` removed, so
+ * the lab sends that call no progress notifications; other bodies as they
+ * were.
+ */
+export function withoutProgressToken(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  let changed = false;
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const meta = message?.method === "tools/call"
+      ? message.params?._meta
+      : undefined;
+    if (meta && typeof meta === "object" && "progressToken" in meta) {
+      delete meta.progressToken;
+      changed = true;
+    }
+  }
+  return changed ? JSON.stringify(parsed) : body;
+}
+
+/**
+ * A loopback relay to the lab that passes everything through (streams
+ * included) except the progressToken of tool calls.
+ */
+export function startProgressStripper(
+  labUrl: string,
+): { url: string; removed(): number; close(): Promise<void> } {
+  const target = new URL(labUrl);
+  const shutdown = new AbortController();
+  let removed = 0;
+  const server = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      signal: shutdown.signal,
+      onListen() {},
+    },
+    async (request) => {
+      const url = new URL(request.url);
+      const original = request.body === null ? undefined : await request.text();
+      const body = original === undefined
+        ? undefined
+        : withoutProgressToken(original);
+      if (body !== original) removed++;
+      const headers = new Headers(request.headers);
+      headers.delete("host");
+      headers.delete("content-length");
+      try {
+        const answer = await fetch(
+          `${target.origin}${url.pathname}${url.search}`,
+          { method: request.method, headers, body, signal: request.signal },
+        );
+        return new Response(answer.body, {
+          status: answer.status,
+          headers: answer.headers,
+        });
+      } catch {
+        return new Response("lab unreachable", { status: 502 });
+      }
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}${target.pathname}`,
+    /** How many requests had a progressToken removed. */
+    removed: () => removed,
+    async close() {
+      shutdown.abort();
+      await server.finished;
+    },
+  };
+}
+
+/** The name the lab gives its blocking tool. */
+export const WAIT_TOOL = "wait_for_review_update";
+
+/** The lab's client name for its probe (what the shell-probe route runs). */
+export const PROBE_CLIENT = "mcp-subscription-probe";
+
+/**
+ * The deno cache the probe uses on the shell-probe route: the client runs
+ * in an isolated HOME, so without it the probe would fetch its SDK again.
+ */
+export function defaultDenoDir(): string {
+  return Deno.env.get("DENO_DIR") ??
+    `${
+      Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`
+    }/deno`;
+}
+
+/**
+ * The command the model hands the client's shell tool on the shell-probe
+ * route: the lab's probe against this run's lab, from the deno cache only
+ * (nothing leaves loopback).
+ */
+export function probeCommand(
+  mainPath: string,
+  labUrl: string,
+  denoDir: string,
+): string {
+  return `DENO_DIR=${denoDir} deno run -A --cached-only ${mainPath} probe --url ${labUrl} --uri test://review/status --json`;
+}
+
+/**
+ * The wait tool's arguments: version 1 is what the model read, and the
+ * timeout is past the lab's update delay (a minute past it on a long wait).
+ */
+export function waitArguments(
+  delaySeconds: number,
+): { since_version: number; timeout_seconds: number } {
+  return {
+    since_version: 1,
+    timeout_seconds: Math.min(600, Math.max(60, Math.ceil(delaySeconds) + 60)),
+  };
+}
+
+/** What the model needs for this client on this route. */
+export function routeScript(
+  client: ClientDefinition,
+  route: Route,
+  context: {
+    mainPath: string;
+    labUrl: string;
+    denoDir: string;
+    delaySeconds: number;
+  },
+): Pick<ModelScript, "route" | "routeCall" | "routeUnavailable" | "loader"> {
+  const loader = client.routeLoader?.[route] ?? client.script.loader;
+  if (route === "wait-tool") {
+    return {
+      route,
+      loader,
+      routeCall: {
+        name: WAIT_TOOL,
+        input: waitArguments(context.delaySeconds),
+      },
+    };
+  }
+  if (route === "shell-probe") {
+    if ("unavailable" in client.shell) {
+      return { route, loader, routeUnavailable: client.shell.unavailable };
+    }
+    return {
+      route,
+      loader,
+      routeCall: {
+        name: client.shell.name,
+        input: client.shell.input(
+          probeCommand(context.mainPath, context.labUrl, context.denoDir),
+        ),
+      },
+    };
+  }
+  return { route, loader };
+}
 
 /** Seconds the model waits past the lab's update delay before its nudge. */
 const WAIT_MARGIN_SECONDS = 2;
@@ -210,6 +407,10 @@ type RunHeader = Pick<
   | "version"
   | "mode"
   | "trigger"
+  | "route"
+  | "longWait"
+  | "progressCheck"
+  | "delaySeconds"
   | "ranAt"
 >;
 
@@ -217,6 +418,12 @@ export function runHeader(
   client: ClientDefinition,
   mode: ModeId,
   trigger: Trigger,
+  run: {
+    route?: Route;
+    longWait?: boolean;
+    progressCheck?: ProgressCheck | null;
+    delaySeconds?: number;
+  } = {},
 ): RunHeader {
   return {
     clientId: client.id,
@@ -225,6 +432,10 @@ export function runHeader(
     version: client.version,
     mode,
     trigger,
+    route: run.route ?? "native",
+    longWait: run.longWait ?? false,
+    progressCheck: run.progressCheck ?? null,
+    delaySeconds: run.delaySeconds ?? 0,
     ranAt: new Date().toISOString(),
   };
 }
@@ -257,7 +468,13 @@ export async function runClient(
   options: RunOptions,
 ): Promise<RunRecord> {
   const started = performance.now();
-  const base = runHeader(client, mode, trigger);
+  const route = options.route ?? "native";
+  const base = runHeader(client, mode, trigger, {
+    route,
+    longWait: options.longWait,
+    progressCheck: options.progressCheck,
+    delaySeconds: options.delaySeconds,
+  });
   const seconds = () => Math.round((performance.now() - started) / 1000);
   await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
   const home = `${options.runDir}/home`;
@@ -274,6 +491,7 @@ export async function runClient(
       trigger,
       delaySeconds: options.delaySeconds,
       enableTool: client.enableTool,
+      enableWaitTool: route === "wait-tool",
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
@@ -282,6 +500,12 @@ export async function runClient(
   const model = startScriptedModel({
     ...client.script,
     waitSeconds: options.delaySeconds + WAIT_MARGIN_SECONDS,
+    ...routeScript(client, route, {
+      mainPath: options.labMainPath,
+      labUrl: lab.url,
+      denoDir: options.denoDir ?? defaultDenoDir(),
+      delaySeconds: options.delaySeconds,
+    }),
   });
   let command = "";
   let result: ProcessResult = {
@@ -291,14 +515,21 @@ export async function runClient(
   };
   let labReport: LabReport | null = null;
   let labReportMarkdown: string | null = null;
+  const stripper = options.progressCheck === "no-progress"
+    ? startProgressStripper(lab.url)
+    : undefined;
   try {
     const launch = client.launch({
       home,
       workDir,
-      labUrl: lab.url,
+      labUrl: stripper?.url ?? lab.url,
       modelOrigin: model.origin,
       prompt: PROMPT,
       mode,
+      route,
+      toolTimeoutSeconds: options.progressCheck
+        ? PROGRESS_CHECK.toolTimeoutSeconds
+        : undefined,
     });
     for (const [path, content] of Object.entries(launch.files)) {
       await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), {
@@ -340,6 +571,7 @@ export async function runClient(
       }lab report unavailable: ${error}`;
     }
   } finally {
+    await stripper?.close();
     await model.close();
     await lab.stop();
   }
@@ -365,5 +597,6 @@ export async function runClient(
     labReportMarkdown,
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
+    ...(stripper ? { progressTokensRemoved: stripper.removed() } : {}),
   };
 }

@@ -1,7 +1,17 @@
 import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
 import { rowFromRun } from "./matrix.ts";
-import { commandLine, PROMPT, runClient, type RunOptions } from "./runner.ts";
+import {
+  commandLine,
+  PROMPT,
+  routeScript,
+  runClient,
+  type RunOptions,
+  startProgressStripper,
+  waitArguments,
+  withoutProgressToken,
+} from "./runner.ts";
+import { spawnLab } from "./lab.ts";
 
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.
@@ -29,6 +39,7 @@ function standIn(
     },
     modes: ["default"],
     enableTool: false,
+    shell: { name: "Bash", input: (command) => ({ command }) },
     launch: (context) => ({ args: launch(context), env: {}, files: {} }),
   };
 }
@@ -176,6 +187,96 @@ Deno.test({
   },
 });
 
+/** The fake agent as a client that never subscribes (the field today). */
+const plainAgent = standIn(({ labUrl, modelOrigin, prompt }) => [
+  "run",
+  "--allow-net=127.0.0.1",
+  "--allow-run=sh",
+  "--no-config",
+  "--no-lock",
+  fakeAgentPath,
+  labUrl,
+  modelOrigin,
+  prompt,
+  "plain",
+]);
+
+Deno.test({
+  name:
+    "runner (wait-tool): a client that never subscribes gets version 2 through the wait tool, and the lab agrees",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runClient(plainAgent, "default", "subscribe", {
+        ...run,
+        route: "wait-tool",
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.equal(record.route, "wait-tool");
+      assert.deepEqual(record.transcript.map((entry) => entry.stage), [
+        "read-v1",
+        "call-wait-tool",
+        "final",
+      ]);
+      assert.match(
+        record.transcript[1].answer,
+        /^tool mcp__lab__wait_for_review_update \{"since_version":1,"timeout_seconds":61\}$/,
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.subscribed, false);
+      assert.equal(row.labLevel, 3);
+      assert.equal(row.contextUpdated, true);
+      assert.equal(row.level, 7);
+      assert.equal(row.waitTool?.level, 6);
+      assert.equal(row.waitTool?.calls, 1);
+      assert.ok((row.waitTool?.longestWaitSeconds ?? 0) > 0);
+      assert.match(row.notes, /version 2 delivered through it/);
+      assert.equal(
+        row.evidence,
+        "runs/stand-in-0.0.0-default-wait-tool.md#trigger-subscribe",
+      );
+      assert.match(record.outputTail, /the wait tool brought the update/);
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "runner (shell-probe): the client's shell runs the lab's probe, whose version 2 reaches the model",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runClient(plainAgent, "default", "read", {
+        ...run,
+        route: "shell-probe",
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.deepEqual(record.transcript.map((entry) => entry.stage), [
+        "read-v1",
+        "run-probe",
+        "final",
+      ]);
+      assert.match(
+        record.transcript[1].answer,
+        /^tool Bash \{"command":"DENO_DIR=\S+ deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.labClient, "fake-agent/1.0.0");
+      assert.equal(row.probeLevel, 6);
+      assert.equal(row.contextUpdated, true);
+      assert.equal(row.level, 7);
+      assert.match(
+        row.notes,
+        /the probe reached level 6 in the lab, and its result with version 2 reached the model/,
+      );
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
 Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quoted", () => {
   assert.equal(
     commandLine("claude", [
@@ -189,4 +290,128 @@ Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quot
     ], { home: "/r/home", workDir: "/r/work" }),
     `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
   );
+});
+
+Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
+  const context = {
+    mainPath: "/lab/main.ts",
+    labUrl: "http://127.0.0.1:4000/mcp",
+    denoDir: "/cache/deno",
+    delaySeconds: 3,
+  };
+  assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
+    name: "wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  assert.deepEqual(waitArguments(90), {
+    since_version: 1,
+    timeout_seconds: 150,
+  });
+  assert.deepEqual(routeScript(plainAgent, "shell-probe", context).routeCall, {
+    name: "Bash",
+    input: {
+      command:
+        "DENO_DIR=/cache/deno deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+    },
+  });
+  const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
+  assert.deepEqual(routeScript(noShell, "shell-probe", context), {
+    route: "shell-probe",
+    loader: undefined,
+    routeUnavailable: "no shell tool",
+  });
+  assert.equal(routeScript(plainAgent, "native", context).routeCall, undefined);
+});
+
+Deno.test("withoutProgressToken: only a tool call's progressToken goes, the rest stays", () => {
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: {
+      name: "wait_for_review_update",
+      arguments: { since_version: 1 },
+      _meta: { progressToken: 4, other: "kept" },
+    },
+  };
+  assert.deepEqual(JSON.parse(withoutProgressToken(JSON.stringify(call))), {
+    ...call,
+    params: { ...call.params, _meta: { other: "kept" } },
+  });
+  const batch = JSON.parse(
+    withoutProgressToken(JSON.stringify([call, { ...call, id: 6 }])),
+  );
+  assert.equal(batch[1].params._meta.progressToken, undefined);
+  const read = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "resources/read",
+    params: { uri: "test://review/status", _meta: { progressToken: 1 } },
+  });
+  assert.equal(withoutProgressToken(read), read);
+  assert.equal(withoutProgressToken("not json"), "not json");
+});
+
+Deno.test({
+  name:
+    "runner (progress check): without its progressToken a call gets no progress, and everything else reaches the lab",
+  async fn() {
+    const lab = await spawnLab({
+      mainPath: labMainPath,
+      env: {
+        MCP_TEST_ENABLE_WAIT_TOOL: "true",
+        MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+      },
+    });
+    const stripper = startProgressStripper(lab.url);
+    try {
+      const post = async (body: unknown, session?: string) => {
+        const response = await fetch(stripper.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+            ...(session ? { "mcp-session-id": session } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+        return {
+          session: response.headers.get("mcp-session-id") ?? "",
+          text: await response.text(),
+        };
+      };
+      const { session } = await post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "strip-test", version: "1.0.0" },
+        },
+      });
+      assert.notEqual(session, "");
+      await post(
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        session,
+      );
+      const answer = await post({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: {
+          name: "wait_for_review_update",
+          arguments: { since_version: 1, timeout_seconds: 6 },
+          _meta: { progressToken: "p1" },
+        },
+      }, session);
+      assert.match(answer.text, /no update within 6 s/);
+      assert.equal(stripper.removed(), 1);
+      assert.doesNotMatch(answer.text, /notifications\/progress/);
+    } finally {
+      await stripper.close();
+      await lab.stop();
+    }
+  },
 });

@@ -10,7 +10,10 @@ import {
 import { parseSse, type SseFrame } from "./sse.ts";
 import { anthropicConversation } from "./wire_anthropic.ts";
 import { chatConversation } from "./wire_openai_chat.ts";
-import { responsesConversation } from "./wire_openai_responses.ts";
+import {
+  responsesAnswer,
+  responsesConversation,
+} from "./wire_openai_responses.ts";
 import { geminiConversation } from "./wire_gemini.ts";
 
 const script: ModelScript = {
@@ -222,7 +225,7 @@ Deno.test("wire: Responses request → conversation; streamed function_call ends
   const conversation = responsesConversation(body);
   assert.deepEqual(conversation.offeredTools, [
     "read_mcp_resource",
-    "list_mcp_resources",
+    "mcp__list_mcp_resources",
   ]);
   assert.deepEqual(conversation.turns.map((turn) => turn.kind), [
     "text",
@@ -380,4 +383,51 @@ Deno.test("scripted model: serves on loopback, records unknown routes, waits as 
   } finally {
     await model.close();
   }
+});
+
+Deno.test("wire: a Responses tool in a namespace is offered as namespace__name and called with its namespace", async () => {
+  const body = {
+    model: "m",
+    stream: false,
+    tools: [
+      { type: "function", name: "read_mcp_resource" },
+      {
+        type: "namespace",
+        name: "mcp__lab",
+        tools: [{ type: "function", name: "wait_for_review_update" }],
+      },
+    ],
+    input: [
+      { type: "message", role: "user", content: "Read it." },
+      {
+        type: "function_call",
+        name: "wait_for_review_update",
+        namespace: "mcp__lab",
+        arguments: "{}",
+        call_id: "c",
+      },
+    ],
+  };
+  const conversation = responsesConversation(body);
+  assert.deepEqual(conversation.offeredTools, [
+    "read_mcp_resource",
+    "mcp__lab__wait_for_review_update",
+  ]);
+  assert.deepEqual(conversation.turns[1], {
+    kind: "toolCall",
+    name: "mcp__lab__wait_for_review_update",
+    input: {},
+  });
+  const answer = await responsesAnswer(
+    { kind: "tool", name: "mcp__lab__wait_for_review_update", input: {} },
+    { body, stream: false, model: "m" },
+  ).json();
+  assert.equal(answer.output[0].name, "wait_for_review_update");
+  assert.equal(answer.output[0].namespace, "mcp__lab");
+  const plain = await responsesAnswer(
+    { kind: "tool", name: "read_mcp_resource", input: {} },
+    { body, stream: false, model: "m" },
+  ).json();
+  assert.equal(plain.output[0].name, "read_mcp_resource");
+  assert.equal("namespace" in plain.output[0], false);
 });

@@ -22,14 +22,46 @@ import {
   sseResponse,
 } from "./sse.ts";
 
-/** Tool names, including tools grouped under a namespace. */
-function toolNames(tools: unknown[]): string[] {
+/**
+ * Tool names, including tools grouped under a namespace, which are named
+ * `<namespace>__<tool>` (Codex groups a server's MCP tools under
+ * `mcp__<server>`, and a call must name the namespace to reach them).
+ */
+function toolNames(tools: unknown[], namespace = ""): string[] {
   return tools.flatMap((tool) => {
     const nested = arrayField(tool, "tools");
-    if (nested.length > 0) return toolNames(nested);
+    if (nested.length > 0) {
+      return toolNames(nested, qualified(namespace, stringField(tool, "name")));
+    }
     const name = stringField(tool, "name");
-    return name === "" ? [] : [name];
+    return name === "" ? [] : [qualified(namespace, name)];
   });
+}
+
+function qualified(namespace: string, name: string): string {
+  return namespace === "" || name === ""
+    ? name || namespace
+    : `${namespace}__${name}`;
+}
+
+/**
+ * The function-call fields for a tool name as `toolNames` gives it: a
+ * namespaced tool is called by its own name with its namespace beside it.
+ */
+export function callName(
+  body: unknown,
+  name: string,
+): { name: string; namespace?: string } {
+  for (const tool of arrayField(body, "tools")) {
+    const namespace = stringField(tool, "name");
+    if (
+      namespace !== "" && arrayField(tool, "tools").length > 0 &&
+      name.startsWith(`${namespace}__`)
+    ) {
+      return { name: name.slice(namespace.length + 2), namespace };
+    }
+  }
+  return { name };
 }
 
 export function responsesConversation(body: unknown): Conversation {
@@ -60,7 +92,10 @@ export function responsesConversation(body: unknown): Conversation {
     } else if (type === "function_call" || type === "custom_tool_call") {
       turns.push({
         kind: "toolCall",
-        name: stringField(item, "name"),
+        name: qualified(
+          stringField(item, "namespace"),
+          stringField(item, "name"),
+        ),
         input: parseArguments(field(item, "arguments") ?? field(item, "input")),
       });
     } else if (
@@ -95,7 +130,7 @@ export function responsesAnswer(
       type: "function_call",
       status: "completed",
       call_id: `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
-      name: action.name,
+      ...callName(request.body, action.name),
       arguments: JSON.stringify(action.input),
     }
     : {

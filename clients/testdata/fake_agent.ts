@@ -6,12 +6,19 @@
  * conversation it sends the model (Anthropic Messages, streaming). Run by
  * `runner_test.ts` through the real runner; never published.
  *
- * Usage: fake_agent.ts <lab url> <model origin> <prompt>
+ * With `plain` after the prompt it is the client the field has instead: it
+ * neither subscribes nor opens the GET stream, but offers the model the
+ * lab's MCP tools (as `mcp__lab__<tool>`) and a `Bash` tool that runs a
+ * command with `sh -c`, so the harness's wait-tool and shell-probe routes
+ * can be tested end to end.
+ *
+ * Usage: fake_agent.ts <lab url> <model origin> <prompt> [plain]
  *
  * @module
  */
 
-const [labUrl, modelOrigin, prompt] = Deno.args;
+const [labUrl, modelOrigin, prompt, flavour] = Deno.args;
+const plain = flavour === "plain";
 const PROTOCOL = "2025-11-25";
 const URI = "test://review/status";
 
@@ -80,37 +87,51 @@ await mcp("notifications/initialized", {}, true);
 // Updates the agent has not yet shown the model.
 const pendingUpdates: string[] = [];
 const stream = new AbortController();
-const opened = Promise.withResolvers<void>();
-(async () => {
-  const response = await fetch(labUrl, {
-    headers: {
-      accept: "text/event-stream",
-      "mcp-protocol-version": PROTOCOL,
-      "mcp-session-id": sessionId,
-    },
-    signal: stream.signal,
-  });
-  opened.resolve();
-  let buffer = "";
-  for await (
-    const chunk of response.body!.pipeThrough(new TextDecoderStream())
-  ) {
-    buffer += chunk;
-    const blocks = buffer.split(/\r?\n\r?\n/);
-    buffer = blocks.pop() ?? "";
-    for (const message of sseMessages(blocks.join("\n\n"))) {
-      const method = (message as { method?: string }).method;
-      if (method === "notifications/resources/updated") {
-        pendingUpdates.push(
-          `Resource ${URI} changed:\n${await readResource()}`,
-        );
+
+async function subscribe() {
+  const opened = Promise.withResolvers<void>();
+  (async () => {
+    const response = await fetch(labUrl, {
+      headers: {
+        accept: "text/event-stream",
+        "mcp-protocol-version": PROTOCOL,
+        "mcp-session-id": sessionId,
+      },
+      signal: stream.signal,
+    });
+    opened.resolve();
+    let buffer = "";
+    for await (
+      const chunk of response.body!.pipeThrough(new TextDecoderStream())
+    ) {
+      buffer += chunk;
+      const blocks = buffer.split(/\r?\n\r?\n/);
+      buffer = blocks.pop() ?? "";
+      for (const message of sseMessages(blocks.join("\n\n"))) {
+        const method = (message as { method?: string }).method;
+        if (method === "notifications/resources/updated") {
+          pendingUpdates.push(
+            `Resource ${URI} changed:\n${await readResource()}`,
+          );
+        }
       }
     }
-  }
-})().catch(() => opened.resolve());
-await opened.promise;
-await mcp("resources/list");
-await mcp("resources/subscribe", { uri: URI });
+  })().catch(() => opened.resolve());
+  await opened.promise;
+  await mcp("resources/list");
+  await mcp("resources/subscribe", { uri: URI });
+}
+
+if (plain) {
+  await mcp("resources/list");
+} else {
+  await subscribe();
+}
+const mcpTools = plain
+  ? ((await mcp("tools/list")).tools as { name: string }[]).map((tool) =>
+    tool.name
+  )
+  : [];
 
 type Block = Record<string, unknown>;
 const messages: { role: string; content: string | Block[] }[] = [
@@ -119,7 +140,42 @@ const messages: { role: string; content: string | Block[] }[] = [
 const tools = [
   { name: "ListMcpResourcesTool", input_schema: { type: "object" } },
   { name: "ReadMcpResourceTool", input_schema: { type: "object" } },
+  ...(plain
+    ? [
+      ...mcpTools.map((name) => ({
+        name: `mcp__lab__${name}`,
+        input_schema: { type: "object" },
+      })),
+      { name: "Bash", input_schema: { type: "object" } },
+    ]
+    : []),
 ];
+
+/** Runs one of the model's tool calls, as a client would. */
+async function runTool(
+  name: string,
+  input: Record<string, unknown>,
+): Promise<string> {
+  if (name === "ReadMcpResourceTool") return await readResource();
+  if (name === "Bash") {
+    const { stdout, stderr } = await new Deno.Command("sh", {
+      args: ["-c", String(input.command)],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    return decoder.decode(stdout) + decoder.decode(stderr);
+  }
+  if (name.startsWith("mcp__lab__")) {
+    return JSON.stringify(
+      await mcp("tools/call", {
+        name: name.slice("mcp__lab__".length),
+        arguments: input,
+      }),
+    );
+  }
+  return JSON.stringify(await mcp("resources/list"));
+}
 for (let turn = 0; turn < 10; turn++) {
   const response = await fetch(`${modelOrigin}/v1/messages`, {
     method: "POST",
@@ -146,9 +202,7 @@ for (let turn = 0; turn < 10; turn++) {
     role: "assistant",
     content: [{ ...start, input }],
   });
-  const output = start.name === "ReadMcpResourceTool"
-    ? await readResource()
-    : JSON.stringify(await mcp("resources/list"));
+  const output = await runTool(String(start.name), input);
   const content: Block[] = [
     { type: "tool_result", tool_use_id: start.id, content: output },
   ];
