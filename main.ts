@@ -1786,9 +1786,16 @@ async function waitToolCall(
   const seconds = parsed.data.timeout_seconds;
   state.askedToWait(client);
   const started = performance.now();
+  // Counted for the log line: which clients ask for progress shows there.
+  let progressSent = 0;
+  const progress = call.progress &&
+    ((elapsed: number, total: number) => {
+      progressSent++;
+      return call.progress!(elapsed, total);
+    });
   const end = client.reviewVersion > since
     ? "updated"
-    : await waitForUpdate(client, seconds, call.ends, call.progress);
+    : await waitForUpdate(client, seconds, call.ends, progress);
   const waited = Math.round((performance.now() - started) / 100) / 10;
   const version = client.reviewVersion;
   state.record(client, "read", {
@@ -1799,6 +1806,7 @@ async function waitToolCall(
       waited: `${waited}s`,
       version,
       ended: end === "updated" ? undefined : end,
+      progress: call.progress ? progressSent : undefined,
     },
   }, { version, via: "wait-tool", since, waited });
   const text = reviewStatus(config, version);

@@ -3485,6 +3485,15 @@ Deno.test("wait tool: progress notifications with a progressToken, none without"
     { onprogress: (update) => progress.push(update.progress) },
   );
   assert.ok(progress.length >= 3, `progress: ${progress}`);
+  // The log line says a token came and how many notifications went out.
+  assert.ok(
+    lab.lines.some((line) =>
+      new RegExp(
+        `^\\[tools/call\\] name=wait_for_review_update since=1 waited=1(\\.\\d)?s version=1 ended=timeout progress=${progress.length} `,
+      ).test(line)
+    ),
+    lab.lines.join("\n"),
+  );
   assert.ok(
     progress.every((seconds, i) => i === 0 || seconds > progress[i - 1]),
   );
@@ -3497,6 +3506,13 @@ Deno.test("wait tool: progress notifications with a progressToken, none without"
     arguments: { since_version: 1, timeout_seconds: 0.6 },
   });
   assert.equal(unasked, 0);
+  const untokened = lab.lines.filter((line) =>
+    line.startsWith(
+      "[tools/call] name=wait_for_review_update since=1 waited=0.6s",
+    )
+  );
+  assert.equal(untokened.length, 1, lab.lines.join("\n"));
+  assert.ok(!untokened[0].includes("progress="));
   assert.equal(lab.lab.counts().waitingCalls, 0);
 });
 
