@@ -415,3 +415,182 @@ export const CLIENTS: ClientDefinition[] = [
 export function clientById(id: string): ClientDefinition | undefined {
   return CLIENTS.find((client) => client.id === id);
 }
+
+/**
+ * What a command client's run needs: its isolated home, the lab, the mode
+ * and how long the lab waits before its update.
+ */
+export interface CommandContext {
+  home: string;
+  labUrl: string;
+  mode: ModeId;
+  delaySeconds: number;
+}
+
+/** One invocation of a command client's executable. */
+export interface CommandStep {
+  args: string[];
+  /**
+   * A command that streams until stopped (a subscription): the harness ends
+   * it with SIGTERM after this many seconds, and that is its planned end.
+   */
+  streamSeconds?: number;
+}
+
+/** A background process a command client leaves behind, and how to end it. */
+export interface CommandDaemon {
+  /**
+   * The variable that names the daemon's folder. The harness points it at a
+   * fresh folder of its own under /tmp, since the daemon's unix socket lives
+   * there and a socket path is limited to 107 bytes (a run's home is deeper).
+   */
+  dirEnv: string;
+  /** The file in that folder that holds the daemon's PID. */
+  pidFile: string;
+  /** The client's own command that stops it (SIGTERM, then SIGKILL follow by PID). */
+  stopArgs: string[];
+}
+
+/**
+ * A client that no model drives: a fixed command sequence run against the
+ * lab (the MCP Inspector's CLIs). It has no model API, no routes but
+ * `native`, and no context the update could reach.
+ */
+export interface CommandClientDefinition {
+  kind: "command";
+  /** The `--only` group it belongs to. */
+  group: "inspector";
+  id: string;
+  displayName: string;
+  npmPackage: string;
+  version: string;
+  /** Executable name in `node_modules/.bin`. */
+  bin: string;
+  modes: ModeId[];
+  /** Environment beyond the harness's isolated one. */
+  env: Record<string, string>;
+  /** The commands, in order; every one runs even if an earlier one failed. */
+  steps(context: CommandContext): CommandStep[];
+  daemon?: CommandDaemon;
+}
+
+/** Seconds a subscription is kept open past the lab's update delay. */
+export const STREAM_MARGIN_SECONDS = 3;
+
+/** The Inspector's name for each mode's protocol era. */
+export function inspectorEra(mode: ModeId): "legacy" | "modern" {
+  return mode === "2026-07-28" ? "modern" : "legacy";
+}
+
+const INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector";
+const INSPECTOR_VERSION = "2.12.0";
+/**
+ * The Inspector asks the OS keychain for its secret store and, on a machine
+ * without one, warns and falls back to a file; say "file" (under the
+ * isolated home) so every run is the same. No secret is stored: the lab
+ * needs no auth.
+ */
+const INSPECTOR_ENV = { MCP_INSPECTOR_SECRET_STORE: "file" };
+
+export const COMMAND_CLIENTS: CommandClientDefinition[] = [
+  {
+    kind: "command",
+    group: "inspector",
+    id: "mcpdo",
+    displayName: "mcpdo (MCP Inspector)",
+    npmPackage: INSPECTOR_PACKAGE,
+    version: INSPECTOR_VERSION,
+    bin: "mcpdo",
+    modes: ["default", "2026-07-28"],
+    env: INSPECTOR_ENV,
+    // `connect` starts a daemon that holds the connection between commands;
+    // `resources/subscribe` prints each update until it is stopped.
+    steps({ labUrl, mode, delaySeconds }) {
+      return [
+        {
+          args: [
+            "connect",
+            labUrl,
+            "--transport",
+            "http",
+            "--era",
+            inspectorEra(mode),
+          ],
+        },
+        {
+          args: ["--connection", labUrl, "resources/subscribe", URI],
+          streamSeconds: delaySeconds + STREAM_MARGIN_SECONDS,
+        },
+        { args: ["disconnect", labUrl] },
+      ];
+    },
+    // The daemon runs in its own session, beyond the run's process group.
+    daemon: {
+      dirEnv: "MCP_INSPECTOR_DAEMON_DIR",
+      pidFile: "mcpdod.lock",
+      stopArgs: ["daemon", "stop"],
+    },
+  },
+  {
+    kind: "command",
+    group: "inspector",
+    id: "inspector-cli",
+    displayName: "Inspector CLI",
+    npmPackage: INSPECTOR_PACKAGE,
+    version: INSPECTOR_VERSION,
+    bin: "mcp-inspector",
+    modes: ["default", "2026-07-28"],
+    env: INSPECTOR_ENV,
+    // One call per invocation: it connects, reads once and exits.
+    steps({ labUrl, mode }) {
+      return [{
+        args: [
+          "--cli",
+          labUrl,
+          "--transport",
+          "http",
+          "--protocol-era",
+          inspectorEra(mode),
+          "--method",
+          "resources/read",
+          "--uri",
+          URI,
+        ],
+      }];
+    },
+  },
+];
+
+/** Any client the harness runs: an agent with a scripted model, or commands. */
+export type AnyClient = ClientDefinition | CommandClientDefinition;
+
+/** The `--only` groups: the agent CLIs, and the Inspector's command clients. */
+export const GROUPS = ["agents", "inspector"] as const;
+export type Group = (typeof GROUPS)[number];
+
+export function isCommandClient(
+  client: AnyClient,
+): client is CommandClientDefinition {
+  return "kind" in client && client.kind === "command";
+}
+
+export function groupOf(client: AnyClient): Group {
+  return isCommandClient(client) ? client.group : "agents";
+}
+
+/** Every client, agents first, in the order the matrix lists them. */
+export const ALL_CLIENTS: AnyClient[] = [...CLIENTS, ...COMMAND_CLIENTS];
+
+/**
+ * The clients a run covers: those named (all when none is), within the
+ * `--only` groups (all when none is given).
+ */
+export function selectClients(
+  ids: string[],
+  groups: Group[] = [],
+): AnyClient[] {
+  return ALL_CLIENTS.filter((client) =>
+    (ids.length === 0 || ids.includes(client.id)) &&
+    (groups.length === 0 || groups.includes(groupOf(client)))
+  );
+}

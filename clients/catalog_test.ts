@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import type { WireFormat } from "./scripted_model.ts";
-import { clientById, CLIENTS, type LaunchContext } from "./catalog.ts";
+import {
+  ALL_CLIENTS,
+  clientById,
+  CLIENTS,
+  isCommandClient,
+  type LaunchContext,
+} from "./catalog.ts";
 
 const WIRE_NAMES: Record<WireFormat, string> = {
   "anthropic-messages": "Anthropic Messages",
@@ -30,11 +36,12 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
     );
   assert.deepEqual(
     table.map((cells) => [cells[1], cells[3], cells[4], cells[5], cells[6]]),
-    CLIENTS.map((client) => [
+    ALL_CLIENTS.map((client) => [
       client.id,
       client.npmPackage,
       client.version,
-      WIRE_NAMES[client.wire],
+      // A command client has no model: its cell names its kind instead.
+      isCommandClient(client) ? "none (commands)" : WIRE_NAMES[client.wire],
       client.modes.join(", "),
     ]),
   );

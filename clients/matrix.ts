@@ -11,7 +11,7 @@
 import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
 import type { Route } from "./decide.ts";
-import type { RunRecord, Trigger } from "./runner.ts";
+import type { CommandStepRecord, RunRecord, Trigger } from "./runner.ts";
 import { errorLine, PROBE_CLIENT, PROGRESS_CHECK } from "./runner.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
@@ -279,6 +279,13 @@ export function rereadByItself(
   return Date.parse(firstUpdatedRead.at) < Date.parse(modelAsked.at);
 }
 
+/**
+ * What a command client's row says of itself: no model drives it, so the
+ * context column and the two model-driven routes do not apply.
+ */
+export const COMMAND_NOTE =
+  "no model: a fixed command sequence drives it, so no context to update, and the wait-tool and shell-probe routes (a model's calls) do not apply";
+
 /** One line saying what blocked the client (or that nothing did). */
 export function rowNotes(
   run: RunRecord,
@@ -304,13 +311,20 @@ export function rowNotes(
     notes.push("never reached the lab");
   } else if (labClient.level < 6) {
     notes.push(labClient.missing);
-  } else if (rereadByItself(labClient, run.transcript) === false) {
+  } else if (
+    run.kind !== "command" &&
+    rereadByItself(labClient, run.transcript) === false
+  ) {
     notes.push(
       "notified, but read version 2 only when the model asked: the client did not re-read by itself",
     );
   }
   if (labClient?.readVia === "tool") {
     notes.push("reads through the lab's get_review_status tool");
+  }
+  if (run.kind === "command") {
+    notes.push(COMMAND_NOTE);
+    return notes.join("; ").replaceAll("\n", " ");
   }
   const fromModel = modelNote(run.transcript);
   if (fromModel) notes.push(fromModel);
@@ -340,8 +354,10 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   const route = run.route ?? "native";
   // With no update sent, there was nothing to bring into the context (on
   // the other routes the route's call asks for the update itself).
-  const contextUpdated = route === "native" && labClient !== undefined &&
-      labClient.updatesSent === 0
+  // A command client has no model, so no context to judge.
+  const contextUpdated = run.kind === "command" ||
+      route === "native" && labClient !== undefined &&
+        labClient.updatesSent === 0
     ? null
     : observe(run.transcript).contextUpdated;
   const steps = labClient?.steps;
@@ -576,6 +592,37 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
   return lines;
 }
 
+/**
+ * A command client's invocations: when each started, how it ended and what
+ * it printed (`$LAB_URL` is the run's lab, `$HOME` its isolated home).
+ */
+export function commandTable(steps: CommandStepRecord[]): string[] {
+  if (steps.length === 0) return ["No command ran."];
+  const lines = [
+    "| # | At (s) | Command | Outcome | Took (s) | Output |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  steps.forEach((step, index) => {
+    lines.push(
+      `| ${
+        [
+          String(index + 1),
+          step.startedAt.toFixed(1),
+          `\`${step.command.replaceAll("`", "'")}\``,
+          `${step.outcome}${
+            step.exitCode === null ? "" : ` (exit ${step.exitCode})`
+          }${step.detail ? `, ${step.detail}` : ""}`,
+          step.durationSeconds.toFixed(1),
+          step.outputTail.split("\n").filter((line) =>
+            !line.startsWith("[mcp-inspector]")
+          ).join(" / ").replaceAll("`", "'").slice(0, 300) || "—",
+        ].map(cell).join(" | ")
+      } |`,
+    );
+  });
+  return lines;
+}
+
 /** The evidence file for one client, mode and route: a section per trigger. */
 export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
@@ -590,7 +637,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
     "",
   ];
-  if (first.command) {
+  if (first.command && first.kind !== "command") {
     lines.push("Command:", "", "```sh", first.command, "```", "");
   }
   for (const run of runs) {
@@ -604,12 +651,22 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
         row.notes ? `Notes: ${row.notes}.` : ""
       }`,
       "",
-      "### Scripted model transcript",
-      "",
-      ...transcriptTable(run.transcript),
-      "",
+      ...(run.kind === "command"
+        ? [
+          "### Commands",
+          "",
+          ...commandTable(run.steps ?? []),
+          "",
+          ...(run.daemon ? [`Daemon: ${run.daemon}.`, ""] : []),
+        ]
+        : [
+          "### Scripted model transcript",
+          "",
+          ...transcriptTable(run.transcript),
+          "",
+        ]),
     );
-    if (run.outcome !== "completed" && run.outputTail) {
+    if (run.outcome !== "completed" && run.outputTail && !run.steps) {
       lines.push(
         "### Client output (last lines)",
         "",

@@ -10,7 +10,11 @@
  *   --delay S          the lab's update delay (default 3)
  *   --trigger T        only this trigger (subscribe or read; default both)
  *   --route R[,R…]     these routes (native, wait-tool, shell-probe; default
- *                      all three)
+ *                      all three); command clients run on native only
+ *   --only G[,G…]      these groups: agents (the agent CLIs, with the
+ *                      scripted model), inspector (the MCP Inspector's
+ *                      command clients, mcpdo and the Inspector CLI);
+ *                      default both
  *   --long-wait        instead: one wait-tool run per client (mode default,
  *                      trigger subscribe) with the update after
  *                      --long-wait-delay S (default 90): does the call
@@ -35,7 +39,15 @@
 
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { CLIENTS } from "./catalog.ts";
+import {
+  ALL_CLIENTS,
+  type AnyClient,
+  type Group,
+  GROUPS,
+  isCommandClient,
+  selectClients,
+} from "./catalog.ts";
+import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import {
@@ -80,6 +92,7 @@ const { values, positionals } = parseArgs({
     "min-level": { type: "string", default: "0" },
     check: { type: "boolean", default: false },
     "keep-homes": { type: "boolean", default: false },
+    only: { type: "string" },
   },
 });
 
@@ -134,19 +147,36 @@ if (longWait && progressCheck) {
 /** Runs that wait for minutes go side by side, one per client. */
 const sideBySide = longWait || progressCheck;
 const unknown = positionals.filter((id) =>
-  !CLIENTS.some((client) => client.id === id)
+  !ALL_CLIENTS.some((client) => client.id === id)
 );
 if (unknown.length > 0) {
   console.error(
     `unknown client(s): ${unknown.join(", ")}; known: ${
-      CLIENTS.map((client) => client.id).join(", ")
+      ALL_CLIENTS.map((client) => client.id).join(", ")
     }`,
   );
   Deno.exit(2);
 }
-const selected = positionals.length === 0
-  ? CLIENTS
-  : CLIENTS.filter((client) => positionals.includes(client.id));
+const onlyGroups = (values.only ?? "").split(",").map((group) => group.trim())
+  .filter((group) => group !== "");
+const badGroups = onlyGroups.filter((group) =>
+  !GROUPS.includes(group as Group)
+);
+if (
+  badGroups.length > 0 || (values.only !== undefined && onlyGroups.length === 0)
+) {
+  console.error(
+    `--only ${values.only}: expected a comma-separated list of ${
+      GROUPS.join(", ")
+    }`,
+  );
+  Deno.exit(2);
+}
+const selected = selectClients(positionals, onlyGroups as Group[]);
+if (selected.length === 0) {
+  console.error("no client matches the names and --only groups given");
+  Deno.exit(2);
+}
 // Absolute, because `deno fmt` below runs inside the results folder.
 const resultsDir = resolve(values["results-dir"]);
 const cacheDir = resolve(values["cache-dir"]);
@@ -162,8 +192,24 @@ interface PlannedRun {
   delaySeconds: number;
 }
 
-/** A client's runs: every mode, route and trigger, or its one long wait. */
-function plannedRuns(client: (typeof CLIENTS)[number]): PlannedRun[] {
+/**
+ * A client's runs: every mode, route and trigger, or its one long wait. A
+ * command client has no model to take the wait-tool or shell-probe route,
+ * nor to wait on a tool call, so it runs natively or not at all.
+ */
+function plannedRuns(client: AnyClient): PlannedRun[] {
+  if (isCommandClient(client)) {
+    if (sideBySide || !selectedRoutes.includes("native")) return [];
+    return client.modes.flatMap((mode) =>
+      triggers.map((trigger) => ({
+        mode,
+        route: "native" as const,
+        trigger,
+        longWait: false,
+        delaySeconds,
+      }))
+    );
+  }
   if (progressCheck) {
     return (["progress", "no-progress"] as const).map((check) => ({
       mode: "default",
@@ -204,6 +250,12 @@ for (const client of selected) {
     skipped.push(client.id);
     continue;
   }
+  if (plannedRuns(client).length === 0) {
+    console.log(
+      `== ${client.displayName}: skipped (a command client runs only on the native route, and has no long-wait or progress check)`,
+    );
+    continue;
+  }
   console.log(
     `== ${client.displayName} (${client.npmPackage}@${client.version})`,
   );
@@ -234,24 +286,35 @@ for (const client of selected) {
     }${
       run.progressCheck ? ` (progress check: ${run.progressCheck})` : ""
     } ${run.trigger}`;
-    const record = await runClient(client, run.mode, run.trigger, {
-      labMainPath: `${repoRoot}/main.ts`,
-      runDir: `${cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
+    const runDir =
+      `${cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
         run.route === "native" ? "" : `${run.route}-`
       }${run.longWait ? "long-wait-" : ""}${
         run.progressCheck ? `${run.progressCheck}-check-` : ""
-      }${run.trigger}`,
-      binPath,
-      delaySeconds: run.delaySeconds,
-      // A long wait needs the update delay plus the rest of the run.
-      timeoutSeconds: run.longWait || run.progressCheck
-        ? Math.max(timeoutSeconds, run.delaySeconds + 90)
-        : timeoutSeconds,
-      keepHome: values["keep-homes"],
-      route: run.route,
-      longWait: run.longWait,
-      progressCheck: run.progressCheck,
-    });
+      }${run.trigger}`;
+    const record = isCommandClient(client)
+      ? await runCommandClient(client, run.mode, run.trigger, {
+        labMainPath: `${repoRoot}/main.ts`,
+        runDir,
+        binPath,
+        delaySeconds: run.delaySeconds,
+        timeoutSeconds,
+        keepHome: values["keep-homes"],
+      })
+      : await runClient(client, run.mode, run.trigger, {
+        labMainPath: `${repoRoot}/main.ts`,
+        runDir,
+        binPath,
+        delaySeconds: run.delaySeconds,
+        // A long wait needs the update delay plus the rest of the run.
+        timeoutSeconds: run.longWait || run.progressCheck
+          ? Math.max(timeoutSeconds, run.delaySeconds + 90)
+          : timeoutSeconds,
+        keepHome: values["keep-homes"],
+        route: run.route,
+        longWait: run.longWait,
+        progressCheck: run.progressCheck,
+      });
     const row = rowFromRun(record);
     console.log(
       `   ${label}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
@@ -304,7 +367,7 @@ const freshRows = records.map(rowFromRun);
 const rows = mergeRows(
   previous?.rows ?? [],
   freshRows,
-  CLIENTS.map((client) => client.id),
+  ALL_CLIENTS.map((client) => client.id),
 );
 const document: MatrixDocument = {
   generatedAt: new Date().toISOString(),

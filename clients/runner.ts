@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ClientDefinition, ModeId } from "./catalog.ts";
+import type { AnyClient, ClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
 import { startLab } from "./lab.ts";
@@ -82,6 +82,24 @@ export interface RunRecord {
   labReportMarkdown: string | null;
   transcript: TranscriptEntry[];
   /** The client's last output lines, for the evidence file. */
+  outputTail: string;
+  /** `command` for a client no model drives (see `command_runner.ts`). */
+  kind?: "command";
+  /** A command client's invocations, in order. */
+  steps?: CommandStepRecord[];
+  /** What the harness did about a daemon the client left behind. */
+  daemon?: string;
+}
+
+/** One invocation of a command client, as evidence. */
+export interface CommandStepRecord {
+  /** Seconds from the run's start. */
+  startedAt: number;
+  command: string;
+  outcome: Outcome;
+  exitCode: number | null;
+  detail?: string;
+  durationSeconds: number;
   outputTail: string;
 }
 
@@ -307,7 +325,7 @@ export function commandLine(
   }).join(" ");
 }
 
-interface ProcessResult {
+export interface ProcessResult {
   outcome: Outcome;
   exitCode: number | null;
   detail?: string;
@@ -318,7 +336,7 @@ interface ProcessResult {
  * Runs the client in its own process group (setsid), so a timeout or the end
  * of the run can stop it together with anything it started.
  */
-async function runProcess(
+export async function runProcess(
   binPath: string,
   args: string[],
   options: {
@@ -326,6 +344,11 @@ async function runProcess(
     env: Record<string, string>;
     outputPath: string;
     timeoutSeconds: number;
+    /**
+     * A command that runs until stopped: SIGTERM after this many seconds is
+     * its planned end (the outcome stays `completed`).
+     */
+    stopAfterSeconds?: number;
   },
 ): Promise<ProcessResult> {
   const outputFile = await Deno.open(options.outputPath, {
@@ -362,8 +385,18 @@ async function runProcess(
       await sleep(3000);
       signalGroup(child.pid, "SIGKILL");
     }, options.timeoutSeconds * 1000);
+    let stopped = false;
+    const stopTimer = options.stopAfterSeconds === undefined
+      ? undefined
+      : setTimeout(async () => {
+        stopped = true;
+        signalGroup(child.pid, "SIGTERM");
+        await sleep(3000);
+        signalGroup(child.pid, "SIGKILL");
+      }, options.stopAfterSeconds * 1000);
     const status = await child.status;
     clearTimeout(timer);
+    clearTimeout(stopTimer);
     // Helpers the client left behind belong to its group: end them too.
     signalGroup(child.pid, "SIGKILL");
     await Promise.race([collecting, sleep(2000)]);
@@ -372,6 +405,14 @@ async function runProcess(
         outcome: "timeout",
         exitCode: status.code,
         detail: `no exit within ${options.timeoutSeconds} s`,
+        output,
+      };
+    }
+    if (stopped) {
+      return {
+        outcome: "completed",
+        exitCode: status.code,
+        detail: `stopped after ${options.stopAfterSeconds} s, as planned`,
         output,
       };
     }
@@ -398,6 +439,29 @@ async function runProcess(
   }
 }
 
+/**
+ * A clean environment: only what a client needs, never the user's own
+ * configuration, tokens or proxies; HOME and the XDG folders in the run's.
+ */
+export function isolatedEnv(
+  home: string,
+  tmpDir: string,
+): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    USER: "lab",
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_CACHE_HOME: `${home}/.cache`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_STATE_HOME: `${home}/.local/state`,
+    TMPDIR: tmpDir,
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    NO_COLOR: "1",
+  };
+}
+
 /** What a run is of: the fields every record of it starts with. */
 type RunHeader = Pick<
   RunRecord,
@@ -415,7 +479,7 @@ type RunHeader = Pick<
 >;
 
 export function runHeader(
-  client: ClientDefinition,
+  client: Pick<AnyClient, "id" | "displayName" | "npmPackage" | "version">,
   mode: ModeId,
   trigger: Trigger,
   run: {
@@ -538,22 +602,7 @@ export async function runClient(
       await Deno.writeTextFile(path, content);
     }
     command = commandLine(client.bin, launch.args, { home, workDir });
-    // A clean environment: only what the client needs, never the user's own
-    // configuration, tokens or proxies.
-    const env: Record<string, string> = {
-      PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      USER: "lab",
-      XDG_CONFIG_HOME: `${home}/.config`,
-      XDG_CACHE_HOME: `${home}/.cache`,
-      XDG_DATA_HOME: `${home}/.local/share`,
-      XDG_STATE_HOME: `${home}/.local/state`,
-      TMPDIR: tmpDir,
-      LANG: "C.UTF-8",
-      TERM: "dumb",
-      NO_COLOR: "1",
-      ...launch.env,
-    };
+    const env = { ...isolatedEnv(home, tmpDir), ...launch.env };
     result = await runProcess(options.binPath, launch.args, {
       cwd: workDir,
       env,
