@@ -505,7 +505,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
       document.generatedAt.slice(0, 10)
     } with lab ${
       document.labVersion ?? "(unknown)"
-    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). [How to read a row and re-run](README.md).`,
+    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
     "",
