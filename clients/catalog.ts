@@ -561,11 +561,67 @@ export const COMMAND_CLIENTS: CommandClientDefinition[] = [
   },
 ];
 
-/** Any client the harness runs: an agent with a scripted model, or commands. */
-export type AnyClient = ClientDefinition | CommandClientDefinition;
+/**
+ * A client driven in a real browser: a web UI the harness serves against the
+ * lab, then clicks through as a user would (see `browser_runner.ts`). Like
+ * a command client it has no model, so it runs on the native route only.
+ */
+export interface BrowserClientDefinition {
+  kind: "browser";
+  /** In the `inspector` group, and alone in the `browser` group. */
+  group: "inspector";
+  id: string;
+  displayName: string;
+  npmPackage: string;
+  version: string;
+  /** The executable that serves the web UI, in `node_modules/.bin`. */
+  bin: string;
+  modes: ModeId[];
+  /** Environment beyond the harness's isolated one and the server's ports. */
+  env: Record<string, string>;
+  /** The arguments that serve the UI for the lab, in the mode's era. */
+  serveArgs(context: { labUrl: string; mode: ModeId }): string[];
+}
 
-/** The `--only` groups: the agent CLIs, and the Inspector's command clients. */
-export const GROUPS = ["agents", "inspector"] as const;
+/**
+ * The MCP Inspector's web UI. `--web` with an ad-hoc server seeds its server
+ * list with the lab, and `--protocol-era` is how the UI picks the era (the
+ * server card has no era control in a read-only session).
+ */
+export const BROWSER_CLIENTS: BrowserClientDefinition[] = [{
+  kind: "browser",
+  group: "inspector",
+  id: "inspector-web",
+  displayName: "Inspector web UI",
+  npmPackage: INSPECTOR_PACKAGE,
+  version: INSPECTOR_VERSION,
+  bin: "mcp-inspector",
+  modes: ["default", "2026-07-28"],
+  env: { ...INSPECTOR_ENV, MCP_AUTO_OPEN_ENABLED: "false" },
+  serveArgs({ labUrl, mode }) {
+    return [
+      "--web",
+      "--server-url",
+      labUrl,
+      "--transport",
+      "http",
+      "--protocol-era",
+      inspectorEra(mode),
+    ];
+  },
+}];
+
+/** Any client the harness runs: an agent, commands, or a web UI. */
+export type AnyClient =
+  | ClientDefinition
+  | CommandClientDefinition
+  | BrowserClientDefinition;
+
+/**
+ * The `--only` groups: the agent CLIs; the Inspector's clients (its command
+ * clients and its web UI); the browser-driven clients alone.
+ */
+export const GROUPS = ["agents", "inspector", "browser"] as const;
 export type Group = (typeof GROUPS)[number];
 
 export function isCommandClient(
@@ -574,12 +630,24 @@ export function isCommandClient(
   return "kind" in client && client.kind === "command";
 }
 
-export function groupOf(client: AnyClient): Group {
-  return isCommandClient(client) ? client.group : "agents";
+export function isBrowserClient(
+  client: AnyClient,
+): client is BrowserClientDefinition {
+  return "kind" in client && client.kind === "browser";
+}
+
+/** The groups a client belongs to (a browser client is in two). */
+export function groupsOf(client: AnyClient): Group[] {
+  if (isBrowserClient(client)) return [client.group, "browser"];
+  return isCommandClient(client) ? [client.group] : ["agents"];
 }
 
 /** Every client, agents first, in the order the matrix lists them. */
-export const ALL_CLIENTS: AnyClient[] = [...CLIENTS, ...COMMAND_CLIENTS];
+export const ALL_CLIENTS: AnyClient[] = [
+  ...CLIENTS,
+  ...COMMAND_CLIENTS,
+  ...BROWSER_CLIENTS,
+];
 
 /**
  * The clients a run covers: those named (all when none is), within the
@@ -591,6 +659,7 @@ export function selectClients(
 ): AnyClient[] {
   return ALL_CLIENTS.filter((client) =>
     (ids.length === 0 || ids.includes(client.id)) &&
-    (groups.length === 0 || groups.includes(groupOf(client)))
+    (groups.length === 0 ||
+      groupsOf(client).some((group) => groups.includes(group)))
   );
 }

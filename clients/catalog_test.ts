@@ -4,6 +4,7 @@ import {
   ALL_CLIENTS,
   clientById,
   CLIENTS,
+  isBrowserClient,
   isCommandClient,
   type LaunchContext,
 } from "./catalog.ts";
@@ -40,8 +41,12 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
       client.id,
       client.npmPackage,
       client.version,
-      // A command client has no model: its cell names its kind instead.
-      isCommandClient(client) ? "none (commands)" : WIRE_NAMES[client.wire],
+      // A command or browser client has no model: its cell names its kind.
+      isCommandClient(client)
+        ? "none (commands)"
+        : isBrowserClient(client)
+        ? "none (browser)"
+        : WIRE_NAMES[client.wire],
       client.modes.join(", "),
     ]),
   );

@@ -5,7 +5,7 @@ import {
   COMMAND_CLIENTS,
   type CommandClientDefinition,
   type CommandContext,
-  groupOf,
+  groupsOf,
   selectClients,
   STREAM_MARGIN_SECONDS,
 } from "./catalog.ts";
@@ -101,7 +101,7 @@ Deno.test("command clients: the Inspector CLI reads once in the mode's era", () 
 Deno.test("command clients: pinned like the agents, loopback only, nothing of the user's", () => {
   for (const client of COMMAND_CLIENTS) {
     assert.match(client.version, /^\d+\.\d+\.\d+$/, client.id);
-    assert.equal(groupOf(client), "inspector");
+    assert.deepEqual(groupsOf(client), ["inspector"]);
     for (const mode of client.modes) {
       for (const step of client.steps({ ...context, mode })) {
         for (const arg of step.args) {
@@ -127,6 +127,7 @@ Deno.test("selectClients: names and --only groups narrow each other", () => {
   assert.deepEqual(ids(selectClients([], ["inspector"])), [
     "mcpdo",
     "inspector-cli",
+    "inspector-web",
   ]);
   assert.ok(!ids(selectClients([], ["agents"])).includes("mcpdo"));
   assert.ok(ids(selectClients([], ["agents"])).includes("codex"));

@@ -286,6 +286,27 @@ export function rereadByItself(
 export const COMMAND_NOTE =
   "no model: a fixed command sequence drives it, so no context to update, and the wait-tool and shell-probe routes (a model's calls) do not apply";
 
+/**
+ * What a browser client's row says of itself: no model, a harness clicking
+ * through the UI, and the level is what the UI did before any Refresh.
+ */
+export const BROWSER_NOTE =
+  "no model: the harness clicked through the web UI in headless Chromium (connect, open the resource, Subscribe, wait past the update); the level is the UI's own, before any Refresh click";
+
+/**
+ * The separate note on a user's Refresh click: what the lab recorded after
+ * it, which is never the client's own re-read.
+ */
+export function refreshNote(
+  afterRefresh: NonNullable<RunRecord["afterRefresh"]>,
+): string {
+  return `after a user's Refresh click: level ${afterRefresh.labLevel}${
+    afterRefresh.rereadAfterNotification
+      ? " (version 2 re-read by that click, not by the client)"
+      : " (the click re-read nothing the lab counts)"
+  }`;
+}
+
 /** One line saying what blocked the client (or that nothing did). */
 export function rowNotes(
   run: RunRecord,
@@ -312,7 +333,7 @@ export function rowNotes(
   } else if (labClient.level < 6) {
     notes.push(labClient.missing);
   } else if (
-    run.kind !== "command" &&
+    run.kind === undefined &&
     rereadByItself(labClient, run.transcript) === false
   ) {
     notes.push(
@@ -324,6 +345,11 @@ export function rowNotes(
   }
   if (run.kind === "command") {
     notes.push(COMMAND_NOTE);
+    return notes.join("; ").replaceAll("\n", " ");
+  }
+  if (run.kind === "browser") {
+    notes.push(BROWSER_NOTE);
+    if (run.afterRefresh) notes.push(refreshNote(run.afterRefresh));
     return notes.join("; ").replaceAll("\n", " ");
   }
   const fromModel = modelNote(run.transcript);
@@ -355,7 +381,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   // With no update sent, there was nothing to bring into the context (on
   // the other routes the route's call asks for the update itself).
   // A command client has no model, so no context to judge.
-  const contextUpdated = run.kind === "command" ||
+  const contextUpdated = run.kind !== undefined ||
       route === "native" && labClient !== undefined &&
         labClient.updatesSent === 0
     ? null
@@ -505,7 +531,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
       document.generatedAt.slice(0, 10)
     } with lab ${
       document.labVersion ?? "(unknown)"
-    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. [How to read a row and re-run](README.md).`,
+    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. Its web UI has none either: the harness clicked through it in headless Chromium, and its rows give the level before a user's Refresh click, with the level after that click in a separate note. [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
     "",
@@ -637,7 +663,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
     "",
   ];
-  if (first.command && first.kind !== "command") {
+  if (first.command && first.kind === undefined) {
     lines.push("Command:", "", "```sh", first.command, "```", "");
   }
   for (const run of runs) {
@@ -651,7 +677,19 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
         row.notes ? `Notes: ${row.notes}.` : ""
       }`,
       "",
-      ...(run.kind === "command"
+      ...(run.kind === "browser"
+        ? [
+          "### Page actions",
+          "",
+          ...commandTable(run.steps ?? []),
+          "",
+          ...(run.screenshots ?? []).flatMap((shot) => {
+            const name = shot.path.split("/").at(-1) ?? shot.path;
+            return [`![${shot.caption}](${name})`, ""];
+          }),
+          ...(run.daemon ? [`Cleanup: ${run.daemon}.`, ""] : []),
+        ]
+        : run.kind === "command"
         ? [
           "### Commands",
           "",
@@ -678,11 +716,26 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     }
     lines.push("### Lab report", "");
     lines.push(
+      ...(run.kind === "browser"
+        ? ["Before the Refresh click (the row's level):", ""]
+        : []),
       run.labReportMarkdown
         ? demoteHeadings(run.labReportMarkdown.trim(), 3)
         : "The lab produced no report.",
       "",
     );
+    if (run.afterRefresh) {
+      lines.push(
+        "### Lab report after the user's Refresh click",
+        "",
+        `${refreshNote(run.afterRefresh)}.`,
+        "",
+        run.afterRefresh.labReportMarkdown
+          ? demoteHeadings(run.afterRefresh.labReportMarkdown.trim(), 3)
+          : "The lab produced no report.",
+        "",
+      );
+    }
   }
   return lines.join("\n");
 }

@@ -13,8 +13,13 @@
  *                      all three); command clients run on native only
  *   --only G[,G…]      these groups: agents (the agent CLIs, with the
  *                      scripted model), inspector (the MCP Inspector's
- *                      command clients, mcpdo and the Inspector CLI);
- *                      default both
+ *                      command clients, mcpdo and the Inspector CLI, and its
+ *                      web UI), browser (the web UI alone, driven in
+ *                      headless Chromium); default all
+ *   --install-browser  when /usr/bin/chromium is missing, install Debian's
+ *                      chromium with apt-get (as root) before the browser
+ *                      runs; without it, the runs are skipped and the
+ *                      command that installs it is printed
  *   --long-wait        instead: one wait-tool run per client (mode default,
  *                      trigger subscribe) with the update after
  *                      --long-wait-delay S (default 90): does the call
@@ -44,9 +49,16 @@ import {
   type AnyClient,
   type Group,
   GROUPS,
+  isBrowserClient,
   isCommandClient,
   selectClients,
 } from "./catalog.ts";
+import {
+  browserInstalled,
+  CHROMIUM_PATH,
+  INSTALL_BROWSER_COMMAND,
+  runBrowserClient,
+} from "./browser_runner.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
@@ -60,6 +72,7 @@ import {
   mergeEvidence,
   mergeRows,
   probeLabLevel,
+  refreshNote,
   rowFromRun,
 } from "./matrix.ts";
 import type { ModeId } from "./catalog.ts";
@@ -93,6 +106,7 @@ const { values, positionals } = parseArgs({
     check: { type: "boolean", default: false },
     "keep-homes": { type: "boolean", default: false },
     only: { type: "string" },
+    "install-browser": { type: "boolean", default: false },
   },
 });
 
@@ -198,7 +212,7 @@ interface PlannedRun {
  * nor to wait on a tool call, so it runs natively or not at all.
  */
 function plannedRuns(client: AnyClient): PlannedRun[] {
-  if (isCommandClient(client)) {
+  if (isCommandClient(client) || isBrowserClient(client)) {
     if (sideBySide || !selectedRoutes.includes("native")) return [];
     return client.modes.flatMap((mode) =>
       triggers.map((trigger) => ({
@@ -242,6 +256,34 @@ function plannedRuns(client: AnyClient): PlannedRun[] {
   );
 }
 
+/**
+ * Whether Chromium is there for the browser clients: installed with apt-get
+ * when `--install-browser` says so, else the command that would.
+ */
+async function ensureBrowser(): Promise<boolean> {
+  if (await browserInstalled()) return true;
+  if (!values["install-browser"]) {
+    console.log(
+      `   ${CHROMIUM_PATH} is missing: install it with \`${INSTALL_BROWSER_COMMAND}\` (as root), or pass --install-browser; skipped`,
+    );
+    return false;
+  }
+  console.log(
+    `   ${CHROMIUM_PATH} is missing; running: ${INSTALL_BROWSER_COMMAND}`,
+  );
+  const { success } = await new Deno.Command("sh", {
+    args: ["-c", INSTALL_BROWSER_COMMAND],
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!success || !await browserInstalled()) {
+    console.log(`   the install did not leave ${CHROMIUM_PATH}; skipped`);
+    return false;
+  }
+  return true;
+}
+
 const records: RunRecord[] = [];
 const sideBySideRuns: Promise<RunRecord>[] = [];
 const skipped: string[] = [];
@@ -259,6 +301,7 @@ for (const client of selected) {
   console.log(
     `== ${client.displayName} (${client.npmPackage}@${client.version})`,
   );
+  if (isBrowserClient(client) && !await ensureBrowser()) continue;
   const install = await installClient(client, cacheDir);
   if (!install.ok) {
     console.log(
@@ -292,7 +335,16 @@ for (const client of selected) {
       }${run.longWait ? "long-wait-" : ""}${
         run.progressCheck ? `${run.progressCheck}-check-` : ""
       }${run.trigger}`;
-    const record = isCommandClient(client)
+    const record = isBrowserClient(client)
+      ? await runBrowserClient(client, run.mode, run.trigger, {
+        labMainPath: `${repoRoot}/main.ts`,
+        runDir,
+        binPath,
+        delaySeconds: run.delaySeconds,
+        timeoutSeconds: Math.min(timeoutSeconds, 60),
+        keepHome: values["keep-homes"],
+      })
+      : isCommandClient(client)
       ? await runCommandClient(client, run.mode, run.trigger, {
         labMainPath: `${repoRoot}/main.ts`,
         runDir,
@@ -353,6 +405,15 @@ for (const [file, runs] of groups) {
     mergeEvidence(previousEvidence, evidenceMarkdown(runs)),
   );
   written.push(`${resultsDir}/${file}`);
+  // A browser run's screenshots sit beside its evidence file.
+  for (const run of runs) {
+    for (const shot of run.screenshots ?? []) {
+      await Deno.copyFile(
+        shot.path,
+        `${resultsDir}/runs/${shot.path.split("/").at(-1)}`,
+      );
+    }
+  }
 }
 
 // The matrix: fresh rows replace their old selves, other rows stay.
@@ -455,8 +516,25 @@ if (values.check) {
       failures.push(`${label}: the row says level ${level}, ${labSays}`);
     } else if (level < minLevel) {
       failures.push(`${label}: level ${level}, expected at least ${minLevel}`);
+    } else if (
+      record.kind === "browser" &&
+      (!record.afterRefresh || !line.includes(refreshNote(record.afterRefresh)))
+    ) {
+      failures.push(
+        `${label}: the row does not say the lab's level after the Refresh click (${
+          record.afterRefresh
+            ? `lab ${record.afterRefresh.labLevel}`
+            : "no click happened"
+        })`,
+      );
     } else {
-      console.log(`check ${label}: row level ${level} agrees with ${labSays}`);
+      console.log(
+        `check ${label}: row level ${level} agrees with ${labSays}${
+          record.afterRefresh
+            ? `; after the Refresh click the lab ${record.afterRefresh.labLevel}, as the row says`
+            : ""
+        }`,
+      );
     }
   }
   if (records.length === 0) failures.push("no run happened");

@@ -83,10 +83,25 @@ export interface RunRecord {
   transcript: TranscriptEntry[];
   /** The client's last output lines, for the evidence file. */
   outputTail: string;
-  /** `command` for a client no model drives (see `command_runner.ts`). */
-  kind?: "command";
-  /** A command client's invocations, in order. */
+  /**
+   * `command` for a client no model drives (see `command_runner.ts`),
+   * `browser` for a web UI the harness clicks through (`browser_runner.ts`).
+   */
+  kind?: "command" | "browser";
+  /** A command client's invocations, or a browser client's page actions, in order. */
   steps?: CommandStepRecord[];
+  /**
+   * A browser client's run after the user's Refresh click: the lab's level
+   * then (`labReport` above is the lab's report before the click, so the
+   * row's level is the client's own) and what the page showed.
+   */
+  afterRefresh?: {
+    labLevel: number;
+    rereadAfterNotification: boolean;
+    labReportMarkdown: string | null;
+  };
+  /** A browser client's screenshots: what each shows, and the PNG file. */
+  screenshots?: { caption: string; path: string }[];
   /** What the harness did about a daemon the client left behind. */
   daemon?: string;
 }
