@@ -1,0 +1,270 @@
+import assert from "node:assert/strict";
+import {
+  BROWSER_CLIENTS,
+  type BrowserClientDefinition,
+  groupsOf,
+  type ModeId,
+  selectClients,
+} from "./catalog.ts";
+import {
+  allowedRequest,
+  browserInstalled,
+  CHROMIUM_PATH,
+  INSTALL_BROWSER_COMMAND,
+  screenshotName,
+} from "./browser_runner.ts";
+import { alive } from "./command_runner.ts";
+import {
+  evidenceMarkdown,
+  type MatrixDocument,
+  refreshNote,
+  rowFromRun,
+} from "./matrix.ts";
+import type { RunRecord } from "./runner.ts";
+
+const web = BROWSER_CLIENTS.find((client) =>
+  client.id === "inspector-web"
+) as BrowserClientDefinition;
+
+Deno.test("browser client: the Inspector's web UI serves the lab in the mode's era", () => {
+  assert.ok(web);
+  const labUrl = "http://127.0.0.1:40001/mcp";
+  const eras = (["default", "2026-07-28"] as ModeId[]).map((mode) => {
+    const args = web.serveArgs({ labUrl, mode });
+    assert.deepEqual(args.slice(0, 5), [
+      "--web",
+      "--server-url",
+      labUrl,
+      "--transport",
+      "http",
+    ]);
+    return args.slice(5);
+  });
+  assert.deepEqual(eras, [["--protocol-era", "legacy"], [
+    "--protocol-era",
+    "modern",
+  ]]);
+  // It never opens a browser of its own.
+  assert.equal(web.env.MCP_AUTO_OPEN_ENABLED, "false");
+  assert.equal(web.version, "2.12.0");
+});
+
+Deno.test("browser client: --only inspector includes it, --only browser selects it alone", () => {
+  const ids = (groups: Parameters<typeof selectClients>[1]) =>
+    selectClients([], groups).map((client) => client.id);
+  assert.deepEqual(groupsOf(web), ["inspector", "browser"]);
+  assert.deepEqual(ids(["browser"]), ["inspector-web"]);
+  assert.deepEqual(ids(["inspector"]), [
+    "mcpdo",
+    "inspector-cli",
+    "inspector-web",
+  ]);
+  assert.ok(!ids(["agents"]).includes("inspector-web"));
+});
+
+Deno.test("browser client: only loopback requests leave the page", () => {
+  assert.equal(allowedRequest("http://127.0.0.1:6274/assets/x.js"), true);
+  assert.equal(allowedRequest("data:image/png;base64,AAAA"), true);
+  assert.equal(
+    allowedRequest("https://fonts.googleapis.com/css2?family=Fredoka"),
+    false,
+  );
+  assert.equal(allowedRequest("http://localhost:6274/"), false);
+  assert.equal(allowedRequest("http://127.0.0.1.example.com/"), false);
+  assert.equal(allowedRequest("not a url"), false);
+  assert.equal(
+    INSTALL_BROWSER_COMMAND,
+    "apt-get update && apt-get install -y chromium",
+  );
+  assert.equal(
+    screenshotName(web, "2026-07-28", "read", "before"),
+    "inspector-web-2.12.0-2026-07-28-read-before.png",
+  );
+});
+
+/** A browser run as the runner records it, with the lab at `level`. */
+function browserRecord(
+  level: number,
+  afterRefresh?: RunRecord["afterRefresh"],
+): RunRecord {
+  const steps = {
+    connected: true,
+    listed: true,
+    readV1: true,
+    subscribed: level >= 4,
+    notificationDelivered: level >= 5,
+    rereadAfterNotification: level >= 6,
+    contextUpdated: false,
+  };
+  return {
+    clientId: "inspector-web",
+    displayName: "Inspector web UI",
+    npmPackage: "@modelcontextprotocol/inspector",
+    version: "2.12.0",
+    mode: "default",
+    trigger: "subscribe",
+    route: "native",
+    longWait: false,
+    progressCheck: null,
+    delaySeconds: 3,
+    ranAt: "2026-11-30T09:00:00.000Z",
+    durationSeconds: 11,
+    outcome: "completed",
+    exitCode: null,
+    command: "open the UI with its token",
+    labReport: {
+      lab: "0.2.0",
+      clients: [{
+        name: "mcp-inspector",
+        version: "2.12.0",
+        era: "2025",
+        protocolVersion: "2025-11-25",
+        level,
+        missing: "never read test://review/status again after the notification",
+        steps,
+        updatesSent: 1,
+        readVia: "resource",
+        waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
+        timeline: [],
+      }],
+    } as unknown as RunRecord["labReport"],
+    labReportMarkdown: "# Lab report\n\nbefore",
+    transcript: [],
+    outputTail: "",
+    kind: "browser",
+    steps: [{
+      startedAt: 3.8,
+      command: "click Subscribe in the preview",
+      outcome: "completed",
+      exitCode: null,
+      durationSeconds: 0.5,
+      outputTail: "the preview shows: status: pending version: 1",
+    }],
+    ...(afterRefresh ? { afterRefresh } : {}),
+    screenshots: [{
+      caption: "past the lab's update, before any click",
+      path:
+        "/runs/x/screenshots/inspector-web-2.12.0-default-subscribe-after-update.png",
+    }],
+    daemon: "web server PID 10 ended with SIGTERM",
+  };
+}
+
+Deno.test("rowFromRun: a browser row is the level before Refresh, with the click's level in a separate note", () => {
+  const afterRefresh = {
+    labLevel: 6,
+    rereadAfterNotification: true,
+    labReportMarkdown: "# Lab report\n\nafter",
+  };
+  const row = rowFromRun(browserRecord(5, afterRefresh));
+  assert.equal(row.level, 5);
+  assert.equal(row.labLevel, 5);
+  assert.equal(row.rereadAfterNotification, false);
+  assert.equal(row.contextUpdated, null);
+  assert.match(
+    row.notes,
+    /; after a user's Refresh click: level 6 \(version 2 re-read by that click, not by the client\)$/,
+  );
+  assert.equal(
+    refreshNote({
+      ...afterRefresh,
+      labLevel: 5,
+      rereadAfterNotification: false,
+    }),
+    "after a user's Refresh click: level 5 (the click re-read nothing the lab counts)",
+  );
+  // No click, no note about one.
+  assert.doesNotMatch(rowFromRun(browserRecord(3)).notes, /Refresh click:/);
+
+  const evidence = evidenceMarkdown([browserRecord(5, afterRefresh)]);
+  assert.match(evidence, /### Page actions/);
+  assert.match(evidence, /`click Subscribe in the preview`/);
+  assert.match(
+    evidence,
+    /!\[past the lab's update, before any click\]\(inspector-web-2\.12\.0-default-subscribe-after-update\.png\)/,
+  );
+  assert.match(evidence, /Cleanup: web server PID 10 ended with SIGTERM\./);
+  assert.match(evidence, /### Lab report after the user's Refresh click/);
+  assert.doesNotMatch(evidence, /Scripted model transcript/);
+});
+
+const chromiumMissing = !await browserInstalled();
+if (chromiumMissing) {
+  console.log(
+    `browser_test.ts: the web UI run is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
+  );
+}
+
+Deno.test({
+  name:
+    "deno task clients inspector-web --check: the web UI is notified in both eras, re-reads only on Refresh, and leaves no process",
+  ignore: chromiumMissing,
+  async fn() {
+    // The harness itself, as `deno task clients` runs it (the browser driver
+    // needs more permissions than the tests have). The pinned Inspector comes
+    // from the harness's cache; npm installs it there once if it is missing.
+    const resultsDir = await Deno.makeTempDir({ prefix: "browser-results-" });
+    try {
+      const run = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("./run.ts", import.meta.url).pathname,
+          "inspector-web",
+          "--trigger",
+          "subscribe",
+          "--delay",
+          "1",
+          "--timeout",
+          "30",
+          "--results-dir",
+          resultsDir,
+          "--check",
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(150_000),
+      }).output();
+      const output = new TextDecoder().decode(run.stdout) +
+        new TextDecoder().decode(run.stderr);
+      assert.ok(run.success, output);
+      const document = JSON.parse(
+        await Deno.readTextFile(`${resultsDir}/matrix.json`),
+      ) as MatrixDocument;
+      assert.deepEqual(
+        document.rows.map((row) => [row.mode, row.era, row.level]),
+        [["default", "2025", 5], ["2026-07-28", "2026-07-28", 5]],
+      );
+      for (const row of document.rows) {
+        assert.match(
+          row.notes,
+          /after a user's Refresh click: level 6 \(version 2 re-read by that click, not by the client\)$/,
+        );
+        const evidence = await Deno.readTextFile(
+          `${resultsDir}/${row.evidence.split("#")[0]}`,
+        );
+        assert.match(evidence, /the preview shows: status: pending version: 1/);
+        assert.match(
+          evidence,
+          /the preview shows: status: reviewed version: 2/,
+        );
+        const shots = [...evidence.matchAll(/!\[[^\]]*\]\(([^)]+\.png)\)/g)];
+        assert.equal(shots.length, 3);
+        for (const [, name] of shots) {
+          const bytes = await Deno.readFile(`${resultsDir}/runs/${name}`);
+          // The PNG signature.
+          assert.deepEqual([...bytes.slice(1, 4)], [0x50, 0x4e, 0x47]);
+        }
+        const cleanup = evidence.match(/^Cleanup: .*$/m)?.[0] ?? "";
+        const pids = [...cleanup.matchAll(/PID (\d+)/g)];
+        assert.equal(pids.length, 2, cleanup);
+        for (const [, pid] of pids) {
+          assert.equal(await alive(Number(pid)), false, cleanup);
+        }
+      }
+    } finally {
+      await Deno.remove(resultsDir, { recursive: true });
+    }
+  },
+});
