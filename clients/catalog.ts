@@ -410,6 +410,72 @@ export const CLIENTS: ClientDefinition[] = [
       };
     },
   },
+  {
+    id: "qwen-code",
+    displayName: "Qwen Code",
+    npmPackage: "@qwen-code/qwen-code",
+    version: "0.24.4",
+    bin: "qwen",
+    wire: "openai-chat",
+    script: {
+      read: {
+        name: "read_mcp_resource",
+        input: { server_name: SERVER, uri: URI },
+      },
+      // It has no resource-list tool: a glob is its harmless call.
+      nudge: { name: "glob", input: { pattern: "*.md" } },
+    },
+    modes: ["default"],
+    enableTool: false,
+    // --yolo approves it headless.
+    shell: { name: "run_shell_command", input: commandWithDescription },
+    launch({ home, labUrl, modelOrigin, prompt, route, toolTimeoutSeconds }) {
+      return {
+        args: [
+          "--yolo",
+          "--auth-type",
+          "openai",
+          "-m",
+          "qwen3-coder-plus",
+          "-o",
+          "text",
+          prompt,
+        ],
+        env: {
+          OPENAI_BASE_URL: `${modelOrigin}/v1`,
+          OPENAI_API_KEY: FAKE_API_KEY,
+          OPENAI_MODEL: "qwen3-coder-plus",
+        },
+        files: {
+          [`${home}/.qwen/settings.json`]: JSON.stringify({
+            mcpServers: {
+              [SERVER]: {
+                httpUrl: labUrl,
+                trust: true,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
+            // Tools not listed here hide behind its tool search, MCP tools
+            // (the wait tool) and the resource-read tool among them.
+            tools: {
+              visible: [
+                "read_mcp_resource",
+                "glob",
+                "run_shell_command",
+                ...(route === "wait-tool"
+                  ? [`mcp__${SERVER}__wait_for_review_update`]
+                  : []),
+              ],
+            },
+            privacy: { usageStatisticsEnabled: false },
+            general: { disableAutoUpdate: true },
+          }),
+        },
+      };
+    },
+  },
 ];
 
 export function clientById(id: string): ClientDefinition | undefined {

@@ -117,3 +117,24 @@ Deno.test("catalog: Codex's 2026-07-28 row turns on its feature switch, the defa
   );
   assert.equal(plain.includes("--enable"), false);
 });
+
+Deno.test("catalog: Qwen Code lists the tools the route needs as visible, the wait tool only on its route", () => {
+  const qwen = clientById("qwen-code");
+  assert.ok(qwen);
+  const visible = (route: LaunchContext["route"]) => {
+    const files = qwen.launch({ ...context, route }).files;
+    const settings = JSON.parse(files[`${context.home}/.qwen/settings.json`]);
+    assert.equal(settings.mcpServers.lab.httpUrl, context.labUrl);
+    return settings.tools.visible as string[];
+  };
+  for (const route of ["native", "wait-tool", "shell-probe"] as const) {
+    assert.ok(visible(route).includes("read_mcp_resource"), route);
+    assert.ok(visible(route).includes(qwen.script.nudge.name), route);
+  }
+  assert.ok(visible("shell-probe").includes("run_shell_command"));
+  assert.ok(visible("wait-tool").includes("mcp__lab__wait_for_review_update"));
+  assert.equal(
+    visible("native").includes("mcp__lab__wait_for_review_update"),
+    false,
+  );
+});
