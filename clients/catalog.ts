@@ -476,6 +476,55 @@ export const CLIENTS: ClientDefinition[] = [
       };
     },
   },
+  {
+    id: "continue",
+    displayName: "Continue CLI",
+    npmPackage: "@continuedev/cli",
+    version: "1.5.47",
+    bin: "cn",
+    wire: "openai-chat",
+    // Its model sees MCP tools only, so the lab adds its read-only tool.
+    script: {
+      read: { name: "get_review_status", input: {} },
+      nudge: { name: "List", input: { dirpath: "." } },
+    },
+    modes: ["default"],
+    enableTool: true,
+    // --auto allows every tool headless.
+    shell: { name: "Bash", input: (command) => ({ command }) },
+    launch({ home, workDir, labUrl, modelOrigin, prompt }) {
+      const config = `${workDir}/config.yaml`;
+      return {
+        args: ["-p", "--auto", "--config", config, prompt],
+        env: {
+          CONTINUE_GLOBAL_DIR: `${home}/.continue`,
+          CONTINUE_CLI_ENABLE_TELEMETRY: "0",
+          CONTINUE_METRICS_ENABLED: "0",
+          CONTINUE_CLI_AUTO_UPDATED: "1",
+        },
+        files: {
+          [config]: [
+            "name: Lab",
+            "version: 0.0.1",
+            "schema: v1",
+            "models:",
+            "  - name: Scripted lab model",
+            "    provider: openai",
+            "    model: gpt-4.1",
+            `    apiBase: ${modelOrigin}/v1`,
+            `    apiKey: ${FAKE_API_KEY}`,
+            "    roles: [chat, edit, apply]",
+            "    capabilities: [tool_use]",
+            "mcpServers:",
+            `  - name: ${SERVER}`,
+            "    type: streamable-http",
+            `    url: ${labUrl}`,
+            "",
+          ].join("\n"),
+        },
+      };
+    },
+  },
 ];
 
 export function clientById(id: string): ClientDefinition | undefined {

@@ -138,3 +138,21 @@ Deno.test("catalog: Qwen Code lists the tools the route needs as visible, the wa
     false,
   );
 });
+
+Deno.test("catalog: Continue CLI gets a config.yaml with the scripted model and the lab over streamable HTTP, and the lab's tool", () => {
+  const cn = clientById("continue");
+  assert.ok(cn);
+  assert.equal(cn.enableTool, true);
+  const launch = cn.launch(context);
+  const config = launch.files[`${context.workDir}/config.yaml`];
+  assert.ok(config.includes(`apiBase: ${context.modelOrigin}/v1`));
+  assert.ok(config.includes("type: streamable-http"));
+  assert.ok(config.includes(`url: ${context.labUrl}`));
+  assert.deepEqual(launch.args.slice(0, 4), [
+    "-p",
+    "--auto",
+    "--config",
+    `${context.workDir}/config.yaml`,
+  ]);
+  assert.equal(launch.env.CONTINUE_GLOBAL_DIR, `${context.home}/.continue`);
+});
