@@ -58,6 +58,12 @@ export interface ClientDefinition {
    * that cannot run a shell command headless, why.
    */
   shell: ShellTool | { unavailable: string };
+  /**
+   * A daemon the client leaves running (Cline's hub): the file under the
+   * isolated home that records its PID (plain, or JSON with a `pid` field).
+   * The harness ends that PID after the run.
+   */
+  daemonPidFile?: string;
   /** A different loader call per route (Claude Code defers MCP tools). */
   routeLoader?: Partial<Record<Route, ScriptedCall>>;
   launch(context: LaunchContext): Launch;

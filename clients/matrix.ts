@@ -702,6 +702,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
           "",
           ...transcriptTable(run.transcript),
           "",
+          ...(run.daemon ? [`Daemon: ${run.daemon}.`, ""] : []),
         ]),
     );
     if (run.outcome !== "completed" && run.outputTail && !run.steps) {

@@ -308,6 +308,58 @@ function signalGroup(pid: number, signal: Deno.Signal) {
   }
 }
 
+/** The PID a daemon's record holds: a bare number or JSON with `"pid"`. */
+export function daemonPid(text: string): number | undefined {
+  const match = text.match(/"pid"\s*:\s*(\d+)/) ??
+    text.trim().match(/^(\d+)\b/);
+  const pid = match ? Number(match[1]) : NaN;
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+async function processAlive(pid: number): Promise<boolean> {
+  try {
+    const { success, stdout } = await new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const state = new TextDecoder().decode(stdout).trim();
+    return success && state !== "" && !state.startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ends the daemon an agent left behind, by the PID its record holds:
+ * SIGTERM, then SIGKILL if it is still alive 3 s later. Says what it did.
+ */
+export async function stopAgentDaemon(recordPath: string): Promise<string> {
+  // A client that exits quickly may leave the daemon still writing it.
+  let pid: number | undefined;
+  for (let waited = 0; waited < 50 && pid === undefined; waited++) {
+    pid = daemonPid(await Deno.readTextFile(recordPath).catch(() => ""));
+    if (pid === undefined) await sleep(100);
+  }
+  if (pid === undefined) return "no daemon PID record: no daemon was running";
+  if (!await processAlive(pid)) return `daemon PID ${pid} had already ended`;
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    try {
+      Deno.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+    for (let waited = 0; waited < 30; waited++) {
+      if (!await processAlive(pid)) {
+        return `daemon PID ${pid} ended with ${signal}`;
+      }
+      await sleep(100);
+    }
+  }
+  return `daemon PID ${pid} is still running after SIGKILL`;
+}
+
 /** The last `lines` lines of a text, without terminal escapes. */
 export function tail(text: string, lines: number): string {
   // deno-lint-ignore no-control-regex
@@ -594,6 +646,7 @@ export async function runClient(
   };
   let labReport: LabReport | null = null;
   let labReportMarkdown: string | null = null;
+  let daemon: string | undefined;
   const stripper = options.progressCheck === "no-progress"
     ? startProgressStripper(lab.url)
     : undefined;
@@ -624,6 +677,9 @@ export async function runClient(
       outputPath: `${options.runDir}/client-output.log`,
       timeoutSeconds: options.timeoutSeconds,
     });
+    if (client.daemonPidFile) {
+      daemon = await stopAgentDaemon(`${home}/${client.daemonPidFile}`);
+    }
     // Let the lab log the last requests (a DELETE, a closed stream).
     await sleep(500);
     try {
@@ -662,5 +718,6 @@ export async function runClient(
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
     ...(stripper ? { progressTokensRemoved: stripper.removed() } : {}),
+    ...(daemon ? { daemon } : {}),
   };
 }

@@ -3,11 +3,13 @@ import type { ClientDefinition, LaunchContext } from "./catalog.ts";
 import { rowFromRun } from "./matrix.ts";
 import {
   commandLine,
+  daemonPid,
   PROMPT,
   routeScript,
   runClient,
   type RunOptions,
   startProgressStripper,
+  stopAgentDaemon,
   waitArguments,
   withoutProgressToken,
 } from "./runner.ts";
@@ -414,4 +416,39 @@ Deno.test({
       await lab.stop();
     }
   },
+});
+
+Deno.test("daemonPid: a bare PID or a JSON record's pid field", () => {
+  assert.equal(daemonPid("4242\n"), 4242);
+  assert.equal(
+    daemonPid('{\n  "hubId": "h",\n  "pid": 31337,\n  "port": 1\n}'),
+    31337,
+  );
+  assert.equal(daemonPid(""), undefined);
+  assert.equal(daemonPid('{"pid": 1}'), undefined);
+});
+
+Deno.test("stopAgentDaemon: ends the recorded PID, and says when there is no record", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const child = new Deno.Command("sleep", {
+      args: ["60"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await Deno.writeTextFile(
+      `${dir}/hub.json`,
+      JSON.stringify({ hubId: "test", pid: child.pid }),
+    );
+    const said = await stopAgentDaemon(`${dir}/hub.json`);
+    assert.equal(said, `daemon PID ${child.pid} ended with SIGTERM`);
+    assert.equal((await child.status).signal, "SIGTERM");
+    assert.equal(
+      await stopAgentDaemon(`${dir}/missing.json`),
+      "no daemon PID record: no daemon was running",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
