@@ -531,6 +531,71 @@ export const CLIENTS: ClientDefinition[] = [
       };
     },
   },
+  {
+    id: "cline",
+    displayName: "Cline CLI",
+    npmPackage: "cline",
+    version: "3.0.65",
+    bin: "cline",
+    wire: "openai-chat",
+    // Its model sees MCP tools only, so the lab adds its read-only tool.
+    script: {
+      read: { name: "get_review_status", input: {} },
+      // Its harmless call: a listing through its command tool.
+      nudge: { name: "run_commands", input: { commands: ["ls"] } },
+    },
+    modes: ["default"],
+    enableTool: true,
+    // Headless runs approve every tool (`--auto-approve` defaults to true).
+    shell: {
+      name: "run_commands",
+      input: (command) => ({ commands: [command] }),
+    },
+    // Its hub daemon outlives the run in its own session and would serve the
+    // next run with this run's provider settings.
+    daemonPidFile: ".cline/data/locks/hub/production.json",
+    launch({ home, labUrl, modelOrigin, prompt }) {
+      const settings = `${home}/.cline/data/settings`;
+      return {
+        args: [
+          "--json",
+          "-t",
+          "80",
+          prompt,
+        ],
+        env: {},
+        files: {
+          // What `cline auth -p openai -k KEY -m MODEL -b URL` writes.
+          [`${settings}/providers.json`]: JSON.stringify({
+            version: 1,
+            lastUsedProvider: "openai-compatible",
+            modes: {},
+            providers: {
+              "openai-compatible": {
+                settings: {
+                  provider: "openai-compatible",
+                  apiKey: FAKE_API_KEY,
+                  model: "gpt-4.1",
+                  baseUrl: `${modelOrigin}/v1`,
+                },
+                updatedAt: "2026-01-01T00:00:00.000Z",
+                tokenSource: "manual",
+              },
+            },
+          }),
+          [`${settings}/cline_mcp_settings.json`]: JSON.stringify({
+            mcpServers: {
+              [SERVER]: {
+                type: "streamableHttp",
+                url: labUrl,
+                disabled: false,
+              },
+            },
+          }),
+        },
+      };
+    },
+  },
 ];
 
 export function clientById(id: string): ClientDefinition | undefined {

@@ -75,11 +75,12 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
             path.startsWith(`${context.workDir}/`),
           `${client.id}: ${path} is outside the run folder`,
         );
-        assert.ok(
-          content.includes(context.labUrl),
-          `${client.id}: ${path} names the lab`,
-        );
       }
+      // Some clients keep the model and the MCP servers in separate files.
+      assert.ok(
+        files.some(([, content]) => content.includes(context.labUrl)),
+        `${client.id}: a config file names the lab`,
+      );
       const everything = JSON.stringify([
         launch.args,
         launch.env,
@@ -155,4 +156,25 @@ Deno.test("catalog: Continue CLI gets a config.yaml with the scripted model and 
     `${context.workDir}/config.yaml`,
   ]);
   assert.equal(launch.env.CONTINUE_GLOBAL_DIR, `${context.home}/.continue`);
+});
+
+Deno.test("catalog: Cline CLI gets its provider and the lab in its settings folder, and a hub daemon to stop", () => {
+  const cline = clientById("cline");
+  assert.ok(cline);
+  assert.equal(cline.enableTool, true);
+  const files = cline.launch(context).files;
+  const settings = `${context.home}/.cline/data/settings`;
+  const providers = JSON.parse(files[`${settings}/providers.json`]);
+  assert.equal(providers.lastUsedProvider, "openai-compatible");
+  assert.equal(
+    providers.providers["openai-compatible"].settings.baseUrl,
+    `${context.modelOrigin}/v1`,
+  );
+  const mcp = JSON.parse(files[`${settings}/cline_mcp_settings.json`]);
+  assert.deepEqual(mcp.mcpServers.lab, {
+    type: "streamableHttp",
+    url: context.labUrl,
+    disabled: false,
+  });
+  assert.equal(cline.daemonPidFile, ".cline/data/locks/hub/production.json");
 });
