@@ -797,11 +797,38 @@ export const BROWSER_CLIENTS: BrowserClientDefinition[] = [{
   },
 }];
 
+/**
+ * An agent that cannot be measured against the lab at all, by its own
+ * documentation (no MCP support): it gets one row that says why, and no run.
+ */
+export interface UnsupportedClientDefinition {
+  kind: "unsupported";
+  id: string;
+  displayName: string;
+  npmPackage: string;
+  version: string;
+  modes: ModeId[];
+  /** Why, quoting the client's own documentation. */
+  reason: string;
+}
+
+export const UNSUPPORTED_CLIENTS: UnsupportedClientDefinition[] = [{
+  kind: "unsupported",
+  id: "pi",
+  displayName: "pi coding agent",
+  npmPackage: "@mariozechner/pi-coding-agent",
+  version: "0.73.1",
+  modes: ["default"],
+  reason:
+    'no MCP support by design: its npm README says "No MCP. Build CLI tools with READMEs (see Skills), or build an extension that adds MCP support."',
+}];
+
 /** Any client the harness runs: an agent, commands, or a web UI. */
 export type AnyClient =
   | ClientDefinition
   | CommandClientDefinition
-  | BrowserClientDefinition;
+  | BrowserClientDefinition
+  | UnsupportedClientDefinition;
 
 /**
  * The `--only` groups: the agent CLIs; the Inspector's clients (its command
@@ -822,15 +849,23 @@ export function isBrowserClient(
   return "kind" in client && client.kind === "browser";
 }
 
+export function isUnsupportedClient(
+  client: AnyClient,
+): client is UnsupportedClientDefinition {
+  return "kind" in client && client.kind === "unsupported";
+}
+
 /** The groups a client belongs to (a browser client is in two). */
 export function groupsOf(client: AnyClient): Group[] {
   if (isBrowserClient(client)) return [client.group, "browser"];
+  if (isUnsupportedClient(client)) return ["agents"];
   return isCommandClient(client) ? [client.group] : ["agents"];
 }
 
 /** Every client, agents first, in the order the matrix lists them. */
 export const ALL_CLIENTS: AnyClient[] = [
   ...CLIENTS,
+  ...UNSUPPORTED_CLIENTS,
   ...COMMAND_CLIENTS,
   ...BROWSER_CLIENTS,
 ];

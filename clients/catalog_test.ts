@@ -6,6 +6,7 @@ import {
   CLIENTS,
   isBrowserClient,
   isCommandClient,
+  isUnsupportedClient,
   type LaunchContext,
 } from "./catalog.ts";
 
@@ -46,6 +47,8 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
         ? "none (commands)"
         : isBrowserClient(client)
         ? "none (browser)"
+        : isUnsupportedClient(client)
+        ? "none (no MCP, not run)"
         : WIRE_NAMES[client.wire],
       client.modes.join(", "),
     ]),
@@ -177,4 +180,12 @@ Deno.test("catalog: Cline CLI gets its provider and the lab in its settings fold
     disabled: false,
   });
   assert.equal(cline.daemonPidFile, ".cline/data/locks/hub/production.json");
+});
+
+Deno.test("catalog: pi is a row without a run, whose reason quotes its README", () => {
+  const pi = ALL_CLIENTS.find((client) => client.id === "pi");
+  assert.ok(pi && isUnsupportedClient(pi));
+  assert.match(pi.version, /^\d+\.\d+\.\d+$/);
+  assert.match(pi.reason, /No MCP\./);
+  assert.equal(clientById("pi"), undefined, "not an agent the harness runs");
 });

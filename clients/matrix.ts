@@ -317,6 +317,9 @@ export function rowNotes(
   if (run.outcome === "install-failed") {
     return `npm install failed: ${run.detail ?? "unknown reason"}`;
   }
+  if (run.outcome === "not-supported") {
+    return `not run: ${run.detail ?? "unknown reason"}`;
+  }
   if (run.outcome === "lab-failed") {
     return `harness: the lab did not start (${run.detail ?? ""})`;
   }

@@ -272,6 +272,14 @@ Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their
   );
   assert.equal(install.era, null);
   assert.equal(install.level, 0);
+  const unsupported = rowFromRun(run({
+    outcome: "not-supported",
+    detail: "no MCP support by design",
+    labReport: null,
+    transcript: [],
+  }));
+  assert.equal(unsupported.notes, "not run: no MCP support by design");
+  assert.equal(unsupported.level, 0);
 });
 
 Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {

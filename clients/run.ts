@@ -51,6 +51,7 @@ import {
   GROUPS,
   isBrowserClient,
   isCommandClient,
+  isUnsupportedClient,
   selectClients,
 } from "./catalog.ts";
 import {
@@ -212,6 +213,16 @@ interface PlannedRun {
  * nor to wait on a tool call, so it runs natively or not at all.
  */
 function plannedRuns(client: AnyClient): PlannedRun[] {
+  if (isUnsupportedClient(client)) {
+    // One row, no run: it says why.
+    return sideBySide ? [] : [{
+      mode: "default",
+      route: "native",
+      trigger: "subscribe",
+      longWait: false,
+      delaySeconds,
+    }];
+  }
   if (isCommandClient(client) || isBrowserClient(client)) {
     if (sideBySide || !selectedRoutes.includes("native")) return [];
     return client.modes.flatMap((mode) =>
@@ -301,6 +312,18 @@ for (const client of selected) {
   console.log(
     `== ${client.displayName} (${client.npmPackage}@${client.version})`,
   );
+  if (isUnsupportedClient(client)) {
+    console.log(`   not run: ${client.reason}`);
+    records.push(
+      notStarted(
+        runHeader(client, "default", "subscribe"),
+        "not-supported",
+        client.reason,
+        0,
+      ),
+    );
+    continue;
+  }
   if (isBrowserClient(client) && !await ensureBrowser()) continue;
   const install = await installClient(client, cacheDir);
   if (!install.ok) {

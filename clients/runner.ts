@@ -21,7 +21,8 @@ export type Outcome =
   | "timeout"
   | "spawn-failed"
   | "install-failed"
-  | "lab-failed";
+  | "lab-failed"
+  | "not-supported";
 
 export interface RunOptions {
   labMainPath: string;
@@ -574,7 +575,7 @@ export function runHeader(
 /** The record of a run whose client never started: all it has is why. */
 export function notStarted(
   header: RunHeader,
-  outcome: "install-failed" | "lab-failed",
+  outcome: "install-failed" | "lab-failed" | "not-supported",
   detail: string,
   seconds: number,
 ): RunRecord {
