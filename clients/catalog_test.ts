@@ -72,7 +72,7 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
       const launch = client.launch({ ...context, mode });
       const files = Object.entries(launch.files);
       assert.ok(files.length > 0, `${client.id} writes its own config`);
-      for (const [path, content] of files) {
+      for (const [path] of files) {
         assert.ok(
           path.startsWith(`${context.home}/`) ||
             path.startsWith(`${context.workDir}/`),
