@@ -13,16 +13,18 @@
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
-import { alive } from "./command_runner.ts";
 import { startLab } from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
+  alive,
   type CommandStepRecord,
+  freshRunDir,
   isolatedEnv,
   notStarted,
   type Outcome,
   runHeader,
   type RunRecord,
+  signalGroup,
   tail,
   type Trigger,
 } from "./runner.ts";
@@ -85,17 +87,6 @@ export function allowedRequest(url: string): boolean {
   }
 }
 
-/** Signals a process group led by `pid`, then the PID itself; quietly. */
-function signalGroup(pid: number, signal: Deno.Signal) {
-  for (const target of [-pid, pid]) {
-    try {
-      Deno.kill(target, signal);
-    } catch {
-      // Already gone.
-    }
-  }
-}
-
 /** Ends a process (and its group) by PID: SIGTERM, then SIGKILL. */
 export async function endByPid(pid: number, graceMs = 3000): Promise<string> {
   if (!await alive(pid)) return `PID ${pid} had exited`;
@@ -153,13 +144,8 @@ export async function runBrowserClient(
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
   });
-  await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
-  const home = `${options.runDir}/home`;
-  const tmpDir = `${options.runDir}/tmp`;
   const shotsDir = `${options.runDir}/screenshots`;
-  for (const dir of [home, tmpDir, shotsDir]) {
-    await Deno.mkdir(dir, { recursive: true });
-  }
+  const { home, tmpDir } = await freshRunDir(options.runDir, [shotsDir]);
   let lab;
   try {
     lab = await startLab({

@@ -13,7 +13,7 @@ import {
   INSTALL_BROWSER_COMMAND,
   screenshotName,
 } from "./browser_runner.ts";
-import { alive } from "./command_runner.ts";
+import { alive } from "./runner.ts";
 import {
   evidenceMarkdown,
   type MatrixDocument,

@@ -11,8 +11,11 @@ import type { CommandClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
 import { startLab } from "./lab.ts";
 import {
+  alive,
   commandLine,
   type CommandStepRecord,
+  daemonPid,
+  freshRunDir,
   isolatedEnv,
   notStarted,
   type ProcessResult,
@@ -39,33 +42,6 @@ const DAEMON_GRACE_SECONDS = 3;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The PID a daemon's PID file holds, if it holds one. */
-export function parsePid(text: string): number | undefined {
-  const match = text.trim().match(/^(\d+)\b/);
-  const pid = match ? Number(match[1]) : NaN;
-  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
-}
-
-/**
- * Whether a PID is a live process: a zombie (exited, waiting for its parent
- * to reap it) counts as gone. Asks `ps`, since reading /proc needs more
- * permissions than the tests have.
- */
-export async function alive(pid: number): Promise<boolean> {
-  try {
-    const { success, stdout } = await new Deno.Command("ps", {
-      args: ["-o", "stat=", "-p", String(pid)],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const state = new TextDecoder().decode(stdout).trim();
-    return success && state !== "" && !state.startsWith("Z");
-  } catch {
-    return false;
-  }
 }
 
 /** The command as evidence: generic paths, the lab's URL as `$LAB_URL`. */
@@ -112,13 +88,7 @@ export async function runCommandClient(
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
   });
-  await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
-  const home = `${options.runDir}/home`;
-  const workDir = `${options.runDir}/work`;
-  const tmpDir = `${options.runDir}/tmp`;
-  for (const dir of [home, workDir, tmpDir]) {
-    await Deno.mkdir(dir, { recursive: true });
-  }
+  const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
   let lab;
   try {
     lab = await startLab({
@@ -238,7 +208,7 @@ async function stopDaemon(
   index: number,
 ): Promise<string> {
   const daemon = client.daemon!;
-  const pid = parsePid(
+  const pid = daemonPid(
     await Deno.readTextFile(`${daemonDir}/${daemon.pidFile}`).catch(() => ""),
   );
   if (pid === undefined) return "no daemon PID file: no daemon was running";

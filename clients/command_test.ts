@@ -10,9 +10,7 @@ import {
   STREAM_MARGIN_SECONDS,
 } from "./catalog.ts";
 import {
-  alive,
   overallOutcome,
-  parsePid,
   runCommandClient,
   stepCommand,
 } from "./command_runner.ts";
@@ -23,7 +21,7 @@ import {
   mergeRows,
   rowFromRun,
 } from "./matrix.ts";
-import type { RunRecord } from "./runner.ts";
+import { alive, daemonPid, type RunRecord } from "./runner.ts";
 
 const context: CommandContext = {
   home: "/runs/x/home",
@@ -140,11 +138,11 @@ Deno.test("selectClients: names and --only groups narrow each other", () => {
   );
 });
 
-Deno.test("parsePid, stepCommand, overallOutcome", () => {
-  assert.equal(parsePid("28743\n"), 28743);
-  assert.equal(parsePid(""), undefined);
-  assert.equal(parsePid("1"), undefined);
-  assert.equal(parsePid("not a pid"), undefined);
+Deno.test(" stepCommand, overallOutcome", () => {
+  assert.equal(daemonPid("28743\n"), 28743);
+  assert.equal(daemonPid(""), undefined);
+  assert.equal(daemonPid("1"), undefined);
+  assert.equal(daemonPid("not a pid"), undefined);
   assert.equal(
     stepCommand("mcpdo", ["connect", context.labUrl, "--era", "legacy"], {
       home: "/runs/x/home",

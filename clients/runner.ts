@@ -300,12 +300,17 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Signals the client's whole process group (it was started with setsid). */
-function signalGroup(pid: number, signal: Deno.Signal) {
-  try {
-    Deno.kill(-pid, signal);
-  } catch {
-    // The group is already gone.
+/**
+ * Signals the process group `pid` leads (clients start with setsid), then
+ * the PID itself, for a process that does not lead a group; quietly.
+ */
+export function signalGroup(pid: number, signal: Deno.Signal) {
+  for (const target of [-pid, pid]) {
+    try {
+      Deno.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
   }
 }
 
@@ -317,7 +322,12 @@ export function daemonPid(text: string): number | undefined {
   return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
 }
 
-async function processAlive(pid: number): Promise<boolean> {
+/**
+ * Whether a PID is a live process: a zombie (exited, waiting for its parent
+ * to reap it) counts as gone. Asks `ps`, since reading /proc needs more
+ * permissions than the tests have.
+ */
+export async function alive(pid: number): Promise<boolean> {
   try {
     const { success, stdout } = await new Deno.Command("ps", {
       args: ["-o", "stat=", "-p", String(pid)],
@@ -344,7 +354,7 @@ export async function stopAgentDaemon(recordPath: string): Promise<string> {
     if (pid === undefined) await sleep(100);
   }
   if (pid === undefined) return "no daemon PID record: no daemon was running";
-  if (!await processAlive(pid)) return `daemon PID ${pid} had already ended`;
+  if (!await alive(pid)) return `daemon PID ${pid} had already ended`;
   for (const signal of ["SIGTERM", "SIGKILL"] as const) {
     try {
       Deno.kill(pid, signal);
@@ -352,7 +362,7 @@ export async function stopAgentDaemon(recordPath: string): Promise<string> {
       // Already gone.
     }
     for (let waited = 0; waited < 30; waited++) {
-      if (!await processAlive(pid)) {
+      if (!await alive(pid)) {
         return `daemon PID ${pid} ended with ${signal}`;
       }
       await sleep(100);
@@ -572,6 +582,23 @@ export function runHeader(
   };
 }
 
+/**
+ * A run's folder made afresh, with the isolated home, work and temp folders
+ * every kind of client runs in (and any `extra` folder).
+ */
+export async function freshRunDir(runDir: string, extra: string[] = []) {
+  await Deno.remove(runDir, { recursive: true }).catch(() => {});
+  const folders = {
+    home: `${runDir}/home`,
+    workDir: `${runDir}/work`,
+    tmpDir: `${runDir}/tmp`,
+  };
+  for (const dir of [...Object.values(folders), ...extra]) {
+    await Deno.mkdir(dir, { recursive: true });
+  }
+  return folders;
+}
+
 /** The record of a run whose client never started: all it has is why. */
 export function notStarted(
   header: RunHeader,
@@ -608,13 +635,7 @@ export async function runClient(
     delaySeconds: options.delaySeconds,
   });
   const seconds = () => Math.round((performance.now() - started) / 1000);
-  await Deno.remove(options.runDir, { recursive: true }).catch(() => {});
-  const home = `${options.runDir}/home`;
-  const workDir = `${options.runDir}/work`;
-  const tmpDir = `${options.runDir}/tmp`;
-  for (const dir of [home, workDir, tmpDir]) {
-    await Deno.mkdir(dir, { recursive: true });
-  }
+  const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
 
   let lab;
   try {
