@@ -13,10 +13,10 @@
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
-import { startLab } from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
   alive,
+  type BaseRunOptions,
   type CommandStepRecord,
   freshRunDir,
   isolatedEnv,
@@ -25,6 +25,7 @@ import {
   runHeader,
   type RunRecord,
   signalGroup,
+  startRunLab,
   tail,
   type Trigger,
 } from "./runner.ts";
@@ -35,17 +36,10 @@ export const CHROMIUM_PATH = "/usr/bin/chromium";
 export const INSTALL_BROWSER_COMMAND =
   "apt-get update && apt-get install -y chromium";
 
-export interface BrowserRunOptions {
-  labMainPath: string;
-  /** Where the run's home, logs and screenshots go (wiped first). */
-  runDir: string;
-  binPath: string;
-  delaySeconds: number;
-  /** The bound on the web server's start and on each page action. */
-  timeoutSeconds: number;
+/** A browser run: `timeoutSeconds` bounds the web server's start and each page action. */
+export interface BrowserRunOptions extends BaseRunOptions {
   /** Seconds to wait past the lab's update delay after Subscribe. */
   marginSeconds?: number;
-  keepHome?: boolean;
   /** Defaults to `CHROMIUM_PATH`. */
   executablePath?: string;
 }
@@ -146,18 +140,10 @@ export async function runBrowserClient(
   });
   const shotsDir = `${options.runDir}/screenshots`;
   const { home, tmpDir } = await freshRunDir(options.runDir, [shotsDir]);
-  let lab;
-  try {
-    lab = await startLab({
-      mainPath: options.labMainPath,
-      trigger,
-      delaySeconds: options.delaySeconds,
-      enableTool: false,
-      logPath: `${options.runDir}/lab.log`,
-    });
-  } catch (error) {
+  const lab = await startRunLab(options, trigger);
+  if ("failed" in lab) {
     return {
-      ...notStarted(base, "lab-failed", String(error), secondsSinceStart()),
+      ...notStarted(base, "lab-failed", lab.failed, secondsSinceStart()),
       kind: "browser",
     };
   }

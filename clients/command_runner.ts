@@ -9,9 +9,9 @@
 
 import type { CommandClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
-import { startLab } from "./lab.ts";
 import {
   alive,
+  type BaseRunOptions,
   commandLine,
   type CommandStepRecord,
   daemonPid,
@@ -22,20 +22,13 @@ import {
   runHeader,
   runProcess,
   type RunRecord,
+  startRunLab,
   tail,
   type Trigger,
 } from "./runner.ts";
 
-export interface CommandRunOptions {
-  labMainPath: string;
-  /** Where the run's home, logs and output go (wiped first). */
-  runDir: string;
-  binPath: string;
-  delaySeconds: number;
-  /** The bound on each command, streaming ones included. */
-  timeoutSeconds: number;
-  keepHome?: boolean;
-}
+/** A command client's run: `timeoutSeconds` bounds each command. */
+export type CommandRunOptions = BaseRunOptions;
 
 /** Seconds the daemon gets to exit after its own stop command. */
 const DAEMON_GRACE_SECONDS = 3;
@@ -89,18 +82,10 @@ export async function runCommandClient(
     delaySeconds: options.delaySeconds,
   });
   const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
-  let lab;
-  try {
-    lab = await startLab({
-      mainPath: options.labMainPath,
-      trigger,
-      delaySeconds: options.delaySeconds,
-      enableTool: false,
-      logPath: `${options.runDir}/lab.log`,
-    });
-  } catch (error) {
+  const lab = await startRunLab(options, trigger);
+  if ("failed" in lab) {
     return {
-      ...notStarted(base, "lab-failed", String(error), secondsSinceStart()),
+      ...notStarted(base, "lab-failed", lab.failed, secondsSinceStart()),
       kind: "command",
     };
   }

@@ -10,7 +10,7 @@
 import type { AnyClient, ClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
-import { startLab } from "./lab.ts";
+import { type RunningLab, startLab } from "./lab.ts";
 import { startScriptedModel, type TranscriptEntry } from "./scripted_model.ts";
 
 export type Trigger = "subscribe" | "read";
@@ -582,6 +582,40 @@ export function runHeader(
   };
 }
 
+/** What every kind of client run is given: the lab, the folder, the bounds. */
+export type BaseRunOptions = Pick<
+  RunOptions,
+  | "labMainPath"
+  | "runDir"
+  | "binPath"
+  | "delaySeconds"
+  | "timeoutSeconds"
+  | "keepHome"
+>;
+
+/**
+ * Starts the run's lab (its log in the run folder), or says in one string
+ * why it could not.
+ */
+export async function startRunLab(
+  options: Pick<RunOptions, "labMainPath" | "runDir" | "delaySeconds">,
+  trigger: Trigger,
+  tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
+): Promise<RunningLab | { failed: string }> {
+  try {
+    return await startLab({
+      mainPath: options.labMainPath,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      enableTool: tools.enableTool ?? false,
+      enableWaitTool: tools.enableWaitTool,
+      logPath: `${options.runDir}/lab.log`,
+    });
+  } catch (error) {
+    return { failed: String(error) };
+  }
+}
+
 /**
  * A run's folder made afresh, with the isolated home, work and temp folders
  * every kind of client runs in (and any `extra` folder).
@@ -637,18 +671,12 @@ export async function runClient(
   const seconds = () => Math.round((performance.now() - started) / 1000);
   const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
 
-  let lab;
-  try {
-    lab = await startLab({
-      mainPath: options.labMainPath,
-      trigger,
-      delaySeconds: options.delaySeconds,
-      enableTool: client.enableTool,
-      enableWaitTool: route === "wait-tool",
-      logPath: `${options.runDir}/lab.log`,
-    });
-  } catch (error) {
-    return notStarted(base, "lab-failed", String(error), seconds());
+  const lab = await startRunLab(options, trigger, {
+    enableTool: client.enableTool,
+    enableWaitTool: route === "wait-tool",
+  });
+  if ("failed" in lab) {
+    return notStarted(base, "lab-failed", lab.failed, seconds());
   }
   const model = startScriptedModel({
     ...client.script,
