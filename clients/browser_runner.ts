@@ -13,6 +13,7 @@
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
+import { freePort } from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
   alive,
@@ -60,14 +61,6 @@ export async function browserInstalled(
   } catch {
     return false;
   }
-}
-
-/** A loopback port nothing listens on right now. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 /** Whether a page request may go out: loopback (or the page's own data). */

@@ -221,3 +221,11 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
     },
   };
 }
+
+/** A free loopback port, for servers that cannot pick their own. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}

@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ProbeResult } from "../main.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
-import { spawnLab } from "./lab.ts";
+import { freePort, spawnLab } from "./lab.ts";
 
 /** The reference server, pinned: it supports subscriptions. */
 export const EVERYTHING = {
@@ -41,14 +41,6 @@ export async function installEverything(cacheDir = defaultCacheDir()) {
     );
   }
   return `${installed.prefix}/node_modules/${EVERYTHING.npmPackage}/dist/index.js`;
-}
-
-/** A free loopback port, for servers that cannot pick their own. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 /** Starts the everything server over Streamable HTTP; stop() ends it. */
