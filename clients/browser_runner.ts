@@ -296,9 +296,20 @@ export async function runBrowserClient(
             .waitFor();
         }],
         ["switch the lab's server card to connected", async () => {
-          // The switch's own track covers the input, so check it by force.
-          await main.getByRole("switch", { name: /^Connect or disconnect/ })
-            .check({ force: true });
+          // The switch's own track covers the input, so check it by force;
+          // a click that lands before the page reacts to it is tried again.
+          const toggle = main.getByRole("switch", {
+            name: /^Connect or disconnect/,
+          });
+          for (let attempt = 1;; attempt++) {
+            try {
+              await toggle.check({ force: true, timeout: 5000 });
+              break;
+            } catch (error) {
+              if (attempt === 3) throw error;
+              await page.waitForTimeout(500);
+            }
+          }
           await main.getByText("Connected", { exact: true }).waitFor();
           return (await main.getByText(/^MCP \d/).first().innerText())
             .trim();
