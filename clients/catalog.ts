@@ -66,7 +66,27 @@ export interface ClientDefinition {
   daemonPidFile?: string;
   /** A different loader call per route (Claude Code defers MCP tools). */
   routeLoader?: Partial<Record<Route, ScriptedCall>>;
+  /**
+   * The binary comes from another platform package than the pinned
+   * version's installer asks for (npm does not have that one).
+   */
+  platformBinary?: PlatformBinary;
   launch(context: LaunchContext): Launch;
+}
+
+/**
+ * A client whose pinned package installs a launcher that wants a platform
+ * package of its own version, which is not published: the harness installs
+ * the pinned package without its install script, this platform package
+ * beside it, and runs `binary` from the platform package directly.
+ */
+export interface PlatformBinary {
+  npmPackage: string;
+  version: string;
+  /** Path of the executable inside the platform package. */
+  binary: string;
+  /** Said in every row of the client: which versions ran, and why. */
+  note: string;
 }
 
 export interface ShellTool {

@@ -73,7 +73,7 @@ export function installFailureReason(output: string): string {
 /** What an install needs to know of a package: the catalog's clients, or a server. */
 export type Installable = Pick<
   ClientDefinition,
-  "id" | "version" | "npmPackage" | "bin"
+  "id" | "version" | "npmPackage" | "bin" | "platformBinary"
 >;
 
 export async function installClient(
@@ -83,9 +83,15 @@ export async function installClient(
   const started = performance.now();
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   const prefix = `${cacheDir}/${client.id}-${client.version}`;
-  const binPath = `${prefix}/node_modules/.bin/${client.bin}`;
+  const platform = client.platformBinary;
+  const binPath = platform
+    ? `${prefix}/node_modules/${platform.npmPackage}/${platform.binary}`
+    : `${prefix}/node_modules/.bin/${client.bin}`;
   if (
     await installedVersion(prefix, client.npmPackage) === client.version &&
+    (!platform ||
+      await installedVersion(prefix, platform.npmPackage) ===
+        platform.version) &&
     await exists(binPath)
   ) {
     return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
@@ -100,6 +106,11 @@ export async function installClient(
       "--prefix",
       prefix,
       `${client.npmPackage}@${client.version}`,
+      // The pinned package's install script would look for a platform
+      // package npm does not have; the published one goes in beside it.
+      ...(platform
+        ? ["--ignore-scripts", `${platform.npmPackage}@${platform.version}`]
+        : []),
     ],
     stdin: "null",
     stdout: "piped",
@@ -131,7 +142,7 @@ export async function installClient(
   if (!await exists(binPath)) {
     return {
       ok: false,
-      reason: `installed, but node_modules/.bin/${client.bin} is missing`,
+      reason: `installed, but ${binPath.slice(prefix.length + 1)} is missing`,
       seconds: seconds(),
     };
   }

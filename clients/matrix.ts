@@ -313,9 +313,10 @@ export function rowNotes(
   labClient: ClientReport | undefined,
   contextUpdated: boolean | null,
 ): string {
-  const notes: string[] = [];
+  const notes: string[] = run.installNote ? [run.installNote] : [];
   if (run.outcome === "install-failed") {
-    return `npm install failed: ${run.detail ?? "unknown reason"}`;
+    notes.push(`npm install failed: ${run.detail ?? "unknown reason"}`);
+    return notes.join("; ");
   }
   if (run.outcome === "not-supported") {
     return `not run: ${run.detail ?? "unknown reason"}`;

@@ -105,6 +105,8 @@ export interface RunRecord {
   screenshots?: { caption: string; path: string }[];
   /** What the harness did about a daemon the client left behind. */
   daemon?: string;
+  /** How the client was installed, when not as published (`PlatformBinary`). */
+  installNote?: string;
 }
 
 /** One invocation of a command client, as evidence. */
@@ -554,10 +556,13 @@ type RunHeader = Pick<
   | "progressCheck"
   | "delaySeconds"
   | "ranAt"
+  | "installNote"
 >;
 
 export function runHeader(
-  client: Pick<AnyClient, "id" | "displayName" | "npmPackage" | "version">,
+  client:
+    & Pick<AnyClient, "id" | "displayName" | "npmPackage" | "version">
+    & Pick<Partial<ClientDefinition>, "platformBinary">,
   mode: ModeId,
   trigger: Trigger,
   run: {
@@ -579,6 +584,9 @@ export function runHeader(
     progressCheck: run.progressCheck ?? null,
     delaySeconds: run.delaySeconds ?? 0,
     ranAt: new Date().toISOString(),
+    ...(client.platformBinary
+      ? { installNote: client.platformBinary.note }
+      : {}),
   };
 }
 
