@@ -7,7 +7,11 @@
  * 1. full-flow throughput in the 2025 era at concurrency 1, 16, 64 and 256;
  * 2. notification lag with 1,000 subscribed 2025 sessions and with 1,000
  *    open 2026-07-28 listen streams;
- * 3. resident memory per idle session / listen stream, and after closing;
+ * 3. resident memory per idle subscribed 2025 session, idle listen stream
+ *    and wait-tool call in progress, each beside the floor: a bare
+ *    `Deno.serve` holding as many SSE responses (`main_bench.ts --sse-floor`),
+ *    so each figure reads as floor + the lab's share; then five rounds of
+ *    1,000 sessions opened and closed in one lab (churn);
  * 4. cold start: process spawn to the first successful `initialize`.
  *
  * Every phase is bounded in count and time and the run stops by itself. It
@@ -54,8 +58,8 @@ const LAG_PHASES = {
 const SETUP_CONCURRENCY = 32;
 /** Memory phases must not see an update fire. */
 const MEMORY_UPDATE_DELAY_SECONDS = 3600;
-/** Upper bound on waiting for memory to settle after closing everything. */
-const MEMORY_SETTLE_SECONDS = 10;
+/** Times LOAD_SIZE sessions are opened and closed in the churn phase. */
+const CHURN_ROUNDS = 5;
 const COLD_START_RUNS = 5;
 /** No single request may take longer than this. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -69,13 +73,18 @@ const OTHER_LOAD_WARNING_CORES = 0.25;
 const TARGETS = {
   flowsPerSecondAt64: 1000,
   lagP99Ms: 20,
-  bytesPerIdleSession: 50 * 1024,
-  bytesPerIdleListenStream: 10 * 1024,
-  afterCloseFractionOfBaseline: 0.10,
+  /** The lab's share above the floor's. */
+  shareBytesPerIdleSession: 30 * 1024,
+  shareBytesPerIdleListenStream: 20 * 1024,
+  /** Later churn rounds may retain this much more than the second. */
+  churnGrowthFraction: 0.02,
   coldStartMs: 300,
 };
 
 const LAB_SCRIPT = fileURLToPath(new URL("./main.ts", import.meta.url));
+const BENCH_SCRIPT = fileURLToPath(import.meta.url);
+/** `main_bench.ts --sse-floor` serves the floor (see `serveSseFloor`). */
+const FLOOR_FLAG = "--sse-floor";
 const LAB_DIR = fileURLToPath(new URL(".", import.meta.url));
 const REVIEW_URI = "test://review/status";
 const LEGACY_PROTOCOL = "2025-11-25";
@@ -415,7 +424,20 @@ interface LabProcess {
   /** User + system CPU seconds the lab process has used so far. */
   cpuSeconds(): Promise<number>;
   counts(): Promise<LabCounts>;
+  /**
+   * A full, memory-reducing garbage collection in the process, through its
+   * V8 inspector (only for a process started with `inspect`).
+   */
+  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** How a measured process is started. */
+interface StartOptions {
+  /** Run the bare `Deno.serve` SSE floor instead of the lab. */
+  floor?: boolean;
+  /** Open the V8 inspector, so memory phases can collect garbage. */
+  inspect?: boolean;
 }
 
 /** Labs still running, so an interrupted or failed run stops them. */
@@ -423,15 +445,23 @@ const runningLabs = new Set<LabProcess>();
 /** Aborted when the run is cut short: kills labs that are still starting. */
 const starting = new AbortController();
 
-/** Starts `deno run -A main.ts` on a free port and waits until it listens. */
-async function startLab(env: Record<string, string>): Promise<LabProcess> {
+/**
+ * Starts `deno run -A main.ts` (or the floor) on a free port and waits until
+ * it listens.
+ */
+async function startLab(
+  env: Record<string, string>,
+  options: StartOptions = {},
+): Promise<LabProcess> {
   // The lab is silent; what it says on stderr explains a failed start.
   let stderrTail = "";
   const stderr = new TextDecoder();
   let spawned: SpawnedLab;
   try {
     spawned = await spawnLab({
-      mainPath: LAB_SCRIPT,
+      mainPath: options.floor ? BENCH_SCRIPT : LAB_SCRIPT,
+      args: options.floor ? [FLOOR_FLAG] : [],
+      runFlags: options.inspect ? ["--inspect=127.0.0.1:0"] : [],
       cwd: LAB_DIR,
       env: {
         MCP_TEST_LOG_LEVEL: "silent",
@@ -453,6 +483,12 @@ async function startLab(env: Record<string, string>): Promise<LabProcess> {
 
   const { child } = spawned;
   const http = new HttpPool(spawned.port);
+  const inspector = options.inspect
+    ? await openInspector(() => stderrTail).catch(async (error) => {
+      await spawned.stop(3000);
+      throw error;
+    })
+    : undefined;
   const lab: LabProcess = {
     path: new URL(spawned.url).pathname,
     http,
@@ -478,15 +514,72 @@ async function startLab(env: Record<string, string>): Promise<LabProcess> {
         waitingCalls: health.waitingCalls,
       };
     },
+    async collectGarbage() {
+      if (!inspector) throw new Error("started without the inspector");
+      await inspector.call("HeapProfiler.collectGarbage");
+    },
     async stop() {
       if (!runningLabs.delete(lab)) return;
       http.close();
+      inspector?.close();
       // The lab closes everything on SIGTERM and exits within 2 s.
       await spawned.stop(3000);
     },
   };
   runningLabs.add(lab);
   return lab;
+}
+
+/** One Chrome DevTools Protocol connection to a process's V8 inspector. */
+interface Inspector {
+  /** Sends `method` and resolves with its answer (or fails with its error). */
+  call(method: string): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Connects to the inspector whose address Deno printed on stderr
+ * (`Debugger listening on ws://…`), waiting up to 5 s for that line.
+ */
+async function openInspector(stderr: () => string): Promise<Inspector> {
+  const deadline = performance.now() + 5000;
+  let address: string | undefined;
+  while (
+    !(address = stderr().match(/ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/)?.[0])
+  ) {
+    if (performance.now() > deadline) {
+      throw new Error(`no inspector address on stderr:\n${stderr()}`);
+    }
+    await sleep(20);
+  }
+  const socket = new WebSocket(address);
+  await new Promise<void>((resolve, reject) => {
+    socket.onopen = () => resolve();
+    socket.onerror = () => reject(new Error(`cannot reach ${address}`));
+  });
+  const answers = new Map<number, PromiseWithResolvers<void>>();
+  let nextId = 1;
+  socket.onmessage = (event) => {
+    const answer = JSON.parse(String(event.data)) as {
+      id?: number;
+      error?: { message: string };
+    };
+    const waiter = answer.id === undefined ? undefined : answers.get(answer.id);
+    if (!waiter) return;
+    answers.delete(answer.id!);
+    if (answer.error) waiter.reject(new Error(answer.error.message));
+    else waiter.resolve();
+  };
+  return {
+    call(method) {
+      const id = nextId++;
+      const waiter = Promise.withResolvers<void>();
+      answers.set(id, waiter);
+      socket.send(JSON.stringify({ id, method }));
+      return waiter.promise;
+    },
+    close: () => socket.close(),
+  };
 }
 
 async function stopAllLabs() {
@@ -804,6 +897,18 @@ class LegacySession {
     return answer.message.result;
   }
 
+  /** A request whose answer is held open: its SSE response, as it comes. */
+  streamRequest(
+    request: { method: string; params: Record<string, unknown> },
+  ): Promise<SseStream> {
+    return openSse(
+      this.#lab,
+      "POST",
+      { ...JSON_RPC_HEADERS, ...this.#headers },
+      JSON.stringify({ jsonrpc: "2.0", id: this.#nextId++, ...request }),
+    );
+  }
+
   /** The GET stream, where the session's notifications arrive. */
   openGetStream(): Promise<SseStream> {
     return openSse(this.#lab, "GET", {
@@ -841,6 +946,26 @@ interface ListenStream {
   acknowledgedAt: number;
 }
 
+/** A 2026-07-28 `subscriptions/listen` request for the review resource. */
+function listenRequest(clientName: string, id: number) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "subscriptions/listen",
+    params: {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {
+          name: clientName,
+          version: "1.0.0",
+        },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+  };
+}
+
 /**
  * Opens a 2026-07-28 `subscriptions/listen` on the review resource. Each
  * `clientName` is its own lab client with its own update timer.
@@ -859,22 +984,7 @@ async function openListenStream(
       "mcp-protocol-version": MODERN_PROTOCOL,
       "mcp-method": "subscriptions/listen",
     },
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "subscriptions/listen",
-      params: {
-        notifications: { resourceSubscriptions: [REVIEW_URI] },
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
-          "io.modelcontextprotocol/clientInfo": {
-            name: clientName,
-            version: "1.0.0",
-          },
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
+    JSON.stringify(listenRequest(clientName, id)),
   );
   const ack = await stream.next(ACKNOWLEDGED, REQUEST_TIMEOUT_MS).catch(
     async (error) => {
@@ -1290,119 +1400,313 @@ async function measureListenLag(): Promise<LagResult> {
 }
 
 // ---------------------------------------------------------------------------
-// 3. Memory
+// 3. Memory: held-open items in the lab and on the floor; churn
 // ---------------------------------------------------------------------------
 
+/*
+ * Every reading follows a full garbage collection that also shrinks V8's
+ * young generation (HeapProfiler.collectGarbage, through the inspector), in
+ * the lab and on the floor alike. Without it a reading says how far V8 grew
+ * its nursery while 1,000 items were being opened, tens of MB either way.
+ * Left alone, V8 collects and shrinks by itself after 10-30 s of quiet: the
+ * readings are that idle state, reached within the bench's time.
+ */
+
 interface MemoryResult {
-  subject: string;
   baselineBytes: number;
+  /** With the items open, before the garbage collection. */
+  loadedBeforeCollectionBytes: number;
   loadedBytes: number;
   afterCloseBytes: number;
   bytesPerItem: number;
   /** (after close − baseline) / baseline. */
   afterCloseGrowth: number;
-  secondsToSettleAfterClose: number;
 }
 
-/** RSS once it stops moving (two samples 250 ms apart within 0.5%), max 3 s. */
-async function settledResidentBytes(lab: LabProcess): Promise<number> {
-  let previous = await lab.residentBytes();
-  for (let i = 0; i < 12; i++) {
-    await sleep(250);
-    const current = await lab.residentBytes();
-    if (Math.abs(current - previous) <= previous * 0.005) return current;
-    previous = current;
-  }
-  return previous;
+/** One kind of held-open item, in the lab and on the floor. */
+interface MemoryComparison {
+  subject: string;
+  lab: MemoryResult;
+  /** The same number of bare `Deno.serve` SSE responses held open. */
+  floor: MemoryResult;
+  /** The lab's bytes per item above the floor's. */
+  shareBytes: number;
+}
+
+/** Resident memory after a full, memory-reducing garbage collection. */
+async function retainedBytes(server: LabProcess): Promise<number> {
+  await server.collectGarbage();
+  return await server.residentBytes();
 }
 
 /**
- * Measures one kind of held-open item in a fresh lab: RSS after a warm-up
- * (the baseline), with LOAD_SIZE items open, and after closing them all
- * (sampled until it is back within the target or the settle time is up).
- * The lab is not asked to collect garbage: this is what it holds on to.
+ * Measures one kind of held-open item in a fresh process: retained memory
+ * after a warm-up (the baseline), with LOAD_SIZE items open, and after
+ * closing them all.
  */
-async function measureMemory<Item>(
-  subject: string,
-  openItem: (lab: LabProcess, index: number) => Promise<Item>,
+async function measureHeld<Item>(
+  server: LabProcess,
+  openItem: (index: number) => Promise<Item>,
   closeItem: (item: Item) => Promise<void>,
   isOpen: (counts: LabCounts) => number,
 ): Promise<MemoryResult> {
+  // Warm-up: lazily compiled code and first-use allocations are not load.
+  for (let round = 0; round < 3; round++) {
+    const warm = await inParallel(20, 4, (index) => openItem(index));
+    await Promise.all(warm.map(closeItem));
+  }
+  await waitForCounts(server, (counts) => isOpen(counts) === 0, 5000);
+  const baselineBytes = await retainedBytes(server);
+  const items = await inParallel(
+    LOAD_SIZE,
+    SETUP_CONCURRENCY,
+    (index) => openItem(1000 + index),
+  );
+  await waitForCounts(server, (counts) => isOpen(counts) === LOAD_SIZE, 5000);
+  const loadedBeforeCollectionBytes = await server.residentBytes();
+  const loadedBytes = await retainedBytes(server);
+  await inParallel(
+    LOAD_SIZE,
+    SETUP_CONCURRENCY,
+    (index) => closeItem(items[index]),
+  );
+  await waitForCounts(server, (counts) => isOpen(counts) === 0, 5000);
+  const afterCloseBytes = await retainedBytes(server);
+  return {
+    baselineBytes,
+    loadedBeforeCollectionBytes,
+    loadedBytes,
+    afterCloseBytes,
+    bytesPerItem: Math.round((loadedBytes - baselineBytes) / LOAD_SIZE),
+    afterCloseGrowth: round(
+      (afterCloseBytes - baselineBytes) / baselineBytes,
+      4,
+    ),
+  };
+}
+
+/** A kind of item the lab holds open, and the floor's stand-in for it. */
+interface HeldKind<Item> {
+  subject: string;
+  labEnv: Record<string, string>;
+  openInLab(lab: LabProcess, index: number): Promise<Item>;
+  closeInLab(item: Item): Promise<void>;
+  /** The request the floor gets instead (its answer is held open). */
+  floorRequest(
+    index: number,
+  ): { method: string; headers: Record<string, string>; body?: string };
+  isOpen(counts: LabCounts): number;
+}
+
+/** Measures `kind` in the lab and on the floor at once, each in its own process. */
+async function compareWithFloor<Item>(
+  kind: HeldKind<Item>,
+): Promise<MemoryComparison> {
+  const [lab, floor] = await Promise.all([
+    startLab({
+      MCP_TEST_UPDATE_DELAY_SECONDS: String(MEMORY_UPDATE_DELAY_SECONDS),
+      ...kind.labEnv,
+    }, { inspect: true }),
+    startLab({}, { floor: true, inspect: true }),
+  ]);
+  try {
+    const [labResult, floorResult] = await Promise.all([
+      measureHeld(
+        lab,
+        (index) => kind.openInLab(lab, index),
+        kind.closeInLab,
+        kind.isOpen,
+      ),
+      measureHeld(
+        floor,
+        (index) => {
+          const { method, headers, body } = kind.floorRequest(index);
+          return openSse(floor, method, headers, body);
+        },
+        (stream) => stream.close(),
+        kind.isOpen,
+      ),
+    ]);
+    return {
+      subject: kind.subject,
+      lab: labResult,
+      floor: floorResult,
+      shareBytes: labResult.bytesPerItem - floorResult.bytesPerItem,
+    };
+  } finally {
+    await Promise.all([lab.stop(), floor.stop()]);
+  }
+}
+
+/** An idle, subscribed 2025 session with its GET stream open. */
+async function openIdleSession(lab: LabProcess, index: number) {
+  const session = await LegacySession.open(lab, `bench-idle-${index}`);
+  await session.request("resources/subscribe", { uri: REVIEW_URI });
+  return { session, stream: await session.openGetStream() };
+}
+
+async function closeIdleSession(
+  { session, stream }: Awaited<ReturnType<typeof openIdleSession>>,
+) {
+  await session.delete();
+  await stream.close(1000);
+}
+
+const IDLE_SESSIONS: HeldKind<Awaited<ReturnType<typeof openIdleSession>>> = {
+  subject: "idle 2025 session (subscribed, GET stream open)",
+  labEnv: {},
+  openInLab: openIdleSession,
+  closeInLab: closeIdleSession,
+  floorRequest: () => ({
+    method: "GET",
+    headers: { accept: "text/event-stream" },
+  }),
+  isOpen: (counts) => counts.legacySessions,
+};
+
+const IDLE_LISTENS: HeldKind<ListenStream> = {
+  subject: "idle 2026-07-28 listen stream",
+  labEnv: {},
+  openInLab: (lab, index) =>
+    openListenStream(lab, `bench-idle-${index}`, index + 1),
+  closeInLab: (listen) => listen.stream.close(),
+  floorRequest: (index) => ({
+    method: "POST",
+    headers: JSON_RPC_HEADERS,
+    body: JSON.stringify(listenRequest(`bench-idle-${index}`, index + 1)),
+  }),
+  isOpen: (counts) => counts.listenStreams,
+};
+
+/** A 2025 session (no GET stream) whose wait-tool call is in progress. */
+async function openWaitingCall(lab: LabProcess, index: number) {
+  const session = await LegacySession.open(lab, `bench-wait-${index}`);
+  return { session, stream: await session.streamRequest(WAIT_CALL) };
+}
+
+const WAIT_CALL = {
+  method: "tools/call",
+  params: {
+    name: "wait_for_review_update",
+    arguments: { since_version: 1, timeout_seconds: 600 },
+  },
+};
+
+const WAITING_CALLS: HeldKind<Awaited<ReturnType<typeof openWaitingCall>>> = {
+  subject: "wait-tool call in progress (2025 session)",
+  labEnv: { MCP_TEST_ENABLE_WAIT_TOOL: "true" },
+  openInLab: openWaitingCall,
+  async closeInLab({ session, stream }) {
+    // The client leaving ends the call; then the session goes.
+    await stream.close();
+    await session.delete();
+  },
+  floorRequest: (index) => ({
+    method: "POST",
+    headers: JSON_RPC_HEADERS,
+    body: JSON.stringify({ jsonrpc: "2.0", id: index + 2, ...WAIT_CALL }),
+  }),
+  isOpen: (counts) => counts.waitingCalls,
+};
+
+interface ChurnResult {
+  sessionsPerRound: number;
+  baselineBytes: number;
+  /** Retained memory after each round's sessions were all closed. */
+  afterRoundBytes: number[];
+  /** The most any later round retained above the second round. */
+  growthFromSecondRoundBytes: number;
+}
+
+/**
+ * Opens LOAD_SIZE idle sessions and closes them all, CHURN_ROUNDS times over
+ * in one lab, reading retained memory after each round.
+ */
+async function measureChurn(): Promise<ChurnResult> {
   const lab = await startLab({
     MCP_TEST_UPDATE_DELAY_SECONDS: String(MEMORY_UPDATE_DELAY_SECONDS),
-  });
+  }, { inspect: true });
   try {
-    // Warm-up: lazily compiled code and first-use allocations are not load.
-    for (let round = 0; round < 3; round++) {
-      const warm = await inParallel(20, 4, (index) => openItem(lab, index));
-      await Promise.all(warm.map(closeItem));
-    }
-    await waitForCounts(lab, (counts) => isOpen(counts) === 0, 5000);
-    const baselineBytes = await settledResidentBytes(lab);
-
-    const items = await inParallel(
-      LOAD_SIZE,
-      SETUP_CONCURRENCY,
-      (index) => openItem(lab, 1000 + index),
+    const warm = await inParallel(
+      20,
+      4,
+      (index) => openIdleSession(lab, index),
     );
-    await waitForCounts(lab, (counts) => isOpen(counts) === LOAD_SIZE, 5000);
-    const loadedBytes = await settledResidentBytes(lab);
-
-    await inParallel(
-      LOAD_SIZE,
-      SETUP_CONCURRENCY,
-      (index) => closeItem(items[index]),
-    );
-    await waitForCounts(lab, (counts) => isOpen(counts) === 0, 5000);
-    const closedAt = performance.now();
-    const limit = baselineBytes * (1 + TARGETS.afterCloseFractionOfBaseline);
-    let afterCloseBytes = await lab.residentBytes();
-    while (
-      afterCloseBytes > limit &&
-      performance.now() - closedAt < MEMORY_SETTLE_SECONDS * 1000
-    ) {
-      await sleep(500);
-      afterCloseBytes = await lab.residentBytes();
+    await Promise.all(warm.map(closeIdleSession));
+    await waitForCounts(lab, (counts) => counts.legacySessions === 0, 5000);
+    const baselineBytes = await retainedBytes(lab);
+    const afterRoundBytes: number[] = [];
+    for (let round = 0; round < CHURN_ROUNDS; round++) {
+      const sessions = await inParallel(
+        LOAD_SIZE,
+        SETUP_CONCURRENCY,
+        (index) => openIdleSession(lab, (round + 1) * LOAD_SIZE + index),
+      );
+      await inParallel(
+        LOAD_SIZE,
+        SETUP_CONCURRENCY,
+        (index) => closeIdleSession(sessions[index]),
+      );
+      await waitForCounts(lab, (counts) => counts.legacySessions === 0, 5000);
+      afterRoundBytes.push(await retainedBytes(lab));
     }
     return {
-      subject,
+      sessionsPerRound: LOAD_SIZE,
       baselineBytes,
-      loadedBytes,
-      afterCloseBytes,
-      bytesPerItem: Math.round((loadedBytes - baselineBytes) / LOAD_SIZE),
-      afterCloseGrowth: round(
-        (afterCloseBytes - baselineBytes) / baselineBytes,
-        4,
-      ),
-      secondsToSettleAfterClose: round((performance.now() - closedAt) / 1000),
+      afterRoundBytes,
+      growthFromSecondRoundBytes: Math.max(...afterRoundBytes.slice(2)) -
+        afterRoundBytes[1],
     };
   } finally {
     await lab.stop();
   }
 }
 
-function measureSessionMemory(): Promise<MemoryResult> {
-  return measureMemory(
-    `idle 2025 session with open GET stream`,
-    async (lab, index) => {
-      const session = await LegacySession.open(lab, `bench-idle-${index}`);
-      return { session, stream: await session.openGetStream() };
-    },
-    async ({ session, stream }) => {
-      await session.delete();
-      await stream.close(1000);
-    },
-    (counts) => counts.legacySessions,
-  );
-}
+// ---------------------------------------------------------------------------
+// The floor: bare Deno.serve holding SSE responses (`main_bench.ts --sse-floor`)
+// ---------------------------------------------------------------------------
 
-function measureListenMemory(): Promise<MemoryResult> {
-  return measureMemory(
-    `idle 2026-07-28 listen stream`,
-    (lab, index) => openListenStream(lab, `bench-idle-${index}`, index + 1),
-    (listen) => listen.stream.close(),
-    (counts) => counts.listenStreams,
-  );
+const FLOOR_OPENING = encoder.encode(": open\n\n");
+
+/**
+ * Answers every request but `/healthz` with a `text/event-stream` response
+ * that sends one comment and stays open until the client leaves: the least
+ * a Deno.serve lab can hold per stream. `/healthz` reports how many are open
+ * in each of the lab's count fields, so the same phases can measure it.
+ */
+async function serveSseFloor() {
+  let open = 0;
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: Number(Deno.env.get("MCP_TEST_PORT") ?? "0"),
+    onListen: ({ port }) =>
+      console.log(`listening on http://127.0.0.1:${port}/mcp`),
+  }, async (request) => {
+    if (new URL(request.url).pathname === "/healthz") {
+      const counts: LabCounts = {
+        legacySessions: open,
+        listenStreams: open,
+        pendingUpdates: 0,
+        waitingCalls: open,
+      };
+      return Response.json(counts);
+    }
+    // A request's body is read, as the lab reads it.
+    await request.arrayBuffer();
+    open++;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(FLOOR_OPENING),
+      cancel: () => void open--,
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+      },
+    });
+  });
+  Deno.addSignalListener("SIGTERM", () => server.shutdown());
+  await server.finished;
 }
 
 // ---------------------------------------------------------------------------
@@ -1502,27 +1806,52 @@ function lagRow(result: LagResult): Row {
 }
 
 function memoryRows(
-  result: MemoryResult,
-  perItemTarget: number,
+  comparison: MemoryComparison,
+  shareTarget: number | undefined,
   items: string,
 ): Row[] {
+  const { lab, floor } = comparison;
+  const beforeCollection = (result: MemoryResult) =>
+    kib(
+      (result.loadedBeforeCollectionBytes - result.baselineBytes) / LOAD_SIZE,
+    );
+  const kept = (result: MemoryResult) =>
+    `${result.afterCloseBytes >= result.baselineBytes ? "+" : ""}${
+      mib(result.afterCloseBytes - result.baselineBytes)
+    }`;
   return [{
-    metric: `Memory per ${result.subject}`,
-    value: `${kib(result.bytesPerItem)} (RSS ${mib(result.baselineBytes)} -> ${
-      mib(result.loadedBytes)
-    } with ${LOAD_SIZE})`,
-    target: `< ${kib(perItemTarget)}`,
-    met: result.bytesPerItem < perItemTarget,
+    metric: `Memory per ${comparison.subject}`,
+    value: `${kib(lab.bytesPerItem)} = floor ${kib(floor.bytesPerItem)} + lab ${
+      kib(comparison.shareBytes)
+    } (before garbage collection: ${beforeCollection(lab)}, floor ${
+      beforeCollection(floor)
+    })`,
+    target: shareTarget === undefined ? "" : `lab <= ${kib(shareTarget)}`,
+    met: shareTarget === undefined
+      ? undefined
+      : comparison.shareBytes <= shareTarget,
   }, {
-    metric: `Memory after closing the ${LOAD_SIZE} ${items}`,
-    value: `${mib(result.afterCloseBytes)}, ${
-      result.afterCloseGrowth >= 0 ? "+" : ""
-    }${(result.afterCloseGrowth * 100).toFixed(1)}% vs baseline after ${
-      result.secondsToSettleAfterClose.toFixed(1)
-    } s`,
-    target: `within ${TARGETS.afterCloseFractionOfBaseline * 100}% of baseline`,
-    met: result.afterCloseGrowth <= TARGETS.afterCloseFractionOfBaseline,
+    metric: `Memory kept after closing the ${LOAD_SIZE} ${items}`,
+    value: `lab ${kept(lab)}, floor ${kept(floor)} over their baselines`,
+    target: "",
   }];
+}
+
+function churnRow(churn: ChurnResult): Row {
+  const limit = churn.afterRoundBytes[1] * TARGETS.churnGrowthFraction;
+  return {
+    metric:
+      `Memory after ${churn.afterRoundBytes.length} rounds of ${churn.sessionsPerRound} sessions opened and closed`,
+    value: `${churn.afterRoundBytes.map(mib).join(", ")} (baseline ${
+      mib(churn.baselineBytes)
+    }); from round 2 on ${churn.growthFromSecondRoundBytes >= 0 ? "+" : ""}${
+      mib(churn.growthFromSecondRoundBytes)
+    }`,
+    target: `rounds 3-${churn.afterRoundBytes.length} within ${
+      TARGETS.churnGrowthFraction * 100
+    }% of round 2`,
+    met: churn.growthFromSecondRoundBytes <= limit,
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -1561,11 +1890,24 @@ async function main() {
   progress(`notification lag, ${LOAD_SIZE} listen streams`);
   lag.push(await measureListenLag());
 
-  // 3. Memory, one fresh lab each so the baselines are clean.
-  progress(`memory, ${LOAD_SIZE} idle 2025 sessions`);
-  const sessionMemory = await measureSessionMemory();
-  progress(`memory, ${LOAD_SIZE} idle listen streams`);
-  const listenMemory = await measureListenMemory();
+  // 3. Memory, one fresh lab and floor each so the baselines are clean.
+  const measure = async <Item>(kind: HeldKind<Item>) => {
+    progress(`memory, ${LOAD_SIZE} × ${kind.subject}, lab and floor`);
+    const comparison = await compareWithFloor(kind);
+    progress(
+      `  ${kib(comparison.lab.bytesPerItem)} = floor ${
+        kib(comparison.floor.bytesPerItem)
+      } + lab ${kib(comparison.shareBytes)}`,
+    );
+    return comparison;
+  };
+  const memory = [
+    await measure(IDLE_SESSIONS),
+    await measure(IDLE_LISTENS),
+    await measure(WAITING_CALLS),
+  ];
+  progress(`memory, ${CHURN_ROUNDS} rounds of ${LOAD_SIZE} sessions`);
+  const churn = await measureChurn();
 
   // 4. Cold start, with the dependency cache warm from the runs above.
   progress(`cold start, ${COLD_START_RUNS} runs`);
@@ -1578,12 +1920,14 @@ async function main() {
   const rows: Row[] = [
     ...throughput.map(throughputRow),
     ...lag.map(lagRow),
-    ...memoryRows(sessionMemory, TARGETS.bytesPerIdleSession, "sessions"),
+    ...memoryRows(memory[0], TARGETS.shareBytesPerIdleSession, "sessions"),
     ...memoryRows(
-      listenMemory,
-      TARGETS.bytesPerIdleListenStream,
+      memory[1],
+      TARGETS.shareBytesPerIdleListenStream,
       "listen streams",
     ),
+    ...memoryRows(memory[2], undefined, "waiting calls"),
+    churnRow(churn),
     {
       metric: `Cold start to first initialize (median of ${COLD_START_RUNS})`,
       value: `${coldStartMedian.toFixed(0)} ms (runs: ${
@@ -1623,13 +1967,16 @@ async function main() {
     table: rows.map((row) => ({ ...row, met: row.met ?? null })),
     throughput,
     lag,
-    memory: [sessionMemory, listenMemory],
+    memory,
+    churn,
     coldStart: { runsMs: coldStarts, medianMs: coldStartMedian },
   };
   await Deno.writeTextFile(outputPath, JSON.stringify(report, null, 2) + "\n");
 }
 
-if (import.meta.main) {
+if (import.meta.main && Deno.args[0] === FLOOR_FLAG) {
+  await serveSseFloor();
+} else if (import.meta.main) {
   Deno.addSignalListener("SIGINT", async () => {
     await stopAllLabs();
     Deno.exit(130);

@@ -15,6 +15,8 @@ export interface LabCommandOptions {
   mainPath: string;
   /** Flags after `main.ts`. */
   args?: string[];
+  /** Deno flags before `main.ts`, after `-A` (the benchmark's `--inspect`). */
+  runFlags?: string[];
   /** Added to this process's environment. */
   env?: Record<string, string>;
   cwd?: string;
@@ -23,7 +25,13 @@ export interface LabCommandOptions {
 /** `deno run -A main.ts [args]`, stdin closed, stdout and stderr piped. */
 export function labCommand(options: LabCommandOptions): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", options.mainPath, ...options.args ?? []],
+    args: [
+      "run",
+      "-A",
+      ...options.runFlags ?? [],
+      options.mainPath,
+      ...options.args ?? [],
+    ],
     env: options.env,
     cwd: options.cwd,
     stdin: "null",
