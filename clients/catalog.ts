@@ -616,6 +616,95 @@ export const CLIENTS: ClientDefinition[] = [
       };
     },
   },
+  {
+    id: "droid",
+    displayName: "Factory Droid",
+    npmPackage: "@factory/cli",
+    version: "0.225.1",
+    bin: "droid",
+    wire: "openai-chat",
+    // Its model sees MCP tools only, so the lab adds its read-only tool.
+    script: {
+      read: { name: "get_review_status", input: {} },
+      nudge: { name: "LS", input: {} },
+      // Droid defers MCP tools (`lab___<tool>`, listed by name under
+      // "Deferred tools:") until the model loads them with its ToolSearch.
+      loader: {
+        name: "ToolSearch",
+        input: { query: `select:${SERVER}___get_review_status` },
+      },
+    },
+    modes: ["default"],
+    enableTool: true,
+    // --auto high approves it headless; its schema requires the summary
+    // (3-8 words, sentence case) and a risk level with its reason.
+    shell: {
+      name: "Execute",
+      input: (command) => ({
+        summary: "Run the lab subscription probe",
+        command,
+        riskLevelReason:
+          "It runs the lab's probe against a server on 127.0.0.1 and changes no files.",
+        riskLevel: "low",
+      }),
+    },
+    routeLoader: {
+      "wait-tool": {
+        name: "ToolSearch",
+        input: {
+          query:
+            `select:${SERVER}___get_review_status,${SERVER}___wait_for_review_update`,
+        },
+      },
+    },
+    platformBinary: {
+      npmPackage: "@factory/cli-linux-x64",
+      version: "0.225.2",
+      binary: "bin/droid",
+      note:
+        "ran Droid 0.225.2: @factory/cli 0.225.1 wants @factory/cli-linux-x64 0.225.1, which npm does not have, so the harness runs the binary of the newest published platform package, 0.225.2",
+    },
+    launch({ home, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
+      const factoryDir = `${home}/.factory`;
+      return {
+        args: ["exec", "--auto", "high", "-m", "custom:lab-scripted", prompt],
+        env: {
+          // Airgap Mode: no Factory API (org settings, cloud session sync,
+          // connectors) and no Factory telemetry; BYOK models still run.
+          FACTORY_AIRGAP_ENABLED: "true",
+          FACTORY_DROID_AUTO_UPDATE_ENABLED: "false",
+        },
+        files: {
+          [`${factoryDir}/settings.json`]: JSON.stringify({
+            customModels: [{
+              model: "lab-scripted",
+              displayName: "Scripted lab model",
+              baseUrl: `${modelOrigin}/v1`,
+              apiKey: FAKE_API_KEY,
+              provider: "generic-chat-completion-api",
+              maxOutputTokens: 4096,
+            }],
+            // Without it the first request can go out before the lab's
+            // tools are listed.
+            blockOnMcpLoad: true,
+            cloudSessionSync: false,
+          }),
+          [`${factoryDir}/mcp.json`]: JSON.stringify({
+            mcpServers: {
+              [SERVER]: {
+                type: "http",
+                url: labUrl,
+                // Milliseconds; 180 s when unset.
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
+          }),
+        },
+      };
+    },
+  },
 ];
 
 export function clientById(id: string): ClientDefinition | undefined {

@@ -182,6 +182,47 @@ Deno.test("catalog: Cline CLI gets its provider and the lab in its settings fold
   assert.equal(cline.daemonPidFile, ".cline/data/locks/hub/production.json");
 });
 
+Deno.test("catalog: Factory Droid gets the scripted model as a custom model and the lab over HTTP, offline, from the newer platform binary", () => {
+  const droid = clientById("droid");
+  assert.ok(droid);
+  assert.equal(droid.enableTool, true);
+  const launch = droid.launch(context);
+  assert.deepEqual(launch.args.slice(0, 5), [
+    "exec",
+    "--auto",
+    "high",
+    "-m",
+    "custom:lab-scripted",
+  ]);
+  assert.equal(launch.env.FACTORY_AIRGAP_ENABLED, "true");
+  const settings = JSON.parse(
+    launch.files[`${context.home}/.factory/settings.json`],
+  );
+  assert.equal(settings.customModels[0].model, "lab-scripted");
+  assert.equal(
+    settings.customModels[0].provider,
+    "generic-chat-completion-api",
+  );
+  assert.equal(settings.customModels[0].baseUrl, `${context.modelOrigin}/v1`);
+  assert.equal(settings.blockOnMcpLoad, true);
+  const mcpFile = `${context.home}/.factory/mcp.json`;
+  assert.deepEqual(JSON.parse(launch.files[mcpFile]).mcpServers.lab, {
+    type: "http",
+    url: context.labUrl,
+  });
+  // Its MCP tool timeout is in milliseconds.
+  const progressCheck = droid.launch({ ...context, toolTimeoutSeconds: 20 });
+  assert.equal(
+    JSON.parse(progressCheck.files[mcpFile]).mcpServers.lab.timeout,
+    20_000,
+  );
+  assert.deepEqual(
+    [droid.platformBinary?.npmPackage, droid.platformBinary?.version],
+    ["@factory/cli-linux-x64", "0.225.2"],
+  );
+  assert.match(droid.platformBinary?.note ?? "", /0\.225\.1.*0\.225\.2/);
+});
+
 Deno.test("catalog: pi is a row without a run, whose reason quotes its README", () => {
   const pi = ALL_CLIENTS.find((client) => client.id === "pi");
   assert.ok(pi && isUnsupportedClient(pi));

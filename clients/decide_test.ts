@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import type { Conversation, Turn } from "./conversation.ts";
 import { flattenText, resourceSightings } from "./conversation.ts";
-import { decide, type ModelScript, resolveTool } from "./decide.ts";
+import { clientById } from "./catalog.ts";
+import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
+import { routeScript } from "./runner.ts";
 
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
@@ -408,4 +410,136 @@ Deno.test("decide (routes): the same conversation always gets the same decision"
     decide(conversation(turns, offered), waitScript),
     decide(conversation(turns, offered), waitScript),
   );
+});
+
+// Factory Droid lists its MCP tools by name under "Deferred tools:" and
+// offers them only after its ToolSearch loads them (as in its requests).
+const droid = clientById("droid")!;
+const DROID_TOOLS = [
+  "Read",
+  "LS",
+  "Execute",
+  "Edit",
+  "Grep",
+  "Glob",
+  "Create",
+  "TaskOutput",
+  "TaskStop",
+  "ToolSearch",
+  "Skill",
+  "Task",
+];
+const droidUser: Turn = {
+  kind: "text",
+  role: "user",
+  text:
+    "<system-reminder>\nDeferred tools:\nLoop\nlab___get_review_status\nlab___wait_for_review_update\n</system-reminder>",
+};
+const droidRead: Turn = {
+  kind: "toolCall",
+  name: "lab___get_review_status",
+  input: {},
+};
+
+function droidScript(route: Route): ModelScript {
+  return {
+    ...droid.script,
+    waitSeconds: 5,
+    ...routeScript(droid, route, {
+      mainPath: "/lab/main.ts",
+      labUrl: "http://127.0.0.1:1/mcp",
+      denoDir: "/deno",
+      delaySeconds: 3,
+    }),
+  };
+}
+
+Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read tool, then the read under its prefix", () => {
+  const native = droidScript("native");
+  const first = decide(conversation([droidUser], DROID_TOOLS), native);
+  assert.equal(first.stage, "load-tools");
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "ToolSearch",
+    input: { query: "select:lab___get_review_status" },
+  });
+  const searched: Turn = {
+    kind: "toolCall",
+    name: "ToolSearch",
+    input: { query: "select:lab___get_review_status" },
+  };
+  const loaded = decide(
+    conversation([droidUser, searched, result("Loaded 1 tool")], [
+      ...DROID_TOOLS,
+      "lab___get_review_status",
+    ]),
+    native,
+  );
+  assert.equal(loaded.stage, "read-v1");
+  assert.deepEqual(loaded.action, {
+    kind: "tool",
+    name: "lab___get_review_status",
+    input: {},
+  });
+  // A search that loaded nothing is not repeated.
+  const notLoaded = decide(
+    conversation([droidUser, searched, result("No tools matched")], [
+      ...DROID_TOOLS,
+    ]),
+    native,
+  );
+  assert.equal(notLoaded.stage, "no-read-tool");
+});
+
+Deno.test("decide (Droid, wait-tool): one ToolSearch loads the read and the wait tool, called after version 1", () => {
+  const waitRoute = droidScript("wait-tool");
+  const first = decide(conversation([droidUser], DROID_TOOLS), waitRoute);
+  assert.equal(first.stage, "load-tools");
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "ToolSearch",
+    input: {
+      query: "select:lab___get_review_status,lab___wait_for_review_update",
+    },
+  });
+  const searched: Turn = { kind: "toolCall", name: "ToolSearch", input: {} };
+  const decision = decide(
+    conversation(
+      [droidUser, searched, result("Loaded 2 tools"), droidRead, result(V1)],
+      [
+        ...DROID_TOOLS,
+        "lab___get_review_status",
+        "lab___wait_for_review_update",
+      ],
+    ),
+    waitRoute,
+  );
+  assert.equal(decision.stage, "call-wait-tool");
+  assert.equal(
+    decision.action.kind === "tool" && decision.action.name,
+    "lab___wait_for_review_update",
+  );
+});
+
+Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields its schema requires", () => {
+  const searched: Turn = { kind: "toolCall", name: "ToolSearch", input: {} };
+  const decision = decide(
+    conversation(
+      [droidUser, searched, result("Loaded 1 tool"), droidRead, result(V1)],
+      [...DROID_TOOLS, "lab___get_review_status"],
+    ),
+    droidScript("shell-probe"),
+  );
+  assert.equal(decision.stage, "run-probe");
+  assert.equal(decision.action.kind, "tool");
+  const { name, input } = decision.action as {
+    name: string;
+    input: Record<string, unknown>;
+  };
+  assert.equal(name, "Execute");
+  assert.match(String(input.command), /main\.ts probe --url/);
+  // Its schema: a sentence-cased summary of 3-8 words, a reason, a level.
+  assert.match(String(input.summary), /^[A-Z]\S*(?:\s+\S+){2,7}$/);
+  assert.ok(String(input.riskLevelReason).length > 0);
+  assert.ok(["low", "medium", "high"].includes(String(input.riskLevel)));
 });
