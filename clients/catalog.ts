@@ -335,6 +335,74 @@ export const CLIENTS: ClientDefinition[] = [
     },
   },
   {
+    // An OpenCode fork: the same config shape in `kilo.json`, KILO_* variables.
+    id: "kilo",
+    displayName: "Kilo Code CLI",
+    npmPackage: "@kilocode/cli",
+    version: "7.8.1",
+    bin: "kilo",
+    wire: "openai-chat",
+    script: {
+      read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
+      nudge: { name: "list_mcp_resources", input: { server: SERVER } },
+    },
+    modes: ["default"],
+    enableTool: false,
+    // KILO_PERMISSION allows it headless.
+    shell: { name: "bash", input: commandWithDescription },
+    platformBinary: {
+      npmPackage: "@kilocode/cli-linux-x64",
+      version: "7.7.9",
+      binary: "bin/kilo",
+      note:
+        "ran @kilocode/cli-linux-x64 7.7.9's binary: @kilocode/cli 7.8.1 asks for cli-linux-x64 7.8.1, which npm does not have",
+    },
+    launch({ workDir, labUrl, modelOrigin, prompt, toolTimeoutSeconds }) {
+      return {
+        args: ["run", "-m", "lab/scripted", "--format", "json", prompt],
+        env: {
+          KILO_DISABLE_AUTOUPDATE: "1",
+          KILO_DISABLE_MODELS_FETCH: "1",
+          KILO_DISABLE_SHARE: "1",
+          KILO_DISABLE_SESSION_INGEST: "1",
+          KILO_DISABLE_LSP_DOWNLOAD: "1",
+          KILO_DISABLE_CLAUDE_CODE: "1",
+          // Any level but "all" turns its PostHog telemetry off.
+          KILO_TELEMETRY_LEVEL: "off",
+          // Never hand the run to a kilo daemon: only this run's own process.
+          KILO_NO_DAEMON: "1",
+          KILO_PERMISSION: JSON.stringify({ "*": "allow" }),
+        },
+        files: {
+          [`${workDir}/kilo.json`]: JSON.stringify({
+            $schema: "https://app.kilo.ai/config.json",
+            // Else it also loads its Kilo Gateway provider and asks
+            // api.kilo.ai for that one's models.
+            enabled_providers: ["lab"],
+            provider: {
+              lab: {
+                npm: "@ai-sdk/openai-compatible",
+                name: "Scripted lab model",
+                options: { baseURL: `${modelOrigin}/v1`, apiKey: FAKE_API_KEY },
+                models: { scripted: { name: "Scripted lab model" } },
+              },
+            },
+            mcp: {
+              [SERVER]: {
+                type: "remote",
+                url: labUrl,
+                oauth: false,
+                ...(toolTimeoutSeconds === undefined
+                  ? {}
+                  : { timeout: toolTimeoutSeconds * 1000 }),
+              },
+            },
+          }),
+        },
+      };
+    },
+  },
+  {
     id: "crush",
     displayName: "Crush",
     npmPackage: "@charmland/crush",

@@ -223,6 +223,67 @@ Deno.test("catalog: Factory Droid gets the scripted model as a custom model and 
   assert.match(droid.platformBinary?.note ?? "", /0\.225\.1.*0\.225\.2/);
 });
 
+Deno.test("catalog: a client run from another platform package's binary names both versions in its note", () => {
+  const substituted = CLIENTS.filter((client) => client.platformBinary);
+  assert.ok(substituted.length > 0);
+  for (const client of substituted) {
+    const platform = client.platformBinary;
+    assert.ok(platform);
+    assert.match(platform.version, /^\d+\.\d+\.\d+$/, client.id);
+    assert.notEqual(platform.version, client.version, client.id);
+    assert.ok(
+      platform.note.includes(`${platform.npmPackage} ${platform.version}`),
+      `${client.id}: ${platform.note}`,
+    );
+    assert.ok(
+      platform.note.includes(`${client.npmPackage} ${client.version}`),
+      `${client.id}: ${platform.note}`,
+    );
+  }
+});
+
+Deno.test("catalog: Kilo Code CLI gets a kilo.json with the scripted model as its only provider and the lab as a remote server", () => {
+  const kilo = clientById("kilo");
+  assert.ok(kilo);
+  assert.equal(kilo.platformBinary?.binary, "bin/kilo");
+  const launch = kilo.launch(context);
+  assert.deepEqual(launch.args.slice(0, 5), [
+    "run",
+    "-m",
+    "lab/scripted",
+    "--format",
+    "json",
+  ]);
+  const config = JSON.parse(launch.files[`${context.workDir}/kilo.json`]);
+  assert.deepEqual(config.enabled_providers, ["lab"]);
+  assert.equal(
+    config.provider.lab.options.baseURL,
+    `${context.modelOrigin}/v1`,
+  );
+  assert.deepEqual(config.mcp.lab, {
+    type: "remote",
+    url: context.labUrl,
+    oauth: false,
+  });
+  for (
+    const off of [
+      "KILO_DISABLE_AUTOUPDATE",
+      "KILO_DISABLE_MODELS_FETCH",
+      "KILO_DISABLE_SHARE",
+      "KILO_DISABLE_SESSION_INGEST",
+    ]
+  ) {
+    assert.equal(launch.env[off], "1", off);
+  }
+  assert.equal(launch.env.KILO_TELEMETRY_LEVEL, "off");
+  assert.deepEqual(JSON.parse(launch.env.KILO_PERMISSION), { "*": "allow" });
+  const timed = kilo.launch({ ...context, toolTimeoutSeconds: 20 });
+  assert.equal(
+    JSON.parse(timed.files[`${context.workDir}/kilo.json`]).mcp.lab.timeout,
+    20000,
+  );
+});
+
 Deno.test("catalog: pi is a row without a run, whose reason quotes its README", () => {
   const pi = ALL_CLIENTS.find((client) => client.id === "pi");
   assert.ok(pi && isUnsupportedClient(pi));

@@ -322,7 +322,8 @@ export function rowNotes(
     return `not run: ${run.detail ?? "unknown reason"}`;
   }
   if (run.outcome === "lab-failed") {
-    return `harness: the lab did not start (${run.detail ?? ""})`;
+    notes.push(`harness: the lab did not start (${run.detail ?? ""})`);
+    return notes.join("; ");
   }
   if (run.outcome === "timeout") notes.push(`timed out (${run.detail})`);
   if (run.outcome === "spawn-failed") {

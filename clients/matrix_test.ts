@@ -16,7 +16,7 @@ import {
   rowFromRun,
   rowLevel,
 } from "./matrix.ts";
-import { errorLine, type RunRecord, tail } from "./runner.ts";
+import { errorLine, runHeader, type RunRecord, tail } from "./runner.ts";
 import type { TranscriptEntry } from "./scripted_model.ts";
 
 const T0 = Date.parse("2026-11-30T10:00:00.000Z");
@@ -280,6 +280,60 @@ Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their
   }));
   assert.equal(unsupported.notes, "not run: no MCP support by design");
   assert.equal(unsupported.level, 0);
+});
+
+Deno.test("rowFromRun: a client run from another platform package's binary says so first in every row", () => {
+  const note =
+    "ran demo-cli-linux-x64 0.9.0's binary: demo-cli 1.0.0 asks for 1.0.0, which npm does not have";
+  const header = runHeader(
+    {
+      id: "demo",
+      displayName: "Demo CLI",
+      npmPackage: "demo-cli",
+      version: "1.0.0",
+      platformBinary: {
+        npmPackage: "demo-cli-linux-x64",
+        version: "0.9.0",
+        binary: "bin/demo",
+        note,
+      },
+    },
+    "default",
+    "read",
+  );
+  assert.equal(header.installNote, note);
+  const completed = rowFromRun(run({ ...header }));
+  assert.equal(completed.level, 3);
+  assert.equal(
+    completed.notes,
+    `${note}; never subscribed to test://review/status (resources/subscribe)`,
+  );
+  for (
+    const [outcome, said] of [
+      ["install-failed", "npm install failed: ETARGET"],
+      ["lab-failed", "harness: the lab did not start (ETARGET)"],
+    ] as const
+  ) {
+    const row = rowFromRun(run({
+      ...header,
+      outcome,
+      detail: "ETARGET",
+      labReport: null,
+      transcript: [],
+    }));
+    assert.equal(row.notes, `${note}; ${said}`, outcome);
+  }
+  const published = runHeader(
+    {
+      id: "demo",
+      displayName: "Demo CLI",
+      npmPackage: "demo-cli",
+      version: "1.0.0",
+    },
+    "default",
+    "read",
+  );
+  assert.equal("installNote" in published, false);
 });
 
 Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {

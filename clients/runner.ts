@@ -231,15 +231,16 @@ export function defaultDenoDir(): string {
 
 /**
  * The command the model hands the client's shell tool on the shell-probe
- * route: the lab's probe against this run's lab, from the deno cache only
- * (nothing leaves loopback).
+ * route: the lab's probe against this run's lab, from the deno cache only,
+ * without deno's own update check (a lookup of dl.deno.land): nothing leaves
+ * loopback.
  */
 export function probeCommand(
   mainPath: string,
   labUrl: string,
   denoDir: string,
 ): string {
-  return `DENO_DIR=${denoDir} deno run -A --cached-only ${mainPath} probe --url ${labUrl} --uri test://review/status --json`;
+  return `DENO_DIR=${denoDir} DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only ${mainPath} probe --url ${labUrl} --uri test://review/status --json`;
 }
 
 /**

@@ -262,7 +262,7 @@ Deno.test({
       ]);
       assert.match(
         record.transcript[1].answer,
-        /^tool Bash \{"command":"DENO_DIR=\S+ deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
+        /^tool Bash \{"command":"DENO_DIR=\S+ DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
       );
       const row = rowFromRun(record);
       assert.equal(row.labClient, "fake-agent/1.0.0");
@@ -313,7 +313,7 @@ Deno.test("routeScript: the wait tool's arguments, the probe through the shell t
     name: "Bash",
     input: {
       command:
-        "DENO_DIR=/cache/deno deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
     },
   });
   const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
