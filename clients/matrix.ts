@@ -164,6 +164,7 @@ export function routeNotes(
     & {
       progressCheck?: RunRecord["progressCheck"];
       progressTokensRemoved?: number;
+      progressTokensSent?: number;
     },
   labClient: ClientReport | undefined,
   probeLevel: number | null,
@@ -192,8 +193,17 @@ export function routeNotes(
     if (run.progressCheck && wait.calls > 0) {
       const survived = wait.level === 6 && contextUpdated === true;
       const limit = PROGRESS_CHECK.toolTimeoutSeconds;
+      // Without a progressToken the lab has nothing to send progress with.
+      const tokenless = run.progressCheck === "progress" &&
+        run.progressTokensSent === 0;
       notes.push(
-        run.progressCheck === "progress"
+        tokenless
+          ? `progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at ${limit} s the call ${
+            survived
+              ? `still lasted until the update after ${run.delaySeconds} s: the timeout setting did not apply`
+              : `ended after ${wait.longestWaitSeconds} s`
+          }`
+          : run.progressCheck === "progress"
           ? survived
             ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
             : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`

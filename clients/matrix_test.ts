@@ -730,7 +730,9 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
       trigger: "subscribe",
       labReport: report([labClient({ waitTool: wait })]),
       transcript: waitTranscript(version),
-      ...(progressCheck === "no-progress" ? { progressTokensRemoved: 1 } : {}),
+      ...(progressCheck === "no-progress"
+        ? { progressTokensRemoved: 1 }
+        : { progressTokensSent: 1 }),
     }));
   const resets = check(
     "progress",
@@ -752,6 +754,21 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
   assert.match(
     cut.notes,
     /the call ended after 20 s although progress notifications came every 5 s: the client does not reset its timeout on progress$/,
+  );
+  const tokenless = rowFromRun(run({
+    route: "wait-tool",
+    progressCheck: "progress",
+    progressTokensSent: 0,
+    delaySeconds: 40,
+    trigger: "subscribe",
+    labReport: report([labClient({
+      waitTool: { calls: 1, longestWaitSeconds: 20, level: null },
+    })]),
+    transcript: waitTranscript(1),
+  }));
+  assert.match(
+    tokenless.notes,
+    /progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at 20 s the call ended after 20 s$/,
   );
   const control = check(
     "no-progress",

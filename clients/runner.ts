@@ -69,6 +69,11 @@ export interface RunRecord {
    * progressToken that was removed (evidence that the client sends one).
    */
   progressTokensRemoved?: number;
+  /**
+   * On a `progress` check, how many of the client's tool calls carried a
+   * progressToken (none: the lab had no token to send progress with).
+   */
+  progressTokensSent?: number;
   /** The lab's update delay in this run. */
   delaySeconds: number;
   ranAt: string;
@@ -162,10 +167,12 @@ export function withoutProgressToken(body: string): string {
 
 /**
  * A loopback relay to the lab that passes everything through (streams
- * included) except the progressToken of tool calls.
+ * included), counting the tool calls that carry a progressToken, and with
+ * `strip` removing that token on the way.
  */
 export function startProgressStripper(
   labUrl: string,
+  strip = true,
 ): { url: string; removed(): number; close(): Promise<void> } {
   const target = new URL(labUrl);
   const shutdown = new AbortController();
@@ -180,10 +187,11 @@ export function startProgressStripper(
     async (request) => {
       const url = new URL(request.url);
       const original = request.body === null ? undefined : await request.text();
-      const body = original === undefined
+      const stripped = original === undefined
         ? undefined
         : withoutProgressToken(original);
-      if (body !== original) removed++;
+      if (stripped !== original) removed++;
+      const body = strip ? stripped : original;
       const headers = new Headers(request.headers);
       headers.delete("host");
       headers.delete("content-length");
@@ -203,7 +211,7 @@ export function startProgressStripper(
   );
   return {
     url: `http://127.0.0.1:${server.addr.port}${target.pathname}`,
-    /** How many requests had a progressToken removed. */
+    /** How many requests had a progressToken (removed, with `strip`). */
     removed: () => removed,
     async close() {
       shutdown.abort();
@@ -706,8 +714,10 @@ export async function runClient(
   let labReport: LabReport | null = null;
   let labReportMarkdown: string | null = null;
   let daemon: string | undefined;
-  const stripper = options.progressCheck === "no-progress"
-    ? startProgressStripper(lab.url)
+  // Both checks relay the client through the counter; only the control
+  // removes the progressToken.
+  const stripper = options.progressCheck
+    ? startProgressStripper(lab.url, options.progressCheck === "no-progress")
     : undefined;
   try {
     const launch = client.launch({
@@ -776,7 +786,11 @@ export async function runClient(
     labReportMarkdown,
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
-    ...(stripper ? { progressTokensRemoved: stripper.removed() } : {}),
+    ...(stripper
+      ? options.progressCheck === "no-progress"
+        ? { progressTokensRemoved: stripper.removed() }
+        : { progressTokensSent: stripper.removed() }
+      : {}),
     ...(daemon ? { daemon } : {}),
   };
 }

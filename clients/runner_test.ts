@@ -354,68 +354,80 @@ Deno.test("withoutProgressToken: only a tool call's progressToken goes, the rest
   assert.equal(withoutProgressToken("not json"), "not json");
 });
 
-Deno.test({
-  name:
-    "runner (progress check): without its progressToken a call gets no progress, and everything else reaches the lab",
-  async fn() {
-    const lab = await spawnLab({
-      mainPath: labMainPath,
-      env: {
-        MCP_TEST_ENABLE_WAIT_TOOL: "true",
-        MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+/**
+ * One wait tool call with a progressToken through the progress check's
+ * relay to a fresh lab: the answer's text and the relay's token count.
+ */
+async function waitCallThroughRelay(strip: boolean) {
+  const lab = await spawnLab({
+    mainPath: labMainPath,
+    env: {
+      MCP_TEST_ENABLE_WAIT_TOOL: "true",
+      MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+    },
+  });
+  const relay = startProgressStripper(lab.url, strip);
+  try {
+    const post = async (body: unknown, session?: string) => {
+      const response = await fetch(relay.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+          ...(session ? { "mcp-session-id": session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return {
+        session: response.headers.get("mcp-session-id") ?? "",
+        text: await response.text(),
+      };
+    };
+    const { session } = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "strip-test", version: "1.0.0" },
       },
     });
-    const stripper = startProgressStripper(lab.url);
-    try {
-      const post = async (body: unknown, session?: string) => {
-        const response = await fetch(stripper.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-11-25",
-            ...(session ? { "mcp-session-id": session } : {}),
-          },
-          body: JSON.stringify(body),
-        });
-        return {
-          session: response.headers.get("mcp-session-id") ?? "",
-          text: await response.text(),
-        };
-      };
-      const { session } = await post({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "strip-test", version: "1.0.0" },
-        },
-      });
-      assert.notEqual(session, "");
-      await post(
-        { jsonrpc: "2.0", method: "notifications/initialized" },
-        session,
-      );
-      const answer = await post({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: {
-          name: "wait_for_review_update",
-          arguments: { since_version: 1, timeout_seconds: 6 },
-          _meta: { progressToken: "p1" },
-        },
-      }, session);
-      assert.match(answer.text, /no update within 6 s/);
-      assert.equal(stripper.removed(), 1);
-      assert.doesNotMatch(answer.text, /notifications\/progress/);
-    } finally {
-      await stripper.close();
-      await lab.stop();
-    }
-  },
+    assert.notEqual(session, "");
+    await post(
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      session,
+    );
+    const answer = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "wait_for_review_update",
+        arguments: { since_version: 1, timeout_seconds: 6 },
+        _meta: { progressToken: "p1" },
+      },
+    }, session);
+    return { text: answer.text, counted: relay.removed() };
+  } finally {
+    await relay.close();
+    await lab.stop();
+  }
+}
+
+Deno.test("runner (progress check): without its progressToken a call gets no progress, and everything else reaches the lab", async () => {
+  const { text, counted } = await waitCallThroughRelay(true);
+  assert.match(text, /no update within 6 s/);
+  assert.equal(counted, 1);
+  assert.doesNotMatch(text, /notifications\/progress/);
+});
+
+Deno.test("runner (progress check): the relay counts a call's progressToken and, not stripping, lets the progress through", async () => {
+  const { text, counted } = await waitCallThroughRelay(false);
+  assert.match(text, /no update within 6 s/);
+  assert.equal(counted, 1);
+  assert.match(text, /notifications\/progress/);
 });
 
 Deno.test("daemonPid: a bare PID or a JSON record's pid field", () => {
