@@ -207,9 +207,11 @@ export function routeNotes(
           ? survived
             ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
             : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`
-          : `progress check, control: the client sent a progressToken with ${
-            run.progressTokensRemoved ?? 0
-          } request(s), removed on its way to the lab; without progress the call ${
+          : `progress check, control: ${
+            run.progressTokensRemoved
+              ? `the client sent a progressToken with ${run.progressTokensRemoved} request(s), removed on its way to the lab`
+              : "the client sent no progressToken, so none was removed"
+          }; without progress the call ${
             survived
               ? `still lasted until the update after ${run.delaySeconds} s: the ${limit} s timeout setting did not apply`
               : `ended after ${wait.longestWaitSeconds} s: the ${limit} s timeout setting applies`

@@ -766,6 +766,21 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     })]),
     transcript: waitTranscript(1),
   }));
+  const tokenlessControl = rowFromRun(run({
+    route: "wait-tool",
+    progressCheck: "no-progress",
+    progressTokensRemoved: 0,
+    delaySeconds: 40,
+    trigger: "subscribe",
+    labReport: report([labClient({
+      waitTool: { calls: 1, longestWaitSeconds: 20, level: null },
+    })]),
+    transcript: waitTranscript(1),
+  }));
+  assert.match(
+    tokenlessControl.notes,
+    /progress check, control: the client sent no progressToken, so none was removed; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
+  );
   assert.match(
     tokenless.notes,
     /progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at 20 s the call ended after 20 s$/,
