@@ -106,6 +106,43 @@ export const FAKE_API_KEY = "lab-scripted-model-key";
 const URI = "test://review/status";
 const SERVER = "lab";
 
+/** OpenCode's resource tools, which Kilo Code CLI kept. */
+const OPENCODE_SCRIPT = {
+  read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
+  nudge: { name: "list_mcp_resources", input: { server: SERVER } },
+};
+
+/**
+ * The provider and MCP server of an OpenCode-style config (OpenCode's
+ * `opencode.json`, and Kilo Code CLI's `kilo.json`, which kept its shape).
+ */
+function openCodeConfig(
+  modelOrigin: string,
+  labUrl: string,
+  toolTimeoutSeconds: number | undefined,
+) {
+  return {
+    provider: {
+      lab: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Scripted lab model",
+        options: { baseURL: `${modelOrigin}/v1`, apiKey: FAKE_API_KEY },
+        models: { scripted: { name: "Scripted lab model" } },
+      },
+    },
+    mcp: {
+      [SERVER]: {
+        type: "remote",
+        url: labUrl,
+        oauth: false,
+        ...(toolTimeoutSeconds === undefined
+          ? {}
+          : { timeout: toolTimeoutSeconds * 1000 }),
+      },
+    },
+  };
+}
+
 export const CLIENTS: ClientDefinition[] = [
   {
     id: "claude-code",
@@ -289,10 +326,7 @@ export const CLIENTS: ClientDefinition[] = [
     version: "1.18.33",
     bin: "opencode",
     wire: "openai-chat",
-    script: {
-      read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
-      nudge: { name: "list_mcp_resources", input: { server: SERVER } },
-    },
+    script: OPENCODE_SCRIPT,
     modes: ["default"],
     enableTool: false,
     // OPENCODE_PERMISSION allows it headless.
@@ -311,24 +345,7 @@ export const CLIENTS: ClientDefinition[] = [
         files: {
           [`${workDir}/opencode.json`]: JSON.stringify({
             $schema: "https://opencode.ai/config.json",
-            provider: {
-              lab: {
-                npm: "@ai-sdk/openai-compatible",
-                name: "Scripted lab model",
-                options: { baseURL: `${modelOrigin}/v1`, apiKey: FAKE_API_KEY },
-                models: { scripted: { name: "Scripted lab model" } },
-              },
-            },
-            mcp: {
-              [SERVER]: {
-                type: "remote",
-                url: labUrl,
-                oauth: false,
-                ...(toolTimeoutSeconds === undefined
-                  ? {}
-                  : { timeout: toolTimeoutSeconds * 1000 }),
-              },
-            },
+            ...openCodeConfig(modelOrigin, labUrl, toolTimeoutSeconds),
           }),
         },
       };
@@ -342,10 +359,7 @@ export const CLIENTS: ClientDefinition[] = [
     version: "7.8.1",
     bin: "kilo",
     wire: "openai-chat",
-    script: {
-      read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
-      nudge: { name: "list_mcp_resources", input: { server: SERVER } },
-    },
+    script: OPENCODE_SCRIPT,
     modes: ["default"],
     enableTool: false,
     // KILO_PERMISSION allows it headless.
@@ -379,24 +393,7 @@ export const CLIENTS: ClientDefinition[] = [
             // Else it also loads its Kilo Gateway provider and asks
             // api.kilo.ai for that one's models.
             enabled_providers: ["lab"],
-            provider: {
-              lab: {
-                npm: "@ai-sdk/openai-compatible",
-                name: "Scripted lab model",
-                options: { baseURL: `${modelOrigin}/v1`, apiKey: FAKE_API_KEY },
-                models: { scripted: { name: "Scripted lab model" } },
-              },
-            },
-            mcp: {
-              [SERVER]: {
-                type: "remote",
-                url: labUrl,
-                oauth: false,
-                ...(toolTimeoutSeconds === undefined
-                  ? {}
-                  : { timeout: toolTimeoutSeconds * 1000 }),
-              },
-            },
+            ...openCodeConfig(modelOrigin, labUrl, toolTimeoutSeconds),
           }),
         },
       };

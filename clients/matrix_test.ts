@@ -722,6 +722,7 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     progressCheck: "progress" | "no-progress",
     wait: ClientReport["waitTool"],
     version: number,
+    tokens = 1,
   ) =>
     rowFromRun(run({
       route: "wait-tool",
@@ -731,8 +732,8 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
       labReport: report([labClient({ waitTool: wait })]),
       transcript: waitTranscript(version),
       ...(progressCheck === "no-progress"
-        ? { progressTokensRemoved: 1 }
-        : { progressTokensSent: 1 }),
+        ? { progressTokensRemoved: tokens }
+        : { progressTokensSent: tokens }),
     }));
   const resets = check(
     "progress",
@@ -755,28 +756,10 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     cut.notes,
     /the call ended after 20 s although progress notifications came every 5 s: the client does not reset its timeout on progress$/,
   );
-  const tokenless = rowFromRun(run({
-    route: "wait-tool",
-    progressCheck: "progress",
-    progressTokensSent: 0,
-    delaySeconds: 40,
-    trigger: "subscribe",
-    labReport: report([labClient({
-      waitTool: { calls: 1, longestWaitSeconds: 20, level: null },
-    })]),
-    transcript: waitTranscript(1),
-  }));
-  const tokenlessControl = rowFromRun(run({
-    route: "wait-tool",
-    progressCheck: "no-progress",
-    progressTokensRemoved: 0,
-    delaySeconds: 40,
-    trigger: "subscribe",
-    labReport: report([labClient({
-      waitTool: { calls: 1, longestWaitSeconds: 20, level: null },
-    })]),
-    transcript: waitTranscript(1),
-  }));
+  // A client that sends no progressToken gets no progress to judge by.
+  const cutAtTimeout = { calls: 1, longestWaitSeconds: 20, level: null };
+  const tokenless = check("progress", cutAtTimeout, 1, 0);
+  const tokenlessControl = check("no-progress", cutAtTimeout, 1, 0);
   assert.match(
     tokenlessControl.notes,
     /progress check, control: the client sent no progressToken, so none was removed; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
