@@ -413,7 +413,7 @@ async function readHead(
 // The lab as a subprocess
 // ---------------------------------------------------------------------------
 
-/** A running lab subprocess. */
+/** A running lab (or floor) subprocess. */
 interface LabProcess {
   /** The MCP endpoint's path, `/mcp`. */
   path: string;
