@@ -1419,8 +1419,6 @@ interface MemoryResult {
   loadedBytes: number;
   afterCloseBytes: number;
   bytesPerItem: number;
-  /** (after close − baseline) / baseline. */
-  afterCloseGrowth: number;
 }
 
 /** One kind of held-open item, in the lab and on the floor. */
@@ -1478,10 +1476,6 @@ async function measureHeld<Item>(
     loadedBytes,
     afterCloseBytes,
     bytesPerItem: Math.round((loadedBytes - baselineBytes) / LOAD_SIZE),
-    afterCloseGrowth: round(
-      (afterCloseBytes - baselineBytes) / baselineBytes,
-      4,
-    ),
   };
 }
 

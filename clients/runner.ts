@@ -170,13 +170,13 @@ export function withoutProgressToken(body: string): string {
  * included), counting the tool calls that carry a progressToken, and with
  * `strip` removing that token on the way.
  */
-export function startProgressStripper(
+export function startProgressRelay(
   labUrl: string,
   strip = true,
-): { url: string; removed(): number; close(): Promise<void> } {
+): { url: string; tokens(): number; close(): Promise<void> } {
   const target = new URL(labUrl);
   const shutdown = new AbortController();
-  let removed = 0;
+  let withToken = 0;
   const server = Deno.serve(
     {
       hostname: "127.0.0.1",
@@ -190,7 +190,7 @@ export function startProgressStripper(
       const stripped = original === undefined
         ? undefined
         : withoutProgressToken(original);
-      if (stripped !== original) removed++;
+      if (stripped !== original) withToken++;
       const body = strip ? stripped : original;
       const headers = new Headers(request.headers);
       headers.delete("host");
@@ -211,8 +211,8 @@ export function startProgressStripper(
   );
   return {
     url: `http://127.0.0.1:${server.addr.port}${target.pathname}`,
-    /** How many requests had a progressToken (removed, with `strip`). */
-    removed: () => removed,
+    /** How many requests carried a progressToken (removed, with `strip`). */
+    tokens: () => withToken,
     async close() {
       shutdown.abort();
       await server.finished;
@@ -716,14 +716,14 @@ export async function runClient(
   let daemon: string | undefined;
   // Both checks relay the client through the counter; only the control
   // removes the progressToken.
-  const stripper = options.progressCheck
-    ? startProgressStripper(lab.url, options.progressCheck === "no-progress")
+  const relay = options.progressCheck
+    ? startProgressRelay(lab.url, options.progressCheck === "no-progress")
     : undefined;
   try {
     const launch = client.launch({
       home,
       workDir,
-      labUrl: stripper?.url ?? lab.url,
+      labUrl: relay?.url ?? lab.url,
       modelOrigin: model.origin,
       prompt: PROMPT,
       mode,
@@ -760,7 +760,7 @@ export async function runClient(
       }lab report unavailable: ${error}`;
     }
   } finally {
-    await stripper?.close();
+    await relay?.close();
     await model.close();
     await lab.stop();
   }
@@ -786,10 +786,10 @@ export async function runClient(
     labReportMarkdown,
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
-    ...(stripper
+    ...(relay
       ? options.progressCheck === "no-progress"
-        ? { progressTokensRemoved: stripper.removed() }
-        : { progressTokensSent: stripper.removed() }
+        ? { progressTokensRemoved: relay.tokens() }
+        : { progressTokensSent: relay.tokens() }
       : {}),
     ...(daemon ? { daemon } : {}),
   };

@@ -8,7 +8,7 @@ import {
   routeScript,
   runClient,
   type RunOptions,
-  startProgressStripper,
+  startProgressRelay,
   stopAgentDaemon,
   waitArguments,
   withoutProgressToken,
@@ -366,7 +366,7 @@ async function waitCallThroughRelay(strip: boolean) {
       MCP_TEST_UPDATE_DELAY_SECONDS: "30",
     },
   });
-  const relay = startProgressStripper(lab.url, strip);
+  const relay = startProgressRelay(lab.url, strip);
   try {
     const post = async (body: unknown, session?: string) => {
       const response = await fetch(relay.url, {
@@ -409,7 +409,7 @@ async function waitCallThroughRelay(strip: boolean) {
         _meta: { progressToken: "p1" },
       },
     }, session);
-    return { text: answer.text, counted: relay.removed() };
+    return { text: answer.text, counted: relay.tokens() };
   } finally {
     await relay.close();
     await lab.stop();
