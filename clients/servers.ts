@@ -1,5 +1,5 @@
 /**
- * `deno task servers`: runs the probe (`main.ts probe`) against every server
+ * `deno task servers`: runs the probe (`probe.ts`) against every server
  * in the servers table — the lab in each era, over HTTP and stdio, and the
  * reference "everything" server from npm over HTTP and stdio — and rewrites
  * `results/servers.md`, with each run's Markdown report in
@@ -14,7 +14,7 @@
 
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { ProbeResult } from "../main.ts";
+import type { ProbeResult } from "../probe.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
 
@@ -83,17 +83,17 @@ export async function startEverythingHttp(entry: string) {
 }
 
 /**
- * Runs `main.ts probe --json [--report FILE] ARGS` (ARGS may end with
+ * Runs `probe.ts --json [--report FILE] ARGS` (ARGS may end with
  * `--stdio -- COMMAND`); resolves with its JSON result.
  */
 export async function runProbe(
-  mainPath: string,
+  probePath: string,
   args: string[],
   report?: string,
 ): Promise<ProbeResult> {
   const reportFlag = report ? ["--report", report] : [];
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", mainPath, "probe", "--json", ...reportFlag, ...args],
+    args: ["run", "-A", probePath, "--json", ...reportFlag, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -127,7 +127,7 @@ export function serversMarkdown(
   return [
     "# Servers: does each deliver resource updates?",
     "",
-    "Each row is one run of `main.ts probe` (the probe's levels: 1 connected, 2",
+    "Each row is one run of `probe.ts` (the probe's levels: 1 connected, 2",
     "advertises `resources.subscribe`, 3 read the resource, 4 subscription",
     "accepted, 5 notification received, 6 re-read shows the change, 7 stops",
     "cleanly). Regenerate with `deno task servers`; each report holds the",
@@ -228,7 +228,7 @@ if (import.meta.main) {
   try {
     for (const [label, slug, args] of runs) {
       const report = `${resultsDir}/servers/${slug}.md`;
-      const result = await runProbe(mainPath, args, report);
+      const result = await runProbe(`${repoRoot}/probe.ts`, args, report);
       rows.push({ label: result.server?.name ?? label, slug, result });
       console.log(
         `${slug}: level ${result.level}, exit ${result.exitStatus}${

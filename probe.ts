@@ -1,0 +1,1141 @@
+/**
+ * MCP subscription probe: does a server deliver resource updates?
+ *
+ * The client side of the MCP resource subscription lab (`main.ts`). It
+ * connects to any MCP server in either protocol era, reads a resource,
+ * subscribes (or listens), waits for the update, re-reads it, unsubscribes
+ * and watches for stray notifications, then prints one `key value` line per
+ * fact, a JSON object, or a Markdown report with a sequence diagram. Its
+ * exit status says how far the server got.
+ *
+ * Run it on its own, from a checkout or from its URL, or through the lab:
+ *
+ * ```sh
+ * deno run -A probe.ts --url http://127.0.0.1:8080/mcp --uri review://pr/42
+ * deno run -A probe.ts --stdio -- node server.js
+ * deno run -A main.ts probe --url http://127.0.0.1:8089/mcp
+ * ```
+ *
+ * `--help` prints every flag and exit status; `docs/probe.md` is the manual.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { z } from "npm:zod@4.6.7";
+import type { JSONRPCMessage } from "npm:@modelcontextprotocol/client@2.4.0";
+import {
+  cell,
+  ConfigError,
+  type Era,
+  isEventStream,
+  LAB_VERSION,
+  type LabTransportKind,
+  MARK,
+  mermaidText,
+  readEnvironment,
+  REVIEW_URI,
+  whenStreamEnds,
+} from "./main.ts";
+
+/** Why a probe did not get to level 6, as `error-code` says it. */
+export type ProbeErrorCode =
+  | "unreachable"
+  | "not-mcp"
+  | "auth-required"
+  | "subscribe-not-advertised"
+  | "subscribe-refused"
+  | "resource-not-found"
+  | "notification-timeout"
+  | "reread-unchanged"
+  | "stream-closed"
+  | "call-failed";
+
+/** The exit status of each error code; 0 is level 6 or 7, 2 bad input. */
+export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
+  "unreachable": 10,
+  "not-mcp": 11,
+  "auth-required": 12,
+  "subscribe-not-advertised": 13,
+  "subscribe-refused": 14,
+  "resource-not-found": 15,
+  "notification-timeout": 16,
+  "reread-unchanged": 17,
+  "stream-closed": 18,
+  "call-failed": 19,
+};
+
+const PROBE_LEVEL_NAMES = [
+  "no connection",
+  "connected",
+  "advertises resources.subscribe",
+  "read the resource",
+  "subscription accepted",
+  "notification received",
+  "re-read shows the change",
+  "stops cleanly",
+] as const;
+
+/** How long the probe listens for stray notifications after it stops. */
+const QUIET_GRACE_MS = 1000;
+
+/** What the probe was asked to do, checked before it connects. */
+export interface ProbeOptions {
+  /** The Streamable HTTP endpoint, or none for `--stdio`. */
+  url?: URL;
+  /** The server command for `--stdio`: program, then its arguments. */
+  command?: string[];
+  uri: string;
+  /** The URI was not given: the lab's own resource was assumed. */
+  uriDefaulted: boolean;
+  era: "auto" | Era;
+  timeoutSeconds: number;
+  count: number;
+  call?: { name: string; arguments: Record<string, unknown> };
+  skipListCheck: boolean;
+  headers: Record<string, string>;
+  /** Sent as a bearer token; never printed. */
+  authToken?: string;
+  json: boolean;
+  /** A file for the Markdown report, or "-" for stdout. */
+  report?: string;
+}
+
+/** One thing that happened, from the probe's side, for the diagram. */
+interface ProbeStep {
+  /** Seconds since the probe started. */
+  at: number;
+  from: "probe" | "server" | "note";
+  text: string;
+}
+
+/** One update the probe waited for: when it came and what a re-read showed. */
+interface ProbeUpdate {
+  uri: string;
+  afterSeconds: number;
+  final: string | null;
+  changed: boolean | null;
+}
+
+/** Everything a probe found, in every output form (`--json` is this). */
+export interface ProbeResult {
+  probe: string;
+  target: string;
+  transport: LabTransportKind;
+  uri: string;
+  era: Era | null;
+  protocolVersion: string | null;
+  server: { name: string; version: string } | null;
+  capabilities: { subscribe: boolean; listChanged: boolean } | null;
+  /** Whether `resources/list` names the URI; null when not checked. */
+  resourceFound: boolean | null;
+  initial: string | null;
+  subscribed: boolean;
+  /** 2026-07-28: the filter the acknowledgement honoured, as it came. */
+  acknowledged: unknown;
+  call: { name: string; ok: boolean; error?: string } | null;
+  /** Updates asked for with `--count`. */
+  expectedUpdates: number;
+  updates: ProbeUpdate[];
+  unsubscribed: boolean | null;
+  /** No notification within a grace period after unsubscribing. */
+  quietAfterStop: boolean | null;
+  level: number;
+  levelName: string;
+  missing: string;
+  errorCode: ProbeErrorCode | null;
+  exitStatus: number;
+  error: { message: string; code?: number; wwwAuthenticate?: string } | null;
+  steps: ProbeStep[];
+}
+
+/** The probe's flags, each checked with a one-line reason. */
+const probeFlagsSchema = z.object({
+  url: z.string().optional(),
+  uri: z.string().min(1, "--uri must not be empty").optional(),
+  era: z.enum(["auto", "2025", "2026-07-28"], {
+    error: "--era must be auto, 2025 or 2026-07-28",
+  }).default("auto"),
+  timeout: z.string().regex(/^\d+(\.\d+)?$/, {
+    error: "--timeout must be a number of seconds above 0",
+  }).transform(Number).pipe(
+    z.number().positive("--timeout must be above 0").max(
+      3600,
+      "--timeout must be at most 3600 seconds",
+    ),
+  ).default(30),
+  count: z.string().regex(/^\d{1,3}$/, {
+    error: "--count must be an integer from 1 to 100",
+  }).transform(Number).pipe(
+    z.number().min(1, "--count must be at least 1").max(
+      100,
+      "--count must be at most 100",
+    ),
+  ).default(1),
+  call: z.string().min(1).optional(),
+  "call-args": z.string().optional(),
+  "skip-list-check": z.boolean().default(false),
+  header: z.array(z.string()).default([]),
+  "auth-token": z.string().optional(),
+  json: z.boolean().default(false),
+  report: z.string().min(1).optional(),
+  stdio: z.boolean().default(false),
+});
+
+/** Reads `--call-args`: a JSON object, or a one-line reason. */
+function callArguments(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(
+      `--call-args is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError("--call-args must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `Name: value` header flags, checked as HTTP allows. */
+function headerFlags(flags: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const flag of flags) {
+    const match = flag.match(/^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(.*)$/);
+    if (!match || /[\r\n]/.test(match[2])) {
+      throw new ConfigError(
+        `--header ${JSON.stringify(flag)} is not "Name: value"`,
+      );
+    }
+    headers[match[1]] = match[2];
+  }
+  return headers;
+}
+
+/**
+ * `--timeout -1` as `--timeout=-1`, so that a negative number reaches the
+ * value check (and its clear message) instead of reading as a flag.
+ */
+function withNegativeValues(args: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const next = args[i + 1];
+    if (
+      /^--[a-z-]+$/.test(args[i]) && next !== undefined && /^-\d/.test(next)
+    ) {
+      joined.push(`${args[i]}=${next}`);
+      i++;
+    } else {
+      joined.push(args[i]);
+    }
+    if (args[i] === "--") {
+      joined.push(...args.slice(i + 1));
+      break;
+    }
+  }
+  return joined;
+}
+
+/**
+ * Reads `probe` flags and checks them before anything connects. Throws a
+ * `ConfigError` with one line naming what is wrong.
+ */
+export function parseProbeArgs(
+  args: string[],
+  env: Record<string, string | undefined>,
+): ProbeOptions | "help" {
+  let values: Record<string, unknown>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: withNegativeValues(args),
+      allowPositionals: true,
+      options: {
+        help: { type: "boolean" },
+        url: { type: "string" },
+        uri: { type: "string" },
+        era: { type: "string" },
+        timeout: { type: "string" },
+        count: { type: "string" },
+        call: { type: "string" },
+        "call-args": { type: "string" },
+        "skip-list-check": { type: "boolean" },
+        header: { type: "string", multiple: true },
+        "auth-token": { type: "string" },
+        json: { type: "boolean" },
+        report: { type: "string" },
+        stdio: { type: "boolean" },
+      },
+    }));
+  } catch (error) {
+    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ");
+    throw new ConfigError(`${message}; see probe --help`);
+  }
+  if (values.help) return "help";
+  const { help: _help, ...rest } = values;
+  const parsed = probeFlagsSchema.safeParse(rest);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues[0].message);
+  }
+  const flags = parsed.data;
+  if (flags.stdio === (flags.url !== undefined)) {
+    throw new ConfigError(
+      "give either --url URL or --stdio -- COMMAND [ARGS...]",
+    );
+  }
+  if (flags.stdio && positionals.length === 0) {
+    throw new ConfigError("--stdio needs the server command after --");
+  }
+  if (!flags.stdio && positionals.length > 0) {
+    throw new ConfigError(
+      `unexpected argument ${JSON.stringify(positionals[0])}; see probe --help`,
+    );
+  }
+  let url: URL | undefined;
+  if (flags.url !== undefined) {
+    const candidate = URL.parse(flags.url);
+    if (!candidate || !["http:", "https:"].includes(candidate.protocol)) {
+      throw new ConfigError(
+        `--url ${JSON.stringify(flags.url)} is not an http(s) URL`,
+      );
+    }
+    url = candidate;
+  }
+  if (flags["call-args"] !== undefined && flags.call === undefined) {
+    throw new ConfigError("--call-args needs --call TOOL");
+  }
+  return {
+    url,
+    command: flags.stdio ? positionals : undefined,
+    uri: flags.uri ?? REVIEW_URI,
+    uriDefaulted: flags.uri === undefined,
+    era: flags.era,
+    timeoutSeconds: flags.timeout,
+    count: flags.count,
+    call: flags.call === undefined ? undefined : {
+      name: flags.call,
+      arguments: callArguments(flags["call-args"]),
+    },
+    skipListCheck: flags["skip-list-check"],
+    headers: headerFlags(flags.header),
+    authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
+    json: flags.json,
+    report: flags.report,
+  };
+}
+
+/** The `probe --help` text. */
+function probeHelpText(): string {
+  return [
+    `MCP subscription probe ${LAB_VERSION}: does a server deliver resource updates?`,
+    "",
+    "Usage: deno run -A probe.ts --url URL [--uri URI] [options]",
+    "       deno run -A probe.ts --stdio [options] -- COMMAND [ARGS...]",
+    "       (or main.ts probe in place of probe.ts, with the same flags)",
+    "",
+    "  --url URL            Streamable HTTP endpoint of the server",
+    "  --stdio              spawn the server given after -- and talk over stdio",
+    `  --uri URI            resource to watch (default ${REVIEW_URI}, this lab's)`,
+    "  --era ERA            auto (default: discover, then initialize), 2025, 2026-07-28",
+    "  --timeout SECONDS    how long to wait for each update (default 30)",
+    "  --count N            updates to wait for, each re-read (default 1)",
+    "  --call TOOL          call this tool after subscribing (servers whose updates start from a tool)",
+    "  --call-args JSON     its arguments, a JSON object",
+    "  --skip-list-check    do not require the URI in resources/list (dynamic resources)",
+    '  --header "N: v"      extra HTTP header, repeatable',
+    "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
+    "  --json               print one JSON object instead of key value lines",
+    "  --report FILE        also write a Markdown report (- for stdout instead of lines)",
+    "  --help               print this help",
+    "",
+    "Exit status: 0 at level 6 or 7, 2 for bad flags; otherwise the error code's",
+    `status: ${
+      Object.entries(PROBE_EXIT_STATUS).map(([code, status]) =>
+        `${status} ${code}`
+      ).join(", ")
+    }.`,
+    "",
+  ].join("\n");
+}
+
+/** The client SDK, loaded only on the probe's path. */
+type ClientSdk = typeof import("npm:@modelcontextprotocol/client@2.4.0");
+type ProbeClient = InstanceType<ClientSdk["Client"]>;
+
+/** Updates as they arrive, and whether the stream carrying them closed. */
+class UpdateQueue {
+  #arrived: { uri: string; at: number }[] = [];
+  #closed?: string;
+  #wake?: () => void;
+
+  push(uri: string) {
+    this.#arrived.push({ uri, at: performance.now() });
+    this.#wake?.();
+  }
+
+  /** The stream closed (or, with no reason, opened again). */
+  closed(reason?: string) {
+    this.#closed = reason;
+    this.#wake?.();
+  }
+
+  /** Drops what arrived so far, returning how many. */
+  drain(): number {
+    return this.#arrived.splice(0).length;
+  }
+
+  /** The next update, or why none came within `ms`. */
+  async next(
+    ms: number,
+  ): Promise<{ uri: string; at: number } | "timeout" | "closed"> {
+    const deadline = performance.now() + ms;
+    while (this.#arrived.length === 0) {
+      if (this.#closed) return "closed";
+      const left = deadline - performance.now();
+      if (left <= 0) return "timeout";
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    return this.#arrived.shift()!;
+  }
+}
+
+/** A probe in progress: what it saw, step by step, and how it ended. */
+class ProbeRun {
+  readonly result: ProbeResult;
+  readonly updates = new UpdateQueue();
+  #started = performance.now();
+  #failed = false;
+  /** The last JSON-RPC error the server answered with, as sent. */
+  wireError?: { code: number; message: string };
+  /** The last HTTP answer, for telling why a connect failed. */
+  lastHttp?: { status: number; type: string; wwwAuthenticate?: string };
+  networkError?: string;
+
+  constructor(
+    readonly options: ProbeOptions,
+    private readonly progress: (line: string) => void,
+  ) {
+    this.result = {
+      probe: LAB_VERSION,
+      target: options.url?.href ?? options.command!.join(" "),
+      transport: options.url ? "streamable-http" : "stdio",
+      uri: options.uri,
+      era: null,
+      protocolVersion: null,
+      server: null,
+      capabilities: null,
+      resourceFound: null,
+      initial: null,
+      subscribed: false,
+      acknowledged: null,
+      call: null,
+      expectedUpdates: options.count,
+      updates: [],
+      unsubscribed: null,
+      quietAfterStop: null,
+      level: 0,
+      levelName: PROBE_LEVEL_NAMES[0],
+      missing: "",
+      errorCode: null,
+      exitStatus: 0,
+      error: null,
+      steps: [],
+    };
+  }
+
+  /** Seconds since the probe started. */
+  elapsed(since = this.#started): number {
+    return Math.round((performance.now() - since) / 10) / 100;
+  }
+
+  step(from: ProbeStep["from"], text: string) {
+    this.result.steps.push({ at: this.elapsed(), from, text });
+    const arrow = from === "server" ? "<-" : from === "probe" ? "->" : "--";
+    this.progress(`${arrow} ${text}`);
+  }
+
+  /** Records the first failure; later ones only add to the steps. */
+  fail(
+    code: ProbeErrorCode,
+    missing: string,
+    error?: { message: string; code?: number; wwwAuthenticate?: string },
+  ) {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.result.errorCode = code;
+    this.result.missing = missing;
+    this.result.error = error ?? { message: missing };
+    this.step("note", `${code}: ${missing}`);
+  }
+
+  get failed(): boolean {
+    return this.#failed;
+  }
+
+  /**
+   * The HTTP client's fetch: adds the headers and token, remembers the last
+   * answer, and watches the 2025 GET stream open and close.
+   */
+  fetch = async (input: string | URL, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(this.options.headers)) {
+      headers.set(name, value);
+    }
+    if (this.options.authToken) {
+      headers.set("authorization", `Bearer ${this.options.authToken}`);
+    }
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, headers });
+    } catch (error) {
+      this.networkError ??= (error as Error).message;
+      throw error;
+    }
+    this.lastHttp = {
+      status: response.status,
+      type: response.headers.get("content-type") ?? "",
+      wwwAuthenticate: response.headers.get("www-authenticate") ?? undefined,
+    };
+    if ((init?.method ?? "GET") !== "GET" || !response.body) return response;
+    if (response.status === 405) {
+      this.step("note", "the server offers no GET stream (405)");
+    } else if (isEventStream(response)) {
+      this.step("probe", "GET (opens the notification stream)");
+      this.updates.closed();
+      const body = whenStreamEnds(response.body, () => {
+        this.step("note", "GET stream closed");
+        this.updates.closed("the GET stream closed");
+      });
+      return new Response(body, response);
+    }
+    return response;
+  };
+
+  /** Grades what the probe saw and settles the exit status. */
+  finish(): ProbeResult {
+    const result = this.result;
+    const notified = result.updates.length > 0;
+    const ladder = [
+      true,
+      result.era !== null,
+      result.capabilities?.subscribe === true,
+      result.initial !== null,
+      result.subscribed,
+      notified,
+      result.updates.some((update) => update.changed),
+      result.unsubscribed === true && result.quietAfterStop === true,
+    ];
+    let level = 0;
+    while (level + 1 < ladder.length && ladder[level + 1]) level++;
+    result.level = level;
+    result.levelName = PROBE_LEVEL_NAMES[level];
+    if (!result.missing) {
+      result.missing = level === 7
+        ? "nothing: the server delivers the update and stops cleanly"
+        : result.quietAfterStop === false
+        ? "a notification arrived after the probe unsubscribed"
+        : "the probe could not unsubscribe";
+    }
+    result.exitStatus = result.errorCode
+      ? PROBE_EXIT_STATUS[result.errorCode]
+      : level >= 6
+      ? 0
+      : 1;
+    return result;
+  }
+}
+
+/** The text of a read: text contents joined, blobs named by size. */
+function contentsText(
+  contents: { text?: string; blob?: string }[],
+): string {
+  return contents.map((content) =>
+    content.text ?? `[blob: ${content.blob?.length ?? 0} base64 characters]`
+  ).join("\n");
+}
+
+/**
+ * A failed call's code and message: the JSON-RPC error as the server sent
+ * it when one just came, or whatever the SDK threw.
+ */
+function rpcError(
+  error: unknown,
+  run?: ProbeRun,
+): { message: string; code?: number } {
+  const wire = run?.wireError;
+  if (run) run.wireError = undefined;
+  if (wire) return { message: wire.message, code: wire.code };
+  const { message, code } = error as { message?: string; code?: unknown };
+  return {
+    message: message ?? String(error),
+    code: typeof code === "number" ? code : undefined,
+  };
+}
+
+/** Why `connect` failed, told from what the transport saw. */
+function connectFailure(run: ProbeRun, error: unknown) {
+  const { message } = rpcError(error);
+  const http = run.lastHttp;
+  if (run.networkError || (!http && run.options.command)) {
+    return run.fail("unreachable", `could not reach the server: ${message}`);
+  }
+  if (
+    http &&
+    (http.status === 401 || (http.status === 403 && http.wwwAuthenticate))
+  ) {
+    return run.fail(
+      "auth-required",
+      `the server requires authentication (HTTP ${http.status}${
+        http.wwwAuthenticate
+          ? `, WWW-Authenticate: ${http.wwwAuthenticate}`
+          : ""
+      })`,
+      { message, wwwAuthenticate: http.wwwAuthenticate },
+    );
+  }
+  run.fail(
+    "not-mcp",
+    `not an MCP endpoint: ${
+      http ? `HTTP ${http.status} ${http.type || "(no content type)"}: ` : ""
+    }${message}`,
+  );
+}
+
+/**
+ * Probes one server: connects in the asked era, reads the resource,
+ * subscribes (or listens), waits for each update and re-reads it, then
+ * unsubscribes and watches for stray notifications. Never throws for what
+ * the server does; the result says it.
+ */
+export async function probeServer(
+  options: ProbeOptions,
+  progress: (line: string) => void = () => {},
+): Promise<ProbeResult> {
+  const sdk: ClientSdk = await import("npm:@modelcontextprotocol/client@2.4.0");
+  const run = new ProbeRun(options, progress);
+  const client = new sdk.Client(
+    { name: "mcp-subscription-probe", version: LAB_VERSION },
+    {
+      versionNegotiation: {
+        mode: options.era === "auto"
+          ? "auto"
+          : options.era === "2025"
+          ? "legacy"
+          : { pin: "2026-07-28" },
+      },
+    },
+  );
+  client.setNotificationHandler(
+    "notifications/resources/updated",
+    (notification) => {
+      const { uri } = notification.params;
+      if (uri.startsWith(options.uri)) run.updates.push(uri);
+      run.step("server", `notifications/resources/updated ${uri}`);
+    },
+  );
+  const transport = options.url
+    ? new sdk.StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
+    : await stdioTransport(options.command!);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    connectFailure(run, error);
+    await client.close().catch((closing) =>
+      run.step("note", `close failed: ${rpcError(closing).message}`)
+    );
+    return run.finish();
+  }
+  // Error answers as they came on the wire: the SDK reads a 2025 -32002 as
+  // -32602, and the probe reports what the server sent.
+  const tapped = transport as {
+    onmessage?: (message: JSONRPCMessage, ...rest: unknown[]) => void;
+  };
+  const deliver = tapped.onmessage;
+  tapped.onmessage = (message, ...rest) => {
+    if (sdk.isJSONRPCErrorResponse(message)) run.wireError = message.error;
+    deliver?.(message, ...rest);
+  };
+  try {
+    await probeConnected(run, client);
+  } finally {
+    await closeProbe(run, client, transport);
+  }
+  return run.finish();
+}
+
+/** A stdio transport to the server command; its stderr stays on ours. */
+async function stdioTransport(command: string[]) {
+  const { StdioClientTransport } = await import(
+    "npm:@modelcontextprotocol/client@2.4.0/stdio"
+  );
+  const [program, ...args] = command;
+  return new StdioClientTransport({
+    command: program,
+    args,
+    stderr: "inherit",
+  });
+}
+
+/** The steps after connecting, stopping at the first failure. */
+async function probeConnected(run: ProbeRun, client: ProbeClient) {
+  const { result, options } = run;
+  const negotiated = client.getNegotiatedProtocolVersion() ?? null;
+  result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
+  result.protocolVersion = negotiated;
+  const info = client.getServerVersion();
+  result.server = info ? { name: info.name, version: info.version } : null;
+  const resources = client.getServerCapabilities()?.resources;
+  result.capabilities = {
+    subscribe: resources?.subscribe === true,
+    listChanged: resources?.listChanged === true,
+  };
+  run.step(
+    "probe",
+    result.era === "2025" ? `initialize (${negotiated})` : "server/discover",
+  );
+  run.step("server", `capabilities ${JSON.stringify(result.capabilities)}`);
+  if (!options.skipListCheck && !await listed(run, client)) return;
+  if (!await readFirst(run, client)) return;
+  if (!result.capabilities.subscribe) {
+    return run.fail(
+      "subscribe-not-advertised",
+      "the server does not advertise resources.subscribe",
+    );
+  }
+  const stop = await subscribe(run, client);
+  if (!stop) return;
+  if (options.call && !await callTool(run, client)) return stop();
+  await awaitUpdates(run, client);
+  await stop();
+}
+
+/** Whether `resources/list` names the URI (following pages). */
+async function listed(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+  const { options, result } = run;
+  let cursor: string | undefined;
+  try {
+    for (let page = 0; page < 50; page++) {
+      const listing = await client.listResources(cursor ? { cursor } : {});
+      if (listing.resources.some((resource) => resource.uri === options.uri)) {
+        result.resourceFound = true;
+        break;
+      }
+      cursor = listing.nextCursor;
+      if (!cursor) break;
+    }
+  } catch (error) {
+    run.fail(
+      "resource-not-found",
+      `resources/list failed: ${rpcError(error).message}`,
+      rpcError(error),
+    );
+    return false;
+  }
+  result.resourceFound ??= false;
+  run.step(
+    "probe",
+    `resources/list (${options.uri} ${
+      result.resourceFound ? "listed" : "not listed"
+    })`,
+  );
+  if (!result.resourceFound) {
+    run.fail(
+      "resource-not-found",
+      `${options.uri} is not in resources/list (--skip-list-check for dynamic resources)`,
+    );
+  }
+  return result.resourceFound;
+}
+
+/** Reads the resource; its text is `initial`. */
+async function readFirst(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+  const { options, result } = run;
+  try {
+    const read = await client.readResource({ uri: options.uri });
+    result.initial = contentsText(read.contents);
+    run.step("probe", "resources/read (initial)");
+    return true;
+  } catch (error) {
+    const failure = rpcError(error, run);
+    run.fail(
+      "resource-not-found",
+      `could not read ${options.uri}: ${failure.message}${
+        failure.code === undefined ? "" : ` (${failure.code})`
+      }`,
+      failure,
+    );
+    return false;
+  }
+}
+
+/**
+ * Subscribes the era's way. Resolves with the matching stop (unsubscribe,
+ * or close the listen), or nothing when the server refused.
+ */
+async function subscribe(
+  run: ProbeRun,
+  client: ProbeClient,
+): Promise<(() => Promise<void>) | undefined> {
+  const { options, result } = run;
+  if (result.era === "2025") {
+    try {
+      await client.subscribeResource({ uri: options.uri });
+    } catch (error) {
+      const failure = rpcError(error, run);
+      run.fail(
+        "subscribe-refused",
+        `resources/subscribe was refused: ${failure.message}${
+          failure.code === undefined ? "" : ` (${failure.code})`
+        }`,
+        failure,
+      );
+      return undefined;
+    }
+    result.subscribed = true;
+    run.step("probe", "resources/subscribe");
+    return async () => {
+      try {
+        await client.unsubscribeResource({ uri: options.uri });
+        result.unsubscribed = true;
+        run.step("probe", "resources/unsubscribe");
+      } catch (error) {
+        result.unsubscribed = false;
+        run.step("note", `unsubscribe failed: ${rpcError(error).message}`);
+      }
+      await watchQuiet(run);
+    };
+  }
+  let listen: Awaited<ReturnType<ProbeClient["listen"]>>;
+  try {
+    listen = await client.listen({ resourceSubscriptions: [options.uri] });
+  } catch (error) {
+    const failure = rpcError(error, run);
+    run.fail(
+      "subscribe-refused",
+      `subscriptions/listen was refused: ${failure.message}`,
+      failure,
+    );
+    return undefined;
+  }
+  result.acknowledged = listen.honoredFilter;
+  run.step("probe", `subscriptions/listen ${options.uri}`);
+  run.step("server", `acknowledged ${JSON.stringify(listen.honoredFilter)}`);
+  let closing = false;
+  listen.closed.then((how) => {
+    if (!closing) run.updates.closed(`the listen stream closed (${how})`);
+  });
+  const stop = async () => {
+    closing = true;
+    await listen.close();
+    result.unsubscribed = true;
+    run.step("probe", "closes the listen stream");
+    await watchQuiet(run);
+  };
+  if (!listen.honoredFilter.resourceSubscriptions?.includes(options.uri)) {
+    run.fail(
+      "subscribe-refused",
+      `the listen was acknowledged without ${options.uri}: ${
+        JSON.stringify(listen.honoredFilter)
+      }`,
+    );
+    closing = true;
+    await listen.close();
+    return undefined;
+  }
+  result.subscribed = true;
+  return stop;
+}
+
+/** Calls the `--call` tool that makes the server change the resource. */
+async function callTool(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+  const call = run.options.call!;
+  run.step("probe", `tools/call ${call.name}`);
+  try {
+    const answer = await client.callTool({
+      name: call.name,
+      arguments: call.arguments,
+    });
+    if (answer.isError) throw new Error(JSON.stringify(answer.content));
+    run.result.call = { name: call.name, ok: true };
+    return true;
+  } catch (error) {
+    const { message } = rpcError(error, run);
+    run.result.call = { name: call.name, ok: false, error: message };
+    run.fail("call-failed", `tools/call ${call.name} failed: ${message}`);
+    return false;
+  }
+}
+
+/** Waits for each update, re-reading the resource after it. */
+async function awaitUpdates(run: ProbeRun, client: ProbeClient) {
+  const { options, result } = run;
+  let previous = result.initial;
+  const since = performance.now();
+  for (let index = 1; index <= options.count; index++) {
+    const arrival = await run.updates.next(options.timeoutSeconds * 1000);
+    const which = options.count > 1
+      ? ` (${index - 1} of ${options.count} came)`
+      : "";
+    if (arrival === "timeout") {
+      return run.fail(
+        "notification-timeout",
+        `no notifications/resources/updated for ${options.uri} within ${options.timeoutSeconds} s${which}`,
+      );
+    }
+    if (arrival === "closed") {
+      return run.fail(
+        "stream-closed",
+        `the stream closed before the update${which}`,
+      );
+    }
+    const update: ProbeUpdate = {
+      uri: arrival.uri,
+      afterSeconds: run.elapsed(since),
+      final: null,
+      changed: null,
+    };
+    result.updates.push(update);
+    try {
+      const read = await client.readResource({ uri: options.uri });
+      update.final = contentsText(read.contents);
+      update.changed = update.final !== previous;
+      previous = update.final;
+      run.step(
+        "probe",
+        `resources/read (${update.changed ? "changed" : "unchanged"})`,
+      );
+    } catch (error) {
+      update.changed = false;
+      run.step("note", `re-read failed: ${rpcError(error).message}`);
+    }
+    if (!update.changed) {
+      return run.fail(
+        "reread-unchanged",
+        `notified, but the re-read of ${options.uri} showed no change`,
+      );
+    }
+  }
+}
+
+/** After unsubscribing: any notification within the grace period is stray. */
+async function watchQuiet(run: ProbeRun) {
+  run.updates.drain();
+  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
+  const stray = run.updates.drain();
+  run.result.quietAfterStop = stray === 0;
+  run.step(
+    "note",
+    stray === 0
+      ? `quiet for ${QUIET_GRACE_MS / 1000} s after unsubscribing`
+      : `${stray} notification(s) after unsubscribing`,
+  );
+}
+
+/** Ends the session (DELETE in 2025 over HTTP) and the connection. */
+async function closeProbe(
+  run: ProbeRun,
+  client: ProbeClient,
+  transport: object,
+) {
+  const session = transport as { terminateSession?: () => Promise<void> };
+  if (run.result.era === "2025" && session.terminateSession) {
+    try {
+      await session.terminateSession();
+      run.step("probe", "DELETE (ends the session)");
+    } catch (error) {
+      run.step("note", `DELETE failed: ${rpcError(error).message}`);
+    }
+  }
+  await client.close().catch((error) =>
+    run.step("note", `close failed: ${rpcError(error).message}`)
+  );
+}
+
+/** The default output: one `key value` line per fact, stable for scripts. */
+export function probeLines(
+  result: ProbeResult,
+  uriDefaulted = false,
+): string[] {
+  const lines = [
+    `target ${result.target}`,
+    `uri ${result.uri}${
+      uriDefaulted
+        ? " (the default: this lab's resource, meaningful only against the lab)"
+        : ""
+    }`,
+    `era ${result.era ? `${result.era} (${result.protocolVersion})` : "none"}`,
+  ];
+  if (result.server) {
+    lines.push(`server ${result.server.name} ${result.server.version}`);
+  }
+  if (result.capabilities) {
+    lines.push(`capabilities ${JSON.stringify(result.capabilities)}`);
+  }
+  if (result.resourceFound !== null) {
+    lines.push(`resource-found ${result.resourceFound}`);
+  }
+  if (result.initial !== null) {
+    lines.push(`initial ${JSON.stringify(result.initial)}`);
+  }
+  if (result.initial !== null) lines.push(`subscribed ${result.subscribed}`);
+  if (result.acknowledged !== null) {
+    lines.push(`acknowledged ${JSON.stringify(result.acknowledged)}`);
+  }
+  if (result.call) {
+    lines.push(
+      `called ${result.call.name} ${
+        result.call.ok ? "ok" : `failed: ${result.call.error}`
+      }`,
+    );
+  }
+  for (const update of result.updates) {
+    lines.push(
+      `notification-received true after=${update.afterSeconds}s uri=${update.uri}`,
+      `changed ${update.changed}`,
+    );
+    if (update.final !== null) {
+      lines.push(`final ${JSON.stringify(update.final)}`);
+    }
+  }
+  if (result.errorCode === "notification-timeout") {
+    lines.push("notification-received false");
+  }
+  if (result.unsubscribed !== null) {
+    lines.push(`unsubscribed ${result.unsubscribed}`);
+  }
+  if (result.quietAfterStop !== null) {
+    lines.push(`quiet-after-unsubscribe ${result.quietAfterStop}`);
+  }
+  lines.push(
+    `level ${result.level} ${result.levelName}`,
+    `missing ${result.missing}`,
+    `error-code ${result.errorCode ?? "null"}`,
+    `summary level=${result.level} era=${
+      result.era ?? "none"
+    } notifications=${result.updates.length}/${result.expectedUpdates} error-code=${
+      result.errorCode ?? "null"
+    } exit=${result.exitStatus}`,
+  );
+  return lines;
+}
+
+/** The Markdown report: a matrix row for the server and what happened. */
+export function probeMarkdown(result: ProbeResult): string {
+  const reached = (level: number) => MARK(result.level >= level);
+  const name = result.server
+    ? `${result.server.name}/${result.server.version}`
+    : result.target;
+  const diagram = [
+    "sequenceDiagram",
+    "    participant P as probe",
+    `    participant S as ${mermaidText(name)}`,
+    ...result.steps.map(({ from, text }) =>
+      `    ${
+        from === "probe"
+          ? "P->>S: "
+          : from === "server"
+          ? "S-->>P: "
+          : "Note over P,S: "
+      }${mermaidText(text)}`
+    ),
+  ];
+  return [
+    "# MCP subscription probe report",
+    "",
+    `Probe ${result.probe}, ${new Date().toISOString()}; target \`${
+      cell(result.target)
+    }\` (${result.transport}), resource \`${cell(result.uri)}\`.`,
+    "",
+    "| Server | Version | Era (protocol) | Transport | Connected | Advertises subscribe | Read | Subscribed | Notified | Re-read changed | Stops cleanly | Level | Notes |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    `| ${
+      [
+        cell(result.server?.name ?? result.target),
+        cell(result.server?.version ?? "unknown"),
+        result.era
+          ? `${result.era} (${cell(result.protocolVersion ?? "")})`
+          : "none",
+        result.transport,
+        reached(1),
+        reached(2),
+        reached(3),
+        reached(4),
+        reached(5),
+        reached(6),
+        reached(7),
+        `${result.level}`,
+        cell(result.missing),
+      ].join(" | ")
+    } |`,
+    "",
+    `## ${cell(name)}`,
+    "",
+    `Level ${result.level} of 7, ${result.levelName}. Next: ${result.missing}. Exit status ${result.exitStatus} (error-code ${
+      result.errorCode ?? "null"
+    }).`,
+    "",
+    "```mermaid",
+    ...diagram,
+    "```",
+    "",
+  ].join("\n");
+}
+
+/**
+ * `probe.ts` and `main.ts probe`: checks the flags, probes, and prints one form of the
+ * result on stdout (progress goes to stderr). Resolves with the exit status.
+ */
+async function runProbe(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  let options: ProbeOptions | "help";
+  try {
+    options = parseProbeArgs(args, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`probe error: ${error.message}`);
+    return 2;
+  }
+  if (options === "help") {
+    console.log(probeHelpText());
+    return 0;
+  }
+  const result = await probeServer(
+    options,
+    (line) => console.error(`[probe] ${line}`),
+  );
+  const markdown = options.report ? probeMarkdown(result) : "";
+  if (options.json) console.log(JSON.stringify(result, null, 2));
+  else if (options.report === "-") console.log(markdown);
+  else console.log(probeLines(result, options.uriDefaulted).join("\n"));
+  if (options.report && options.report !== "-") {
+    try {
+      await Deno.writeTextFile(options.report, markdown);
+    } catch (error) {
+      console.error(
+        `probe error: cannot write ${options.report}: ${
+          (error as Error).message
+        }`,
+      );
+      return 2;
+    }
+  }
+  return result.exitStatus;
+}
+
+/** `probe.ts` (or `main.ts probe`) as a command: reads its token variable, probes, exits. */
+export async function probeMain(args: string[]): Promise<number> {
+  return await runProbe(args, readEnvironment(["MCP_PROBE_AUTH_TOKEN"]));
+}
+
+if (import.meta.main) Deno.exit(await probeMain(Deno.args));

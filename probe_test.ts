@@ -1,0 +1,834 @@
+/**
+ * Tests for the probe (`probe.ts`): the real probe against the lab in both
+ * eras and transports, against small servers written here that each get one
+ * thing wrong, and as a command: on its own and as `main.ts probe`, from a
+ * checkout and from a URL that serves the files as plain text.
+ *
+ * ```sh
+ * deno test -P probe_test.ts
+ * ```
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "npm:@modelcontextprotocol/server@2.4.0";
+import { createLab, LAB_VERSION, loadConfig, REVIEW_URI } from "./main.ts";
+import {
+  probeLines,
+  probeMarkdown,
+  type ProbeOptions,
+  type ProbeResult,
+  probeServer,
+} from "./probe.ts";
+
+// These tests and the processes they start reach loopback directly and print
+// the same whatever this machine's environment holds: no proxy, no extra
+// certificates, no colour, no update check.
+for (
+  const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_CERT_FILE"]
+) {
+  Deno.env.delete(name);
+  Deno.env.delete(name.toLowerCase());
+}
+Deno.env.set("NO_COLOR", "1");
+Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+
+const CHECKOUT = new URL("./", import.meta.url);
+const MAIN_PATH = new URL("main.ts", CHECKOUT).pathname;
+const PROBE_PATH = new URL("probe.ts", CHECKOUT).pathname;
+
+const VERSION_1_TEXT =
+  "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
+const VERSION_2_TEXT =
+  "status: reviewed\nversion: 2\nmessage: Simulated review result is now available.";
+
+/** The lab in this process on a free loopback port. */
+function startLab(env: Record<string, string> = {}) {
+  const lab = createLab(
+    loadConfig({
+      MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+      MCP_TEST_LOG_LEVEL: "silent",
+      ...env,
+    }),
+  );
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    lab.fetch,
+  );
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    lab,
+    base,
+    url: new URL(`${base}/mcp`),
+    async [Symbol.asyncDispose]() {
+      await lab.close();
+      await server.shutdown();
+    },
+  };
+}
+
+/** Probe options for `target`, as `probe --url` (or `--stdio`) would set them. */
+function probeOptions(
+  target: { url?: URL; command?: string[] },
+  overrides: Partial<ProbeOptions> = {},
+): ProbeOptions {
+  return {
+    ...target,
+    uri: REVIEW_URI,
+    uriDefaulted: false,
+    era: "auto",
+    timeoutSeconds: 5,
+    count: 1,
+    skipListCheck: false,
+    headers: {},
+    json: false,
+    ...overrides,
+  };
+}
+
+/** How to start the probe as a command; the default is `probe.ts` here. */
+interface ProbeCommand {
+  /** Deno's flags and the entry, e.g. `main.ts probe`; `-A` comes first. */
+  entry?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** Runs the probe as a command and returns its exit status and streams. */
+async function runProbeCommand(
+  args: string[],
+  { entry = [PROBE_PATH], env = {}, cwd }: ProbeCommand = {},
+) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", ...entry, ...args],
+    env,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+/** Every line of a probe diagram is a participant, an arrow or a note. */
+function assertProbeDiagram(markdown: string) {
+  const diagram = markdown.split("```mermaid\n")[1].split("```")[0];
+  const [first, ...lines] = diagram.trimEnd().split("\n");
+  assert.equal(first, "sequenceDiagram");
+  assert.deepEqual(lines.slice(0, 2), [
+    "    participant P as probe",
+    `    participant S as mcp-resource-subscription-lab/${LAB_VERSION}`,
+  ]);
+  for (const line of lines.slice(2)) {
+    assert.match(line, /^ {4}(P->>S|S-->>P|Note over P,S): [^;#\n]+$/);
+  }
+  return diagram;
+}
+
+for (const era of ["2025", "2026-07-28"] as const) {
+  Deno.test(`probe (${era}): the lab delivers, re-reads changed and stops cleanly: level 7`, async () => {
+    await using lab = startLab();
+    const result = await probeServer(probeOptions({ url: lab.url }, { era }));
+    assert.equal(result.level, 7);
+    assert.equal(result.errorCode, null);
+    assert.equal(result.exitStatus, 0);
+    assert.equal(result.era, era);
+    assert.equal(result.initial, VERSION_1_TEXT);
+    assert.equal(result.updates.length, 1);
+    assert.equal(result.updates[0].final, VERSION_2_TEXT);
+    assert.equal(result.updates[0].changed, true);
+    assert.equal(result.quietAfterStop, true);
+    // Every line, exactly; only the notification's arrival time varies.
+    const lines = probeLines(result).map((line) =>
+      line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
+    );
+    const protocol = era === "2025" ? "2025-11-25" : "2026-07-28";
+    assert.deepEqual(lines, [
+      `target ${lab.url.href}`,
+      `uri ${REVIEW_URI}`,
+      `era ${era} (${protocol})`,
+      `server mcp-resource-subscription-lab ${LAB_VERSION}`,
+      'capabilities {"subscribe":true,"listChanged":true}',
+      "resource-found true",
+      `initial ${JSON.stringify(VERSION_1_TEXT)}`,
+      "subscribed true",
+      ...era === "2026-07-28"
+        ? [`acknowledged {"resourceSubscriptions":["${REVIEW_URI}"]}`]
+        : [],
+      `notification-received true after=Ts uri=${REVIEW_URI}`,
+      "changed true",
+      `final ${JSON.stringify(VERSION_2_TEXT)}`,
+      "unsubscribed true",
+      "quiet-after-unsubscribe true",
+      "level 7 stops cleanly",
+      "missing nothing: the server delivers the update and stops cleanly",
+      "error-code null",
+      `summary level=7 era=${era} notifications=1/1 error-code=null exit=0`,
+    ]);
+    const markdown = probeMarkdown(result);
+    assert.match(
+      markdown,
+      new RegExp(
+        `^\\| mcp-resource-subscription-lab \\| ${LAB_VERSION} \\| ${era} \\(${protocol}\\) \\| streamable-http \\| (✅ \\| ){7}7 \\| `,
+        "m",
+      ),
+    );
+    assert.match(
+      assertProbeDiagram(markdown),
+      /S-->>P: notifications\/resources\/updated test:\/\/review\/status/,
+    );
+    // The lab saw the same run: level 6 from its side.
+    const entry = lab.lab.report().clients.find((c) =>
+      c.name === "mcp-subscription-probe"
+    )!;
+    assert.equal(entry.level, 6);
+  });
+}
+
+Deno.test("probe command: lines on stdout, progress on stderr, --json and --report the same facts", async (t) => {
+  await using lab = startLab();
+  await t.step("key value lines on stdout, progress on stderr", async () => {
+    const plain = await runProbeCommand([
+      "--url",
+      lab.url.href,
+      "--era",
+      "2025",
+    ]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.ok(
+      plain.stdout.split("\n").every((line) => !line.startsWith("[probe]")),
+    );
+    assert.match(plain.stderr, /^\[probe\] -> resources\/subscribe$/m);
+    assert.match(
+      plain.stdout,
+      /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
+    );
+    assert.match(
+      plain.stdout,
+      /^uri test:\/\/review\/status \(the default: this lab's resource/m,
+    );
+  });
+
+  await t.step("--json on stdout, --report FILE beside it", async () => {
+    const report = await Deno.makeTempFile({ suffix: ".md" });
+    const json = await runProbeCommand([
+      "--url",
+      lab.url.href,
+      "--json",
+      "--report",
+      report,
+    ]);
+    assert.equal(json.code, 0, json.stderr);
+    const result = JSON.parse(json.stdout) as ProbeResult;
+    assert.equal(result.level, 7);
+    assert.equal(result.era, "2026-07-28");
+    assert.equal(result.exitStatus, 0);
+    const markdown = await Deno.readTextFile(report);
+    await Deno.remove(report);
+    assert.match(markdown, /^# MCP subscription probe report$/m);
+    assert.match(markdown, /^Level 7 of 7, stops cleanly\./m);
+  });
+
+  await t.step(
+    "--report - puts the report on stdout instead of lines",
+    async () => {
+      const toStdout = await runProbeCommand([
+        "--url",
+        lab.url.href,
+        "--report",
+        "-",
+      ]);
+      assert.equal(toStdout.code, 0);
+      assert.match(toStdout.stdout, /^# MCP subscription probe report$/m);
+      assert.doesNotMatch(toStdout.stdout, /^summary /m);
+    },
+  );
+});
+
+Deno.test("probe: an update later than --timeout is notification-timeout, exit 16", async (t) => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "30" });
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era, timeoutSeconds: 0.3 }),
+      );
+      assert.equal(result.errorCode, "notification-timeout");
+      assert.equal(result.exitStatus, 16);
+      assert.equal(result.level, 4);
+      assert.equal(
+        result.missing,
+        `no notifications/resources/updated for ${REVIEW_URI} within 0.3 s`,
+      );
+      assert.ok(probeLines(result).includes("notification-received false"));
+    });
+  }
+});
+
+Deno.test("probe: a token-guarded lab is auth-required (exit 12) without MCP_PROBE_AUTH_TOKEN, level 7 with it, and the token is never printed", async () => {
+  const token = "probe-secret-7f3a";
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: token });
+  const refused = await runProbeCommand(["--url", lab.url.href, "--json"]);
+  assert.equal(refused.code, 12);
+  const result = JSON.parse(refused.stdout) as ProbeResult;
+  assert.equal(result.errorCode, "auth-required");
+  assert.equal(
+    result.error?.wwwAuthenticate,
+    'Bearer realm="mcp-subscription-lab", error="invalid_token"',
+  );
+  assert.match(
+    result.missing,
+    /^the server requires authentication \(HTTP 401, WWW-Authenticate: Bearer /,
+  );
+  for (const form of [["--json"], []]) {
+    const allowed = await runProbeCommand(["--url", lab.url.href, ...form], {
+      env: { MCP_PROBE_AUTH_TOKEN: token },
+    });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.ok(
+      !allowed.stdout.includes(token) && !allowed.stderr.includes(token),
+    );
+  }
+  const flagged = await runProbeCommand([
+    "--url",
+    lab.url.href,
+    "--auth-token",
+    token,
+    "--report",
+    "-",
+  ]);
+  assert.equal(flagged.code, 0);
+  assert.ok(!flagged.stdout.includes(token) && !flagged.stderr.includes(token));
+});
+
+Deno.test("probe: unreachable (exit 10), not MCP (exit 11), resource not found (exit 15), failed call (exit 19)", async (t) => {
+  await using lab = startLab();
+  await t.step("unreachable", async () => {
+    const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = closed.addr.port;
+    closed.close();
+    const unreachable = await probeServer(
+      probeOptions({ url: new URL(`http://127.0.0.1:${port}/mcp`) }),
+    );
+    assert.equal(unreachable.errorCode, "unreachable");
+    assert.equal(unreachable.exitStatus, 10);
+    assert.equal(unreachable.level, 0);
+  });
+
+  await t.step("not MCP", async () => {
+    const notMcp = await probeServer(
+      probeOptions({ url: new URL(`${lab.base}/elsewhere`) }, { era: "2025" }),
+    );
+    assert.equal(notMcp.errorCode, "not-mcp");
+    assert.equal(notMcp.exitStatus, 11);
+    assert.match(notMcp.missing, /^not an MCP endpoint: HTTP 404 /);
+  });
+
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(`resource not found (${era})`, async () => {
+      const missing = await probeServer(
+        probeOptions({ url: lab.url }, {
+          era,
+          uri: "test://review/missing",
+          skipListCheck: true,
+        }),
+      );
+      assert.equal(missing.errorCode, "resource-not-found");
+      assert.equal(missing.exitStatus, 15);
+      assert.equal(missing.error?.code, era === "2025" ? -32002 : -32602);
+      const unlisted = await probeServer(
+        probeOptions({ url: lab.url }, { era, uri: "test://review/missing" }),
+      );
+      assert.equal(unlisted.errorCode, "resource-not-found");
+      assert.equal(unlisted.resourceFound, false);
+    });
+  }
+
+  await t.step("failed call", async () => {
+    const call = await probeServer(
+      probeOptions({ url: lab.url }, {
+        call: { name: "no_such_tool", arguments: {} },
+      }),
+    );
+    assert.equal(call.errorCode, "call-failed");
+    assert.equal(call.exitStatus, 19);
+    assert.equal(call.level, 4);
+    assert.match(
+      call.missing,
+      /^tools\/call no_such_tool failed: .*Unknown tool: no_such_tool/,
+    );
+  });
+});
+
+Deno.test("probe: a listen stream that closes before the update is stream-closed (exit 18)", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "30" });
+  let closing: Promise<void> | undefined;
+  const result = await probeServer(
+    probeOptions({ url: lab.url }, { era: "2026-07-28" }),
+    (line) => {
+      // The lab shuts down once the listen is acknowledged: a graceful end.
+      if (line.startsWith("<- acknowledged")) closing ??= lab.lab.close();
+    },
+  );
+  await closing;
+  assert.equal(result.errorCode, "stream-closed");
+  assert.equal(result.exitStatus, 18);
+  assert.equal(result.missing, "the stream closed before the update");
+});
+
+/** What an odd test server does wrong. */
+interface OddServer {
+  advertiseSubscribe?: boolean;
+  refuseSubscribe?: boolean;
+  /** Each read answers new text. */
+  changing?: boolean;
+  notifyAfterUnsubscribe?: boolean;
+  /** 2026-07-28 only: acknowledge listens without any resource. */
+  dropListenFilter?: boolean;
+}
+
+const ODD_URI = "odd://thing";
+
+/**
+ * A small server that gets one thing wrong: 2025 sessions over the SDK's
+ * transport, or 2026-07-28 through `createMcpHandler`.
+ */
+function startOddServer(odd: OddServer) {
+  let reads = 0;
+  const timers = new Set<ReturnType<typeof setInterval>>();
+  const build = () => {
+    const server = new Server({ name: "odd", version: "0.0.1" }, {
+      capabilities: {
+        resources: { subscribe: odd.advertiseSubscribe ?? true },
+      },
+    });
+    server.setRequestHandler("resources/list", () => ({
+      resources: [{ uri: ODD_URI, name: "thing" }],
+    }));
+    server.setRequestHandler("resources/read", () => ({
+      contents: [{
+        uri: ODD_URI,
+        text: odd.changing ? `read ${++reads}` : "always the same",
+      }],
+    }));
+    if (odd.advertiseSubscribe !== false) {
+      let timer: ReturnType<typeof setInterval> | undefined;
+      server.setRequestHandler("resources/subscribe", () => {
+        if (odd.refuseSubscribe) {
+          throw new ProtocolError(-32603, "subscriptions are switched off");
+        }
+        timer = setInterval(
+          () => server.sendResourceUpdated({ uri: ODD_URI }).catch(() => {}),
+          100,
+        );
+        timers.add(timer);
+        return {};
+      });
+      server.setRequestHandler("resources/unsubscribe", () => {
+        if (!odd.notifyAfterUnsubscribe) clearInterval(timer);
+        return {};
+      });
+    }
+    return server;
+  };
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const modern = createMcpHandler(build, { legacy: "reject" });
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = request.method === "POST" ? await request.json() : undefined;
+      const forwarded = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+      });
+      if (!await isLegacyRequest(forwarded, body)) {
+        const listen = odd.dropListenFilter &&
+          body?.method === "subscriptions/listen";
+        const parsedBody = listen
+          ? {
+            ...body,
+            params: {
+              ...body.params,
+              notifications: { resourceSubscriptions: [] },
+            },
+          }
+          : body;
+        return modern.fetch(forwarded, { parsedBody });
+      }
+      const id = request.headers.get("mcp-session-id");
+      const known = id ? sessions.get(id) : undefined;
+      if (known) return known.handleRequest(forwarded, { parsedBody: body });
+      const transport: WebStandardStreamableHTTPServerTransport =
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            sessions.set(sessionId, transport);
+          },
+        });
+      await build().connect(transport);
+      return transport.handleRequest(forwarded, { parsedBody: body });
+    },
+  );
+  return {
+    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+    async [Symbol.asyncDispose]() {
+      for (const timer of timers) clearInterval(timer);
+      for (const transport of sessions.values()) await transport.close();
+      await modern.close();
+      await http.shutdown();
+    },
+  };
+}
+
+/** Probes an odd server that gets `odd` wrong, then stops it. */
+async function probeOdd(odd: OddServer, era: "2025" | "2026-07-28") {
+  await using server = startOddServer(odd);
+  return await probeServer(
+    probeOptions({ url: server.url }, { era, uri: ODD_URI }),
+  );
+}
+
+Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchanged re-read (17)", async (t) => {
+  await t.step("subscribe not advertised", async () => {
+    const result = await probeOdd({ advertiseSubscribe: false }, "2025");
+    assert.equal(result.errorCode, "subscribe-not-advertised");
+    assert.equal(result.exitStatus, 13);
+    assert.equal(result.level, 1);
+    assert.equal(result.initial, "always the same");
+  });
+  await t.step("subscribe refused", async () => {
+    const result = await probeOdd({ refuseSubscribe: true }, "2025");
+    assert.equal(result.errorCode, "subscribe-refused");
+    assert.equal(result.exitStatus, 14);
+    assert.equal(result.level, 3);
+    assert.equal(result.error?.code, -32603);
+    assert.match(result.missing, /subscriptions are switched off/);
+  });
+  await t.step("unchanged re-read", async () => {
+    const result = await probeOdd({}, "2025");
+    assert.equal(result.errorCode, "reread-unchanged");
+    assert.equal(result.exitStatus, 17);
+    assert.equal(result.level, 5);
+    assert.equal(result.updates[0].changed, false);
+  });
+});
+
+Deno.test("probe: a listen acknowledged without the URI is subscribe-refused with the acknowledgement as it came", async () => {
+  const result = await probeOdd({ dropListenFilter: true }, "2026-07-28");
+  assert.equal(result.era, "2026-07-28");
+  assert.equal(result.errorCode, "subscribe-refused");
+  assert.equal(result.exitStatus, 14);
+  assert.deepEqual(result.acknowledged, {});
+  assert.equal(
+    result.missing,
+    `the listen was acknowledged without ${ODD_URI}: {}`,
+  );
+});
+
+Deno.test("probe: a notification after unsubscribe keeps the server at level 6", async () => {
+  const result = await probeOdd(
+    { changing: true, notifyAfterUnsubscribe: true },
+    "2025",
+  );
+  assert.equal(result.level, 6);
+  assert.equal(result.exitStatus, 0);
+  assert.equal(result.quietAfterStop, false);
+  assert.equal(
+    result.missing,
+    "a notification arrived after the probe unsubscribed",
+  );
+});
+
+Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", async (t) => {
+  for (const era of ["2025", "2026-07-28"]) {
+    await t.step(era, async () => {
+      const run = await runProbeCommand([
+        "--era",
+        era,
+        "--json",
+        "--stdio",
+        "--",
+        Deno.execPath(),
+        "run",
+        "-A",
+        MAIN_PATH,
+        "--stdio",
+        "--delay",
+        "0.2",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.equal(result.transport, "stdio");
+      assert.equal(result.era, era);
+      assert.equal(result.level, 7);
+    });
+  }
+});
+
+Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t) => {
+  const cases: [string[], string][] = [
+    [
+      ["--url", "not a url"],
+      'probe error: --url "not a url" is not an http(s) URL\n',
+    ],
+    [
+      ["--url", "ftp://x/mcp"],
+      'probe error: --url "ftp://x/mcp" is not an http(s) URL\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--frobnicate"],
+      "probe error: Unknown option '--frobnicate'",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--call",
+        "t",
+        "--call-args",
+        "{nope",
+      ],
+      "probe error: --call-args is not valid JSON: ",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--call", "t", "--call-args", "[1]"],
+      "probe error: --call-args must be a JSON object\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--timeout", "-1"],
+      "probe error: --timeout must be a number of seconds above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--era", "2024"],
+      "probe error: --era must be auto, 2025 or 2026-07-28\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--header", "no colon"],
+      'probe error: --header "no colon" is not "Name: value"\n',
+    ],
+    [
+      [],
+      "probe error: give either --url URL or --stdio -- COMMAND [ARGS...]\n",
+    ],
+    [["--stdio"], "probe error: --stdio needs the server command after --\n"],
+  ];
+  for (const [args, message] of cases) {
+    await t.step(args.join(" ") || "(no flags)", async () => {
+      const run = await runProbeCommand(args);
+      assert.equal(run.code, 2);
+      assert.equal(run.stdout, "");
+      assert.ok(run.stderr.startsWith(message), run.stderr);
+      assert.equal(run.stderr.trimEnd().split("\n").length, 1);
+    });
+  }
+});
+
+Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe", async () => {
+  const help = await runProbeCommand(["--help"]);
+  assert.equal(help.code, 0);
+  const viaLab = await runProbeCommand(["--help"], {
+    entry: [MAIN_PATH, "probe"],
+  });
+  assert.equal(viaLab.code, 0);
+  assert.equal(viaLab.stdout, help.stdout);
+  assert.match(help.stdout, /^Usage: deno run -A probe\.ts --url URL/m);
+  assert.match(
+    help.stdout,
+    /^ {7}\(or main\.ts probe in place of probe\.ts, with the same flags\)$/m,
+  );
+  for (
+    const flag of [
+      "--uri",
+      "--era",
+      "--timeout",
+      "--count",
+      "--call",
+      "--call-args",
+      "--skip-list-check",
+      "--header",
+      "--auth-token",
+      "--json",
+      "--report",
+      "--stdio",
+    ]
+  ) {
+    assert.match(help.stdout, new RegExp(`^ {2}${flag} `, "m"));
+  }
+});
+
+Deno.test("probe --count: waits for each update and re-reads it; fewer than asked is a timeout naming how many came", async (t) => {
+  await t.step("three updates, each re-read", async () => {
+    await using lab = startLab({
+      MCP_TEST_UPDATE_COUNT: "3",
+      MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.2",
+    });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025", count: 3 }),
+    );
+    assert.equal(result.level, 7);
+    assert.deepEqual(
+      result.updates.map((update) => update.final?.split("\n")[1]),
+      ["version: 2", "version: 3", "version: 4"],
+    );
+    const lines = probeLines(result);
+    assert.equal(
+      lines.filter((line) => line.startsWith("notification-received true"))
+        .length,
+      3,
+    );
+    assert.ok(
+      lines.includes(
+        "summary level=7 era=2025 notifications=3/3 error-code=null exit=0",
+      ),
+    );
+  });
+  await t.step("two asked for, one came", async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { count: 2, timeoutSeconds: 0.5 }),
+    );
+    assert.equal(result.errorCode, "notification-timeout");
+    assert.equal(result.exitStatus, 16);
+    // It still unsubscribed cleanly: the ladder says so, the exit status not.
+    assert.equal(result.level, 7);
+    assert.equal(
+      result.missing,
+      `no notifications/resources/updated for ${REVIEW_URI} within 0.5 s (1 of 2 came)`,
+    );
+  });
+});
+
+Deno.test("probe --header: extra headers reach the server (a bearer token given as a header)", async () => {
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
+  const result = await probeServer(
+    probeOptions({ url: lab.url }, {
+      headers: { Authorization: "Bearer header-token" },
+    }),
+  );
+  assert.equal(result.level, 7);
+  // A lab of its own: the same clientInfo again would continue the first run.
+  await using second = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
+  const run = await runProbeCommand([
+    "--url",
+    second.url.href,
+    "--header",
+    "Authorization: Bearer header-token",
+    "--header",
+    "X-Probe: yes",
+  ]);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+});
+
+// ---------------------------------------------------------------------------
+// From a URL, as `deno run -A https://raw.githubusercontent.com/…/probe.ts`
+// ---------------------------------------------------------------------------
+
+/**
+ * Serves the checkout's `main.ts` and `probe.ts` over loopback HTTP as
+ * `text/plain`, as raw GitHub does, under any folder (so that each process
+ * fetches its own copy rather than Deno's cached one), and records the paths
+ * asked for. Nothing else is served: an import of another file fails.
+ */
+function serveCheckoutAsText() {
+  const requested: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const { pathname } = new URL(request.url);
+      requested.push(pathname);
+      const name = pathname.split("/").pop()!;
+      if (name !== "main.ts" && name !== "probe.ts") {
+        return new Response("not found", { status: 404 });
+      }
+      return new Response(await Deno.readTextFile(new URL(name, CHECKOUT)), {
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      });
+    },
+  );
+  return {
+    origin: `http://127.0.0.1:${server.addr.port}`,
+    requested,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/**
+ * A folder outside the checkout to run from, as a user would (no deno.json),
+ * with copies of the checkout's lock file: the npm packages resolve to the
+ * versions already in Deno's cache, and the served modules' hashes are
+ * written to the copies, never to the checkout's.
+ */
+async function outsideFolder() {
+  const cwd = await Deno.makeTempDir({ prefix: "probe-from-url-" });
+  const lockFlag = async (name: string) => {
+    await Deno.copyFile(new URL("deno.lock", CHECKOUT), `${cwd}/${name}`);
+    return `--lock=${cwd}/${name}`;
+  };
+  return {
+    cwd,
+    lockFlag,
+    [Symbol.asyncDispose]: () => Deno.remove(cwd, { recursive: true }),
+  };
+}
+
+Deno.test("from a URL served as text/plain: probe.ts on its own probes the lab", async () => {
+  await using files = serveCheckoutAsText();
+  await using folder = await outsideFolder();
+  await using lab = startLab();
+  const run = await runProbeCommand(["--url", lab.url.href, "--era", "2025"], {
+    entry: [
+      await folder.lockFlag("probe.lock"),
+      `${files.origin}/cli/probe.ts`,
+    ],
+    cwd: folder.cwd,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stdout,
+    /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
+  );
+  assert.deepEqual(files.requested, ["/cli/probe.ts", "/cli/main.ts"]);
+});
+
+Deno.test("from a URL served as text/plain: the lab serves and main.ts probe reaches level 7; the lab never loads probe.ts", async () => {
+  await using files = serveCheckoutAsText();
+  await using folder = await outsideFolder();
+  const lab = [
+    Deno.execPath(),
+    "run",
+    "-A",
+    await folder.lockFlag("lab.lock"),
+    `${files.origin}/lab/main.ts`,
+    "--stdio",
+    "--delay",
+    "0.2",
+  ];
+  const run = await runProbeCommand(["--json", "--stdio", "--", ...lab], {
+    entry: [
+      await folder.lockFlag("cli.lock"),
+      `${files.origin}/cli/main.ts`,
+      "probe",
+    ],
+    cwd: folder.cwd,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as ProbeResult;
+  assert.equal(result.transport, "stdio");
+  assert.equal(result.server?.name, "mcp-resource-subscription-lab");
+  assert.equal(result.level, 7);
+  assert.deepEqual(files.requested.toSorted(), [
+    "/cli/main.ts",
+    "/cli/probe.ts",
+    "/lab/main.ts",
+  ]);
+});
