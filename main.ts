@@ -28,12 +28,13 @@
  * flags; `--help` prints them with their defaults, `--version` the versions.
  * `GET /report` and `GET /report.md` give the verdicts.
  *
- * Reading order: configuration; the resource; clients and their evidence;
- * logging; the lab state (update series, trigger policy, listen streams);
- * verdicts and reports; the MCP server both eras share; HTTP refusals and
- * guards; the 2025 era; the 2026-07-28 era; HTTP routing; stdio; the probe
- * (`main.ts probe`, the client side: does a server deliver subscriptions?);
- * `main()`.
+ * Reading order, each part built on the ones before it:
+ * configuration; the resource; clients; the lab state (update series and
+ * their timers, the trigger policy, listen streams); the evidence log;
+ * verdicts and reports; the MCP server both eras share, HTTP refusals and
+ * guards, the 2025 era and the 2026-07-28 era; serving (HTTP routing,
+ * `Deno.serve`, stdio); `main()`. The probe, the client side that checks
+ * any server, is `probe.ts` beside this file.
  *
  * @module
  */
@@ -403,7 +404,7 @@ function helpText(): string {
 }
 
 // ---------------------------------------------------------------------------
-// Resource state
+// The resource
 // ---------------------------------------------------------------------------
 
 /** The one resource the lab serves. */
@@ -470,7 +471,7 @@ function reviewStatus(config: LabConfig, version: number): string {
 }
 
 // ---------------------------------------------------------------------------
-// Clients and their evidence
+// Clients: who connected and what each did
 // ---------------------------------------------------------------------------
 
 /** The protocol era a client speaks. */
@@ -688,106 +689,7 @@ const TIMELINE_LIMIT = 300;
 const ENDED_CLIENTS_KEPT = 100;
 
 // ---------------------------------------------------------------------------
-// Evidence and logging
-// ---------------------------------------------------------------------------
-
-const LEVEL_RANK: Record<LogLevel, number> = {
-  debug: 0,
-  info: 1,
-  warn: 2,
-  error: 3,
-  silent: 4,
-};
-
-/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
-export type LineSink = (line: string) => void;
-
-type FieldValue = string | number | boolean;
-
-/**
- * One log event: `[tag] words key=value ...` as text, or the same fields as a
- * JSON object (`event` for the tag, `text` for the words).
- */
-interface Evidence {
-  tag: string;
-  words?: string;
-  fields?: Record<string, FieldValue | undefined>;
-}
-
-/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
-function renderEvidence(
-  { tag, words, fields = {} }: Evidence,
-  client: LabClient | undefined,
-  at: number,
-): string {
-  const parts = [`[${tag}]`];
-  if (words) parts.push(words);
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined) parts.push(`${key}=${value}`);
-  }
-  if (client) {
-    parts.push(
-      `client=${clientLabel(client)}`,
-      `era=${client.era}`,
-      `protocol=${client.protocolVersion}`,
-    );
-  }
-  parts.push(`at=${new Date(at).toISOString()}`);
-  return parts.join(" ");
-}
-
-/** A recorded step's evidence line, as it was logged. */
-function lineOf(step: Step, client: LabClient): string {
-  return renderEvidence(step.evidence, client, step.at);
-}
-
-interface Logger {
-  enabled(level: LogLevel): boolean;
-  /** Writes the event at a level, if that level is on. */
-  write(
-    level: Exclude<LogLevel, "silent">,
-    evidence: Evidence,
-    client?: LabClient,
-    at?: number,
-  ): void;
-  /** A multi-line text block, or one JSON object, at info level. */
-  block(lines: () => string[], json: () => Record<string, unknown>): void;
-}
-
-function createLogger(config: LabConfig, sink: LineSink): Logger {
-  const enabled = (level: LogLevel) =>
-    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
-  return {
-    enabled,
-    write(level, evidence, client, at = Date.now()) {
-      // Formatting costs more than the work it reports: skip it when off.
-      if (!enabled(level)) return;
-      if (config.logFormat === "text") {
-        sink(renderEvidence(evidence, client, at));
-        return;
-      }
-      sink(JSON.stringify({
-        event: evidence.tag,
-        text: evidence.words,
-        ...evidence.fields,
-        ...(client && {
-          client: clientLabel(client),
-          era: client.era,
-          protocol: client.protocolVersion,
-        }),
-        at: new Date(at).toISOString(),
-      }));
-    },
-    block(lines, json) {
-      if (!enabled("info")) return;
-      if (config.logFormat === "json") sink(JSON.stringify(json()));
-      else for (const line of lines()) sink(line);
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------
-// Lab state: clients, update series, the trigger policy, listen streams
+// Lab state: update series and their timers, the trigger policy, listen streams
 // ---------------------------------------------------------------------------
 
 /** What a step proves beyond its kind. */
@@ -1207,6 +1109,106 @@ class ListenSet {
     return { delivered: true };
   }
 }
+
+// ---------------------------------------------------------------------------
+// The evidence log
+// ---------------------------------------------------------------------------
+
+const LEVEL_RANK: Record<LogLevel, number> = {
+  debug: 0,
+  info: 1,
+  warn: 2,
+  error: 3,
+  silent: 4,
+};
+
+/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
+export type LineSink = (line: string) => void;
+
+type FieldValue = string | number | boolean;
+
+/**
+ * One log event: `[tag] words key=value ...` as text, or the same fields as a
+ * JSON object (`event` for the tag, `text` for the words).
+ */
+interface Evidence {
+  tag: string;
+  words?: string;
+  fields?: Record<string, FieldValue | undefined>;
+}
+
+/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+function renderEvidence(
+  { tag, words, fields = {} }: Evidence,
+  client: LabClient | undefined,
+  at: number,
+): string {
+  const parts = [`[${tag}]`];
+  if (words) parts.push(words);
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${key}=${value}`);
+  }
+  if (client) {
+    parts.push(
+      `client=${clientLabel(client)}`,
+      `era=${client.era}`,
+      `protocol=${client.protocolVersion}`,
+    );
+  }
+  parts.push(`at=${new Date(at).toISOString()}`);
+  return parts.join(" ");
+}
+
+/** A recorded step's evidence line, as it was logged. */
+function lineOf(step: Step, client: LabClient): string {
+  return renderEvidence(step.evidence, client, step.at);
+}
+
+interface Logger {
+  enabled(level: LogLevel): boolean;
+  /** Writes the event at a level, if that level is on. */
+  write(
+    level: Exclude<LogLevel, "silent">,
+    evidence: Evidence,
+    client?: LabClient,
+    at?: number,
+  ): void;
+  /** A multi-line text block, or one JSON object, at info level. */
+  block(lines: () => string[], json: () => Record<string, unknown>): void;
+}
+
+function createLogger(config: LabConfig, sink: LineSink): Logger {
+  const enabled = (level: LogLevel) =>
+    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
+  return {
+    enabled,
+    write(level, evidence, client, at = Date.now()) {
+      // Formatting costs more than the work it reports: skip it when off.
+      if (!enabled(level)) return;
+      if (config.logFormat === "text") {
+        sink(renderEvidence(evidence, client, at));
+        return;
+      }
+      sink(JSON.stringify({
+        event: evidence.tag,
+        text: evidence.words,
+        ...evidence.fields,
+        ...(client && {
+          client: clientLabel(client),
+          era: client.era,
+          protocol: client.protocolVersion,
+        }),
+        at: new Date(at).toISOString(),
+      }));
+    },
+    block(lines, json) {
+      if (!enabled("info")) return;
+      if (config.logFormat === "json") sink(JSON.stringify(json()));
+      else for (const line of lines()) sink(line);
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------
 // Verdicts and reports
 // ---------------------------------------------------------------------------
@@ -2936,7 +2938,7 @@ class ModernEra implements EraServer {
 }
 
 // ---------------------------------------------------------------------------
-// HTTP routing: guards, era dispatch, routes, request log
+// Serving HTTP: guards, era dispatch, routes, request log
 // ---------------------------------------------------------------------------
 
 /** Counts `/healthz` reports, so leaks show from outside. */
@@ -3146,8 +3148,144 @@ export function createLab(
 
   return { fetch, counts, report, close };
 }
+
 // ---------------------------------------------------------------------------
-// stdio: one client over stdin/stdout
+// Serving HTTP: listening with Deno.serve, the banner, shutdown
+// ---------------------------------------------------------------------------
+
+/**
+ * The signals that shut the lab down. On Windows, Ctrl+C and Ctrl+Break are
+ * SIGINT and SIGBREAK; SIGTERM there only comes at logoff or shutdown, and a
+ * Deno that cannot listen to it throws, so each one is asked for on its own.
+ */
+export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
+  return os === "windows"
+    ? ["SIGINT", "SIGBREAK", "SIGTERM"]
+    : ["SIGINT", "SIGTERM"];
+}
+
+/** The startup banner: where the lab listens, its versions and settings. */
+function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  for (const path of new Set(["/mcp", config.path])) {
+    console.log(`listening on http://${host}:${port}${path}`);
+  }
+  console.log(
+    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+  );
+  console.log(
+    `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
+  );
+  const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
+  console.log(`[lab] config ${JSON.stringify(shown)}`);
+}
+
+/** How often a stopped accept loop tries to listen again. */
+const RELISTEN_MS = 250;
+
+/**
+ * Listens on the configured address and keeps listening. `Deno.serve`'s
+ * accept loop stops for good when an accept fails, as it does when the
+ * process runs out of file descriptors; the lab then logs one
+ * `[server/error]` line, keeps its state and its open connections, and
+ * listens again on the same port as soon as descriptors are free. Throws
+ * when the first listen fails (a port in use).
+ */
+function listenAndKeepListening(config: LabConfig, lab: Lab) {
+  const log = createLogger(config, console.log);
+  let server: Deno.HttpServer;
+  let port = config.port;
+  let down = false;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let stopping = false;
+  const stopped = (error: unknown) => {
+    if (stopping) return;
+    if (!down) {
+      down = true;
+      log.write("error", {
+        tag: "server/error",
+        words: "not accepting connections; listening again when possible",
+        fields: { message: JSON.stringify((error as Error).message) },
+      });
+    }
+    retry = setTimeout(listen, RELISTEN_MS);
+  };
+  const listen = (first = false) => {
+    try {
+      server = Deno.serve({
+        hostname: config.host,
+        port,
+        onListen(address) {
+          port = address.port;
+          if (first) printBanner(config, address);
+          if (down) {
+            log.write("warn", { tag: "server/listening", words: "again" });
+          }
+          down = false;
+        },
+        // Whatever escapes the lab's own catch (a response stream failing)
+        // is one line too, never Deno's stack trace.
+        onError: (error) => internalError(log, error),
+      }, lab.fetch);
+    } catch (error) {
+      if (first) throw error;
+      return stopped(error);
+    }
+    server.finished.catch(stopped);
+  };
+  listen(true);
+  return {
+    async shutdown() {
+      stopping = true;
+      clearTimeout(retry);
+      if (!down) await server.shutdown();
+    },
+  };
+}
+
+/** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
+async function serveHttp(config: LabConfig): Promise<number> {
+  const lab = createLab(config);
+  let listener: ReturnType<typeof listenAndKeepListening>;
+  try {
+    listener = listenAndKeepListening(config, lab);
+  } catch (error) {
+    console.error(
+      `[lab] cannot listen on ${config.host}:${config.port}: ${
+        (error as Error).message
+      }`,
+    );
+    return 1;
+  }
+  const signalled = Promise.withResolvers<Deno.Signal>();
+  // The first signal shuts down; a second one while closing changes nothing.
+  const listeners: [Deno.Signal, () => void][] = [];
+  for (const signal of shutdownSignals(Deno.build.os)) {
+    const listener = () => signalled.resolve(signal);
+    try {
+      Deno.addSignalListener(signal, listener);
+      listeners.push([signal, listener]);
+    } catch (error) {
+      console.log(
+        `[lab] not listening to ${signal}: ${(error as Error).message}`,
+      );
+    }
+  }
+  const signal = await signalled.promise;
+  console.log(`[lab] ${signal}: closing sessions and streams`);
+  // Never hang: a stuck connection must not keep the lab alive.
+  const deadline = setTimeout(() => Deno.exit(1), 2000);
+  await lab.close();
+  await listener.shutdown();
+  clearTimeout(deadline);
+  for (const [name, listener] of listeners) {
+    Deno.removeSignalListener(name, listener);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Serving stdio: one client over stdin/stdout
 // ---------------------------------------------------------------------------
 
 /**
@@ -3361,139 +3499,8 @@ class StdioLab {
 }
 
 // ---------------------------------------------------------------------------
-// Entry: command line, HTTP serving, shutdown
+// Entry: command line
 // ---------------------------------------------------------------------------
-
-/**
- * The signals that shut the lab down. On Windows, Ctrl+C and Ctrl+Break are
- * SIGINT and SIGBREAK; SIGTERM there only comes at logoff or shutdown, and a
- * Deno that cannot listen to it throws, so each one is asked for on its own.
- */
-export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
-  return os === "windows"
-    ? ["SIGINT", "SIGBREAK", "SIGTERM"]
-    : ["SIGINT", "SIGTERM"];
-}
-
-/** The startup banner: where the lab listens, its versions and settings. */
-function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-  for (const path of new Set(["/mcp", config.path])) {
-    console.log(`listening on http://${host}:${port}${path}`);
-  }
-  console.log(
-    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-  );
-  console.log(
-    `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
-  );
-  const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
-  console.log(`[lab] config ${JSON.stringify(shown)}`);
-}
-
-/** How often a stopped accept loop tries to listen again. */
-const RELISTEN_MS = 250;
-
-/**
- * Listens on the configured address and keeps listening. `Deno.serve`'s
- * accept loop stops for good when an accept fails, as it does when the
- * process runs out of file descriptors; the lab then logs one
- * `[server/error]` line, keeps its state and its open connections, and
- * listens again on the same port as soon as descriptors are free. Throws
- * when the first listen fails (a port in use).
- */
-function listenAndKeepListening(config: LabConfig, lab: Lab) {
-  const log = createLogger(config, console.log);
-  let server: Deno.HttpServer;
-  let port = config.port;
-  let down = false;
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  let stopping = false;
-  const stopped = (error: unknown) => {
-    if (stopping) return;
-    if (!down) {
-      down = true;
-      log.write("error", {
-        tag: "server/error",
-        words: "not accepting connections; listening again when possible",
-        fields: { message: JSON.stringify((error as Error).message) },
-      });
-    }
-    retry = setTimeout(listen, RELISTEN_MS);
-  };
-  const listen = (first = false) => {
-    try {
-      server = Deno.serve({
-        hostname: config.host,
-        port,
-        onListen(address) {
-          port = address.port;
-          if (first) printBanner(config, address);
-          if (down) {
-            log.write("warn", { tag: "server/listening", words: "again" });
-          }
-          down = false;
-        },
-        // Whatever escapes the lab's own catch (a response stream failing)
-        // is one line too, never Deno's stack trace.
-        onError: (error) => internalError(log, error),
-      }, lab.fetch);
-    } catch (error) {
-      if (first) throw error;
-      return stopped(error);
-    }
-    server.finished.catch(stopped);
-  };
-  listen(true);
-  return {
-    async shutdown() {
-      stopping = true;
-      clearTimeout(retry);
-      if (!down) await server.shutdown();
-    },
-  };
-}
-
-/** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
-async function serveHttp(config: LabConfig): Promise<number> {
-  const lab = createLab(config);
-  let listener: ReturnType<typeof listenAndKeepListening>;
-  try {
-    listener = listenAndKeepListening(config, lab);
-  } catch (error) {
-    console.error(
-      `[lab] cannot listen on ${config.host}:${config.port}: ${
-        (error as Error).message
-      }`,
-    );
-    return 1;
-  }
-  const signalled = Promise.withResolvers<Deno.Signal>();
-  // The first signal shuts down; a second one while closing changes nothing.
-  const listeners: [Deno.Signal, () => void][] = [];
-  for (const signal of shutdownSignals(Deno.build.os)) {
-    const listener = () => signalled.resolve(signal);
-    try {
-      Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
-    } catch (error) {
-      console.log(
-        `[lab] not listening to ${signal}: ${(error as Error).message}`,
-      );
-    }
-  }
-  const signal = await signalled.promise;
-  console.log(`[lab] ${signal}: closing sessions and streams`);
-  // Never hang: a stuck connection must not keep the lab alive.
-  const deadline = setTimeout(() => Deno.exit(1), 2000);
-  await lab.close();
-  await listener.shutdown();
-  clearTimeout(deadline);
-  for (const [name, listener] of listeners) {
-    Deno.removeSignalListener(name, listener);
-  }
-  return 0;
-}
 
 /**
  * The named environment variables, read one by one so that no access to the
