@@ -3530,7 +3530,8 @@ export async function main(
 ): Promise<number> {
   if (args[0] === "probe") {
     // Computed, because Deno fetches a literal dynamic import ahead of time:
-    // the lab's start fetches neither the probe nor its client SDK.
+    // the lab's start fetches neither the probe nor its client SDK. Deno
+    // counts a computed import as a read (deno.json's -P set allows it).
     const probeUrl = new URL("./probe.ts", import.meta.url).href;
     const probe: typeof import("./probe.ts") = await import(probeUrl);
     return await probe.probeMain(args.slice(1));

@@ -2437,6 +2437,15 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
   assert.deepEqual(await readmeSettings(), help);
 });
 
+Deno.test("main.ts probe loads the probe with -P alone: deno.json lets it read probe.ts", async () => {
+  const output = await runWithPermissionSet("probe", "--help");
+  assert.equal(output.code, 0);
+  assert.match(
+    new TextDecoder().decode(output.stdout),
+    /^MCP subscription probe \S+: does a server deliver resource updates\?\n/,
+  );
+});
+
 Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async () => {
   const output = await runWithPermissionSet("--version");
   assert.equal(output.code, 0);
