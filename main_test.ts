@@ -584,39 +584,43 @@ Deno.test("2026-07-28 era: closing the listen stream cancels its update", async 
   assert.equal(await readReview(client), VERSION_1_TEXT);
 });
 
-Deno.test("list methods answer empty lists; unknown tools and prompts are -32602", async () => {
+Deno.test("list methods answer empty lists; unknown tools and prompts are -32602", async (t) => {
   await using lab = startLab();
   for (const mode of ["legacy", "auto"] as const) {
-    await using client = await connectClient(lab.url, `lists-${mode}`, mode);
-    assert.deepEqual((await client.listTools()).tools, []);
-    assert.deepEqual((await client.listPrompts()).prompts, []);
-    assert.deepEqual(
-      (await client.listResourceTemplates()).resourceTemplates,
-      [],
-    );
-    await assert.rejects(
-      client.callTool({ name: "test_simple_text", arguments: {} }),
-      (error: { code?: number }) => error.code === -32602,
-    );
-    await assert.rejects(
-      client.getPrompt({ name: "test_simple_prompt" }),
-      (error: { code?: number }) => error.code === -32602,
-    );
+    await t.step(mode, async () => {
+      await using client = await connectClient(lab.url, `lists-${mode}`, mode);
+      assert.deepEqual((await client.listTools()).tools, []);
+      assert.deepEqual((await client.listPrompts()).prompts, []);
+      assert.deepEqual(
+        (await client.listResourceTemplates()).resourceTemplates,
+        [],
+      );
+      await assert.rejects(
+        client.callTool({ name: "test_simple_text", arguments: {} }),
+        (error: { code?: number }) => error.code === -32602,
+      );
+      await assert.rejects(
+        client.getPrompt({ name: "test_simple_prompt" }),
+        (error: { code?: number }) => error.code === -32602,
+      );
+    });
   }
 });
 
-Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe", async () => {
+Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe", async (t) => {
   await using lab = startLab();
   const sessionId = await openRawSession(lab.url);
   for (const method of ["resources/read", "resources/subscribe"]) {
-    const answer = await postJsonRpc(lab.url, {
-      jsonrpc: "2.0",
-      id: 2,
-      method,
-      params: { uri: "test://missing" },
-    }, { "mcp-session-id": sessionId });
-    assert.equal(answer.json.error.code, -32002, method);
-    assert.deepEqual(answer.json.error.data, { uri: "test://missing" });
+    await t.step(method, async () => {
+      const answer = await postJsonRpc(lab.url, {
+        jsonrpc: "2.0",
+        id: 2,
+        method,
+        params: { uri: "test://missing" },
+      }, { "mcp-session-id": sessionId });
+      assert.equal(answer.json.error.code, -32002, method);
+      assert.deepEqual(answer.json.error.data, { uri: "test://missing" });
+    });
   }
   assert.equal(lab.lab.counts().pendingUpdates, 0);
 });
@@ -730,7 +734,7 @@ Deno.test("MCP_TEST_PATH adds a second path to the same lab", async () => {
   assert.equal(lab.lab.counts().legacySessions, 1);
 });
 
-Deno.test("any other path is a plain 404 naming the MCP path", async () => {
+Deno.test("any other path is a plain 404 naming the MCP path", async (t) => {
   await using lab = startLab();
   for (
     const path of [
@@ -740,25 +744,29 @@ Deno.test("any other path is a plain 404 naming the MCP path", async () => {
       "/mcpx",
     ]
   ) {
-    const response = await fetch(`${lab.base}${path}`);
-    assert.equal(response.status, 404, path);
-    assert.equal(
-      await response.text(),
-      "Not Found: the MCP endpoint is /mcp\n",
-    );
+    await t.step(path, async () => {
+      const response = await fetch(`${lab.base}${path}`);
+      assert.equal(response.status, 404);
+      assert.equal(
+        await response.text(),
+        "Not Found: the MCP endpoint is /mcp\n",
+      );
+    });
   }
 });
 
-Deno.test("2026-07-28 era: GET and DELETE are 405", async () => {
+Deno.test("2026-07-28 era: GET and DELETE are 405", async (t) => {
   await using lab = startLab();
   for (const method of ["GET", "DELETE"]) {
-    const response = await fetch(lab.url, {
-      method,
-      headers: { "mcp-protocol-version": "2026-07-28" },
+    await t.step(method, async () => {
+      const response = await fetch(lab.url, {
+        method,
+        headers: { "mcp-protocol-version": "2026-07-28" },
+      });
+      assert.equal(response.status, 405, method);
+      assert.equal(response.headers.get("allow"), "POST");
+      await response.body?.cancel();
     });
-    assert.equal(response.status, 405, method);
-    assert.equal(response.headers.get("allow"), "POST");
-    await response.body?.cancel();
   }
 });
 
@@ -1274,9 +1282,9 @@ Deno.test("bad input: each row answers its status and code, logs one line, and h
   assert.equal(await readReview(bystander), VERSION_2_TEXT);
 });
 
-Deno.test("MCP_TEST_ALLOWED_HOSTS opens named hosts; * opens any", async () => {
+Deno.test("MCP_TEST_ALLOWED_HOSTS opens named hosts; * opens any", async (t) => {
   const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
-  {
+  await t.step("a named host", async () => {
     await using lab = startLab({ MCP_TEST_ALLOWED_HOSTS: "lab.internal" });
     const named = await postWithHost(lab.url, "lab.internal:8089", ping);
     assert.notEqual(named.status, 403);
@@ -1284,13 +1292,13 @@ Deno.test("MCP_TEST_ALLOWED_HOSTS opens named hosts; * opens any", async () => {
     const other = await postWithHost(lab.url, "evil.example.com", ping);
     assert.equal(other.status, 403);
     await other.body?.cancel();
-  }
-  {
+  });
+  await t.step("*", async () => {
     await using lab = startLab({ MCP_TEST_ALLOWED_HOSTS: "*" });
     const any = await postWithHost(lab.url, "evil.example.com", ping);
     assert.notEqual(any.status, 403);
     await any.body?.cancel();
-  }
+  });
 });
 
 Deno.test("MCP_TEST_AUTH_TOKEN: 401 with WWW-Authenticate without it, full flow with it", async () => {
@@ -2544,7 +2552,7 @@ Deno.test("reports and logs name a 2025 session by a hash prefix, never its id, 
   }
 });
 
-Deno.test("the Bearer scheme is matched without regard to case; the token is not", async () => {
+Deno.test("the Bearer scheme is matched without regard to case; the token is not", async (t) => {
   await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "s3cret-token" });
   for (
     const [authorization, status] of [
@@ -2556,28 +2564,32 @@ Deno.test("the Bearer scheme is matched without regard to case; the token is not
       ["s3cret-token", 401],
     ] as const
   ) {
-    const response = await fetch(`${lab.base}/report`, {
-      headers: { authorization },
+    await t.step(authorization, async () => {
+      const response = await fetch(`${lab.base}/report`, {
+        headers: { authorization },
+      });
+      assert.equal(response.status, status);
+      await response.body?.cancel();
     });
-    assert.equal(response.status, status, authorization);
-    await response.body?.cancel();
   }
 });
 
-Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session error", async () => {
+Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session error", async (t) => {
   await using lab = startLab();
   for (const method of ["OPTIONS", "PUT", "PATCH"]) {
-    const before = lab.lines.length;
-    const response = await fetch(lab.url, { method });
-    assert.equal(response.status, 405, method);
-    assert.equal(response.headers.get("allow"), "GET, POST, DELETE");
-    const answer = await response.json();
-    assert.equal(answer.error.code, -32000);
-    assert.match(answer.error.message, /^Method Not Allowed/);
-    const rejected = lab.lines.slice(before).filter((line) =>
-      line.startsWith(`[request/rejected] ${method} /mcp status=405`)
-    );
-    assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+    await t.step(method, async () => {
+      const before = lab.lines.length;
+      const response = await fetch(lab.url, { method });
+      assert.equal(response.status, 405, method);
+      assert.equal(response.headers.get("allow"), "GET, POST, DELETE");
+      const answer = await response.json();
+      assert.equal(answer.error.code, -32000);
+      assert.match(answer.error.message, /^Method Not Allowed/);
+      const rejected = lab.lines.slice(before).filter((line) =>
+        line.startsWith(`[request/rejected] ${method} /mcp status=405`)
+      );
+      assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+    });
   }
 });
 
@@ -2660,47 +2672,51 @@ async function postPartBody(
   return Number(new TextDecoder().decode(value).split(" ")[1]);
 }
 
-Deno.test("a body that stalls is given up after MCP_TEST_BODY_TIMEOUT_SECONDS with 408 and one refusal line", async () => {
+Deno.test("a body that stalls is given up after MCP_TEST_BODY_TIMEOUT_SECONDS with 408 and one refusal line", async (t) => {
   await using lab = startLab({ MCP_TEST_BODY_TIMEOUT_SECONDS: "0.3" });
   for (const framing of ["length", "chunked"] as const) {
-    const before = lab.lines.length;
-    const started = performance.now();
-    assert.equal(
-      await within(postPartBody(lab.url, framing, "wait"), 5000, "a 408"),
-      408,
-    );
-    assert.ok(performance.now() - started >= 250);
-    const rejected = lab.lines.slice(before).filter((line) =>
-      line.startsWith("[request/rejected] POST /mcp status=408 code=-32000 ")
-    );
-    assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
-    assert.match(
-      rejected[0],
-      /message="Request Timeout: the body did not arrive within 0\.3 s/,
-    );
+    await t.step(framing, async () => {
+      const before = lab.lines.length;
+      const started = performance.now();
+      assert.equal(
+        await within(postPartBody(lab.url, framing, "wait"), 5000, "a 408"),
+        408,
+      );
+      assert.ok(performance.now() - started >= 250);
+      const rejected = lab.lines.slice(before).filter((line) =>
+        line.startsWith("[request/rejected] POST /mcp status=408 code=-32000 ")
+      );
+      assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+      assert.match(
+        rejected[0],
+        /message="Request Timeout: the body did not arrive within 0\.3 s/,
+      );
+    });
   }
   await using bystander = await connectClient(lab.url, "after-stall");
   assert.equal(await readReview(bystander), VERSION_1_TEXT);
 });
 
-Deno.test("a client that leaves mid-body is one refusal line, not a 500 and a stack", async () => {
+Deno.test("a client that leaves mid-body is one refusal line, not a 500 and a stack", async (t) => {
   await using lab = startLab();
   for (const framing of ["length", "chunked"] as const) {
-    const before = lab.lines.length;
-    await postPartBody(lab.url, framing, "hang-up");
-    await eventually(
-      () =>
-        lab.lines.slice(before).some((line) =>
-          line.startsWith("[request/rejected]")
-        ),
-      `a refusal line for the ${framing} body`,
-    );
-    const added = lab.lines.slice(before);
-    assert.equal(added.length, 1, added.join("\n"));
-    assert.match(
-      added[0],
-      /^\[request\/rejected\] POST \/mcp status=400 code=-32000 message="Bad Request: the client left before its body ended \(/,
-    );
+    await t.step(framing, async () => {
+      const before = lab.lines.length;
+      await postPartBody(lab.url, framing, "hang-up");
+      await eventually(
+        () =>
+          lab.lines.slice(before).some((line) =>
+            line.startsWith("[request/rejected]")
+          ),
+        `a refusal line for the ${framing} body`,
+      );
+      const added = lab.lines.slice(before);
+      assert.equal(added.length, 1, added.join("\n"));
+      assert.match(
+        added[0],
+        /^\[request\/rejected\] POST \/mcp status=400 code=-32000 message="Bad Request: the client left before its body ended \(/,
+      );
+    });
   }
   assert.ok(!lab.lines.some((line) => line.startsWith("[server/error]")));
   await using bystander = await connectClient(lab.url, "after-hang-up");
