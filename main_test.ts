@@ -2445,12 +2445,19 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
   assert.deepEqual(await readmeSettings(), help);
 });
 
-Deno.test("main.ts probe loads the probe with -P alone: deno.json lets it read probe.ts", async () => {
-  const output = await runWithPermissionSet("probe", "--help");
+Deno.test("main.ts probe runs with -P alone: deno.json lets it read probe.ts and reach loopback", async () => {
+  await using lab = startLab();
+  const output = await runWithPermissionSet(
+    "probe",
+    "--url",
+    lab.url.href,
+    "--era",
+    "2025",
+  );
   assert.equal(output.code, 0);
   assert.match(
     new TextDecoder().decode(output.stdout),
-    /^MCP subscription probe \S+: does a server deliver resource updates\?\n/,
+    /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
   );
 });
 

@@ -23,7 +23,12 @@
 
 import { parseArgs } from "node:util";
 import { z } from "npm:zod@4.6.7";
-import type { JSONRPCMessage } from "npm:@modelcontextprotocol/client@2.4.0";
+import {
+  Client,
+  isJSONRPCErrorResponse,
+  type JSONRPCMessage,
+  StreamableHTTPClientTransport,
+} from "npm:@modelcontextprotocol/client@2.4.0";
 import {
   cell,
   ConfigError,
@@ -37,6 +42,10 @@ import {
   REVIEW_URI,
   whenStreamEnds,
 } from "./main.ts";
+
+// ---------------------------------------------------------------------------
+// Options, levels, error codes and exit statuses, the result
+// ---------------------------------------------------------------------------
 
 /** Why a probe did not get to level 6, as `error-code` says it. */
 export type ProbeErrorCode =
@@ -148,6 +157,10 @@ export interface ProbeResult {
   error: { message: string; code?: number; wwwAuthenticate?: string } | null;
   steps: ProbeStep[];
 }
+
+// ---------------------------------------------------------------------------
+// Flags and help
+// ---------------------------------------------------------------------------
 
 /** The probe's flags, each checked with a one-line reason. */
 const probeFlagsSchema = z.object({
@@ -360,9 +373,9 @@ function probeHelpText(): string {
   ].join("\n");
 }
 
-/** The client SDK, loaded only on the probe's path. */
-type ClientSdk = typeof import("npm:@modelcontextprotocol/client@2.4.0");
-type ProbeClient = InstanceType<ClientSdk["Client"]>;
+// ---------------------------------------------------------------------------
+// A probe run: connect, read, subscribe, wait, re-read, stop
+// ---------------------------------------------------------------------------
 
 /** Updates as they arrive, and whether the stream carrying them closed. */
 class UpdateQueue {
@@ -620,9 +633,8 @@ export async function probeServer(
   options: ProbeOptions,
   progress: (line: string) => void = () => {},
 ): Promise<ProbeResult> {
-  const sdk: ClientSdk = await import("npm:@modelcontextprotocol/client@2.4.0");
   const run = new ProbeRun(options, progress);
-  const client = new sdk.Client(
+  const client = new Client(
     { name: "mcp-subscription-probe", version: LAB_VERSION },
     {
       versionNegotiation: {
@@ -643,7 +655,7 @@ export async function probeServer(
     },
   );
   const transport = options.url
-    ? new sdk.StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
+    ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
     : await stdioTransport(options.command!);
   try {
     await client.connect(transport);
@@ -661,7 +673,7 @@ export async function probeServer(
   };
   const deliver = tapped.onmessage;
   tapped.onmessage = (message, ...rest) => {
-    if (sdk.isJSONRPCErrorResponse(message)) run.wireError = message.error;
+    if (isJSONRPCErrorResponse(message)) run.wireError = message.error;
     deliver?.(message, ...rest);
   };
   try {
@@ -672,7 +684,11 @@ export async function probeServer(
   return run.finish();
 }
 
-/** A stdio transport to the server command; its stderr stays on ours. */
+/**
+ * A stdio transport to the server command; its stderr stays on ours. Loaded
+ * for `--stdio` alone: its process-spawning dependencies read environment
+ * variables as they load, which a probe over HTTP need not be allowed.
+ */
 async function stdioTransport(command: string[]) {
   const { StdioClientTransport } = await import(
     "npm:@modelcontextprotocol/client@2.4.0/stdio"
@@ -686,7 +702,7 @@ async function stdioTransport(command: string[]) {
 }
 
 /** The steps after connecting, stopping at the first failure. */
-async function probeConnected(run: ProbeRun, client: ProbeClient) {
+async function probeConnected(run: ProbeRun, client: Client) {
   const { result, options } = run;
   const negotiated = client.getNegotiatedProtocolVersion() ?? null;
   result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
@@ -719,7 +735,7 @@ async function probeConnected(run: ProbeRun, client: ProbeClient) {
 }
 
 /** Whether `resources/list` names the URI (following pages). */
-async function listed(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+async function listed(run: ProbeRun, client: Client): Promise<boolean> {
   const { options, result } = run;
   let cursor: string | undefined;
   try {
@@ -757,7 +773,7 @@ async function listed(run: ProbeRun, client: ProbeClient): Promise<boolean> {
 }
 
 /** Reads the resource; its text is `initial`. */
-async function readFirst(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+async function readFirst(run: ProbeRun, client: Client): Promise<boolean> {
   const { options, result } = run;
   try {
     const read = await client.readResource({ uri: options.uri });
@@ -783,7 +799,7 @@ async function readFirst(run: ProbeRun, client: ProbeClient): Promise<boolean> {
  */
 async function subscribe(
   run: ProbeRun,
-  client: ProbeClient,
+  client: Client,
 ): Promise<(() => Promise<void>) | undefined> {
   const { options, result } = run;
   if (result.era === "2025") {
@@ -814,7 +830,7 @@ async function subscribe(
       await watchQuiet(run);
     };
   }
-  let listen: Awaited<ReturnType<ProbeClient["listen"]>>;
+  let listen: Awaited<ReturnType<Client["listen"]>>;
   try {
     listen = await client.listen({ resourceSubscriptions: [options.uri] });
   } catch (error) {
@@ -856,7 +872,7 @@ async function subscribe(
 }
 
 /** Calls the `--call` tool that makes the server change the resource. */
-async function callTool(run: ProbeRun, client: ProbeClient): Promise<boolean> {
+async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
   const call = run.options.call!;
   run.step("probe", `tools/call ${call.name}`);
   try {
@@ -876,7 +892,7 @@ async function callTool(run: ProbeRun, client: ProbeClient): Promise<boolean> {
 }
 
 /** Waits for each update, re-reading the resource after it. */
-async function awaitUpdates(run: ProbeRun, client: ProbeClient) {
+async function awaitUpdates(run: ProbeRun, client: Client) {
   const { options, result } = run;
   let previous = result.initial;
   const since = performance.now();
@@ -943,7 +959,7 @@ async function watchQuiet(run: ProbeRun) {
 /** Ends the session (DELETE in 2025 over HTTP) and the connection. */
 async function closeProbe(
   run: ProbeRun,
-  client: ProbeClient,
+  client: Client,
   transport: object,
 ) {
   const session = transport as { terminateSession?: () => Promise<void> };
@@ -959,6 +975,10 @@ async function closeProbe(
     run.step("note", `close failed: ${rpcError(error).message}`)
   );
 }
+
+// ---------------------------------------------------------------------------
+// Output: key value lines and the Markdown report
+// ---------------------------------------------------------------------------
 
 /** The default output: one `key value` line per fact, stable for scripts. */
 export function probeLines(
@@ -1090,13 +1110,20 @@ export function probeMarkdown(result: ProbeResult): string {
   ].join("\n");
 }
 
+// ---------------------------------------------------------------------------
+// Entry
+// ---------------------------------------------------------------------------
+
 /**
- * `probe.ts` and `main.ts probe`: checks the flags, probes, and prints one form of the
- * result on stdout (progress goes to stderr). Resolves with the exit status.
+ * `probe.ts` and `main.ts probe`: checks the flags (and the token variable
+ * in `env`), probes, and prints one form of the result on stdout; progress
+ * goes to stderr. Resolves with the exit status: 2 for bad flags.
  */
-async function runProbe(
+export async function probeMain(
   args: string[],
-  env: Record<string, string | undefined>,
+  env: Record<string, string | undefined> = readEnvironment([
+    "MCP_PROBE_AUTH_TOKEN",
+  ]),
 ): Promise<number> {
   let options: ProbeOptions | "help";
   try {
@@ -1131,11 +1158,6 @@ async function runProbe(
     }
   }
   return result.exitStatus;
-}
-
-/** `probe.ts` (or `main.ts probe`) as a command: reads its token variable, probes, exits. */
-export async function probeMain(args: string[]): Promise<number> {
-  return await runProbe(args, readEnvironment(["MCP_PROBE_AUTH_TOKEN"]));
 }
 
 if (import.meta.main) Deno.exit(await probeMain(Deno.args));
