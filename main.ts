@@ -1833,10 +1833,9 @@ interface ErrorAnswer {
 
 /**
  * The lab's MCP server. Every answer leaves through its transport's `send`,
- * where the lab sees the JSON-RPC errors it answers with and, for 2025
- * clients, restores the 2025 spec's "resource not found" code: the SDK
- * encodes that error as -32602 (with `data.uri`) in every era, and 2025
- * clients are promised -32002.
+ * where the lab sees the JSON-RPC errors it answers with and turns the
+ * SDK's "resource not found" (see `resourceNotFound`) into the 2025 spec's
+ * -32002 for 2025 clients.
  */
 class LabServer extends Server {
   constructor(
