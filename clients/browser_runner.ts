@@ -13,23 +13,25 @@
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
-import { freePort } from "./lab.ts";
+import { freePort, startRunLab } from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
   alive,
-  type BaseRunOptions,
-  type CommandStepRecord,
   freshRunDir,
   isolatedEnv,
+  signalGroup,
+  sleep,
+  tail,
+} from "./process.ts";
+import {
+  type BaseRunOptions,
+  type CommandStepRecord,
   notStarted,
   type Outcome,
   runHeader,
   type RunRecord,
-  signalGroup,
-  startRunLab,
-  tail,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 /** Debian's Chromium, the only browser the harness drives. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -48,10 +50,6 @@ export interface BrowserRunOptions extends BaseRunOptions {
 /** The resource the UI opens, by its URI and its title in the list. */
 const URI = "test://review/status";
 const TITLE = "Simulated review status";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 export async function browserInstalled(
   path = CHROMIUM_PATH,

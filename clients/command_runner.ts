@@ -9,33 +9,32 @@
 
 import type { CommandClientDefinition, ModeId } from "./catalog.ts";
 import type { LabReport } from "../main.ts";
+import { startRunLab } from "./lab.ts";
 import {
   alive,
-  type BaseRunOptions,
   commandLine,
-  type CommandStepRecord,
   daemonPid,
   freshRunDir,
   isolatedEnv,
-  notStarted,
   type ProcessResult,
-  runHeader,
   runProcess,
-  type RunRecord,
-  startRunLab,
+  sleep,
   tail,
+} from "./process.ts";
+import {
+  type BaseRunOptions,
+  type CommandStepRecord,
+  notStarted,
+  runHeader,
+  type RunRecord,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 /** A command client's run: `timeoutSeconds` bounds each command. */
 export type CommandRunOptions = BaseRunOptions;
 
 /** Seconds the daemon gets to exit after its own stop command. */
 const DAEMON_GRACE_SECONDS = 3;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** The command as evidence: generic paths, the lab's URL as `$LAB_URL`. */
 export function stepCommand(

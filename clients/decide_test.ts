@@ -3,7 +3,7 @@ import type { Conversation, Turn } from "./conversation.ts";
 import { flattenText, resourceSightings } from "./conversation.ts";
 import { clientById } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
-import { routeScript } from "./runner.ts";
+import { routeScript } from "./agent_runner.ts";
 
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },

@@ -230,6 +230,29 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
   };
 }
 
+/**
+ * Starts a client run's lab (its log in the run folder), or says in one
+ * string why it could not: a lab that fails is a row, not an error.
+ */
+export async function startRunLab(
+  options: { labMainPath: string; runDir: string; delaySeconds: number },
+  trigger: Exclude<UpdateTrigger, "connect">,
+  tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
+): Promise<RunningLab | { failed: string }> {
+  try {
+    return await startLab({
+      mainPath: options.labMainPath,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      enableTool: tools.enableTool ?? false,
+      enableWaitTool: tools.enableWaitTool,
+      logPath: `${options.runDir}/lab.log`,
+    });
+  } catch (error) {
+    return { failed: String(error) };
+  }
+}
+
 /** A free loopback port, for servers that cannot pick their own. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });

@@ -11,8 +11,9 @@
 import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
 import type { Route } from "./decide.ts";
-import type { CommandStepRecord, RunRecord, Trigger } from "./runner.ts";
-import { errorLine, PROBE_CLIENT, PROGRESS_CHECK } from "./runner.ts";
+import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
+import { errorLine } from "./process.ts";
+import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
 /** What a row keeps of its run, under the run record's own names. */

@@ -16,7 +16,7 @@ import {
   rowFromRun,
   rowLevel,
 } from "./matrix.ts";
-import { errorLine, runHeader, type RunRecord, tail } from "./runner.ts";
+import { runHeader, type RunRecord } from "./run_record.ts";
 import type { TranscriptEntry } from "./scripted_model.ts";
 
 const T0 = Date.parse("2026-11-30T10:00:00.000Z");
@@ -479,15 +479,6 @@ Deno.test("installFailureReason: a postinstall download failure names the error 
     installFailureReason("npm error 404 Not Found"),
     "404 Not Found",
   );
-});
-
-Deno.test("tail and errorLine: last lines without terminal escapes; the first error-like line", () => {
-  assert.equal(tail("a\n\n\x1b[31mb\x1b[0m\nc\n", 2), "b\nc");
-  assert.equal(
-    errorLine("ok\nFatal: no model\nError: later"),
-    "Fatal: no model",
-  );
-  assert.equal(errorLine("all good"), undefined);
 });
 
 Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {

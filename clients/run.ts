@@ -77,15 +77,14 @@ import {
   rowFromRun,
 } from "./matrix.ts";
 import type { ModeId } from "./catalog.ts";
+import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
 import {
   notStarted,
-  PROGRESS_CHECK,
   type ProgressCheck,
-  runClient,
   runHeader,
   type RunRecord,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -376,7 +375,7 @@ for (const client of selected) {
         timeoutSeconds,
         keepHome: values["keep-homes"],
       })
-      : await runClient(client, run.mode, run.trigger, {
+      : await runAgentClient(client, run.mode, run.trigger, {
         labMainPath: `${repoRoot}/main.ts`,
         runDir,
         binPath,

@@ -4,7 +4,7 @@
  * in an isolated HOME without a package cache), subscribes, opens the GET
  * stream, re-reads the resource when notified and puts the new text into the
  * conversation it sends the model (Anthropic Messages, streaming). Run by
- * `runner_test.ts` through the real runner; never published.
+ * `agent_runner_test.ts` through the real runner; never published.
  *
  * With `plain` after the prompt it is the client the field has instead: it
  * neither subscribes nor opens the GET stream, but offers the model the

@@ -2,17 +2,14 @@ import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
 import { rowFromRun } from "./matrix.ts";
 import {
-  commandLine,
-  daemonPid,
-  PROMPT,
   routeScript,
-  runClient,
+  runAgentClient,
   type RunOptions,
   startProgressRelay,
   stopAgentDaemon,
   waitArguments,
   withoutProgressToken,
-} from "./runner.ts";
+} from "./agent_runner.ts";
 import { spawnLab } from "./lab.ts";
 
 // The runner against the real lab, with stand-in clients instead of installed
@@ -95,7 +92,7 @@ Deno.test({
     ]);
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(client, "default", "subscribe", run);
+      const record = await runAgentClient(client, "default", "subscribe", run);
       assert.equal(record.outcome, "completed", record.outputTail);
       const row = rowFromRun(record);
       assert.equal(row.labClient, "fake-agent/1.0.0");
@@ -142,7 +139,7 @@ Deno.test({
     ]);
     const run = await options("/bin/sh", 30);
     try {
-      const record = await runClient(client, "default", "read", run);
+      const record = await runAgentClient(client, "default", "read", run);
       assert.equal(record.outcome, "exit-nonzero");
       assert.equal(record.exitCode, 3);
       assert.match(
@@ -171,7 +168,7 @@ Deno.test({
     const run = await options("/bin/sh", 1);
     try {
       const started = performance.now();
-      const record = await runClient(client, "default", "read", run);
+      const record = await runAgentClient(client, "default", "read", run);
       assert.ok(performance.now() - started < 15_000);
       assert.equal(record.outcome, "timeout");
       assert.equal(
@@ -209,7 +206,7 @@ Deno.test({
   async fn() {
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(plainAgent, "default", "subscribe", {
+      const record = await runAgentClient(plainAgent, "default", "subscribe", {
         ...run,
         route: "wait-tool",
       });
@@ -250,7 +247,7 @@ Deno.test({
   async fn() {
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(plainAgent, "default", "read", {
+      const record = await runAgentClient(plainAgent, "default", "read", {
         ...run,
         route: "shell-probe",
       });
@@ -277,21 +274,6 @@ Deno.test({
       await run.cleanup();
     }
   },
-});
-
-Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quoted", () => {
-  assert.equal(
-    commandLine("claude", [
-      "-p",
-      PROMPT,
-      "--mcp-config",
-      "/r/home/lab.json",
-      "--flag",
-      "a b",
-      "/r/work/x",
-    ], { home: "/r/home", workDir: "/r/work" }),
-    `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
-  );
 });
 
 Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
@@ -428,16 +410,6 @@ Deno.test("runner (progress check): the relay counts a call's progressToken and,
   assert.match(text, /no update within 6 s/);
   assert.equal(counted, 1);
   assert.match(text, /notifications\/progress/);
-});
-
-Deno.test("daemonPid: a bare PID or a JSON record's pid field", () => {
-  assert.equal(daemonPid("4242\n"), 4242);
-  assert.equal(
-    daemonPid('{\n  "hubId": "h",\n  "pid": 31337,\n  "port": 1\n}'),
-    31337,
-  );
-  assert.equal(daemonPid(""), undefined);
-  assert.equal(daemonPid('{"pid": 1}'), undefined);
 });
 
 Deno.test("stopAgentDaemon: ends the recorded PID, and says when there is no record", async () => {

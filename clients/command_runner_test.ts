@@ -21,7 +21,8 @@ import {
   mergeRows,
   rowFromRun,
 } from "./matrix.ts";
-import { alive, daemonPid, type RunRecord } from "./runner.ts";
+import { alive } from "./process.ts";
+import type { RunRecord } from "./run_record.ts";
 
 const context: CommandContext = {
   home: "/runs/x/home",
@@ -138,11 +139,7 @@ Deno.test("selectClients: names and --only groups narrow each other", () => {
   );
 });
 
-Deno.test(" stepCommand, overallOutcome", () => {
-  assert.equal(daemonPid("28743\n"), 28743);
-  assert.equal(daemonPid(""), undefined);
-  assert.equal(daemonPid("1"), undefined);
-  assert.equal(daemonPid("not a pid"), undefined);
+Deno.test("stepCommand and overallOutcome: generic commands, the first failure is the run's", () => {
   assert.equal(
     stepCommand("mcpdo", ["connect", context.labUrl, "--era", "legacy"], {
       home: "/runs/x/home",

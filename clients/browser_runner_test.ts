@@ -13,14 +13,14 @@ import {
   INSTALL_BROWSER_COMMAND,
   screenshotName,
 } from "./browser_runner.ts";
-import { alive } from "./runner.ts";
+import { alive } from "./process.ts";
 import {
   evidenceMarkdown,
   type MatrixDocument,
   refreshNote,
   rowFromRun,
 } from "./matrix.ts";
-import type { RunRecord } from "./runner.ts";
+import type { RunRecord } from "./run_record.ts";
 
 const web = BROWSER_CLIENTS.find((client) =>
   client.id === "inspector-web"
@@ -191,7 +191,7 @@ Deno.test("rowFromRun: a browser row is the level before Refresh, with the click
 const chromiumMissing = !await browserInstalled();
 if (chromiumMissing) {
   console.log(
-    `browser_test.ts: the web UI run is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
+    `browser_runner_test.ts: the web UI run is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
   );
 }
 

@@ -1,0 +1,250 @@
+/**
+ * Process utilities every runner uses: a client run in its own process group
+ * with an isolated environment and a timeout, processes ended by PID, and
+ * what a process printed, cut down for evidence.
+ *
+ * @module
+ */
+
+/** How a client process ended. */
+export type ProcessOutcome =
+  | "completed"
+  | "exit-nonzero"
+  | "timeout"
+  | "spawn-failed";
+
+export interface ProcessResult {
+  outcome: ProcessOutcome;
+  exitCode: number | null;
+  detail?: string;
+  output: string;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Signals the process group `pid` leads (clients start with setsid), then
+ * the PID itself, for a process that does not lead a group; quietly.
+ */
+export function signalGroup(pid: number, signal: Deno.Signal) {
+  for (const target of [-pid, pid]) {
+    try {
+      Deno.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** The PID a daemon's record holds: a bare number or JSON with `"pid"`. */
+export function daemonPid(text: string): number | undefined {
+  const match = text.match(/"pid"\s*:\s*(\d+)/) ??
+    text.trim().match(/^(\d+)\b/);
+  const pid = match ? Number(match[1]) : NaN;
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/**
+ * Whether a PID is a live process: a zombie (exited, waiting for its parent
+ * to reap it) counts as gone. Asks `ps`, since reading /proc needs more
+ * permissions than the tests have.
+ */
+export async function alive(pid: number): Promise<boolean> {
+  try {
+    const { success, stdout } = await new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const state = new TextDecoder().decode(stdout).trim();
+    return success && state !== "" && !state.startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/** The last `lines` lines of a text, without terminal escapes. */
+export function tail(text: string, lines: number): string {
+  // deno-lint-ignore no-control-regex
+  const clean = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  return clean.split("\n").filter((line) => line.trim() !== "").slice(-lines)
+    .join("\n");
+}
+
+/** The first line of output that reads like an error, for a row's notes. */
+export function errorLine(output: string): string | undefined {
+  const lines = tail(output, 400).split("\n");
+  return lines.find((line) =>
+    /\b(error|fatal|panic|exception|refus|failed|unauthori[sz]ed)\b/i.test(line)
+  )?.trim().slice(0, 200);
+}
+
+/**
+ * The command as evidence: per-run paths generic, arguments with spaces or
+ * quotes quoted, and each argument in `shownAs` (the prompt) as it says.
+ */
+export function commandLine(
+  bin: string,
+  args: string[],
+  paths: { home: string; workDir: string },
+  shownAs: Record<string, string> = {},
+): string {
+  return [bin, ...args].map((arg) => {
+    if (Object.hasOwn(shownAs, arg)) return shownAs[arg];
+    const generic = arg.replaceAll(paths.home, "$HOME").replaceAll(
+      paths.workDir,
+      ".",
+    );
+    return /[\s"'{}]/.test(generic) ? `'${generic}'` : generic;
+  }).join(" ");
+}
+
+/**
+ * Runs the client in its own process group (setsid), so a timeout or the end
+ * of the run can stop it together with anything it started.
+ */
+export async function runProcess(
+  binPath: string,
+  args: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    outputPath: string;
+    timeoutSeconds: number;
+    /**
+     * A command that runs until stopped: SIGTERM after this many seconds is
+     * its planned end (the outcome stays `completed`).
+     */
+    stopAfterSeconds?: number;
+  },
+): Promise<ProcessResult> {
+  const outputFile = await Deno.open(options.outputPath, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  let output = "";
+  try {
+    const child = new Deno.Command("setsid", {
+      args: [binPath, ...args],
+      cwd: options.cwd,
+      clearEnv: true,
+      env: options.env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const decoder = new TextDecoder();
+    const collect = async (stream: ReadableStream<Uint8Array>) => {
+      for await (const chunk of stream) {
+        await outputFile.write(chunk);
+        output += decoder.decode(chunk, { stream: true });
+      }
+    };
+    const collecting = Promise.all([
+      collect(child.stdout),
+      collect(child.stderr),
+    ]);
+    let timedOut = false;
+    const timer = setTimeout(async () => {
+      timedOut = true;
+      signalGroup(child.pid, "SIGTERM");
+      await sleep(3000);
+      signalGroup(child.pid, "SIGKILL");
+    }, options.timeoutSeconds * 1000);
+    let stopped = false;
+    const stopTimer = options.stopAfterSeconds === undefined
+      ? undefined
+      : setTimeout(async () => {
+        stopped = true;
+        signalGroup(child.pid, "SIGTERM");
+        await sleep(3000);
+        signalGroup(child.pid, "SIGKILL");
+      }, options.stopAfterSeconds * 1000);
+    const status = await child.status;
+    clearTimeout(timer);
+    clearTimeout(stopTimer);
+    // Helpers the client left behind belong to its group: end them too.
+    signalGroup(child.pid, "SIGKILL");
+    await Promise.race([collecting, sleep(2000)]);
+    if (timedOut) {
+      return {
+        outcome: "timeout",
+        exitCode: status.code,
+        detail: `no exit within ${options.timeoutSeconds} s`,
+        output,
+      };
+    }
+    if (stopped) {
+      return {
+        outcome: "completed",
+        exitCode: status.code,
+        detail: `stopped after ${options.stopAfterSeconds} s, as planned`,
+        output,
+      };
+    }
+    if (!status.success) {
+      return {
+        outcome: "exit-nonzero",
+        exitCode: status.code,
+        detail: `exit ${status.code}${
+          status.signal ? ` (${status.signal})` : ""
+        }`,
+        output,
+      };
+    }
+    return { outcome: "completed", exitCode: status.code, output };
+  } catch (error) {
+    return {
+      outcome: "spawn-failed",
+      exitCode: null,
+      detail: String(error),
+      output,
+    };
+  } finally {
+    outputFile.close();
+  }
+}
+
+/**
+ * A clean environment: only what a client needs, never the user's own
+ * configuration, tokens or proxies; HOME and the XDG folders in the run's.
+ */
+export function isolatedEnv(
+  home: string,
+  tmpDir: string,
+): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    USER: "lab",
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_CACHE_HOME: `${home}/.cache`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_STATE_HOME: `${home}/.local/state`,
+    TMPDIR: tmpDir,
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    NO_COLOR: "1",
+  };
+}
+
+/**
+ * A run's folder made afresh, with the isolated home, work and temp folders
+ * every kind of client runs in (and any `extra` folder).
+ */
+export async function freshRunDir(runDir: string, extra: string[] = []) {
+  await Deno.remove(runDir, { recursive: true }).catch(() => {});
+  const folders = {
+    home: `${runDir}/home`,
+    workDir: `${runDir}/work`,
+    tmpDir: `${runDir}/tmp`,
+  };
+  for (const dir of [...Object.values(folders), ...extra]) {
+    await Deno.mkdir(dir, { recursive: true });
+  }
+  return folders;
+}
