@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
 import { rowFromRun } from "./matrix.ts";
 import {
+  defaultDenoDir,
   routeScript,
   runAgentClient,
   type RunOptions,
@@ -21,6 +22,7 @@ const fakeAgentPath = new URL("./testdata/fake_agent.ts", import.meta.url)
 
 function standIn(
   launch: (context: LaunchContext) => string[],
+  env: Record<string, string> = {},
 ): ClientDefinition {
   return {
     id: "stand-in",
@@ -39,8 +41,29 @@ function standIn(
     modes: ["default"],
     enableTool: false,
     shell: { name: "Bash", input: (command) => ({ command }) },
-    launch: (context) => ({ args: launch(context), env: {}, files: {} }),
+    launch: (context) => ({ args: launch(context), env, files: {} }),
   };
+}
+
+/**
+ * The fake agent as a client, run by this Deno. It imports the lab's
+ * main.ts, whose modules come from the deno cache this process uses (its
+ * isolated HOME has none): `--cached-only`, so nothing leaves loopback.
+ * `plain` makes it the client that never subscribes (see fake_agent.ts).
+ */
+function fakeAgent(flavour: "subscriber" | "plain"): ClientDefinition {
+  const plain = flavour === "plain";
+  return standIn(({ labUrl, modelOrigin, prompt }) => [
+    "run",
+    "--allow-net=127.0.0.1",
+    ...(plain ? ["--allow-run=sh"] : []),
+    "--cached-only",
+    fakeAgentPath,
+    labUrl,
+    modelOrigin,
+    prompt,
+    ...(plain ? ["plain"] : []),
+  ], { DENO_DIR: defaultDenoDir(), DENO_NO_UPDATE_CHECK: "1" });
 }
 
 /**
@@ -80,16 +103,7 @@ Deno.test({
   name:
     "runner: a client that subscribes, re-reads and shows the update reaches level 7",
   async fn() {
-    const client = standIn(({ labUrl, modelOrigin, prompt }) => [
-      "run",
-      "--allow-net=127.0.0.1",
-      "--no-config",
-      "--no-lock",
-      fakeAgentPath,
-      labUrl,
-      modelOrigin,
-      prompt,
-    ]);
+    const client = fakeAgent("subscriber");
     const run = await options(Deno.execPath(), 60);
     try {
       const record = await runAgentClient(client, "default", "subscribe", run);
@@ -187,18 +201,7 @@ Deno.test({
 });
 
 /** The fake agent as a client that never subscribes (the field today). */
-const plainAgent = standIn(({ labUrl, modelOrigin, prompt }) => [
-  "run",
-  "--allow-net=127.0.0.1",
-  "--allow-run=sh",
-  "--no-config",
-  "--no-lock",
-  fakeAgentPath,
-  labUrl,
-  modelOrigin,
-  prompt,
-  "plain",
-]);
+const plainAgent = fakeAgent("plain");
 
 Deno.test({
   name:

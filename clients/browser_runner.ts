@@ -12,7 +12,7 @@
  */
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
-import type { LabReport } from "../main.ts";
+import { type LabReport, REVIEW_URI } from "../main.ts";
 import { freePort, startRunLab } from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
@@ -47,9 +47,8 @@ export interface BrowserRunOptions extends BaseRunOptions {
   executablePath?: string;
 }
 
-/** The resource the UI opens, by its URI and its title in the list. */
-const URI = "test://review/status";
-const TITLE = "Simulated review status";
+/** The title the UI lists the lab's resource (`REVIEW_URI`) under. */
+const REVIEW_TITLE = "Simulated review status";
 
 export async function browserInstalled(
   path = CHROMIUM_PATH,
@@ -317,10 +316,12 @@ export async function runBrowserClient(
             exact: true,
           }).click();
         }],
-        [`open ${URI} (${TITLE})`, async () => {
-          await main.getByRole("region", { name: /^URIs/ }).getByText(TITLE)
+        [`open ${REVIEW_URI} (${REVIEW_TITLE})`, async () => {
+          await main.getByRole("region", { name: /^URIs/ }).getByText(
+            REVIEW_TITLE,
+          )
             .click();
-          await preview.getByText(URI).waitFor();
+          await preview.getByText(REVIEW_URI).waitFor();
           return await shown();
         }],
         ["click Subscribe in the preview", async () => {
