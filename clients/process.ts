@@ -66,20 +66,51 @@ export async function alive(pid: number): Promise<boolean> {
   }
 }
 
+/**
+ * Terminal escape sequences: CSI (colours, cursor moves), OSC (titles,
+ * links) and the two-character ones.
+ */
+const TERMINAL_ESCAPE =
+  // deno-lint-ignore no-control-regex
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]/g;
+
+/** Control and format characters (bidi overrides among them). */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}]/gu;
+
+/** Text without the terminal escape sequences in it. */
+export function withoutTerminalEscapes(text: string): string {
+  return text.replace(TERMINAL_ESCAPE, "");
+}
+
+/**
+ * Untrusted text (what a client, a shell or a user typed) as one line that
+ * is safe in a log, a report or a terminal: escape sequences dropped, runs
+ * of white space as one space, any other control or format character shown
+ * as `\u{…}`, and at most `max` characters, "…" marking a cut.
+ */
+export function printableLine(text: string, max: number): string {
+  const line = withoutTerminalEscapes(text).replace(/\s+/g, " ").trim()
+    .replace(
+      UNPRINTABLE,
+      (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`,
+    );
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 /** The last `lines` lines of a text, without terminal escapes. */
 export function tail(text: string, lines: number): string {
-  // deno-lint-ignore no-control-regex
-  const clean = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
-  return clean.split("\n").filter((line) => line.trim() !== "").slice(-lines)
-    .join("\n");
+  return withoutTerminalEscapes(text).split("\n").filter((line) =>
+    line.trim() !== ""
+  ).slice(-lines).join("\n");
 }
 
 /** The first line of output that reads like an error, for a row's notes. */
 export function errorLine(output: string): string | undefined {
   const lines = tail(output, 400).split("\n");
-  return lines.find((line) =>
+  const line = lines.find((line) =>
     /\b(error|fatal|panic|exception|refus|failed|unauthori[sz]ed)\b/i.test(line)
-  )?.trim().slice(0, 200);
+  );
+  return line === undefined ? undefined : printableLine(line, 200);
 }
 
 /**

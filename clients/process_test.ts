@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { commandLine, daemonPid, errorLine, tail } from "./process.ts";
+import {
+  commandLine,
+  daemonPid,
+  errorLine,
+  printableLine,
+  tail,
+} from "./process.ts";
 
 Deno.test("commandLine: an argument shown as given, per-run paths generic, spaces quoted", () => {
   const prompt = "Read the resource and tell me its status.";
@@ -41,4 +47,14 @@ Deno.test("tail and errorLine: last lines without terminal escapes; the first er
     "Fatal: no model",
   );
   assert.equal(errorLine("all good"), undefined);
+});
+
+Deno.test("printableLine: escapes dropped, control and format characters shown, white space folded, bounded", () => {
+  assert.equal(
+    printableLine("\x1b[31mred\x1b[0m \x1b]0;title\x07line\r\n\ttwo\x07", 80),
+    "red line two\\u{7}",
+  );
+  assert.equal(printableLine("a\u202eb\u0000c", 80), "a\\u{202e}b\\u{0}c");
+  assert.equal(printableLine("x".repeat(30), 10), `${"x".repeat(9)}…`);
+  assert.equal(printableLine("  plain text  ", 80), "plain text");
 });
