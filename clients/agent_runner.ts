@@ -8,7 +8,8 @@
  */
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
-import type { LabReport } from "../main.ts";
+import { dirname, join } from "node:path";
+import { type LabReport, REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
 import { startRunLab } from "./lab.ts";
 import {
@@ -19,6 +20,7 @@ import {
   isolatedEnv,
   type ProcessResult,
   runProcess,
+  shellQuote,
   sleep,
   tail,
 } from "./process.ts";
@@ -161,18 +163,47 @@ export function defaultDenoDir(): string {
     }/deno`;
 }
 
+/** How the client's shell runs the probe on the shell-probe route. */
+export interface ProbeInvocation {
+  /** The Deno binary that runs the harness, by its full path. */
+  denoPath: string;
+  /** The checkout's `probe.ts`. */
+  probePath: string;
+  /** The deno cache the probe's modules come from. */
+  denoDir: string;
+}
+
+/** The probe as the harness's own Deno and checkout run it. */
+export function harnessProbe(labMainPath: string, denoDir: string) {
+  return {
+    denoPath: Deno.execPath(),
+    probePath: join(dirname(labMainPath), "probe.ts"),
+    denoDir,
+  };
+}
+
 /**
  * The command the model hands the client's shell tool on the shell-probe
  * route: the lab's probe against this run's lab, from the deno cache only,
  * without deno's own update check (a lookup of dl.deno.land): nothing leaves
- * loopback.
+ * loopback. Deno is named by its full path, since the client's shell may
+ * not find it on its PATH (a Deno from `npx deno` lives in a cache folder).
  */
-export function probeCommand(
-  mainPath: string,
-  labUrl: string,
-  denoDir: string,
-): string {
-  return `DENO_DIR=${denoDir} DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only ${mainPath} probe --url ${labUrl} --uri test://review/status --json`;
+export function probeCommand(probe: ProbeInvocation, labUrl: string): string {
+  return [
+    `DENO_DIR=${shellQuote(probe.denoDir)}`,
+    "DENO_NO_UPDATE_CHECK=1",
+    shellQuote(probe.denoPath),
+    "run",
+    "-A",
+    "--cached-only",
+    shellQuote(probe.probePath),
+    "--url",
+    shellQuote(labUrl),
+    "--uri",
+    shellQuote(REVIEW_URI),
+    "--json",
+  ].join(" ");
 }
 
 /**
@@ -192,12 +223,7 @@ export function waitArguments(
 export function routeScript(
   client: ClientDefinition,
   route: Route,
-  context: {
-    mainPath: string;
-    labUrl: string;
-    denoDir: string;
-    delaySeconds: number;
-  },
+  context: { probe: ProbeInvocation; labUrl: string; delaySeconds: number },
 ): Pick<ModelScript, "route" | "routeCall" | "routeUnavailable" | "loader"> {
   const loader = client.routeLoader?.[route] ?? client.script.loader;
   if (route === "wait-tool") {
@@ -219,9 +245,7 @@ export function routeScript(
       loader,
       routeCall: {
         name: client.shell.name,
-        input: client.shell.input(
-          probeCommand(context.mainPath, context.labUrl, context.denoDir),
-        ),
+        input: client.shell.input(probeCommand(context.probe, context.labUrl)),
       },
     };
   }
@@ -288,9 +312,11 @@ export async function runAgentClient(
     ...client.script,
     waitSeconds: options.delaySeconds + WAIT_MARGIN_SECONDS,
     ...routeScript(client, route, {
-      mainPath: options.labMainPath,
+      probe: harnessProbe(
+        options.labMainPath,
+        options.denoDir ?? defaultDenoDir(),
+      ),
       labUrl: lab.url,
-      denoDir: options.denoDir ?? defaultDenoDir(),
       delaySeconds: options.delaySeconds,
     }),
   });

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
-import { rowFromRun } from "./matrix.ts";
+import { mainLabClient, quotedOutput, rowFromRun } from "./matrix.ts";
+import { shellQuote } from "./process.ts";
 import {
   defaultDenoDir,
+  harnessProbe,
+  probeCommand,
   routeScript,
   runAgentClient,
   type RunOptions,
@@ -244,26 +247,54 @@ Deno.test({
   },
 });
 
+/**
+ * The plain fake agent whose shell finds no deno on its PATH, as a client
+ * run through `npx deno` would: the probe command must name Deno itself.
+ */
+const plainAgentWithoutDenoOnPath: ClientDefinition = {
+  ...plainAgent,
+  launch: (context) => ({
+    ...plainAgent.launch(context),
+    env: {
+      ...plainAgent.launch(context).env,
+      PATH: "/nonexistent-deno-free-path:/usr/bin:/bin",
+    },
+  }),
+};
+
+/** The probe command of a run's `run-probe` stage, and the lab URL in it. */
+function probeCommandIn(record: { transcript: { answer: string }[] }) {
+  const command: string = JSON.parse(
+    record.transcript[1].answer.replace(/^tool Bash /, ""),
+  ).command;
+  return { command, labUrl: command.match(/--url (\S+)/)?.[1] ?? "" };
+}
+
 Deno.test({
   name:
-    "runner (shell-probe): the client's shell runs the lab's probe, whose version 2 reaches the model",
+    "runner (shell-probe): the client's shell runs the lab's probe by Deno's full path, and its version 2 reaches the model",
   async fn() {
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runAgentClient(plainAgent, "default", "read", {
-        ...run,
-        route: "shell-probe",
-      });
+      const record = await runAgentClient(
+        plainAgentWithoutDenoOnPath,
+        "default",
+        "read",
+        { ...run, route: "shell-probe" },
+      );
       assert.equal(record.outcome, "completed", record.outputTail);
       assert.deepEqual(record.transcript.map((entry) => entry.stage), [
         "read-v1",
         "run-probe",
         "final",
       ]);
-      assert.match(
-        record.transcript[1].answer,
-        /^tool Bash \{"command":"DENO_DIR=\S+ DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
+      const { command, labUrl } = probeCommandIn(record);
+      assert.match(labUrl, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      assert.equal(
+        command,
+        probeCommand(harnessProbe(labMainPath, defaultDenoDir()), labUrl),
       );
+      assert.ok(command.includes(` ${shellQuote(Deno.execPath())} run `));
       const row = rowFromRun(record);
       assert.equal(row.labClient, "fake-agent/1.0.0");
       assert.equal(row.probeLevel, 6);
@@ -279,11 +310,49 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "runner (shell-probe): a probe that cannot run is a row quoting what the shell printed",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    // An empty deno cache: with --cached-only, the probe cannot load.
+    const emptyCache = await Deno.makeTempDir({ prefix: "empty-deno-dir-" });
+    try {
+      const record = await runAgentClient(plainAgent, "default", "read", {
+        ...run,
+        route: "shell-probe",
+        denoDir: emptyCache,
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      const printed = record.transcript[2].routeResult ?? "";
+      assert.match(printed, /not found in cache.*--cached-only/);
+      const row = rowFromRun(record);
+      assert.equal(row.probeLevel, null);
+      assert.equal(row.level, 3);
+      assert.equal(
+        row.notes,
+        `${
+          mainLabClient(record.labReport?.clients ?? [])?.missing
+        }; the probe never reached the lab (the shell command did not run it); the shell tool returned ${
+          quotedOutput(printed)
+        }`,
+      );
+      assert.match(row.notes, /returned "error: .*not found in cache/);
+    } finally {
+      await Deno.remove(emptyCache, { recursive: true });
+      await run.cleanup();
+    }
+  },
+});
+
 Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
   const context = {
-    mainPath: "/lab/main.ts",
+    probe: {
+      denoPath: "/opt/deno/bin/deno",
+      probePath: "/lab/probe.ts",
+      denoDir: "/cache/deno",
+    },
     labUrl: "http://127.0.0.1:4000/mcp",
-    denoDir: "/cache/deno",
     delaySeconds: 3,
   };
   assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
@@ -298,9 +367,18 @@ Deno.test("routeScript: the wait tool's arguments, the probe through the shell t
     name: "Bash",
     input: {
       command:
-        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 /opt/deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
     },
   });
+  // Paths a shell would split or expand are quoted.
+  assert.equal(
+    probeCommand({
+      denoPath: "/home/o'neil/deno $dir/deno",
+      probePath: "/lab one/probe.ts",
+      denoDir: "/cache/deno",
+    }, "http://127.0.0.1:4000/mcp"),
+    `DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 '/home/o'\\''neil/deno $dir/deno' run -A --cached-only '/lab one/probe.ts' --url http://127.0.0.1:4000/mcp --uri test://review/status --json`,
+  );
   const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
   assert.deepEqual(routeScript(noShell, "shell-probe", context), {
     route: "shell-probe",

@@ -99,7 +99,16 @@ export interface Decision {
    */
   contextUpdated?: boolean;
   note?: string;
+  /**
+   * What the route's call returned when it did not bring version 2 (on
+   * shell-probe, what the shell printed), cut to `ROUTE_RESULT_KEPT`
+   * characters: the row quotes it, so a failed call says why.
+   */
+  routeResult?: string;
 }
+
+/** How much of a failed route call's result a decision keeps. */
+export const ROUTE_RESULT_KEPT = 2000;
 
 /** A runaway loop (a client that keeps re-prompting) ends here. */
 const MAX_MODEL_CALLS = 8;
@@ -333,6 +342,9 @@ export function routeDecision(
       turns.slice(calledAt).some((turn) =>
         /version: 2\b/.test(turnText(turn))
       ));
+  const result = turns.slice(calledAt + 1).find((turn) =>
+    turn.kind === "toolResult"
+  );
   return text(
     "final",
     contextUpdated
@@ -341,6 +353,9 @@ export function routeDecision(
       }: the ${what} brought the update.`
       : `The ${what} did not bring version 2.`,
     versionsSeen,
-    { contextUpdated },
+    contextUpdated || result === undefined ? { contextUpdated } : {
+      contextUpdated,
+      routeResult: turnText(result).slice(0, ROUTE_RESULT_KEPT),
+    },
   );
 }

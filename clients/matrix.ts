@@ -12,7 +12,7 @@ import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
 import type { Route } from "./decide.ts";
 import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
-import { errorLine } from "./process.ts";
+import { errorLine, printableLine } from "./process.ts";
 import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
@@ -231,6 +231,9 @@ export function routeNotes(
   }
   if (run.route === "shell-probe" && !unavailable) {
     const called = run.transcript.some((entry) => entry.stage === "run-probe");
+    const printed = run.transcript.findLast((entry) =>
+      entry.routeResult !== undefined
+    )?.routeResult;
     notes.push(
       !called
         ? "the model never got to run the probe"
@@ -244,8 +247,19 @@ export function routeNotes(
             : ""
         }`,
     );
+    if (printed !== undefined && contextUpdated !== true) {
+      notes.push(`the shell tool returned ${quotedOutput(printed)}`);
+    }
   }
   return notes;
+}
+
+/**
+ * What a client or its shell printed, quoted in a row or an evidence table:
+ * one escaped line of at most 200 characters, without backticks.
+ */
+export function quotedOutput(text: string): string {
+  return `"${printableLine(text, 200).replaceAll("`", "'")}"`;
 }
 
 function modelNote(transcript: TranscriptEntry[]): string | undefined {
@@ -507,7 +521,7 @@ function contextCell(row: MatrixRow): string {
  * header cell cannot hold them).
  */
 export const ROUTE_TEXT =
-  "Route: `native` is the client as it ships, left to subscribe and bring the update in by itself, while `wait-tool` has the model call the lab's blocking `wait_for_review_update` tool after reading version 1, and `shell-probe` has it run the lab's probe (`main.ts probe --json`) through the client's own shell tool. On those two routes level 7 means the route's call brought version 2 to the model, which the lab's report confirms (the wait tool's level 6 for the client, or the probe client's level 6), and Notes say how long the client let the call block.";
+  "Route: `native` is the client as it ships, left to subscribe and bring the update in by itself, while `wait-tool` has the model call the lab's blocking `wait_for_review_update` tool after reading version 1, and `shell-probe` has it run the lab's probe (`probe.ts --json`) through the client's own shell tool. On those two routes level 7 means the route's call brought version 2 to the model, which the lab's report confirms (the wait tool's level 6 for the client, or the probe client's level 6), and Notes say how long the client let the call block.";
 
 function routeCell(row: MatrixRow): string {
   const route = row.route ?? "native";
@@ -628,7 +642,11 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
             : "no",
           `${entry.answer}${
             entry.waitSeconds ? ` after ${entry.waitSeconds} s` : ""
-          }${entry.note ? ` (${entry.note})` : ""}`,
+          }${entry.note ? ` (${entry.note})` : ""}${
+            entry.routeResult === undefined
+              ? ""
+              : ` (the call returned ${quotedOutput(entry.routeResult)})`
+          }`,
         ].map((text) => cell(text).replaceAll("`", "'")).join(" | ")
       } |`,
     );

@@ -11,6 +11,7 @@ import {
   mergeEvidence,
   mergeRows,
   probeLabLevel,
+  quotedOutput,
   rereadByItself,
   ROUTE_TEXT,
   rowFromRun,
@@ -520,6 +521,41 @@ Deno.test("rowFromRun (shell-probe): a client that cannot run the probe says why
   assert.match(
     row.notes,
     /cannot take this route: its shell tool asks for approval in headless runs$/,
+  );
+});
+
+Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in the row and the evidence, escaped and bounded", () => {
+  const printed = `sh: 1: deno: not found\n\x1b[31m| \`rm\` ${"x".repeat(300)}`;
+  const record = runRecord({
+    route: "shell-probe",
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "run-probe", { versionsSeen: [1] }),
+      transcriptEntry(2, "final", {
+        versionsSeen: [1],
+        contextUpdated: false,
+        routeResult: printed,
+      }),
+    ],
+  });
+  const quoted = `"sh: 1: deno: not found | 'rm' ${"x".repeat(169)}…"`;
+  assert.equal(quotedOutput(printed), quoted);
+  const row = rowFromRun(record);
+  assert.equal(row.level, 3);
+  assert.equal(
+    row.notes,
+    `never subscribed to test://review/status (resources/subscribe); the probe never reached the lab (the shell command did not run it); the shell tool returned ${quoted}`,
+  );
+  const cells = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [row],
+  }).split("\n").find((line) => line.startsWith("| Demo CLI"));
+  assert.ok(cells?.includes(quoted.replace("|", "\\|")));
+  assert.match(
+    evidenceMarkdown([record]),
+    /\| final \| 1 \| no \| tool read_mcp_resource \{\} \(the call returned "sh: 1: deno: not found \\\| 'rm' x+…"\) \|/,
   );
 });
 

@@ -134,6 +134,16 @@ export function commandLine(
 }
 
 /**
+ * An argument as a POSIX shell reads it back: bare when it holds only
+ * characters no shell treats specially, else in single quotes.
+ */
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg)
+    ? arg
+    : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
  * Runs the client in its own process group (setsid), so a timeout or the end
  * of the run can stop it together with anything it started.
  */

@@ -49,6 +49,7 @@ import {
   rowFromRun,
 } from "./matrix.ts";
 import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
+import { printableLine } from "./process.ts";
 import {
   notStarted,
   type ProgressCheck,
@@ -394,6 +395,33 @@ async function runOne(
   return record;
 }
 
+/**
+ * On the shell-probe route the client's shell runs `probe.ts` with
+ * `--cached-only` (nothing may leave loopback), so its modules are cached
+ * first, once, from here (where the npm registry may be reached).
+ */
+async function cacheProbeModules(options: ClientsOptions) {
+  const agents = options.clients.some((client) =>
+    !isCommandClient(client) && !isBrowserClient(client) &&
+    !isUnsupportedClient(client)
+  );
+  if (!agents || !options.routes.includes("shell-probe")) return;
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", `${repoRoot}/probe.ts`],
+    cwd: repoRoot,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!success) {
+    console.log(
+      `   could not cache probe.ts's modules (shell-probe runs will say why): ${
+        printableLine(new TextDecoder().decode(stderr), 300)
+      }`,
+    );
+  }
+}
+
 /** What the runs of every selected client produced, and what the budget cut. */
 interface Runs {
   records: RunRecord[];
@@ -698,6 +726,7 @@ export async function main(args: string[]): Promise<number> {
   );
   if ("exitStatus" in options) return options.exitStatus;
   const started = performance.now();
+  await cacheProbeModules(options);
   const { records, skipped } = await runClients(options);
   const written = await writeEvidence(options.resultsDir, records);
   const rowCount = await writeMatrix(options, records);
