@@ -15,6 +15,9 @@ import {
   withoutProgressToken,
 } from "./agent_runner.ts";
 import { spawnLab } from "./lab.ts";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.

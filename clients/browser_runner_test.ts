@@ -21,7 +21,14 @@ import {
   rowFromRun,
 } from "./matrix.ts";
 import type { RunRecord } from "./run_record.ts";
-import { labClient, labReport, runRecord } from "./testdata/fixtures.ts";
+import {
+  labClient,
+  labReport,
+  prepareTestEnvironment,
+  runRecord,
+} from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const web = BROWSER_CLIENTS.find((client) =>
   client.id === "inspector-web"

@@ -11,6 +11,9 @@ import { ConfigError } from "../main.ts";
 import { parseFlags } from "./command_line.ts";
 import { CLIENTS_USAGE } from "./run.ts";
 import { SERVERS_USAGE } from "./servers.ts";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const names = { strings: ["timeout", "route"], booleans: ["check"] };
 

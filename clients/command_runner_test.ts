@@ -23,7 +23,15 @@ import {
 } from "./matrix.ts";
 import { alive } from "./process.ts";
 import type { RunRecord } from "./run_record.ts";
-import { at, labClient, labReport, runRecord } from "./testdata/fixtures.ts";
+import {
+  at,
+  labClient,
+  labReport,
+  prepareTestEnvironment,
+  runRecord,
+} from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const context: CommandContext = {
   home: "/runs/x/home",

@@ -49,7 +49,7 @@ import {
   rowFromRun,
 } from "./matrix.ts";
 import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
-import { printableLine } from "./process.ts";
+import { bypassProxyForLoopback, printableLine } from "./process.ts";
 import {
   notStarted,
   type ProgressCheck,
@@ -725,6 +725,8 @@ export async function main(args: string[]): Promise<number> {
     "clients",
   );
   if ("exitStatus" in options) return options.exitStatus;
+  // The lab, the scripted model and the relays are all on loopback.
+  bypassProxyForLoopback();
   const started = performance.now();
   await cacheProbeModules(options);
   const { records, skipped } = await runClients(options);

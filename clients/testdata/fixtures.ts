@@ -1,8 +1,9 @@
 /**
- * Builders the clients tests share: a lab's client entry and report, a
- * transcript entry, and a run record, each with fields to override. The
- * defaults are one run of a made-up agent, "Demo CLI", that read version 1
- * and stopped there (level 3, trigger `read`).
+ * What the clients tests share: `prepareTestEnvironment`, and builders of
+ * a lab's client entry and report, a transcript entry, and a run record,
+ * each with fields to override. The builders' defaults are one run of a
+ * made-up agent, "Demo CLI", that read version 1 and stopped there (level
+ * 3, trigger `read`).
  *
  * Kept under `testdata/` so that `deno test` does not take it for a test.
  *
@@ -10,8 +11,24 @@
  */
 
 import type { ClientReport, LabReport } from "../../main.ts";
+import { bypassProxyForLoopback } from "../process.ts";
 import type { RunRecord } from "../run_record.ts";
 import type { TranscriptEntry } from "../scripted_model.ts";
+
+/**
+ * Makes a clients test, and every process it starts, behave the same on
+ * any machine: loopback reached directly whatever proxy the environment
+ * names (as the harness does), no SSL_CERT_FILE (under descriptor pressure
+ * Deno warns about it on stderr, which some tests read), no colour, no
+ * update check. Called at the top of each test file that starts a process
+ * or fetches, before its first fetch.
+ */
+export function prepareTestEnvironment() {
+  bypassProxyForLoopback();
+  Deno.env.delete("SSL_CERT_FILE");
+  Deno.env.set("NO_COLOR", "1");
+  Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+}
 
 /** The fixtures' clock: every time is seconds after this instant. */
 export const T0 = Date.parse("2026-11-30T10:00:00.000Z");
