@@ -9,16 +9,23 @@
 
 import type { ClientDefinition, ModeId } from "./catalog.ts";
 import { dirname, join } from "node:path";
-import { type LabReport, REVIEW_URI } from "../main.ts";
+import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
-import { startRunLab } from "./lab.ts";
 import {
-  alive,
+  finalLabReports,
+  joinedDetail,
+  type LabReports,
+  NO_LAB_REPORTS,
+  startRunLab,
+} from "./lab.ts";
+import {
   commandLine,
   daemonPid,
+  endByPid,
   freshRunDir,
   isolatedEnv,
   type ProcessResult,
+  removeFolders,
   runProcess,
   shellQuote,
   sleep,
@@ -267,21 +274,7 @@ export async function stopAgentDaemon(recordPath: string): Promise<string> {
     if (pid === undefined) await sleep(100);
   }
   if (pid === undefined) return "no daemon PID record: no daemon was running";
-  if (!await alive(pid)) return `daemon PID ${pid} had already ended`;
-  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-    try {
-      Deno.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
-    for (let waited = 0; waited < 30; waited++) {
-      if (!await alive(pid)) {
-        return `daemon PID ${pid} ended with ${signal}`;
-      }
-      await sleep(100);
-    }
-  }
-  return `daemon PID ${pid} is still running after SIGKILL`;
+  return `daemon PID ${pid} ${await endByPid(pid)}`;
 }
 
 export async function runAgentClient(
@@ -299,8 +292,7 @@ export async function runAgentClient(
     delaySeconds: options.delaySeconds,
   });
   const seconds = () => Math.round((performance.now() - started) / 1000);
-  const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
-
+  const folders = await freshRunDir(options.runDir);
   const lab = await startRunLab(options, trigger, {
     enableTool: client.enableTool,
     enableWaitTool: route === "wait-tool",
@@ -320,62 +312,23 @@ export async function runAgentClient(
       delaySeconds: options.delaySeconds,
     }),
   });
-  let command = "";
-  let result: ProcessResult = {
-    outcome: "spawn-failed",
-    exitCode: null,
-    output: "",
-  };
-  let labReport: LabReport | null = null;
-  let labReportMarkdown: string | null = null;
-  let daemon: string | undefined;
   // Both checks relay the client through the counter; only the control
   // removes the progressToken.
   const relay = options.progressCheck
     ? startProgressRelay(lab.url, options.progressCheck === "no-progress")
     : undefined;
+  let ran: AgentProcess = { command: "", result: NOT_SPAWNED };
+  let reports: LabReports | { unavailable: string } = NO_LAB_REPORTS;
+  let daemon: string | undefined;
   try {
-    const launch = client.launch({
-      home,
-      workDir,
+    ran = await launchAgent(client, mode, options, folders, {
       labUrl: relay?.url ?? lab.url,
       modelOrigin: model.origin,
-      prompt: PROMPT,
-      mode,
-      route,
-      toolTimeoutSeconds: options.progressCheck
-        ? PROGRESS_CHECK.toolTimeoutSeconds
-        : undefined,
-    });
-    for (const [path, content] of Object.entries(launch.files)) {
-      await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), {
-        recursive: true,
-      });
-      await Deno.writeTextFile(path, content);
-    }
-    command = commandLine(client.bin, launch.args, { home, workDir }, {
-      [PROMPT]: '"<prompt>"',
-    });
-    const env = { ...isolatedEnv(home, tmpDir), ...launch.env };
-    result = await runProcess(options.binPath, launch.args, {
-      cwd: workDir,
-      env,
-      outputPath: `${options.runDir}/client-output.log`,
-      timeoutSeconds: options.timeoutSeconds,
     });
     if (client.daemonPidFile) {
-      daemon = await stopAgentDaemon(`${home}/${client.daemonPidFile}`);
+      daemon = await stopAgentDaemon(`${folders.home}/${client.daemonPidFile}`);
     }
-    // Let the lab log the last requests (a DELETE, a closed stream).
-    await sleep(500);
-    try {
-      labReport = await lab.report();
-      labReportMarkdown = await lab.reportMarkdown();
-    } catch (error) {
-      result.detail = `${
-        result.detail ? `${result.detail}; ` : ""
-      }lab report unavailable: ${error}`;
-    }
+    reports = await finalLabReports(lab);
   } finally {
     await relay?.close();
     await model.close();
@@ -385,22 +338,18 @@ export async function runAgentClient(
     `${options.runDir}/transcript.json`,
     JSON.stringify(model.transcript, null, 2),
   );
-  if (!options.keepHome) {
-    // Clients fill their homes with caches and packages (hundreds of MB);
-    // the logs and transcript beside them are what a later look needs.
-    for (const dir of [home, workDir, tmpDir]) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-  }
+  if (!options.keepHome) await removeFolders(Object.values(folders));
+  const { result } = ran;
   return {
     ...base,
     durationSeconds: seconds(),
     outcome: result.outcome,
     exitCode: result.exitCode,
-    detail: result.detail,
-    command,
-    labReport,
-    labReportMarkdown,
+    detail: "unavailable" in reports
+      ? joinedDetail(result.detail, reports.unavailable)
+      : result.detail,
+    command: ran.command,
+    ...("unavailable" in reports ? NO_LAB_REPORTS : reports),
     transcript: model.transcript,
     outputTail: tail(result.output, 40),
     ...(relay
@@ -410,4 +359,56 @@ export async function runAgentClient(
       : {}),
     ...(daemon ? { daemon } : {}),
   };
+}
+
+/** An agent's process: its command as evidence, and how it ended. */
+interface AgentProcess {
+  command: string;
+  result: ProcessResult;
+}
+
+/** How a run reads whose client never got to start. */
+const NOT_SPAWNED: ProcessResult = {
+  outcome: "spawn-failed",
+  exitCode: null,
+  output: "",
+};
+
+/**
+ * Writes the client's configuration into its isolated folders and runs it
+ * headless against the lab and the scripted model, bounded by the timeout.
+ */
+async function launchAgent(
+  client: ClientDefinition,
+  mode: ModeId,
+  options: RunOptions,
+  folders: { home: string; workDir: string; tmpDir: string },
+  endpoints: { labUrl: string; modelOrigin: string },
+): Promise<AgentProcess> {
+  const { home, workDir, tmpDir } = folders;
+  const launch = client.launch({
+    home,
+    workDir,
+    ...endpoints,
+    prompt: PROMPT,
+    mode,
+    route: options.route ?? "native",
+    toolTimeoutSeconds: options.progressCheck
+      ? PROGRESS_CHECK.toolTimeoutSeconds
+      : undefined,
+  });
+  for (const [path, content] of Object.entries(launch.files)) {
+    await Deno.mkdir(dirname(path), { recursive: true });
+    await Deno.writeTextFile(path, content);
+  }
+  const command = commandLine(client.bin, launch.args, { home, workDir }, {
+    [PROMPT]: '"<prompt>"',
+  });
+  const result = await runProcess(options.binPath, launch.args, {
+    cwd: workDir,
+    env: { ...isolatedEnv(home, tmpDir), ...launch.env },
+    outputPath: `${options.runDir}/client-output.log`,
+    timeoutSeconds: options.timeoutSeconds,
+  });
+  return { command, result };
 }

@@ -200,8 +200,8 @@ export function decide(
     );
   }
   const readNames = [readName, script.read.name];
-  const readCall: Action = {
-    kind: "tool",
+  const readCall = {
+    kind: "tool" as const,
     name: readName,
     input: script.read.input,
   };
@@ -244,6 +244,23 @@ export function decide(
   if (route !== "native") {
     return routeDecision(conversation, script, route, firstSighting);
   }
+  return nativeDecision(conversation, script, readCall, firstSighting);
+}
+
+/**
+ * After version 1, natively: wait past the update and make the harmless
+ * call, then note whether version 2 came in by itself and read again, then
+ * answer.
+ */
+function nativeDecision(
+  conversation: Conversation,
+  script: ModelScript,
+  readCall: Extract<Action, { kind: "tool" }>,
+  firstSighting: number,
+): Decision {
+  const turns = conversation.turns;
+  const versionsSeen = versionsIn(turns);
+  const readNames = [readCall.name, script.read.name];
   const nudgeName = resolveTool(conversation.offeredTools, script.nudge.name);
   const nudgeNames = nudgeName === undefined
     ? []

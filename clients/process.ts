@@ -66,6 +66,30 @@ export async function alive(pid: number): Promise<boolean> {
   }
 }
 
+/** Whether `pid` is gone within `ms` milliseconds (polled every 100 ms). */
+export async function exitsWithin(pid: number, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (!await alive(pid)) return true;
+    await sleep(100);
+  }
+  return !await alive(pid);
+}
+
+/**
+ * Ends a process and the group it leads, by its PID (never by name):
+ * SIGTERM, then SIGKILL if it is still alive `graceMs` later. Says how, to
+ * follow "PID N": "ended with SIGTERM", "had exited"…
+ */
+export async function endByPid(pid: number, graceMs = 3000): Promise<string> {
+  if (!await alive(pid)) return "had exited";
+  signalGroup(pid, "SIGTERM");
+  if (await exitsWithin(pid, graceMs)) return "ended with SIGTERM";
+  signalGroup(pid, "SIGKILL");
+  return await exitsWithin(pid, 3000)
+    ? "ended with SIGKILL"
+    : "is still running after SIGKILL";
+}
+
 /**
  * Terminal escape sequences: CSI (colours, cursor moves), OSC (titles,
  * links) and the two-character ones.
@@ -144,6 +168,21 @@ export function shellQuote(arg: string): string {
 }
 
 /**
+ * Stops a process group `seconds` from now (SIGTERM, SIGKILL 3 s later)
+ * unless cancelled first; says whether it did.
+ */
+function stopGroupAfter(pid: number, seconds: number) {
+  let fired = false;
+  const timer = setTimeout(async () => {
+    fired = true;
+    signalGroup(pid, "SIGTERM");
+    await sleep(3000);
+    signalGroup(pid, "SIGKILL");
+  }, seconds * 1000);
+  return { cancel: () => clearTimeout(timer), fired: () => fired };
+}
+
+/**
  * Runs the client in its own process group (setsid), so a timeout or the end
  * of the run can stop it together with anything it started.
  */
@@ -189,25 +228,15 @@ export async function runProcess(
       collect(child.stdout),
       collect(child.stderr),
     ]);
-    let timedOut = false;
-    const timer = setTimeout(async () => {
-      timedOut = true;
-      signalGroup(child.pid, "SIGTERM");
-      await sleep(3000);
-      signalGroup(child.pid, "SIGKILL");
-    }, options.timeoutSeconds * 1000);
-    let stopped = false;
-    const stopTimer = options.stopAfterSeconds === undefined
+    const timeout = stopGroupAfter(child.pid, options.timeoutSeconds);
+    const planned = options.stopAfterSeconds === undefined
       ? undefined
-      : setTimeout(async () => {
-        stopped = true;
-        signalGroup(child.pid, "SIGTERM");
-        await sleep(3000);
-        signalGroup(child.pid, "SIGKILL");
-      }, options.stopAfterSeconds * 1000);
+      : stopGroupAfter(child.pid, options.stopAfterSeconds);
     const status = await child.status;
-    clearTimeout(timer);
-    clearTimeout(stopTimer);
+    timeout.cancel();
+    planned?.cancel();
+    const timedOut = timeout.fired();
+    const stopped = planned?.fired() ?? false;
     // Helpers the client left behind belong to its group: end them too.
     signalGroup(child.pid, "SIGKILL");
     await Promise.race([collecting, sleep(2000)]);
@@ -294,6 +323,30 @@ export function isolatedEnv(
     TERM: "dumb",
     NO_COLOR: "1",
   };
+}
+
+/**
+ * Removes a run's isolated folders: clients fill their homes with caches
+ * and packages (hundreds of MB); the logs beside them are what a later look
+ * needs.
+ */
+export async function removeFolders(folders: string[]) {
+  for (const dir of folders) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Formats files the harness wrote for `results/`: they are committed, so
+ * they must pass `deno fmt --check`. Run from `dir`, by this Deno.
+ */
+export async function formatFiles(dir: string, files: string[]) {
+  await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", ...files],
+    cwd: dir,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
 }
 
 /**

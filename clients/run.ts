@@ -49,7 +49,11 @@ import {
   rowFromRun,
 } from "./matrix.ts";
 import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
-import { bypassProxyForLoopback, printableLine } from "./process.ts";
+import {
+  bypassProxyForLoopback,
+  formatFiles,
+  printableLine,
+} from "./process.ts";
 import {
   notStarted,
   type ProgressCheck,
@@ -603,16 +607,6 @@ async function writeMatrix(
   return rows.length;
 }
 
-/** The files are committed, so they must pass `deno fmt --check`. */
-async function formatResults(resultsDir: string, files: string[]) {
-  await new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--quiet", ...files],
-    cwd: resultsDir,
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-}
-
 /**
  * `--check`: reads back the published matrix and holds each run's row to
  * the lab's own report. Prints each agreement; resolves with the failures.
@@ -736,7 +730,7 @@ export async function main(args: string[]): Promise<number> {
     `${options.resultsDir}/matrix.json`,
     `${options.resultsDir}/compatibility-matrix.md`,
   );
-  await formatResults(options.resultsDir, written);
+  await formatFiles(options.resultsDir, written);
   console.log(
     `wrote ${options.resultsDir}/compatibility-matrix.md (${records.length} fresh row(s), ${rowCount} in all) in ${
       Math.round((performance.now() - started) / 1000)

@@ -22,7 +22,7 @@ import {
 } from "./command_line.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
-import { bypassProxyForLoopback } from "./process.ts";
+import { bypassProxyForLoopback, formatFiles } from "./process.ts";
 
 /** The reference server, pinned: it supports subscriptions. */
 export const EVERYTHING = {
@@ -310,16 +310,10 @@ export async function main(args: string[]): Promise<number> {
     `${resultsDir}/servers.md`,
     serversMarkdown(rows, new Date().toISOString()),
   );
-  // The files are committed, so they must pass `deno fmt --check`.
-  await new Deno.Command(Deno.execPath(), {
-    args: [
-      "fmt",
-      "--quiet",
-      `${resultsDir}/servers.md`,
-      ...rows.map(({ slug }) => `${resultsDir}/servers/${slug}.md`),
-    ],
-    cwd: resultsDir,
-  }).output();
+  await formatFiles(resultsDir, [
+    `${resultsDir}/servers.md`,
+    ...rows.map(({ slug }) => `${resultsDir}/servers/${slug}.md`),
+  ]);
   console.log(`wrote ${resultsDir}/servers.md (${rows.length} rows)`);
   return 0;
 }
