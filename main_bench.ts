@@ -29,7 +29,7 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { type SpawnedLab, spawnLab } from "./clients/lab.ts";
-import type { LabCounts } from "./main.ts";
+import { type LabCounts, REVIEW_URI } from "./main.ts";
 
 // ---------------------------------------------------------------------------
 // Bounds and targets
@@ -86,7 +86,6 @@ const BENCH_SCRIPT = fileURLToPath(import.meta.url);
 /** `main_bench.ts --sse-floor` serves the floor (see `serveSseFloor`). */
 const FLOOR_FLAG = "--sse-floor";
 const LAB_DIR = fileURLToPath(new URL(".", import.meta.url));
-const REVIEW_URI = "test://review/status";
 const LEGACY_PROTOCOL = "2025-11-25";
 const MODERN_PROTOCOL = "2026-07-28";
 const UPDATED = "notifications/resources/updated";

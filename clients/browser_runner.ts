@@ -12,24 +12,36 @@
  */
 
 import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
-import type { LabReport } from "../main.ts";
-import { freePort } from "./lab.ts";
+import { REVIEW_URI } from "../main.ts";
+import type { Page } from "npm:playwright-core@1.65.1";
+import {
+  freePort,
+  type LabReports,
+  labReports,
+  NO_LAB_REPORTS,
+  type RunningLab,
+  startRunLab,
+} from "./lab.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
-  alive,
-  type BaseRunOptions,
-  type CommandStepRecord,
+  endByPid,
   freshRunDir,
   isolatedEnv,
+  printableLine,
+  removeFolders,
+  sleep,
+  tail,
+} from "./process.ts";
+import {
+  type BaseRunOptions,
+  type CommandStepRecord,
   notStarted,
   type Outcome,
+  type RunHeader,
   runHeader,
   type RunRecord,
-  signalGroup,
-  startRunLab,
-  tail,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 /** Debian's Chromium, the only browser the harness drives. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -45,13 +57,8 @@ export interface BrowserRunOptions extends BaseRunOptions {
   executablePath?: string;
 }
 
-/** The resource the UI opens, by its URI and its title in the list. */
-const URI = "test://review/status";
-const TITLE = "Simulated review status";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** The title the UI lists the lab's resource (`REVIEW_URI`) under. */
+const REVIEW_TITLE = "Simulated review status";
 
 export async function browserInstalled(
   path = CHROMIUM_PATH,
@@ -72,21 +79,6 @@ export function allowedRequest(url: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Ends a process (and its group) by PID: SIGTERM, then SIGKILL. */
-export async function endByPid(pid: number, graceMs = 3000): Promise<string> {
-  if (!await alive(pid)) return `PID ${pid} had exited`;
-  signalGroup(pid, "SIGTERM");
-  for (let waited = 0; waited < graceMs; waited += 100) {
-    await sleep(100);
-    if (!await alive(pid)) return `PID ${pid} ended with SIGTERM`;
-  }
-  signalGroup(pid, "SIGKILL");
-  await sleep(500);
-  return await alive(pid)
-    ? `PID ${pid} is still running after SIGKILL`
-    : `PID ${pid} ended with SIGKILL`;
 }
 
 /** Waits until the web server answers on its port, or the bound passes. */
@@ -120,6 +112,134 @@ export function screenshotName(
   return `${client.id}-${client.version}-${mode}-${trigger}-${moment}.png`;
 }
 
+/** What a browser run records as it goes: each step, and its first failure. */
+interface BrowserRunLog {
+  steps: CommandStepRecord[];
+  screenshots: { caption: string; path: string }[];
+  /** Page requests not to 127.0.0.1, aborted. */
+  blocked: string[];
+  outcome: Outcome;
+  detail?: string;
+  /** How the end of the run ended each process, by PID. */
+  cleanup: string[];
+}
+
+/** A step's work: what the page showed, if it says. */
+type StepAction = () => Promise<string | void>;
+
+/**
+ * A recorder of steps (the web server's start, each page action): it runs
+ * the step and records what it did, how it ended and what the page showed;
+ * the run's outcome is its first failed step's. A step resolves with
+ * whether it succeeded.
+ */
+function stepRecorder(
+  log: BrowserRunLog,
+  secondsSinceStart: () => number,
+  labUrl: string,
+) {
+  return async (description: string, action: StepAction) => {
+    const startedAt = secondsSinceStart();
+    let result: string | void = "";
+    let failure: string | undefined;
+    let outcome: Outcome = "completed";
+    try {
+      result = await action();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      outcome = /timeout|timed out/i.test(message) ? "timeout" : "exit-nonzero";
+      failure = printableLine(message.split("\n")[0], 200);
+    }
+    log.steps.push({
+      startedAt: Math.round(startedAt * 10) / 10,
+      command: description,
+      outcome,
+      exitCode: null,
+      detail: failure,
+      durationSeconds: Math.round((secondsSinceStart() - startedAt) * 10) / 10,
+      outputTail: (result ?? "").replaceAll(labUrl, "$LAB_URL"),
+    });
+    if (failure !== undefined && log.outcome === "completed") {
+      log.outcome = outcome;
+      log.detail = `${description}: ${failure}`;
+    }
+    return failure === undefined;
+  };
+}
+
+/** Where the UI is served: free loopback ports, and the token it asks for. */
+interface UiAddress {
+  clientPort: number;
+  sandboxPort: number;
+  token: string;
+}
+
+function freshUiAddress(): UiAddress {
+  const clientPort = freePort();
+  let sandboxPort = freePort();
+  while (sandboxPort === clientPort) sandboxPort = freePort();
+  return {
+    clientPort,
+    sandboxPort,
+    token: crypto.randomUUID().replaceAll("-", ""),
+  };
+}
+
+/** The UI's web server: its process, and what it has printed so far. */
+interface WebServer {
+  child: Deno.ChildProcess;
+  output(): string;
+  exited(): boolean;
+}
+
+/**
+ * Starts the web server in its own process group (setsid, so it can be
+ * ended with everything it starts), in the isolated home, its output copied
+ * to `log`.
+ */
+function spawnWebServer(
+  client: BrowserClientDefinition,
+  binPath: string,
+  args: string[],
+  folders: { home: string; tmpDir: string },
+  address: UiAddress,
+  log: Deno.FsFile,
+): WebServer {
+  const child = new Deno.Command("setsid", {
+    args: [binPath, ...args],
+    cwd: folders.home,
+    clearEnv: true,
+    env: {
+      ...isolatedEnv(folders.home, folders.tmpDir),
+      ...client.env,
+      HOST: "127.0.0.1",
+      CLIENT_PORT: String(address.clientPort),
+      MCP_SANDBOX_PORT: String(address.sandboxPort),
+      MCP_INSPECTOR_API_TOKEN: address.token,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  let exited = false;
+  child.status.then(() => exited = true);
+  for (const stream of [child.stdout, child.stderr]) {
+    (async () => {
+      for await (const chunk of stream) {
+        output += new TextDecoder().decode(chunk);
+        await log.write(chunk);
+      }
+    })().catch(() => {});
+  }
+  return { child, output: () => output, exited: () => exited };
+}
+
+/** The lab's reports a browser run keeps: before the Refresh click, and after. */
+interface BrowserReports extends LabReports {
+  afterRefresh?: RunRecord["afterRefresh"];
+}
+
 export async function runBrowserClient(
   client: BrowserClientDefinition,
   mode: ModeId,
@@ -140,306 +260,314 @@ export async function runBrowserClient(
       kind: "browser",
     };
   }
-  const clientPort = freePort();
-  let sandboxPort = freePort();
-  while (sandboxPort === clientPort) sandboxPort = freePort();
-  const token = crypto.randomUUID().replaceAll("-", "");
+  const log: BrowserRunLog = {
+    steps: [],
+    screenshots: [],
+    blocked: [],
+    outcome: "completed",
+    cleanup: [],
+  };
+  const step = stepRecorder(log, secondsSinceStart, lab.url);
+  const address = freshUiAddress();
   const serveArgs = client.serveArgs({ labUrl: lab.url, mode });
-  const steps: CommandStepRecord[] = [];
-  const screenshots: { caption: string; path: string }[] = [];
-  const blocked: string[] = [];
-  let outcome: Outcome = "completed";
-  let detail: string | undefined;
-  let labReport: LabReport | null = null;
-  let labReportMarkdown: string | null = null;
-  let afterRefresh: RunRecord["afterRefresh"];
-  const cleanup: string[] = [];
   const serverLog = await Deno.open(`${options.runDir}/server.log`, {
     write: true,
     create: true,
     truncate: true,
   });
-  let serverOutput = "";
-  let server: Deno.ChildProcess | undefined;
-  let serverExited = false;
+  let server: WebServer | undefined;
   let browserPid: number | undefined;
-  // The step's record: what it did, how it ended, what the page showed.
-  const step = async (
-    description: string,
-    action: () => Promise<string | void>,
-  ): Promise<boolean> => {
-    const startedAt = secondsSinceStart();
-    let result: string | void = "";
-    let failure: string | undefined;
-    let stepOutcome: Outcome = "completed";
-    try {
-      result = await action();
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      stepOutcome = /timeout|timed out/i.test(message)
-        ? "timeout"
-        : "exit-nonzero";
-      failure = message.split("\n")[0].slice(0, 200);
-    }
-    steps.push({
-      startedAt: Math.round(startedAt * 10) / 10,
-      command: description,
-      outcome: stepOutcome,
-      exitCode: null,
-      detail: failure,
-      durationSeconds: Math.round((secondsSinceStart() - startedAt) * 10) / 10,
-      outputTail: (result ?? "").replaceAll(lab.url, "$LAB_URL"),
-    });
-    if (failure !== undefined && outcome === "completed") {
-      outcome = stepOutcome;
-      detail = `${description}: ${failure}`;
-    }
-    return failure === undefined;
-  };
+  let reports: BrowserReports = NO_LAB_REPORTS;
   try {
-    // The web server, in its own process group, ended by its PID below.
-    const spawned = await step(
+    const served = await step(
       `serve the web UI: mcp-inspector ${
         serveArgs.join(" ").replaceAll(lab.url, "$LAB_URL")
       }`,
       async () => {
-        server = new Deno.Command("setsid", {
-          args: [options.binPath, ...serveArgs],
-          cwd: home,
-          clearEnv: true,
-          env: {
-            ...isolatedEnv(home, tmpDir),
-            ...client.env,
-            HOST: "127.0.0.1",
-            CLIENT_PORT: String(clientPort),
-            MCP_SANDBOX_PORT: String(sandboxPort),
-            MCP_INSPECTOR_API_TOKEN: token,
-          },
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        server.status.then(() => serverExited = true);
-        for (const stream of [server.stdout, server.stderr]) {
-          (async () => {
-            for await (const chunk of stream) {
-              serverOutput += new TextDecoder().decode(chunk);
-              await serverLog.write(chunk);
-            }
-          })().catch(() => {});
-        }
-        const problem = await waitForServer(
-          `http://127.0.0.1:${clientPort}/`,
-          options.timeoutSeconds,
-          () => serverExited,
+        server = spawnWebServer(
+          client,
+          options.binPath,
+          serveArgs,
+          { home, tmpDir },
+          address,
+          serverLog,
         );
-        if (problem) {
-          throw new Error(`${problem}: ${tail(serverOutput, 3)}`);
-        }
+        await untilServing(server, address, options.timeoutSeconds);
         return `listening on 127.0.0.1 (CLIENT_PORT, MCP_SANDBOX_PORT: free ports)`;
       },
     );
-    if (!spawned) throw new Error("no web server");
-    // Loaded only now: importing it reads the home folder (it looks for
-    // installed browsers), which the tests of this module's helpers may not.
-    const { chromium } = await import("npm:playwright-core@1.65.1");
-    const browserServer = await chromium.launchServer({
-      executablePath: options.executablePath ?? CHROMIUM_PATH,
-      headless: true,
-      host: "127.0.0.1",
-      timeout: options.timeoutSeconds * 1000,
+    if (!served) throw new Error("no web server");
+    reports = await driveBrowser({
+      step,
+      log,
+      lab,
+      address,
+      options,
+      shotPath: (moment) =>
+        `${shotsDir}/${screenshotName(client, mode, trigger, moment)}`,
+      onBrowser: (pid) => browserPid = pid,
     });
-    browserPid = browserServer.process().pid;
-    const browser = await chromium.connect(browserServer.wsEndpoint(), {
-      timeout: options.timeoutSeconds * 1000,
-    });
-    try {
-      const page = await browser.newPage({
-        viewport: { width: 1400, height: 900 },
-      });
-      page.setDefaultTimeout(Math.min(options.timeoutSeconds, 20) * 1000);
-      await page.route("**/*", (route) => {
-        const url = route.request().url();
-        if (allowedRequest(url)) return route.continue();
-        blocked.push(url);
-        return route.abort();
-      });
-      const main = page.getByRole("main");
-      // The resource preview: the pane with the Resource heading and its
-      // Refresh button (the subscriptions list has buttons of its own).
-      const preview = main.locator("div")
-        .filter({
-          has: page.getByRole("heading", { name: "Resource", exact: true }),
-        })
-        .filter({
-          has: page.getByRole("button", { name: "Refresh", exact: true }),
-        })
-        .last();
-      const shown = async () => {
-        const text = await preview.getByText(/status:[\s\S]*version:/).first()
-          .innerText();
-        return `the preview shows: ${text.replaceAll(/\s+/g, " ").trim()}`;
-      };
-      const shot = async (caption: string, moment: string) => {
-        const path = `${shotsDir}/${
-          screenshotName(client, mode, trigger, moment)
-        }`;
-        await page.screenshot({ path });
-        screenshots.push({ caption, path });
-      };
-      const plan: [string, () => Promise<string | void>][] = [
-        ["open the UI with its token", async () => {
-          await page.goto(
-            `http://127.0.0.1:${clientPort}/?MCP_INSPECTOR_API_TOKEN=${token}`,
-          );
-          await main.getByRole("switch", { name: /^Connect or disconnect/ })
-            .waitFor();
-        }],
-        ["switch the lab's server card to connected", async () => {
-          // The switch's own track covers the input, so check it by force;
-          // a click that lands before the page reacts to it is tried again.
-          const toggle = main.getByRole("switch", {
-            name: /^Connect or disconnect/,
-          });
-          for (let attempt = 1;; attempt++) {
-            try {
-              await toggle.check({ force: true, timeout: 5000 });
-              break;
-            } catch (error) {
-              if (attempt === 3) throw error;
-              await page.waitForTimeout(500);
-            }
-          }
-          await main.getByText("Connected", { exact: true }).waitFor();
-          return (await main.getByText(/^MCP \d/).first().innerText())
-            .trim();
-        }],
-        ["open the Resources screen", async () => {
-          await page.getByRole("banner").getByText("Resources", {
-            exact: true,
-          }).click();
-        }],
-        [`open ${URI} (${TITLE})`, async () => {
-          await main.getByRole("region", { name: /^URIs/ }).getByText(TITLE)
-            .click();
-          await preview.getByText(URI).waitFor();
-          return await shown();
-        }],
-        ["click Subscribe in the preview", async () => {
-          await preview.getByRole("button", { name: "Subscribe", exact: true })
-            .click();
-          await preview.getByRole("button", {
-            name: "Unsubscribe",
-            exact: true,
-          }).waitFor();
-          await shot("after Subscribe, before the lab's update", "before");
-          return await shown();
-        }],
-        [
-          `wait ${
-            options.delaySeconds + (options.marginSeconds ?? 3)
-          } s, past the lab's update`,
-          async () => {
-            await sleep(
-              (options.delaySeconds + (options.marginSeconds ?? 3)) * 1000,
-            );
-            await shot(
-              "past the lab's update, before any click",
-              "after-update",
-            );
-            return await shown();
-          },
-        ],
-      ];
-      let ok = true;
-      for (const [description, action] of plan) {
-        if (!ok) break;
-        ok = await step(description, action);
-      }
-      // The lab's record of what the UI did by itself.
-      await sleep(300);
-      labReport = await lab.report();
-      labReportMarkdown = await lab.reportMarkdown();
-      if (ok) {
-        ok = await step(
-          "click Refresh in the preview (a user's re-read)",
-          async () => {
-            await preview.getByRole("button", { name: "Refresh", exact: true })
-              .click();
-            await preview.getByText(/version: [2-9]/).waitFor();
-            await shot("after the user's Refresh click", "after-refresh");
-            return await shown();
-          },
-        );
-        await sleep(300);
-        const report = await lab.report();
-        const labClient = mainLabClient(report.clients);
-        afterRefresh = {
-          labLevel: labClient?.level ?? 0,
-          rereadAfterNotification: labClient?.steps.rereadAfterNotification ??
-            false,
-          labReportMarkdown: await lab.reportMarkdown(),
-        };
-      }
-    } finally {
-      await browser.close().catch(() => {});
-      await browserServer.close().catch(() => {});
-    }
   } catch (error) {
-    if (outcome === "completed") {
-      outcome = "spawn-failed";
-      detail = String(error).split("\n")[0].slice(0, 200);
+    if (log.outcome === "completed") {
+      log.outcome = "spawn-failed";
+      log.detail = printableLine(String(error).split("\n")[0], 200);
     }
   } finally {
     if (browserPid !== undefined) {
-      cleanup.push(`browser ${await endByPid(browserPid)}`);
+      log.cleanup.push(
+        `browser PID ${browserPid} ${await endByPid(browserPid)}`,
+      );
     }
     if (server !== undefined) {
-      const pid = (server as Deno.ChildProcess).pid;
-      cleanup.push(`web server ${await endByPid(pid)}`);
-      await Promise.race([
-        (server as Deno.ChildProcess).status,
-        sleep(2000),
-      ]);
+      const { child } = server as WebServer;
+      log.cleanup.push(
+        `web server PID ${child.pid} ${await endByPid(child.pid)}`,
+      );
+      await Promise.race([child.status, sleep(2000)]);
     }
     serverLog.close();
-    if (labReport === null) {
-      try {
-        labReport = await lab.report();
-        labReportMarkdown = await lab.reportMarkdown();
-      } catch {
-        // Reported as no lab report below.
-      }
+    if (reports.labReport === null) {
+      reports = { ...reports, ...await labReports(lab).catch(() => ({})) };
     }
     await lab.stop();
   }
-  if (!options.keepHome) {
-    for (const dir of [home, tmpDir]) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-  }
+  if (!options.keepHome) await removeFolders([home, tmpDir]);
+  return browserRunRecord(base, log, reports, {
+    durationSeconds: Math.round(secondsSinceStart()),
+    serverOutput: server ? (server as WebServer).output() : "",
+  });
+}
+
+/** Waits until the web server answers; throws with its last lines if not. */
+async function untilServing(
+  server: WebServer,
+  address: UiAddress,
+  timeoutSeconds: number,
+) {
+  const problem = await waitForServer(
+    `http://127.0.0.1:${address.clientPort}/`,
+    timeoutSeconds,
+    server.exited,
+  );
+  if (problem) throw new Error(`${problem}: ${tail(server.output(), 3)}`);
+}
+
+/** A browser run's record: its steps, screenshots, reports and cleanup. */
+function browserRunRecord(
+  base: RunHeader,
+  log: BrowserRunLog,
+  reports: BrowserReports,
+  ending: { durationSeconds: number; serverOutput: string },
+): RunRecord {
+  const hosts = [...new Set(log.blocked.map((url) => new URL(url).host))];
   return {
     ...base,
-    durationSeconds: Math.round(secondsSinceStart()),
-    outcome,
+    durationSeconds: ending.durationSeconds,
+    outcome: log.outcome,
     exitCode: null,
-    ...(detail ? { detail } : {}),
-    command: steps.map((step) => step.command).join("\n"),
-    labReport,
-    labReportMarkdown,
+    ...(log.detail ? { detail: log.detail } : {}),
+    command: log.steps.map((step) => step.command).join("\n"),
+    labReport: reports.labReport,
+    labReportMarkdown: reports.labReportMarkdown,
     transcript: [],
-    outputTail: tail(serverOutput, 20),
+    outputTail: tail(ending.serverOutput, 20),
     kind: "browser",
-    steps,
-    ...(afterRefresh ? { afterRefresh } : {}),
-    screenshots,
+    steps: log.steps,
+    ...(reports.afterRefresh ? { afterRefresh: reports.afterRefresh } : {}),
+    screenshots: log.screenshots,
     daemon: [
-      ...cleanup,
-      blocked.length === 0
+      ...log.cleanup,
+      log.blocked.length === 0
         ? "no page request left 127.0.0.1"
-        : `${blocked.length} page request(s) not to 127.0.0.1 aborted (${
-          [...new Set(blocked.map((url) => new URL(url).host))].join(", ")
+        : `${log.blocked.length} page request(s) not to 127.0.0.1 aborted (${
+          hosts.join(", ")
         })`,
     ].join("; "),
   };
+}
+
+/** What driving the browser needs from the run. */
+interface BrowserDrive {
+  step: ReturnType<typeof stepRecorder>;
+  log: BrowserRunLog;
+  lab: RunningLab;
+  address: UiAddress;
+  options: BrowserRunOptions;
+  /** Where the screenshot of a moment goes. */
+  shotPath(moment: string): string;
+  /** Told the browser's PID as soon as it runs, so the run can end it. */
+  onBrowser(pid: number): void;
+}
+
+/**
+ * Launches headless Chromium, clicks through the UI up to past the lab's
+ * update, takes the lab's report (the row's level), then clicks Refresh and
+ * takes it again.
+ */
+async function driveBrowser(drive: BrowserDrive): Promise<BrowserReports> {
+  const { options } = drive;
+  // Loaded only now: importing it reads the home folder (it looks for
+  // installed browsers), which the tests of this module's helpers may not.
+  const { chromium } = await import("npm:playwright-core@1.65.1");
+  const browserServer = await chromium.launchServer({
+    executablePath: options.executablePath ?? CHROMIUM_PATH,
+    headless: true,
+    host: "127.0.0.1",
+    timeout: options.timeoutSeconds * 1000,
+  });
+  const pid = browserServer.process().pid;
+  if (pid !== undefined) drive.onBrowser(pid);
+  const browser = await chromium.connect(browserServer.wsEndpoint(), {
+    timeout: options.timeoutSeconds * 1000,
+  });
+  try {
+    const page = await browser.newPage({
+      viewport: { width: 1400, height: 900 },
+    });
+    page.setDefaultTimeout(Math.min(options.timeoutSeconds, 20) * 1000);
+    await page.route("**/*", (route) => {
+      const url = route.request().url();
+      if (allowedRequest(url)) return route.continue();
+      drive.log.blocked.push(url);
+      return route.abort();
+    });
+    return await clickThrough(drive, inspectorUi(page, drive));
+  } finally {
+    await browser.close().catch(() => {});
+    await browserServer.close().catch(() => {});
+  }
+}
+
+/** The Inspector's UI in a page: its parts, and a screenshot at a moment. */
+function inspectorUi(page: Page, drive: BrowserDrive) {
+  const main = page.getByRole("main");
+  // The resource preview: the pane with the Resource heading and its
+  // Refresh button (the subscriptions list has buttons of its own).
+  const preview = main.locator("div")
+    .filter({
+      has: page.getByRole("heading", { name: "Resource", exact: true }),
+    })
+    .filter({
+      has: page.getByRole("button", { name: "Refresh", exact: true }),
+    })
+    .last();
+  return {
+    page,
+    main,
+    preview,
+    /** What the preview shows of the resource, on one line. */
+    async shown() {
+      const text = await preview.getByText(/status:[\s\S]*version:/).first()
+        .innerText();
+      return `the preview shows: ${text.replaceAll(/\s+/g, " ").trim()}`;
+    },
+    async shot(caption: string, moment: string) {
+      const path = drive.shotPath(moment);
+      await page.screenshot({ path });
+      drive.log.screenshots.push({ caption, path });
+    },
+  };
+}
+
+type InspectorUi = ReturnType<typeof inspectorUi>;
+
+/**
+ * The page actions in order, each stopping the run when it fails, then the
+ * lab's report (the row: what the UI did by itself), then the user's
+ * Refresh click and the lab's report after it.
+ */
+async function clickThrough(
+  drive: BrowserDrive,
+  ui: InspectorUi,
+): Promise<BrowserReports> {
+  let ok = true;
+  for (const [description, action] of actionsUntilUpdate(drive, ui)) {
+    if (!ok) break;
+    ok = await drive.step(description, action);
+  }
+  await sleep(300);
+  const reports: BrowserReports = await labReports(drive.lab);
+  if (!ok) return reports;
+  await drive.step(
+    "click Refresh in the preview (a user's re-read)",
+    async () => {
+      await ui.preview.getByRole("button", { name: "Refresh", exact: true })
+        .click();
+      await ui.preview.getByText(/version: [2-9]/).waitFor();
+      await ui.shot("after the user's Refresh click", "after-refresh");
+      return await ui.shown();
+    },
+  );
+  await sleep(300);
+  const labClient = mainLabClient((await drive.lab.report()).clients);
+  reports.afterRefresh = {
+    labLevel: labClient?.level ?? 0,
+    rereadAfterNotification: labClient?.steps.rereadAfterNotification ?? false,
+    labReportMarkdown: await drive.lab.reportMarkdown(),
+  };
+  return reports;
+}
+
+/**
+ * What a user does up to past the lab's update: open the UI, connect the
+ * lab's server card, open the resource, Subscribe, wait.
+ */
+function actionsUntilUpdate(
+  drive: BrowserDrive,
+  ui: InspectorUi,
+): [string, StepAction][] {
+  const { main, preview } = ui;
+  const { address, options } = drive;
+  const waitSeconds = options.delaySeconds + (options.marginSeconds ?? 3);
+  return [
+    ["open the UI with its token", async () => {
+      await ui.page.goto(
+        `http://127.0.0.1:${address.clientPort}/?MCP_INSPECTOR_API_TOKEN=${address.token}`,
+      );
+      await main.getByRole("switch", { name: /^Connect or disconnect/ })
+        .waitFor();
+    }],
+    ["switch the lab's server card to connected", () => connectCard(ui)],
+    ["open the Resources screen", async () => {
+      await ui.page.getByRole("banner").getByText("Resources", { exact: true })
+        .click();
+    }],
+    [`open ${REVIEW_URI} (${REVIEW_TITLE})`, async () => {
+      await main.getByRole("region", { name: /^URIs/ }).getByText(REVIEW_TITLE)
+        .click();
+      await preview.getByText(REVIEW_URI).waitFor();
+      return await ui.shown();
+    }],
+    ["click Subscribe in the preview", async () => {
+      await preview.getByRole("button", { name: "Subscribe", exact: true })
+        .click();
+      await preview.getByRole("button", { name: "Unsubscribe", exact: true })
+        .waitFor();
+      await ui.shot("after Subscribe, before the lab's update", "before");
+      return await ui.shown();
+    }],
+    [`wait ${waitSeconds} s, past the lab's update`, async () => {
+      await sleep(waitSeconds * 1000);
+      await ui.shot("past the lab's update, before any click", "after-update");
+      return await ui.shown();
+    }],
+  ];
+}
+
+/** Switches the lab's server card on; says the protocol the UI shows. */
+async function connectCard({ page, main }: InspectorUi): Promise<string> {
+  // The switch's own track covers the input, so check it by force; a click
+  // that lands before the page reacts to it is tried again.
+  const toggle = main.getByRole("switch", { name: /^Connect or disconnect/ });
+  for (let attempt = 1;; attempt++) {
+    try {
+      await toggle.check({ force: true, timeout: 5000 });
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      await page.waitForTimeout(500);
+    }
+  }
+  await main.getByText("Connected", { exact: true }).waitFor();
+  return (await main.getByText(/^MCP \d/).first().innerText()).trim();
 }

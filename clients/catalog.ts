@@ -10,6 +10,7 @@
  * @module
  */
 
+import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
@@ -103,12 +104,14 @@ const commandWithDescription = (command: string) => ({
 /** The API key every client gets: a fake, the model is on loopback. */
 export const FAKE_API_KEY = "lab-scripted-model-key";
 
-const URI = "test://review/status";
 const SERVER = "lab";
 
 /** OpenCode's resource tools, which Kilo Code CLI kept. */
 const OPENCODE_SCRIPT = {
-  read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
+  read: {
+    name: "read_mcp_resource",
+    input: { server: SERVER, uri: REVIEW_URI },
+  },
   nudge: { name: "list_mcp_resources", input: { server: SERVER } },
 };
 
@@ -154,7 +157,7 @@ export const CLIENTS: ClientDefinition[] = [
     script: {
       read: {
         name: "ReadMcpResourceTool",
-        input: { server: SERVER, uri: URI },
+        input: { server: SERVER, uri: REVIEW_URI },
       },
       nudge: { name: "ListMcpResourcesTool", input: { server: SERVER } },
       // Claude Code defers MCP tools until the model searches for them.
@@ -226,7 +229,7 @@ export const CLIENTS: ClientDefinition[] = [
     bin: "gemini",
     wire: "gemini",
     script: {
-      read: { name: "read_mcp_resource", input: { uri: URI } },
+      read: { name: "read_mcp_resource", input: { uri: REVIEW_URI } },
       nudge: { name: "list_mcp_resources", input: { serverName: SERVER } },
     },
     modes: ["default"],
@@ -277,7 +280,10 @@ export const CLIENTS: ClientDefinition[] = [
     bin: "codex",
     wire: "openai-responses",
     script: {
-      read: { name: "read_mcp_resource", input: { server: SERVER, uri: URI } },
+      read: {
+        name: "read_mcp_resource",
+        input: { server: SERVER, uri: REVIEW_URI },
+      },
       nudge: { name: "list_mcp_resources", input: { server: SERVER } },
     },
     // Codex speaks 2025 unless its `mcp_2026_07_28` feature is on.
@@ -409,7 +415,7 @@ export const CLIENTS: ClientDefinition[] = [
     script: {
       read: {
         name: "read_mcp_resource",
-        input: { mcp_name: SERVER, uri: URI },
+        input: { mcp_name: SERVER, uri: REVIEW_URI },
       },
       nudge: { name: "list_mcp_resources", input: { mcp_name: SERVER } },
     },
@@ -511,7 +517,7 @@ export const CLIENTS: ClientDefinition[] = [
     script: {
       read: {
         name: "read_mcp_resource",
-        input: { server_name: SERVER, uri: URI },
+        input: { server_name: SERVER, uri: REVIEW_URI },
       },
       // It has no resource-list tool: a glob is its harmless call.
       nudge: { name: "glob", input: { pattern: "*.md" } },
@@ -878,7 +884,7 @@ export const COMMAND_CLIENTS: CommandClientDefinition[] = [
           ],
         },
         {
-          args: ["--connection", labUrl, "resources/subscribe", URI],
+          args: ["--connection", labUrl, "resources/subscribe", REVIEW_URI],
           streamSeconds: delaySeconds + STREAM_MARGIN_SECONDS,
         },
         { args: ["disconnect", labUrl] },
@@ -914,7 +920,7 @@ export const COMMAND_CLIENTS: CommandClientDefinition[] = [
           "--method",
           "resources/read",
           "--uri",
-          URI,
+          REVIEW_URI,
         ],
       }];
     },

@@ -8,34 +8,38 @@
  */
 
 import type { CommandClientDefinition, ModeId } from "./catalog.ts";
-import type { LabReport } from "../main.ts";
 import {
-  alive,
-  type BaseRunOptions,
+  finalLabReports,
+  joinedDetail,
+  type LabReports,
+  NO_LAB_REPORTS,
+  startRunLab,
+} from "./lab.ts";
+import {
   commandLine,
-  type CommandStepRecord,
   daemonPid,
+  endByPid,
+  exitsWithin,
   freshRunDir,
   isolatedEnv,
-  notStarted,
-  type ProcessResult,
-  runHeader,
+  removeFolders,
   runProcess,
-  type RunRecord,
-  startRunLab,
   tail,
+} from "./process.ts";
+import {
+  type BaseRunOptions,
+  type CommandStepRecord,
+  notStarted,
+  runHeader,
+  type RunRecord,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 /** A command client's run: `timeoutSeconds` bounds each command. */
 export type CommandRunOptions = BaseRunOptions;
 
 /** Seconds the daemon gets to exit after its own stop command. */
 const DAEMON_GRACE_SECONDS = 3;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** The command as evidence: generic paths, the lab's URL as `$LAB_URL`. */
 export function stepCommand(
@@ -81,7 +85,7 @@ export async function runCommandClient(
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
   });
-  const { home, workDir, tmpDir } = await freshRunDir(options.runDir);
+  const folders = await freshRunDir(options.runDir);
   const lab = await startRunLab(options, trigger);
   if ("failed" in lab) {
     return {
@@ -93,43 +97,19 @@ export async function runCommandClient(
   const daemonDir = client.daemon
     ? await Deno.makeTempDir({ dir: "/tmp", prefix: "lab-daemon-" })
     : undefined;
-  const env = {
-    ...isolatedEnv(home, tmpDir),
-    ...client.env,
-    ...(client.daemon && daemonDir
-      ? { [client.daemon.dirEnv]: daemonDir }
-      : {}),
-  };
-  const paths = { home, workDir, labUrl: lab.url };
   const steps: CommandStepRecord[] = [];
-  const run = async (args: string[], index: number, streamSeconds?: number) => {
-    const startedAt = secondsSinceStart();
-    const result: ProcessResult = await runProcess(options.binPath, args, {
-      cwd: workDir,
-      env,
-      outputPath: `${options.runDir}/step-${index}.log`,
-      timeoutSeconds: options.timeoutSeconds,
-      stopAfterSeconds: streamSeconds === undefined
-        ? undefined
-        : Math.min(streamSeconds, options.timeoutSeconds),
-    });
-    steps.push({
-      startedAt: Math.round(startedAt * 10) / 10,
-      command: stepCommand(client.bin, args, paths),
-      outcome: result.outcome,
-      exitCode: result.exitCode,
-      detail: result.detail,
-      durationSeconds: Math.round((secondsSinceStart() - startedAt) * 10) / 10,
-      outputTail: tail(result.output.replaceAll(lab.url, "$LAB_URL"), 20),
-    });
-  };
-  let labReport: LabReport | null = null;
-  let labReportMarkdown: string | null = null;
+  const run = stepRunner(client, options, {
+    ...folders,
+    labUrl: lab.url,
+    daemonDir,
+    steps,
+    secondsSinceStart,
+  });
+  let reports: LabReports | { unavailable: string } = NO_LAB_REPORTS;
   let daemon: string | undefined;
-  let reportError: string | undefined;
   try {
     const planned = client.steps({
-      home,
+      home: folders.home,
       labUrl: lab.url,
       mode,
       delaySeconds: options.delaySeconds,
@@ -137,14 +117,7 @@ export async function runCommandClient(
     for (const [index, step] of planned.entries()) {
       await run(step.args, index + 1, step.streamSeconds);
     }
-    // Let the lab log the last requests (a DELETE, a closed stream).
-    await sleep(500);
-    try {
-      labReport = await lab.report();
-      labReportMarkdown = await lab.reportMarkdown();
-    } catch (error) {
-      reportError = `lab report unavailable: ${error}`;
-    }
+    reports = await finalLabReports(lab);
   } finally {
     if (client.daemon && daemonDir) {
       daemon = await stopDaemon(client, run, daemonDir, steps.length + 1);
@@ -152,26 +125,17 @@ export async function runCommandClient(
     }
     await lab.stop();
   }
-  if (!options.keepHome) {
-    for (const dir of [home, workDir, tmpDir]) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-  }
+  if (!options.keepHome) await removeFolders(Object.values(folders));
   const outcome = overallOutcome(steps);
   return {
     ...base,
     durationSeconds: Math.round(secondsSinceStart()),
     ...outcome,
-    ...(reportError
-      ? {
-        detail: outcome.detail
-          ? `${outcome.detail}; ${reportError}`
-          : reportError,
-      }
+    ...("unavailable" in reports
+      ? { detail: joinedDetail(outcome.detail, reports.unavailable) }
       : {}),
     command: steps.map((step) => step.command).join("\n"),
-    labReport,
-    labReportMarkdown,
+    ...("unavailable" in reports ? NO_LAB_REPORTS : reports),
     transcript: [],
     outputTail: steps.map((step) => step.outputTail).filter(Boolean).join(
       "\n",
@@ -182,13 +146,68 @@ export async function runCommandClient(
   };
 }
 
+/** Runs one of the client's commands; `index` names its log. */
+type StepRunner = (
+  args: string[],
+  index: number,
+  streamSeconds?: number,
+) => Promise<void>;
+
+/**
+ * Runs the client's commands one at a time in its isolated folders (a
+ * streaming one stopped as planned), recording each in `run.steps`.
+ */
+function stepRunner(
+  client: CommandClientDefinition,
+  options: CommandRunOptions,
+  run: {
+    home: string;
+    workDir: string;
+    tmpDir: string;
+    labUrl: string;
+    daemonDir: string | undefined;
+    steps: CommandStepRecord[];
+    secondsSinceStart(): number;
+  },
+): StepRunner {
+  const env = {
+    ...isolatedEnv(run.home, run.tmpDir),
+    ...client.env,
+    ...(client.daemon && run.daemonDir
+      ? { [client.daemon.dirEnv]: run.daemonDir }
+      : {}),
+  };
+  return async (args, index, streamSeconds) => {
+    const startedAt = run.secondsSinceStart();
+    const result = await runProcess(options.binPath, args, {
+      cwd: run.workDir,
+      env,
+      outputPath: `${options.runDir}/step-${index}.log`,
+      timeoutSeconds: options.timeoutSeconds,
+      stopAfterSeconds: streamSeconds === undefined
+        ? undefined
+        : Math.min(streamSeconds, options.timeoutSeconds),
+    });
+    run.steps.push({
+      startedAt: Math.round(startedAt * 10) / 10,
+      command: stepCommand(client.bin, args, run),
+      outcome: result.outcome,
+      exitCode: result.exitCode,
+      detail: result.detail,
+      durationSeconds: Math.round((run.secondsSinceStart() - startedAt) * 10) /
+        10,
+      outputTail: tail(result.output.replaceAll(run.labUrl, "$LAB_URL"), 20),
+    });
+  };
+}
+
 /**
  * Ends the daemon the client started: its own stop command, then, if its
  * PID is still alive, SIGTERM and SIGKILL to that PID (never by name).
  */
 async function stopDaemon(
   client: CommandClientDefinition,
-  run: (args: string[], index: number) => Promise<void>,
+  run: StepRunner,
   daemonDir: string,
   index: number,
 ): Promise<string> {
@@ -198,24 +217,13 @@ async function stopDaemon(
   );
   if (pid === undefined) return "no daemon PID file: no daemon was running";
   await run(daemon.stopArgs, index);
-  for (let waited = 0; waited < DAEMON_GRACE_SECONDS * 10; waited++) {
-    if (!await alive(pid)) {
-      return `daemon PID ${pid} ended after \`${client.bin} ${
-        daemon.stopArgs.join(" ")
-      }\``;
-    }
-    await sleep(100);
+  if (await exitsWithin(pid, DAEMON_GRACE_SECONDS * 1000)) {
+    return `daemon PID ${pid} ended after \`${client.bin} ${
+      daemon.stopArgs.join(" ")
+    }\``;
   }
-  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-    try {
-      Deno.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
-    await sleep(1000);
-    if (!await alive(pid)) {
-      return `daemon PID ${pid} outlived its stop command; ended with ${signal}`;
-    }
-  }
-  return `daemon PID ${pid} is still running after SIGKILL`;
+  return `daemon PID ${pid} outlived its stop command; ${await endByPid(
+    pid,
+    1000,
+  )}`;
 }

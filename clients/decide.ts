@@ -99,7 +99,16 @@ export interface Decision {
    */
   contextUpdated?: boolean;
   note?: string;
+  /**
+   * What the route's call returned when it did not bring version 2 (on
+   * shell-probe, what the shell printed), cut to `ROUTE_RESULT_KEPT`
+   * characters: the row quotes it, so a failed call says why.
+   */
+  routeResult?: string;
 }
+
+/** How much of a failed route call's result a decision keeps. */
+export const ROUTE_RESULT_KEPT = 2000;
 
 /** A runaway loop (a client that keeps re-prompting) ends here. */
 const MAX_MODEL_CALLS = 8;
@@ -191,8 +200,8 @@ export function decide(
     );
   }
   const readNames = [readName, script.read.name];
-  const readCall: Action = {
-    kind: "tool",
+  const readCall = {
+    kind: "tool" as const,
     name: readName,
     input: script.read.input,
   };
@@ -235,6 +244,23 @@ export function decide(
   if (route !== "native") {
     return routeDecision(conversation, script, route, firstSighting);
   }
+  return nativeDecision(conversation, script, readCall, firstSighting);
+}
+
+/**
+ * After version 1, natively: wait past the update and make the harmless
+ * call, then note whether version 2 came in by itself and read again, then
+ * answer.
+ */
+function nativeDecision(
+  conversation: Conversation,
+  script: ModelScript,
+  readCall: Extract<Action, { kind: "tool" }>,
+  firstSighting: number,
+): Decision {
+  const turns = conversation.turns;
+  const versionsSeen = versionsIn(turns);
+  const readNames = [readCall.name, script.read.name];
   const nudgeName = resolveTool(conversation.offeredTools, script.nudge.name);
   const nudgeNames = nudgeName === undefined
     ? []
@@ -333,6 +359,9 @@ export function routeDecision(
       turns.slice(calledAt).some((turn) =>
         /version: 2\b/.test(turnText(turn))
       ));
+  const result = turns.slice(calledAt + 1).find((turn) =>
+    turn.kind === "toolResult"
+  );
   return text(
     "final",
     contextUpdated
@@ -341,6 +370,9 @@ export function routeDecision(
       }: the ${what} brought the update.`
       : `The ${what} did not bring version 2.`,
     versionsSeen,
-    { contextUpdated },
+    contextUpdated || result === undefined ? { contextUpdated } : {
+      contextUpdated,
+      routeResult: turnText(result).slice(0, ROUTE_RESULT_KEPT),
+    },
   );
 }

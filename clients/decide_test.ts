@@ -3,7 +3,7 @@ import type { Conversation, Turn } from "./conversation.ts";
 import { flattenText, resourceSightings } from "./conversation.ts";
 import { clientById } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
-import { routeScript } from "./runner.ts";
+import { routeScript } from "./agent_runner.ts";
 
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
@@ -236,7 +236,8 @@ const waitScript: ModelScript = {
     input: { since_version: 1, timeout_seconds: 60 },
   },
 };
-const PROBE = "deno run -A /lab/main.ts probe --url http://127.0.0.1:1/mcp";
+const PROBE =
+  "/deno/bin/deno run -A /lab/probe.ts --url http://127.0.0.1:1/mcp";
 const shellScript: ModelScript = {
   ...script,
   route: "shell-probe",
@@ -385,6 +386,9 @@ Deno.test("decide (shell-probe): the probe's JSON with version 2 → level 7; it
   );
   assert.equal(failed.stage, "final");
   assert.equal(failed.contextUpdated, false);
+  // The failed call's result is kept for the row to quote; a success's not.
+  assert.equal(failed.routeResult, "error: Permission denied: deno");
+  assert.equal(reached.routeResult, undefined);
 });
 
 Deno.test("decide (shell-probe): a client without a headless shell says why", () => {
@@ -446,9 +450,12 @@ function droidScript(route: Route): ModelScript {
     ...droid.script,
     waitSeconds: 5,
     ...routeScript(droid, route, {
-      mainPath: "/lab/main.ts",
+      probe: {
+        denoPath: "/deno/bin/deno",
+        probePath: "/lab/probe.ts",
+        denoDir: "/deno",
+      },
       labUrl: "http://127.0.0.1:1/mcp",
-      denoDir: "/deno",
       delaySeconds: 3,
     }),
   };
@@ -537,7 +544,10 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
     input: Record<string, unknown>;
   };
   assert.equal(name, "Execute");
-  assert.match(String(input.command), /main\.ts probe --url/);
+  assert.equal(
+    input.command,
+    "DENO_DIR=/deno DENO_NO_UPDATE_CHECK=1 /deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:1/mcp --uri test://review/status --json",
+  );
   // Its schema: a sentence-cased summary of 3-8 words, a reason, a level.
   assert.match(String(input.summary), /^[A-Z]\S*(?:\s+\S+){2,7}$/);
   assert.ok(String(input.riskLevelReason).length > 0);

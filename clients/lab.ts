@@ -230,6 +230,70 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
   };
 }
 
+/**
+ * Starts a client run's lab (its log in the run folder), or says in one
+ * string why it could not: a lab that fails is a row, not an error.
+ */
+export async function startRunLab(
+  options: { labMainPath: string; runDir: string; delaySeconds: number },
+  trigger: Exclude<UpdateTrigger, "connect">,
+  tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
+): Promise<RunningLab | { failed: string }> {
+  try {
+    return await startLab({
+      mainPath: options.labMainPath,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      enableTool: tools.enableTool ?? false,
+      enableWaitTool: tools.enableWaitTool,
+      logPath: `${options.runDir}/lab.log`,
+    });
+  } catch (error) {
+    return { failed: String(error) };
+  }
+}
+
+/** The lab's report of a run, as JSON and as Markdown. */
+export interface LabReports {
+  labReport: LabReport | null;
+  labReportMarkdown: string | null;
+}
+
+/** A run's reports when the lab gave none. */
+export const NO_LAB_REPORTS: Readonly<LabReports> = Object.freeze({
+  labReport: null,
+  labReportMarkdown: null,
+});
+
+/** The lab's report now, as JSON and as Markdown. */
+export async function labReports(lab: RunningLab): Promise<LabReports> {
+  const labReport = await lab.report();
+  return { labReport, labReportMarkdown: await lab.reportMarkdown() };
+}
+
+/**
+ * The lab's report at the end of a run, after letting it log the last
+ * requests (a DELETE, a closed stream); or why there is none.
+ */
+export async function finalLabReports(
+  lab: RunningLab,
+): Promise<LabReports | { unavailable: string }> {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  try {
+    return await labReports(lab);
+  } catch (error) {
+    return { unavailable: `lab report unavailable: ${error}` };
+  }
+}
+
+/** A run's detail with one more reason after it. */
+export function joinedDetail(
+  detail: string | undefined,
+  more: string,
+): string {
+  return detail ? `${detail}; ${more}` : more;
+}
+
 /** A free loopback port, for servers that cannot pick their own. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });

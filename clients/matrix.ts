@@ -11,8 +11,9 @@
 import type { ClientReport, Era, VerdictSteps } from "../main.ts";
 import type { ModeId } from "./catalog.ts";
 import type { Route } from "./decide.ts";
-import type { CommandStepRecord, RunRecord, Trigger } from "./runner.ts";
-import { errorLine, PROBE_CLIENT, PROGRESS_CHECK } from "./runner.ts";
+import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
+import { errorLine, printableLine } from "./process.ts";
+import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -154,97 +155,148 @@ export function rowLevel(
   return contextUpdated === true && notificationDelivered ? 7 : labLevel;
 }
 
+/** What a row's route notes read of its run. */
+type RouteRun =
+  & Pick<RunRecord, "route" | "longWait" | "delaySeconds" | "transcript">
+  & {
+    progressCheck?: RunRecord["progressCheck"];
+    progressTokensRemoved?: number;
+    progressTokensSent?: number;
+  };
+
 /** What the route itself showed, for a row's notes. */
 export function routeNotes(
-  run:
-    & Pick<
-      RunRecord,
-      "route" | "longWait" | "delaySeconds" | "transcript"
-    >
-    & {
-      progressCheck?: RunRecord["progressCheck"];
-      progressTokensRemoved?: number;
-      progressTokensSent?: number;
-    },
+  run: RouteRun,
   labClient: ClientReport | undefined,
   probeLevel: number | null,
   contextUpdated: boolean | null,
 ): string[] {
-  const notes: string[] = [];
   const unavailable = run.transcript.find((entry) =>
     entry.stage === "no-route-tool"
   );
-  if (unavailable) {
+  // The note may name the tools the client offered: its words, escaped.
+  const notes = unavailable
+    ? [
+      `cannot take this route: ${
+        printableLine(unavailable.note ?? unavailable.answer, 1000)
+      }`,
+    ]
+    : [];
+  if (run.route === "wait-tool" && labClient) {
     notes.push(
-      `cannot take this route: ${unavailable.note ?? unavailable.answer}`,
+      ...waitToolNotes(run, labClient.waitTool, contextUpdated, !unavailable),
     );
   }
-  if (run.route === "wait-tool" && labClient) {
-    const wait = labClient.waitTool;
-    if (wait.calls === 0) {
-      if (!unavailable) notes.push("the wait tool was never called");
-    } else {
-      notes.push(
-        `wait tool: ${wait.calls} call(s), the longest blocked ${wait.longestWaitSeconds} s${
-          wait.level === 6 ? ", version 2 delivered through it" : ""
-        }`,
-      );
-    }
-    if (run.progressCheck && wait.calls > 0) {
-      const survived = wait.level === 6 && contextUpdated === true;
-      const limit = PROGRESS_CHECK.toolTimeoutSeconds;
-      // Without a progressToken the lab has nothing to send progress with.
-      const tokenless = run.progressCheck === "progress" &&
-        run.progressTokensSent === 0;
-      notes.push(
-        tokenless
-          ? `progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at ${limit} s the call ${
-            survived
-              ? `still lasted until the update after ${run.delaySeconds} s: the timeout setting did not apply`
-              : `ended after ${wait.longestWaitSeconds} s`
-          }`
-          : run.progressCheck === "progress"
-          ? survived
-            ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
-            : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`
-          : `progress check, control: ${
-            run.progressTokensRemoved
-              ? `the client sent a progressToken with ${run.progressTokensRemoved} request(s), removed on its way to the lab`
-              : "the client sent no progressToken, so none was removed"
-          }; without progress the call ${
-            survived
-              ? `still lasted until the update after ${run.delaySeconds} s: the ${limit} s timeout setting did not apply`
-              : `ended after ${wait.longestWaitSeconds} s: the ${limit} s timeout setting applies`
-          }`,
-      );
-    }
-    if (run.longWait) {
-      notes.push(
-        wait.level === 6 && contextUpdated === true
-          ? `long wait: the update came after ${run.delaySeconds} s and the call survived that long`
-          : wait.calls === 0
-          ? `long wait: no call to judge`
-          : `long wait: the update came after ${run.delaySeconds} s; the call ended after ${wait.longestWaitSeconds} s without it (the client's tool-call timeout)`,
-      );
-    }
-  }
   if (run.route === "shell-probe" && !unavailable) {
-    const called = run.transcript.some((entry) => entry.stage === "run-probe");
+    notes.push(...shellProbeNotes(run, probeLevel, contextUpdated));
+  }
+  return notes;
+}
+
+/**
+ * The lab's record of the wait tool, and what the long wait or progress
+ * check showed. `offered`: the model could call it.
+ */
+function waitToolNotes(
+  run: RouteRun,
+  wait: ClientReport["waitTool"],
+  contextUpdated: boolean | null,
+  offered: boolean,
+): string[] {
+  const notes: string[] = [];
+  if (wait.calls === 0) {
+    if (offered) notes.push("the wait tool was never called");
+  } else {
     notes.push(
-      !called
-        ? "the model never got to run the probe"
-        : probeLevel === null
-        ? "the probe never reached the lab (the shell command did not run it)"
-        : `the probe reached level ${probeLevel} in the lab${
-          contextUpdated === true
-            ? ", and its result with version 2 reached the model"
-            : contextUpdated === false
-            ? ", but its result with version 2 did not reach the model"
-            : ""
-        }`,
+      `wait tool: ${wait.calls} call(s), the longest blocked ${wait.longestWaitSeconds} s${
+        wait.level === 6 ? ", version 2 delivered through it" : ""
+      }`,
+    );
+  }
+  const survived = wait.level === 6 && contextUpdated === true;
+  if (run.progressCheck && wait.calls > 0) {
+    notes.push(progressCheckNote(run, wait, survived));
+  }
+  if (run.longWait) {
+    notes.push(
+      survived
+        ? `long wait: the update came after ${run.delaySeconds} s and the call survived that long`
+        : wait.calls === 0
+        ? `long wait: no call to judge`
+        : `long wait: the update came after ${run.delaySeconds} s; the call ended after ${wait.longestWaitSeconds} s without it (the client's tool-call timeout)`,
     );
   }
   return notes;
+}
+
+/** Whether the client reset its tool timeout on progress, or the control. */
+function progressCheckNote(
+  run: RouteRun,
+  wait: ClientReport["waitTool"],
+  survived: boolean,
+): string {
+  const limit = PROGRESS_CHECK.toolTimeoutSeconds;
+  // Without a progressToken the lab has nothing to send progress with.
+  if (run.progressCheck === "progress" && run.progressTokensSent === 0) {
+    return `progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at ${limit} s the call ${
+      survived
+        ? `still lasted until the update after ${run.delaySeconds} s: the timeout setting did not apply`
+        : `ended after ${wait.longestWaitSeconds} s`
+    }`;
+  }
+  if (run.progressCheck === "progress") {
+    return survived
+      ? `progress check: with the client's tool timeout at ${limit} s and progress notifications every 5 s, the call lasted until the update after ${run.delaySeconds} s: the client resets its timeout on progress`
+      : `progress check: with the client's tool timeout at ${limit} s, the call ended after ${wait.longestWaitSeconds} s although progress notifications came every 5 s: the client does not reset its timeout on progress`;
+  }
+  return `progress check, control: ${
+    run.progressTokensRemoved
+      ? `the client sent a progressToken with ${run.progressTokensRemoved} request(s), removed on its way to the lab`
+      : "the client sent no progressToken, so none was removed"
+  }; without progress the call ${
+    survived
+      ? `still lasted until the update after ${run.delaySeconds} s: the ${limit} s timeout setting did not apply`
+      : `ended after ${wait.longestWaitSeconds} s: the ${limit} s timeout setting applies`
+  }`;
+}
+
+/**
+ * How far the probe the client's shell ran got, and, when its result did
+ * not bring version 2, what the shell tool returned.
+ */
+function shellProbeNotes(
+  run: RouteRun,
+  probeLevel: number | null,
+  contextUpdated: boolean | null,
+): string[] {
+  const called = run.transcript.some((entry) => entry.stage === "run-probe");
+  const printed = run.transcript.findLast((entry) =>
+    entry.routeResult !== undefined
+  )?.routeResult;
+  return [
+    !called
+      ? "the model never got to run the probe"
+      : probeLevel === null
+      ? "the probe never reached the lab (the shell command did not run it)"
+      : `the probe reached level ${probeLevel} in the lab${
+        contextUpdated === true
+          ? ", and its result with version 2 reached the model"
+          : contextUpdated === false
+          ? ", but its result with version 2 did not reach the model"
+          : ""
+      }`,
+    ...(printed !== undefined && contextUpdated !== true
+      ? [`the shell tool returned ${quotedOutput(printed)}`]
+      : []),
+  ];
+}
+
+/**
+ * What a client or its shell printed, quoted in a row or an evidence table:
+ * one escaped line of at most 200 characters, without backticks.
+ */
+export function quotedOutput(text: string): string {
+  return `"${printableLine(text, 200).replaceAll("`", "'")}"`;
 }
 
 function modelNote(transcript: TranscriptEntry[]): string | undefined {
@@ -252,7 +304,7 @@ function modelNote(transcript: TranscriptEntry[]): string | undefined {
   const noReadTool = transcript.find((entry) => entry.stage === "no-read-tool");
   if (noReadTool) {
     return `its model was offered no resource-read tool (${
-      noReadTool.note ?? ""
+      printableLine(noReadTool.note ?? "", 1000)
     })`;
   }
   const failed = transcript.find((entry) => entry.stage === "read-failed");
@@ -506,7 +558,7 @@ function contextCell(row: MatrixRow): string {
  * header cell cannot hold them).
  */
 export const ROUTE_TEXT =
-  "Route: `native` is the client as it ships, left to subscribe and bring the update in by itself, while `wait-tool` has the model call the lab's blocking `wait_for_review_update` tool after reading version 1, and `shell-probe` has it run the lab's probe (`main.ts probe --json`) through the client's own shell tool. On those two routes level 7 means the route's call brought version 2 to the model, which the lab's report confirms (the wait tool's level 6 for the client, or the probe client's level 6), and Notes say how long the client let the call block.";
+  "Route: `native` is the client as it ships, left to subscribe and bring the update in by itself, while `wait-tool` has the model call the lab's blocking `wait_for_review_update` tool after reading version 1, and `shell-probe` has it run the lab's probe (`probe.ts --json`) through the client's own shell tool. On those two routes level 7 means the route's call brought version 2 to the model, which the lab's report confirms (the wait tool's level 6 for the client, or the probe client's level 6), and Notes say how long the client let the call block.";
 
 function routeCell(row: MatrixRow): string {
   const route = row.route ?? "native";
@@ -627,7 +679,11 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
             : "no",
           `${entry.answer}${
             entry.waitSeconds ? ` after ${entry.waitSeconds} s` : ""
-          }${entry.note ? ` (${entry.note})` : ""}`,
+          }${entry.note ? ` (${printableLine(entry.note, 1000)})` : ""}${
+            entry.routeResult === undefined
+              ? ""
+              : ` (the call returned ${quotedOutput(entry.routeResult)})`
+          }`,
         ].map((text) => cell(text).replaceAll("`", "'")).join(" | ")
       } |`,
     );

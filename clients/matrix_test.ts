@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ClientReport, LabReport } from "../main.ts";
+import type { ClientReport } from "../main.ts";
 import { installFailureReason } from "./install.ts";
 import {
   demoteHeadings,
@@ -11,128 +11,23 @@ import {
   mergeEvidence,
   mergeRows,
   probeLabLevel,
+  quotedOutput,
   rereadByItself,
   ROUTE_TEXT,
   rowFromRun,
   rowLevel,
 } from "./matrix.ts";
-import { errorLine, runHeader, type RunRecord, tail } from "./runner.ts";
-import type { TranscriptEntry } from "./scripted_model.ts";
-
-const T0 = Date.parse("2026-11-30T10:00:00.000Z");
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-
-function labClient(fields: Partial<ClientReport>): ClientReport {
-  return {
-    id: "s1",
-    name: "demo",
-    version: "1.0.0",
-    era: "2025",
-    protocolVersion: "2025-06-18",
-    transport: "streamable-http",
-    firstSeen: at(0),
-    lastSeen: at(9),
-    ended: null,
-    trigger: "read",
-    level: 3,
-    levelName: "read version 1",
-    missing: "never subscribed to test://review/status (resources/subscribe)",
-    steps: {
-      connected: true,
-      listed: true,
-      readV1: true,
-      subscribed: false,
-      notificationDelivered: false,
-      rereadAfterNotification: false,
-      contextUpdated: "not observable",
-    },
-    resourceVersion: 2,
-    lastVersionRead: 1,
-    updatesSent: 1,
-    notificationsLost: 0,
-    readVia: "resource",
-    waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
-    listenStreamsAtOnce: 0,
-    timeline: [],
-    timelineDropped: 0,
-    ...fields,
-  };
-}
-
-function report(clients: ClientReport[]): LabReport {
-  return {
-    lab: "0.2.0",
-    sdk: "2.4.0",
-    generatedAt: at(30),
-    scenario: {
-      trigger: "read",
-      updateDelaySeconds: 3,
-      updateCount: 1,
-      updateIntervalSeconds: 5,
-      sendListChanged: false,
-      toolEnabled: false,
-    },
-    clients,
-  };
-}
-
-function entry(
-  seconds: number,
-  stage: TranscriptEntry["stage"],
-  fields: Partial<TranscriptEntry> = {},
-): TranscriptEntry {
-  return {
-    at: at(seconds),
-    method: "POST",
-    path: "/v1/messages",
-    wire: "anthropic-messages",
-    stream: true,
-    stage,
-    answer: "tool read_mcp_resource {}",
-    offeredTools: 3,
-    readToolOffered: true,
-    versionsSeen: [],
-    waitSeconds: 0,
-    ...fields,
-  };
-}
-
-function run(fields: Partial<RunRecord>): RunRecord {
-  return {
-    clientId: "demo",
-    displayName: "Demo CLI",
-    npmPackage: "demo-cli",
-    version: "1.0.0",
-    mode: "default",
-    trigger: "read",
-    route: "native",
-    longWait: false,
-    progressCheck: null,
-    delaySeconds: 3,
-    ranAt: at(0),
-    durationSeconds: 9,
-    outcome: "completed",
-    exitCode: 0,
-    command: 'demo -p "<prompt>"',
-    labReport: report([labClient({})]),
-    labReportMarkdown:
-      "# MCP resource subscription lab report\n\n## demo/1.0.0",
-    transcript: [
-      entry(0, "read-v1"),
-      entry(1, "wait-then-nudge", { versionsSeen: [1] }),
-      entry(6, "check-context-then-reread", {
-        versionsSeen: [1],
-        contextUpdated: false,
-      }),
-      entry(7, "final", { versionsSeen: [1, 1], contextUpdated: false }),
-    ],
-    outputTail: "",
-    ...fields,
-  };
-}
+import { runHeader } from "./run_record.ts";
+import {
+  at,
+  labClient,
+  labReport,
+  runRecord,
+  transcriptEntry,
+} from "./testdata/fixtures.ts";
 
 Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
-  const row = rowFromRun(run({}));
+  const row = rowFromRun(runRecord({}));
   assert.equal(row.labClient, "demo/1.0.0");
   assert.equal(row.era, "2025");
   assert.equal(row.protocolVersion, "2025-06-18");
@@ -156,7 +51,9 @@ Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
 
 Deno.test("rowFromRun: a probe connection does not hide the working one", () => {
   const probe = labClient({ id: "probe", level: 1, missing: "never listed" });
-  const row = rowFromRun(run({ labReport: report([probe, labClient({})]) }));
+  const row = rowFromRun(
+    runRecord({ labReport: labReport([probe, labClient({})]) }),
+  );
   assert.equal(row.labLevel, 3);
   assert.equal(mainLabClient([probe])?.id, "probe");
   assert.equal(mainLabClient([]), undefined);
@@ -193,11 +90,11 @@ Deno.test("rowFromRun: level 6 reached only because the model asked says so", ()
       },
     ],
   });
-  const row = rowFromRun(run({ labReport: report([notified]) }));
+  const row = rowFromRun(runRecord({ labReport: labReport([notified]) }));
   assert.equal(row.level, 6);
   assert.match(row.notes, /read version 2 only when the model asked/);
   assert.match(row.notes, /not in the agent's context until it asked/);
-  assert.equal(rereadByItself(notified, run({}).transcript), false);
+  assert.equal(rereadByItself(notified, runRecord({}).transcript), false);
 });
 
 Deno.test("rowFromRun: a client that re-reads and shows the update by itself reaches 7", () => {
@@ -219,15 +116,20 @@ Deno.test("rowFromRun: a client that re-reads and shows the update by itself rea
     ],
   });
   const transcript = [
-    entry(0, "read-v1"),
-    entry(1, "wait-then-nudge", { versionsSeen: [1] }),
-    entry(6, "check-context-then-reread", {
+    transcriptEntry(0, "read-v1"),
+    transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+    transcriptEntry(6, "check-context-then-reread", {
       versionsSeen: [1, 2],
       contextUpdated: true,
     }),
-    entry(7, "final", { versionsSeen: [1, 2, 2], contextUpdated: true }),
+    transcriptEntry(7, "final", {
+      versionsSeen: [1, 2, 2],
+      contextUpdated: true,
+    }),
   ];
-  const row = rowFromRun(run({ labReport: report([native]), transcript }));
+  const row = rowFromRun(
+    runRecord({ labReport: labReport([native]), transcript }),
+  );
   assert.equal(row.level, 7);
   assert.equal(row.labLevel, 6);
   assert.equal(row.contextUpdated, true);
@@ -236,11 +138,11 @@ Deno.test("rowFromRun: a client that re-reads and shows the update by itself rea
 });
 
 Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their reason", () => {
-  const crashed = rowFromRun(run({
+  const crashed = rowFromRun(runRecord({
     outcome: "exit-nonzero",
     exitCode: 1,
     detail: "exit 1",
-    labReport: report([]),
+    labReport: labReport([]),
     transcript: [],
     outputTail:
       "starting\nError: MCP server lab refused: tools/list failed\nbye",
@@ -251,7 +153,7 @@ Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their
     crashed.notes,
     "exit 1: Error: MCP server lab refused: tools/list failed; never reached the lab",
   );
-  const hung = rowFromRun(run({
+  const hung = rowFromRun(runRecord({
     outcome: "timeout",
     detail: "no exit within 120 s",
   }));
@@ -260,7 +162,7 @@ Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their
     /^timed out \(no exit within 120 s\); never subscribed/,
   );
   assert.equal(hung.level, 3);
-  const install = rowFromRun(run({
+  const install = rowFromRun(runRecord({
     outcome: "install-failed",
     detail: "Error: getaddrinfo ENOTFOUND github.com",
     labReport: null,
@@ -272,7 +174,7 @@ Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their
   );
   assert.equal(install.era, null);
   assert.equal(install.level, 0);
-  const unsupported = rowFromRun(run({
+  const unsupported = rowFromRun(runRecord({
     outcome: "not-supported",
     detail: "no MCP support by design",
     labReport: null,
@@ -302,7 +204,7 @@ Deno.test("rowFromRun: a client run from another platform package's binary says 
     "read",
   );
   assert.equal(header.installNote, note);
-  const completed = rowFromRun(run({ ...header }));
+  const completed = rowFromRun(runRecord({ ...header }));
   assert.equal(completed.level, 3);
   assert.equal(
     completed.notes,
@@ -314,7 +216,7 @@ Deno.test("rowFromRun: a client run from another platform package's binary says 
       ["lab-failed", "harness: the lab did not start (ETARGET)"],
     ] as const
   ) {
-    const row = rowFromRun(run({
+    const row = rowFromRun(runRecord({
       ...header,
       outcome,
       detail: "ETARGET",
@@ -337,9 +239,9 @@ Deno.test("rowFromRun: a client run from another platform package's binary says 
 });
 
 Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {
-  const quiet = rowFromRun(run({
+  const quiet = rowFromRun(runRecord({
     trigger: "subscribe",
-    labReport: report([labClient({ updatesSent: 0, readVia: "tool" })]),
+    labReport: labReport([labClient({ updatesSent: 0, readVia: "tool" })]),
   }));
   assert.equal(quiet.contextUpdated, null);
   assert.equal(quiet.level, 3);
@@ -347,9 +249,9 @@ Deno.test("rowFromRun: no update sent means nothing to judge in the context; too
 });
 
 Deno.test("rowFromRun: a model offered no read tool is named in the notes", () => {
-  const row = rowFromRun(run({
+  const row = rowFromRun(runRecord({
     transcript: [
-      entry(0, "no-read-tool", {
+      transcriptEntry(0, "no-read-tool", {
         readToolOffered: false,
         note: "offered tools: Bash, Edit",
       }),
@@ -362,7 +264,7 @@ Deno.test("rowFromRun: a model offered no read tool is named in the notes", () =
 });
 
 function row(fields: Partial<MatrixRow>): MatrixRow {
-  return { ...rowFromRun(run({})), ...fields };
+  return { ...rowFromRun(runRecord({})), ...fields };
 }
 
 Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
@@ -432,8 +334,8 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
 
 Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
   const markdown = evidenceMarkdown([
-    run({ trigger: "subscribe" }),
-    run({
+    runRecord({ trigger: "subscribe" }),
+    runRecord({
       outcome: "timeout",
       detail: "no exit within 120 s",
       outputTail: "stuck",
@@ -481,22 +383,13 @@ Deno.test("installFailureReason: a postinstall download failure names the error 
   );
 });
 
-Deno.test("tail and errorLine: last lines without terminal escapes; the first error-like line", () => {
-  assert.equal(tail("a\n\n\x1b[31mb\x1b[0m\nc\n", 2), "b\nc");
-  assert.equal(
-    errorLine("ok\nFatal: no model\nError: later"),
-    "Fatal: no model",
-  );
-  assert.equal(errorLine("all good"), undefined);
-});
-
 Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {
   const both = evidenceMarkdown([
-    run({ trigger: "subscribe", durationSeconds: 11 }),
-    run({ trigger: "read", durationSeconds: 12 }),
+    runRecord({ trigger: "subscribe", durationSeconds: 11 }),
+    runRecord({ trigger: "read", durationSeconds: 12 }),
   ]);
   const readOnly = evidenceMarkdown([
-    run({ trigger: "read", durationSeconds: 99 }),
+    runRecord({ trigger: "read", durationSeconds: 99 }),
   ]);
   const merged = mergeEvidence(both, readOnly);
   assert.match(
@@ -515,21 +408,21 @@ Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section
 });
 
 const waitTranscript = (version: number) => [
-  entry(0, "read-v1"),
-  entry(1, "call-wait-tool", {
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "call-wait-tool", {
     versionsSeen: [1],
     answer: 'tool mcp__lab__wait_for_review_update {"since_version":1}',
   }),
-  entry(5, "final", {
+  transcriptEntry(5, "final", {
     versionsSeen: [1, version],
     contextUpdated: version >= 2,
   }),
 ];
 
 Deno.test("rowFromRun (wait-tool): version 2 through the call is 7, with the lab's wait-tool record in the notes", () => {
-  const record = run({
+  const record = runRecord({
     route: "wait-tool",
-    labReport: report([
+    labReport: labReport([
       labClient({
         waitTool: { calls: 1, longestWaitSeconds: 2.9, level: 6 },
       }),
@@ -558,12 +451,12 @@ Deno.test("rowFromRun (wait-tool): version 2 through the call is 7, with the lab
 });
 
 Deno.test("rowFromRun (wait-tool): a long wait cut off by the client says so, at the lab's level", () => {
-  const row = rowFromRun(run({
+  const row = rowFromRun(runRecord({
     route: "wait-tool",
     longWait: true,
     delaySeconds: 90,
     trigger: "subscribe",
-    labReport: report([
+    labReport: labReport([
       labClient({
         waitTool: { calls: 1, longestWaitSeconds: 60, level: null },
       }),
@@ -589,13 +482,16 @@ Deno.test("rowFromRun (shell-probe): the probe client is not the client; its lev
     level: 6,
     steps: { ...labClient({}).steps, subscribed: true },
   });
-  const record = run({
+  const record = runRecord({
     route: "shell-probe",
-    labReport: report([probe, labClient({})]),
+    labReport: labReport([probe, labClient({})]),
     transcript: [
-      entry(0, "read-v1"),
-      entry(1, "run-probe", { versionsSeen: [1] }),
-      entry(9, "final", { versionsSeen: [1, 1, 2], contextUpdated: true }),
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "run-probe", { versionsSeen: [1] }),
+      transcriptEntry(9, "final", {
+        versionsSeen: [1, 1, 2],
+        contextUpdated: true,
+      }),
     ],
   });
   const row = rowFromRun(record);
@@ -611,11 +507,11 @@ Deno.test("rowFromRun (shell-probe): the probe client is not the client; its lev
 });
 
 Deno.test("rowFromRun (shell-probe): a client that cannot run the probe says why", () => {
-  const row = rowFromRun(run({
+  const row = rowFromRun(runRecord({
     route: "shell-probe",
     transcript: [
-      entry(0, "read-v1"),
-      entry(1, "no-route-tool", {
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "no-route-tool", {
         versionsSeen: [1],
         note: "its shell tool asks for approval in headless runs",
       }),
@@ -625,6 +521,41 @@ Deno.test("rowFromRun (shell-probe): a client that cannot run the probe says why
   assert.match(
     row.notes,
     /cannot take this route: its shell tool asks for approval in headless runs$/,
+  );
+});
+
+Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in the row and the evidence, escaped and bounded", () => {
+  const printed = `sh: 1: deno: not found\n\x1b[31m| \`rm\` ${"x".repeat(300)}`;
+  const record = runRecord({
+    route: "shell-probe",
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "run-probe", { versionsSeen: [1] }),
+      transcriptEntry(2, "final", {
+        versionsSeen: [1],
+        contextUpdated: false,
+        routeResult: printed,
+      }),
+    ],
+  });
+  const quoted = `"sh: 1: deno: not found | 'rm' ${"x".repeat(169)}…"`;
+  assert.equal(quotedOutput(printed), quoted);
+  const row = rowFromRun(record);
+  assert.equal(row.level, 3);
+  assert.equal(
+    row.notes,
+    `never subscribed to test://review/status (resources/subscribe); the probe never reached the lab (the shell command did not run it); the shell tool returned ${quoted}`,
+  );
+  const cells = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [row],
+  }).split("\n").find((line) => line.startsWith("| Demo CLI"));
+  assert.ok(cells?.includes(quoted.replace("|", "\\|")));
+  assert.match(
+    evidenceMarkdown([record]),
+    /\| final \| 1 \| no \| tool read_mcp_resource \{\} \(the call returned "sh: 1: deno: not found \\\| 'rm' x+…"\) \|/,
   );
 });
 
@@ -702,12 +633,12 @@ Deno.test("mergeRows: routes and long waits are rows of their own, ordered nativ
 
 Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections merge after the others", () => {
   const markdown = evidenceMarkdown([
-    run({ route: "wait-tool", trigger: "read" }),
+    runRecord({ route: "wait-tool", trigger: "read" }),
   ]);
   assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default, route wait-tool/);
   assert.match(markdown, /deno task clients --route wait-tool demo/);
   const long = evidenceMarkdown([
-    run({ route: "wait-tool", trigger: "subscribe", longWait: true }),
+    runRecord({ route: "wait-tool", trigger: "subscribe", longWait: true }),
   ]);
   assert.match(long, /## Trigger subscribe, long wait/);
   const merged = mergeEvidence(markdown, long);
@@ -724,12 +655,12 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     version: number,
     tokens = 1,
   ) =>
-    rowFromRun(run({
+    rowFromRun(runRecord({
       route: "wait-tool",
       progressCheck,
       delaySeconds: 40,
       trigger: "subscribe",
-      labReport: report([labClient({ waitTool: wait })]),
+      labReport: labReport([labClient({ waitTool: wait })]),
       transcript: waitTranscript(version),
       ...(progressCheck === "no-progress"
         ? { progressTokensRemoved: tokens }

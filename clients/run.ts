@@ -1,58 +1,24 @@
 /**
  * `deno task clients [name...]`: installs each client at its pinned version,
  * runs it against a fresh lab and scripted model in every mode, on every
- * route and under both triggers, and regenerates `results/`.
- *
- * Options:
- *   --results-dir DIR  where to write (default: the repository's results/)
- *   --cache-dir DIR    installs and run folders (default: see install.ts)
- *   --timeout S        seconds per client run (default 120)
- *   --delay S          the lab's update delay (default 3)
- *   --trigger T        only this trigger (subscribe or read; default both)
- *   --route R[,R…]     these routes (native, wait-tool, shell-probe; default
- *                      all three); command clients run on native only
- *   --only G[,G…]      these groups: agents (the agent CLIs, with the
- *                      scripted model), inspector (the MCP Inspector's
- *                      command clients, mcpdo and the Inspector CLI, and its
- *                      web UI), browser (the web UI alone, driven in
- *                      headless Chromium); default all
- *   --install-browser  when /usr/bin/chromium is missing, install Debian's
- *                      chromium with apt-get (as root) before the browser
- *                      runs; without it, the runs are skipped and the
- *                      command that installs it is printed
- *   --long-wait        instead: one wait-tool run per client (mode default,
- *                      trigger subscribe) with the update after
- *                      --long-wait-delay S (default 90): does the call
- *                      survive the client's tool-call timeout? The clients
- *                      run side by side, since each run takes minutes.
- *   --progress-check   instead: two wait-tool runs per client with its MCP
- *                      tool timeout set to 20 s and the update after 40 s,
- *                      one with the lab's progress notifications, one with
- *                      the call's progressToken removed on its way to the
- *                      lab (the control): does the client reset its tool
- *                      timeout on progress? Side by side, like --long-wait.
- *   --budget S         start no run after S seconds (default 1800)
- *   --min-level N      with --check: each row must reach at least level N
- *   --keep-homes       keep each run's isolated home (for debugging a client)
- *   --check            exit 1 unless every run produced its row and the
- *                      row's level matches what the lab recorded (on the
- *                      wait-tool and shell-probe routes, a 7 needs the lab's
- *                      wait-tool level 6 or its probe client at level 6)
+ * route and under both triggers, and regenerates `results/`. `--help` prints
+ * the options (`CLIENTS_USAGE`); a bad flag or value is one line on stderr,
+ * `clients error: …`, and exit status 2.
  *
  * @module
  */
 
-import { resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { ConfigError } from "../main.ts";
 import {
   ALL_CLIENTS,
   type AnyClient,
-  type Group,
   GROUPS,
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  type ModeId,
   selectClients,
+  type UnsupportedClientDefinition,
 } from "./catalog.ts";
 import {
   browserInstalled,
@@ -60,6 +26,12 @@ import {
   INSTALL_BROWSER_COMMAND,
   runBrowserClient,
 } from "./browser_runner.ts";
+import {
+  folderFlag,
+  optionsOrExit,
+  parseFlags,
+  shown,
+} from "./command_line.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
@@ -76,127 +48,206 @@ import {
   refreshNote,
   rowFromRun,
 } from "./matrix.ts";
-import type { ModeId } from "./catalog.ts";
+import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
+import {
+  bypassProxyForLoopback,
+  formatFiles,
+  printableLine,
+} from "./process.ts";
 import {
   notStarted,
-  PROGRESS_CHECK,
   type ProgressCheck,
-  runClient,
   runHeader,
   type RunRecord,
   type Trigger,
-} from "./runner.ts";
+} from "./run_record.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
-const { values, positionals } = parseArgs({
-  args: Deno.args,
-  allowPositionals: true,
-  options: {
-    "results-dir": { type: "string", default: `${repoRoot}/results` },
-    "cache-dir": { type: "string", default: defaultCacheDir() },
-    timeout: { type: "string", default: "120" },
-    delay: { type: "string", default: "3" },
-    trigger: { type: "string" },
-    route: { type: "string", default: ROUTES.join(",") },
-    "long-wait": { type: "boolean", default: false },
-    "progress-check": { type: "boolean", default: false },
-    "long-wait-delay": { type: "string", default: "90" },
-    budget: { type: "string", default: "1800" },
-    "min-level": { type: "string", default: "0" },
-    check: { type: "boolean", default: false },
-    "keep-homes": { type: "boolean", default: false },
-    only: { type: "string" },
-    "install-browser": { type: "boolean", default: false },
-  },
-});
+export const CLIENTS_USAGE = `Usage: deno task clients [options] [client...]
 
-function positiveNumber(name: string, raw: string): number {
+Installs each client (all, or those named) at its pinned version, runs it
+against a fresh lab and scripted model in every mode, on every route and
+under both triggers, and regenerates results/.
+
+Options:
+  --results-dir DIR  where to write (default: the repository's results/)
+  --cache-dir DIR    installs and run folders (default: see install.ts)
+  --timeout S        seconds per client run (default 120)
+  --delay S          the lab's update delay (default 3)
+  --trigger T        only this trigger (subscribe or read; default both)
+  --route R[,R…]     these routes (native, wait-tool, shell-probe; default
+                     all three); command clients run on native only
+  --only G[,G…]      these groups: agents (the agent CLIs, with the
+                     scripted model), inspector (the MCP Inspector's
+                     command clients, mcpdo and the Inspector CLI, and its
+                     web UI), browser (the web UI alone, driven in
+                     headless Chromium); default all
+  --install-browser  when ${CHROMIUM_PATH} is missing, install Debian's
+                     chromium with apt-get (as root) before the browser
+                     runs; without it, the runs are skipped and the
+                     command that installs it is printed
+  --long-wait        instead: one wait-tool run per client (mode default,
+                     trigger subscribe) with the update after
+                     --long-wait-delay S (default 90): does the call
+                     survive the client's tool-call timeout? The clients
+                     run side by side, since each run takes minutes.
+  --progress-check   instead: two wait-tool runs per client with its MCP
+                     tool timeout set to ${PROGRESS_CHECK.toolTimeoutSeconds} s and the update after ${PROGRESS_CHECK.delaySeconds} s,
+                     one with the lab's progress notifications, one with
+                     the call's progressToken removed on its way to the
+                     lab (the control): does the client reset its tool
+                     timeout on progress? Side by side, like --long-wait.
+  --budget S         start no run after S seconds (default 1800)
+  --min-level N      with --check: each row must reach at least level N
+  --keep-homes       keep each run's isolated home (for debugging a client)
+  --check            exit 1 unless every run produced its row and the
+                     row's level matches what the lab recorded (on the
+                     wait-tool and shell-probe routes, a 7 needs the lab's
+                     wait-tool level 6 or its probe client at level 6)
+  --help             print this help
+
+Exit status: 0 done, 1 a --check failed, 2 a bad flag or value.`;
+
+/** What the command line asks for. */
+export interface ClientsOptions {
+  clients: AnyClient[];
+  resultsDir: string;
+  cacheDir: string;
+  timeoutSeconds: number;
+  delaySeconds: number;
+  budgetSeconds: number;
+  minLevel: number;
+  triggers: Trigger[];
+  routes: Route[];
+  /** Set for `--long-wait`: the update delay of its runs. */
+  longWaitDelay?: number;
+  progressCheck: boolean;
+  check: boolean;
+  keepHomes: boolean;
+  installBrowser: boolean;
+}
+
+/** A flag's value as a non-negative number, or a `ConfigError`. */
+function nonNegative(flag: string, raw: string): number {
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) {
-    console.error(`--${name} ${raw}: expected a non-negative number`);
-    Deno.exit(2);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(
+      `--${flag} "${shown(raw)}" is not a non-negative number`,
+    );
   }
   return value;
 }
 
-const timeoutSeconds = positiveNumber("timeout", values.timeout);
-const delaySeconds = positiveNumber("delay", values.delay);
-const budgetSeconds = positiveNumber("budget", values.budget);
-const minLevel = positiveNumber("min-level", values["min-level"]);
-const triggers: Trigger[] = values.trigger === undefined
-  ? ["subscribe", "read"]
-  : values.trigger === "subscribe" || values.trigger === "read"
-  ? [values.trigger]
-  : (() => {
-    console.error(`--trigger ${values.trigger}: expected subscribe or read`);
-    return Deno.exit(2);
-  })();
-const routes = values.route.split(",").map((route) => route.trim());
-const badRoutes = routes.filter((route) => !ROUTES.includes(route as Route));
-if (badRoutes.length > 0 || routes.length === 0) {
-  console.error(
-    `--route ${values.route}: expected a comma-separated list of ${
-      ROUTES.join(", ")
-    }`,
+/** A comma-separated flag's values, each one of `allowed`. */
+function listOf<Word extends string>(
+  flag: string,
+  raw: string,
+  allowed: readonly Word[],
+): Word[] {
+  const words = raw.split(",").map((word) => word.trim()).filter(Boolean);
+  if (
+    words.length === 0 || words.some((word) => !allowed.includes(word as Word))
+  ) {
+    throw new ConfigError(
+      `--${flag} "${shown(raw)}" is not a comma-separated list of ${
+        allowed.join(", ")
+      }`,
+    );
+  }
+  return allowed.filter((word) => words.includes(word));
+}
+
+/** Reads `deno task clients` flags; throws a `ConfigError` naming what is wrong. */
+export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
+  const flags = parseFlags(args, {
+    strings: [
+      "results-dir",
+      "cache-dir",
+      "timeout",
+      "delay",
+      "trigger",
+      "route",
+      "only",
+      "long-wait-delay",
+      "budget",
+      "min-level",
+    ],
+    booleans: [
+      "long-wait",
+      "progress-check",
+      "check",
+      "keep-homes",
+      "install-browser",
+    ],
+  });
+  if (flags.help) return "help";
+  const value = (flag: string, fallback: string) =>
+    flags.strings.get(flag) ?? fallback;
+  const trigger = flags.strings.get("trigger");
+  if (trigger !== undefined && trigger !== "subscribe" && trigger !== "read") {
+    throw new ConfigError(
+      `--trigger "${shown(trigger)}" is not subscribe or read`,
+    );
+  }
+  const longWait = flags.booleans.has("long-wait");
+  const longWaitDelay = nonNegative(
+    "long-wait-delay",
+    value("long-wait-delay", "90"),
   );
-  Deno.exit(2);
+  if (longWait && longWaitDelay <= 60) {
+    throw new ConfigError(
+      `--long-wait-delay ${longWaitDelay} is not above 60 s, past the usual tool-call timeouts`,
+    );
+  }
+  const progressCheck = flags.booleans.has("progress-check");
+  if (longWait && progressCheck) {
+    throw new ConfigError(
+      "--long-wait and --progress-check are separate runs: pick one",
+    );
+  }
+  return {
+    clients: chosenClients(flags.positionals, flags.strings.get("only")),
+    resultsDir: folderFlag(
+      "results-dir",
+      value("results-dir", `${repoRoot}/results`),
+    ),
+    cacheDir: folderFlag("cache-dir", value("cache-dir", defaultCacheDir())),
+    timeoutSeconds: nonNegative("timeout", value("timeout", "120")),
+    delaySeconds: nonNegative("delay", value("delay", "3")),
+    budgetSeconds: nonNegative("budget", value("budget", "1800")),
+    minLevel: nonNegative("min-level", value("min-level", "0")),
+    triggers: trigger === undefined ? ["subscribe", "read"] : [trigger],
+    routes: listOf("route", value("route", ROUTES.join(",")), ROUTES),
+    longWaitDelay: longWait ? longWaitDelay : undefined,
+    progressCheck,
+    check: flags.booleans.has("check"),
+    keepHomes: flags.booleans.has("keep-homes"),
+    installBrowser: flags.booleans.has("install-browser"),
+  };
 }
-const selectedRoutes = ROUTES.filter((route) => routes.includes(route));
-const longWait = values["long-wait"];
-const longWaitDelay = positiveNumber(
-  "long-wait-delay",
-  values["long-wait-delay"],
-);
-if (longWait && longWaitDelay <= 60) {
-  console.error(
-    `--long-wait-delay ${longWaitDelay}: must be above 60 s, past the usual tool-call timeouts`,
+
+/** The clients named (all when none is) within the `--only` groups. */
+function chosenClients(names: string[], only: string | undefined) {
+  const unknown = names.filter((id) =>
+    !ALL_CLIENTS.some((client) => client.id === id)
   );
-  Deno.exit(2);
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `unknown client(s): ${shown(unknown.join(", "))}; known: ${
+        ALL_CLIENTS.map((client) => client.id).join(", ")
+      }`,
+    );
+  }
+  const groups = only === undefined ? [] : listOf("only", only, GROUPS);
+  const selected = selectClients(names, groups);
+  if (selected.length === 0) {
+    throw new ConfigError(
+      "no client matches the names and --only groups given",
+    );
+  }
+  return selected;
 }
-const progressCheck = values["progress-check"];
-if (longWait && progressCheck) {
-  console.error("--long-wait and --progress-check are separate runs: pick one");
-  Deno.exit(2);
-}
-/** Runs that wait for minutes go side by side, one per client. */
-const sideBySide = longWait || progressCheck;
-const unknown = positionals.filter((id) =>
-  !ALL_CLIENTS.some((client) => client.id === id)
-);
-if (unknown.length > 0) {
-  console.error(
-    `unknown client(s): ${unknown.join(", ")}; known: ${
-      ALL_CLIENTS.map((client) => client.id).join(", ")
-    }`,
-  );
-  Deno.exit(2);
-}
-const onlyGroups = (values.only ?? "").split(",").map((group) => group.trim())
-  .filter((group) => group !== "");
-const badGroups = onlyGroups.filter((group) =>
-  !GROUPS.includes(group as Group)
-);
-if (
-  badGroups.length > 0 || (values.only !== undefined && onlyGroups.length === 0)
-) {
-  console.error(
-    `--only ${values.only}: expected a comma-separated list of ${
-      GROUPS.join(", ")
-    }`,
-  );
-  Deno.exit(2);
-}
-const selected = selectClients(positionals, onlyGroups as Group[]);
-if (selected.length === 0) {
-  console.error("no client matches the names and --only groups given");
-  Deno.exit(2);
-}
-// Absolute, because `deno fmt` below runs inside the results folder.
-const resultsDir = resolve(values["results-dir"]);
-const cacheDir = resolve(values["cache-dir"]);
-const started = performance.now();
-const elapsed = () => (performance.now() - started) / 1000;
 
 interface PlannedRun {
   mode: ModeId;
@@ -207,35 +258,36 @@ interface PlannedRun {
   delaySeconds: number;
 }
 
+/** Whether the runs wait for minutes, and so go side by side. */
+function sideBySide(options: ClientsOptions): boolean {
+  return options.longWaitDelay !== undefined || options.progressCheck;
+}
+
 /**
  * A client's runs: every mode, route and trigger, or its one long wait. A
  * command client has no model to take the wait-tool or shell-probe route,
  * nor to wait on a tool call, so it runs natively or not at all.
  */
-function plannedRuns(client: AnyClient): PlannedRun[] {
+function plannedRuns(client: AnyClient, options: ClientsOptions): PlannedRun[] {
+  const plain = { longWait: false, delaySeconds: options.delaySeconds };
   if (isUnsupportedClient(client)) {
     // One row, no run: it says why.
-    return sideBySide ? [] : [{
-      mode: "default",
-      route: "native",
-      trigger: "subscribe",
-      longWait: false,
-      delaySeconds,
-    }];
+    return sideBySide(options)
+      ? []
+      : [{ mode: "default", route: "native", trigger: "subscribe", ...plain }];
   }
   if (isCommandClient(client) || isBrowserClient(client)) {
-    if (sideBySide || !selectedRoutes.includes("native")) return [];
+    if (sideBySide(options) || !options.routes.includes("native")) return [];
     return client.modes.flatMap((mode) =>
-      triggers.map((trigger) => ({
+      options.triggers.map((trigger) => ({
         mode,
         route: "native" as const,
         trigger,
-        longWait: false,
-        delaySeconds,
+        ...plain,
       }))
     );
   }
-  if (progressCheck) {
+  if (options.progressCheck) {
     return (["progress", "no-progress"] as const).map((check) => ({
       mode: "default",
       route: "wait-tool",
@@ -245,24 +297,18 @@ function plannedRuns(client: AnyClient): PlannedRun[] {
       delaySeconds: PROGRESS_CHECK.delaySeconds,
     }));
   }
-  if (longWait) {
+  if (options.longWaitDelay !== undefined) {
     return [{
       mode: "default",
       route: "wait-tool",
       trigger: "subscribe",
       longWait: true,
-      delaySeconds: longWaitDelay,
+      delaySeconds: options.longWaitDelay,
     }];
   }
   return client.modes.flatMap((mode) =>
-    selectedRoutes.flatMap((route) =>
-      triggers.map((trigger) => ({
-        mode,
-        route,
-        trigger,
-        longWait: false,
-        delaySeconds,
-      }))
+    options.routes.flatMap((route) =>
+      options.triggers.map((trigger) => ({ mode, route, trigger, ...plain }))
     )
   );
 }
@@ -271,9 +317,9 @@ function plannedRuns(client: AnyClient): PlannedRun[] {
  * Whether Chromium is there for the browser clients: installed with apt-get
  * when `--install-browser` says so, else the command that would.
  */
-async function ensureBrowser(): Promise<boolean> {
+async function ensureBrowser(install: boolean): Promise<boolean> {
   if (await browserInstalled()) return true;
-  if (!values["install-browser"]) {
+  if (!install) {
     console.log(
       `   ${CHROMIUM_PATH} is missing: install it with \`${INSTALL_BROWSER_COMMAND}\` (as root), or pass --install-browser; skipped`,
     );
@@ -295,19 +341,151 @@ async function ensureBrowser(): Promise<boolean> {
   return true;
 }
 
-const records: RunRecord[] = [];
-const sideBySideRuns: Promise<RunRecord>[] = [];
-const skipped: string[] = [];
-for (const client of selected) {
-  if (elapsed() > budgetSeconds) {
-    skipped.push(client.id);
-    continue;
+/** A run's kind of wait, in words: its long wait or progress check. */
+function waitLabel(
+  run: { longWait: boolean; progressCheck?: ProgressCheck | null },
+): string {
+  return `${run.longWait ? " (long wait)" : ""}${
+    run.progressCheck ? ` (progress check: ${run.progressCheck})` : ""
+  }`;
+}
+
+/** One planned run of an installed client, by the runner for its kind. */
+async function runOne(
+  client: Exclude<AnyClient, UnsupportedClientDefinition>,
+  binPath: string,
+  run: PlannedRun,
+  options: ClientsOptions,
+): Promise<RunRecord> {
+  const runDir =
+    `${options.cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
+      run.route === "native" ? "" : `${run.route}-`
+    }${run.longWait ? "long-wait-" : ""}${
+      run.progressCheck ? `${run.progressCheck}-check-` : ""
+    }${run.trigger}`;
+  const base = {
+    labMainPath: `${repoRoot}/main.ts`,
+    runDir,
+    binPath,
+    delaySeconds: run.delaySeconds,
+    timeoutSeconds: options.timeoutSeconds,
+    keepHome: options.keepHomes,
+  };
+  const record = isBrowserClient(client)
+    ? await runBrowserClient(client, run.mode, run.trigger, {
+      ...base,
+      timeoutSeconds: Math.min(options.timeoutSeconds, 60),
+    })
+    : isCommandClient(client)
+    ? await runCommandClient(client, run.mode, run.trigger, base)
+    : await runAgentClient(client, run.mode, run.trigger, {
+      ...base,
+      // A long wait needs the update delay plus the rest of the run.
+      timeoutSeconds: run.longWait || run.progressCheck
+        ? Math.max(options.timeoutSeconds, run.delaySeconds + 90)
+        : options.timeoutSeconds,
+      route: run.route,
+      longWait: run.longWait,
+      progressCheck: run.progressCheck,
+    });
+  const row = rowFromRun(record);
+  console.log(
+    `   ${run.mode} ${run.route}${
+      waitLabel(run)
+    } ${run.trigger}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
+      row.era ? `, era ${row.era}` : ""
+    }${row.notes ? ` — ${row.notes}` : ""}`,
+  );
+  return record;
+}
+
+/**
+ * On the shell-probe route the client's shell runs `probe.ts` with
+ * `--cached-only` (nothing may leave loopback), so its modules are cached
+ * first, once, from here (where the npm registry may be reached).
+ */
+async function cacheProbeModules(options: ClientsOptions) {
+  const agents = options.clients.some((client) =>
+    !isCommandClient(client) && !isBrowserClient(client) &&
+    !isUnsupportedClient(client)
+  );
+  if (!agents || !options.routes.includes("shell-probe")) return;
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", `${repoRoot}/probe.ts`],
+    cwd: repoRoot,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!success) {
+    console.log(
+      `   could not cache probe.ts's modules (shell-probe runs will say why): ${
+        printableLine(new TextDecoder().decode(stderr), 300)
+      }`,
+    );
   }
-  if (plannedRuns(client).length === 0) {
+}
+
+/** What the runs of every selected client produced, and what the budget cut. */
+interface Runs {
+  records: RunRecord[];
+  skipped: string[];
+}
+
+/**
+ * Installs and runs each selected client in turn (side by side for long
+ * waits and progress checks), until the time budget is spent.
+ */
+async function runClients(options: ClientsOptions): Promise<Runs> {
+  const started = performance.now();
+  const overBudget = () =>
+    (performance.now() - started) / 1000 > options.budgetSeconds;
+  const runs: Runs = { records: [], skipped: [] };
+  const sideBySideRuns: Promise<RunRecord>[] = [];
+  for (const client of options.clients) {
+    if (overBudget()) {
+      runs.skipped.push(client.id);
+      continue;
+    }
+    const planned = plannedRuns(client, options);
+    const binPath = await readyToRun(client, planned, options, runs.records);
+    if (binPath === undefined || isUnsupportedClient(client)) continue;
+    if (sideBySide(options)) {
+      sideBySideRuns.push(
+        ...planned.map((run) => runOne(client, binPath, run, options)),
+      );
+      continue;
+    }
+    for (const run of planned) {
+      if (overBudget()) {
+        runs.skipped.push(
+          `${client.id}/${run.mode}/${run.route}/${run.trigger}`,
+        );
+        continue;
+      }
+      runs.records.push(await runOne(client, binPath, run, options));
+    }
+  }
+  runs.records.push(...await Promise.all(sideBySideRuns));
+  return runs;
+}
+
+/**
+ * Says what is about to run and installs the client: its binary's path, or
+ * undefined when it does not run (nothing planned, no browser; a client
+ * without MCP or a failed install is a row of its own, in `records`).
+ */
+async function readyToRun(
+  client: AnyClient,
+  planned: PlannedRun[],
+  options: ClientsOptions,
+  records: RunRecord[],
+): Promise<string | undefined> {
+  if (planned.length === 0) {
     console.log(
       `== ${client.displayName}: skipped (a command client runs only on the native route, and has no long-wait or progress check)`,
     );
-    continue;
+    return undefined;
   }
   console.log(
     `== ${client.displayName} (${client.npmPackage}@${client.version})`,
@@ -322,15 +500,17 @@ for (const client of selected) {
         0,
       ),
     );
-    continue;
+    return undefined;
   }
-  if (isBrowserClient(client) && !await ensureBrowser()) continue;
-  const install = await installClient(client, cacheDir);
+  if (isBrowserClient(client) && !await ensureBrowser(options.installBrowser)) {
+    return undefined;
+  }
+  const install = await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
       `   install failed after ${install.seconds} s: ${install.reason}`,
     );
-    for (const run of plannedRuns(client)) {
+    for (const run of planned) {
       records.push(
         notStarted(
           runHeader(client, run.mode, run.trigger, run),
@@ -340,173 +520,119 @@ for (const client of selected) {
         ),
       );
     }
-    continue;
+    return undefined;
   }
   console.log(
     `   ${install.cached ? "cached" : `installed in ${install.seconds} s`}`,
   );
-  const binPath = install.binPath;
-  const runOne = async (run: PlannedRun) => {
-    const label = `${run.mode} ${run.route}${
-      run.longWait ? " (long wait)" : ""
-    }${
-      run.progressCheck ? ` (progress check: ${run.progressCheck})` : ""
-    } ${run.trigger}`;
-    const runDir =
-      `${cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
-        run.route === "native" ? "" : `${run.route}-`
-      }${run.longWait ? "long-wait-" : ""}${
-        run.progressCheck ? `${run.progressCheck}-check-` : ""
-      }${run.trigger}`;
-    const record = isBrowserClient(client)
-      ? await runBrowserClient(client, run.mode, run.trigger, {
-        labMainPath: `${repoRoot}/main.ts`,
-        runDir,
-        binPath,
-        delaySeconds: run.delaySeconds,
-        timeoutSeconds: Math.min(timeoutSeconds, 60),
-        keepHome: values["keep-homes"],
-      })
-      : isCommandClient(client)
-      ? await runCommandClient(client, run.mode, run.trigger, {
-        labMainPath: `${repoRoot}/main.ts`,
-        runDir,
-        binPath,
-        delaySeconds: run.delaySeconds,
-        timeoutSeconds,
-        keepHome: values["keep-homes"],
-      })
-      : await runClient(client, run.mode, run.trigger, {
-        labMainPath: `${repoRoot}/main.ts`,
-        runDir,
-        binPath,
-        delaySeconds: run.delaySeconds,
-        // A long wait needs the update delay plus the rest of the run.
-        timeoutSeconds: run.longWait || run.progressCheck
-          ? Math.max(timeoutSeconds, run.delaySeconds + 90)
-          : timeoutSeconds,
-        keepHome: values["keep-homes"],
-        route: run.route,
-        longWait: run.longWait,
-        progressCheck: run.progressCheck,
-      });
-    const row = rowFromRun(record);
-    console.log(
-      `   ${label}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
-        row.era ? `, era ${row.era}` : ""
-      }${row.notes ? ` — ${row.notes}` : ""}`,
+  return install.binPath;
+}
+
+/**
+ * Writes one evidence file per client, mode and route (keeping sections of
+ * other triggers), with a browser run's screenshots beside it; the paths.
+ */
+async function writeEvidence(
+  resultsDir: string,
+  records: RunRecord[],
+): Promise<string[]> {
+  await Deno.mkdir(`${resultsDir}/runs`, { recursive: true });
+  const written: string[] = [];
+  const groups = Map.groupBy(
+    records,
+    (record) =>
+      evidenceFile(record.clientId, record.version, record.mode, record.route),
+  );
+  for (const [file, runs] of groups) {
+    const previousEvidence = await Deno.readTextFile(`${resultsDir}/${file}`)
+      .catch(() => "");
+    await Deno.writeTextFile(
+      `${resultsDir}/${file}`,
+      mergeEvidence(previousEvidence, evidenceMarkdown(runs)),
     );
-    return record;
+    written.push(`${resultsDir}/${file}`);
+    for (const run of runs) {
+      for (const shot of run.screenshots ?? []) {
+        await Deno.copyFile(
+          shot.path,
+          `${resultsDir}/runs/${shot.path.split("/").at(-1)}`,
+        );
+      }
+    }
+  }
+  return written;
+}
+
+/**
+ * Writes the matrix (JSON and Markdown): fresh rows replace their old
+ * selves, other rows stay. Resolves with the count of rows in all.
+ */
+async function writeMatrix(
+  options: ClientsOptions,
+  records: RunRecord[],
+): Promise<number> {
+  const matrixJson = `${options.resultsDir}/matrix.json`;
+  let previous: MatrixDocument | undefined;
+  try {
+    previous = JSON.parse(
+      await Deno.readTextFile(matrixJson),
+    ) as MatrixDocument;
+  } catch {
+    previous = undefined;
+  }
+  const freshRows = records.map(rowFromRun);
+  const rows = mergeRows(
+    previous?.rows ?? [],
+    freshRows,
+    ALL_CLIENTS.map((client) => client.id),
+  );
+  const document: MatrixDocument = {
+    generatedAt: new Date().toISOString(),
+    labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
+      previous?.labVersion ?? null,
+    // A long-wait or progress-check run leaves the usual delay as it was.
+    delaySeconds: sideBySide(options)
+      ? previous?.delaySeconds ?? options.delaySeconds
+      : options.delaySeconds,
+    rows,
   };
-  if (sideBySide) {
-    sideBySideRuns.push(...plannedRuns(client).map(runOne));
-    continue;
-  }
-  for (const run of plannedRuns(client)) {
-    if (elapsed() > budgetSeconds) {
-      skipped.push(`${client.id}/${run.mode}/${run.route}/${run.trigger}`);
-      continue;
-    }
-    records.push(await runOne(run));
-  }
-}
-records.push(...await Promise.all(sideBySideRuns));
-
-// Evidence: one file per client, mode and route.
-await Deno.mkdir(`${resultsDir}/runs`, { recursive: true });
-const written: string[] = [];
-const groups = Map.groupBy(
-  records,
-  (record) =>
-    evidenceFile(record.clientId, record.version, record.mode, record.route),
-);
-for (const [file, runs] of groups) {
-  const previousEvidence = await Deno.readTextFile(`${resultsDir}/${file}`)
-    .catch(() => "");
   await Deno.writeTextFile(
-    `${resultsDir}/${file}`,
-    mergeEvidence(previousEvidence, evidenceMarkdown(runs)),
+    matrixJson,
+    JSON.stringify(document, null, 2) + "\n",
   );
-  written.push(`${resultsDir}/${file}`);
-  // A browser run's screenshots sit beside its evidence file.
-  for (const run of runs) {
-    for (const shot of run.screenshots ?? []) {
-      await Deno.copyFile(
-        shot.path,
-        `${resultsDir}/runs/${shot.path.split("/").at(-1)}`,
-      );
-    }
-  }
+  await Deno.writeTextFile(
+    `${options.resultsDir}/compatibility-matrix.md`,
+    matrixMarkdown(document),
+  );
+  return rows.length;
 }
 
-// The matrix: fresh rows replace their old selves, other rows stay.
-const matrixJson = `${resultsDir}/matrix.json`;
-let previous: MatrixDocument | undefined;
-try {
-  previous = JSON.parse(await Deno.readTextFile(matrixJson)) as MatrixDocument;
-} catch {
-  previous = undefined;
-}
-const freshRows = records.map(rowFromRun);
-const rows = mergeRows(
-  previous?.rows ?? [],
-  freshRows,
-  ALL_CLIENTS.map((client) => client.id),
-);
-const document: MatrixDocument = {
-  generatedAt: new Date().toISOString(),
-  labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
-    previous?.labVersion ?? null,
-  // A long-wait or progress-check run leaves the usual delay as it was.
-  delaySeconds: sideBySide
-    ? previous?.delaySeconds ?? delaySeconds
-    : delaySeconds,
-  rows,
-};
-await Deno.writeTextFile(matrixJson, JSON.stringify(document, null, 2) + "\n");
-await Deno.writeTextFile(
-  `${resultsDir}/compatibility-matrix.md`,
-  matrixMarkdown(document),
-);
-written.push(matrixJson, `${resultsDir}/compatibility-matrix.md`);
-// The files are committed, so they must pass `deno fmt --check`.
-await new Deno.Command(Deno.execPath(), {
-  args: ["fmt", "--quiet", ...written],
-  cwd: resultsDir,
-  stdout: "inherit",
-  stderr: "inherit",
-}).output();
-
-console.log(
-  `wrote ${resultsDir}/compatibility-matrix.md (${freshRows.length} fresh row(s), ${rows.length} in all) in ${
-    Math.round(elapsed())
-  } s`,
-);
-if (skipped.length > 0) {
-  console.log(`time budget reached; not run: ${skipped.join(", ")}`);
-}
-
-if (values.check) {
-  // Read back what was published and compare it with the lab's own report.
-  const published = await Deno.readTextFile(
+/**
+ * `--check`: reads back the published matrix and holds each run's row to
+ * the lab's own report. Prints each agreement; resolves with the failures.
+ */
+async function checkPublished(
+  resultsDir: string,
+  records: RunRecord[],
+  minLevel: number,
+): Promise<string[]> {
+  const lines = (await Deno.readTextFile(
     `${resultsDir}/compatibility-matrix.md`,
-  );
-  const failures: string[] = [];
-  const lines = published.split("\n");
+  )).split("\n");
   // The Level column, found by its header rather than by position.
   // (`deno fmt` pads the cells, so the header is matched loosely.)
   const header = lines.find((text) => /^\|\s*Client\s*\|/.test(text)) ?? "";
   const levelColumn = header.split("|").map((text) => text.trim()).indexOf(
     "Level",
   );
+  const failures: string[] = [];
   for (const record of records) {
     const label = `${record.clientId}/${record.mode}/${record.route}${
-      record.longWait ? " (long wait)" : ""
-    }${
-      record.progressCheck ? ` (progress check: ${record.progressCheck})` : ""
+      waitLabel(record)
     }/${record.trigger}`;
-    const evidence = `(${evidenceLink(record)})`;
-    const line = lines.find((text) => text.includes(evidence));
+    const line = lines.find((text) =>
+      text.includes(`(${evidenceLink(record)})`)
+    );
     if (line === undefined) {
       failures.push(`${label}: no row in the matrix`);
       continue;
@@ -514,55 +640,113 @@ if (values.check) {
     const level = Number(
       line.split("|").map((text) => text.trim())[levelColumn],
     );
-    const labClient = record.labReport
-      ? mainLabClient(record.labReport.clients)
-      : undefined;
-    const labLevel = record.labReport ? labClient?.level ?? 0 : undefined;
-    // What the lab itself recorded for a 7 on this route.
-    const labSeven = record.route === "native"
-      ? labLevel === 6
-      : record.route === "wait-tool"
-      ? labClient?.waitTool.level === 6
-      : (probeLabLevel(record.labReport?.clients ?? []) ?? 0) >= 6;
-    const labSays = record.route === "native"
-      ? `the lab ${labLevel}`
-      : record.route === "wait-tool"
-      ? `the lab ${labLevel}, wait tool level ${
-        labClient?.waitTool.level ?? null
-      }`
-      : `the lab ${labLevel}, probe level ${
-        probeLabLevel(record.labReport?.clients ?? [])
-      }`;
-    if (labLevel === undefined) {
-      failures.push(`${label}: the lab recorded nothing (${record.outcome})`);
-    } else if (level !== labLevel && !(level === 7 && labSeven)) {
-      failures.push(`${label}: the row says level ${level}, ${labSays}`);
-    } else if (level < minLevel) {
-      failures.push(`${label}: level ${level}, expected at least ${minLevel}`);
-    } else if (
-      record.kind === "browser" &&
-      (!record.afterRefresh || !line.includes(refreshNote(record.afterRefresh)))
-    ) {
-      failures.push(
-        `${label}: the row does not say the lab's level after the Refresh click (${
-          record.afterRefresh
-            ? `lab ${record.afterRefresh.labLevel}`
-            : "no click happened"
-        })`,
-      );
-    } else {
-      console.log(
-        `check ${label}: row level ${level} agrees with ${labSays}${
-          record.afterRefresh
-            ? `; after the Refresh click the lab ${record.afterRefresh.labLevel}, as the row says`
-            : ""
-        }`,
-      );
-    }
+    const failure = rowDisagreement(record, line, level, minLevel);
+    if (failure) failures.push(`${label}: ${failure}`);
+    else console.log(`check ${label}: ${rowAgreement(record, level)}`);
   }
   if (records.length === 0) failures.push("no run happened");
-  if (failures.length > 0) {
-    for (const failure of failures) console.error(`check failed: ${failure}`);
-    Deno.exit(1);
-  }
+  return failures;
 }
+
+/** What the lab itself recorded for a run: its level, and whether it backs a 7. */
+function labSays(record: RunRecord) {
+  const labClient = record.labReport
+    ? mainLabClient(record.labReport.clients)
+    : undefined;
+  const labLevel = record.labReport ? labClient?.level ?? 0 : undefined;
+  const probeLevel = probeLabLevel(record.labReport?.clients ?? []);
+  if (record.route === "native") {
+    return { labLevel, seven: labLevel === 6, words: `the lab ${labLevel}` };
+  }
+  if (record.route === "wait-tool") {
+    const waitLevel = labClient?.waitTool.level ?? null;
+    return {
+      labLevel,
+      seven: waitLevel === 6,
+      words: `the lab ${labLevel}, wait tool level ${waitLevel}`,
+    };
+  }
+  return {
+    labLevel,
+    seven: (probeLevel ?? 0) >= 6,
+    words: `the lab ${labLevel}, probe level ${probeLevel}`,
+  };
+}
+
+/** Why a published row does not match its run, or undefined when it does. */
+function rowDisagreement(
+  record: RunRecord,
+  line: string,
+  level: number,
+  minLevel: number,
+): string | undefined {
+  const lab = labSays(record);
+  if (lab.labLevel === undefined) {
+    return `the lab recorded nothing (${record.outcome})`;
+  }
+  if (level !== lab.labLevel && !(level === 7 && lab.seven)) {
+    return `the row says level ${level}, ${lab.words}`;
+  }
+  if (level < minLevel) return `level ${level}, expected at least ${minLevel}`;
+  if (
+    record.kind === "browser" &&
+    (!record.afterRefresh || !line.includes(refreshNote(record.afterRefresh)))
+  ) {
+    return `the row does not say the lab's level after the Refresh click (${
+      record.afterRefresh
+        ? `lab ${record.afterRefresh.labLevel}`
+        : "no click happened"
+    })`;
+  }
+  return undefined;
+}
+
+/** The line `--check` prints for a row that matches its run. */
+function rowAgreement(record: RunRecord, level: number): string {
+  return `row level ${level} agrees with ${labSays(record).words}${
+    record.afterRefresh
+      ? `; after the Refresh click the lab ${record.afterRefresh.labLevel}, as the row says`
+      : ""
+  }`;
+}
+
+/** `deno task clients`: runs, writes `results/`, checks; the exit status. */
+export async function main(args: string[]): Promise<number> {
+  const options = optionsOrExit(
+    args,
+    parseClientsArgs,
+    CLIENTS_USAGE,
+    "clients",
+  );
+  if ("exitStatus" in options) return options.exitStatus;
+  // The lab, the scripted model and the relays are all on loopback.
+  bypassProxyForLoopback();
+  const started = performance.now();
+  await cacheProbeModules(options);
+  const { records, skipped } = await runClients(options);
+  const written = await writeEvidence(options.resultsDir, records);
+  const rowCount = await writeMatrix(options, records);
+  written.push(
+    `${options.resultsDir}/matrix.json`,
+    `${options.resultsDir}/compatibility-matrix.md`,
+  );
+  await formatFiles(options.resultsDir, written);
+  console.log(
+    `wrote ${options.resultsDir}/compatibility-matrix.md (${records.length} fresh row(s), ${rowCount} in all) in ${
+      Math.round((performance.now() - started) / 1000)
+    } s`,
+  );
+  if (skipped.length > 0) {
+    console.log(`time budget reached; not run: ${skipped.join(", ")}`);
+  }
+  if (!options.check) return 0;
+  const failures = await checkPublished(
+    options.resultsDir,
+    records,
+    options.minLevel,
+  );
+  for (const failure of failures) console.error(`check failed: ${failure}`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

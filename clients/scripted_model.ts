@@ -53,6 +53,8 @@ export interface TranscriptEntry {
   contextUpdated?: boolean;
   waitSeconds: number;
   note?: string;
+  /** What a route call that failed returned (see `Decision.routeResult`). */
+  routeResult?: string;
 }
 
 export interface ScriptedModel {
@@ -199,6 +201,9 @@ export async function answerModelRequest(
     contextUpdated: decision.contextUpdated,
     waitSeconds: decision.waitSeconds,
     note: decision.note,
+    ...(decision.routeResult === undefined
+      ? {}
+      : { routeResult: decision.routeResult }),
   });
   if (decision.waitSeconds > 0) await sleep(decision.waitSeconds, signal);
   const model = (body as { model?: unknown }).model;

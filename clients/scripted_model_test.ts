@@ -15,6 +15,9 @@ import {
   responsesConversation,
 } from "./wire_openai_responses.ts";
 import { geminiConversation } from "./wire_gemini.ts";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const script: ModelScript = {
   read: {

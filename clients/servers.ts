@@ -5,18 +5,24 @@
  * `results/servers.md`, with each run's Markdown report in
  * `results/servers/`.
  *
- * Options:
- *   --results-dir DIR  where to write (default: the repository's results/)
- *   --cache-dir DIR    where the everything server is installed (see install.ts)
+ * `--help` prints the options (`SERVERS_USAGE`); a bad flag or value is
+ * one line on stderr, `servers error: …`, and exit status 2.
  *
  * @module
  */
 
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { ConfigError } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
+import {
+  folderFlag,
+  optionsOrExit,
+  parseFlags,
+  shown,
+} from "./command_line.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
+import { bypassProxyForLoopback, formatFiles } from "./process.ts";
 
 /** The reference server, pinned: it supports subscriptions. */
 export const EVERYTHING = {
@@ -155,24 +161,56 @@ export function serversMarkdown(
   ].join("\n");
 }
 
-if (import.meta.main) {
-  const repoRoot = resolve(new URL("..", import.meta.url).pathname);
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      "results-dir": { type: "string", default: `${repoRoot}/results` },
-      "cache-dir": { type: "string", default: defaultCacheDir() },
-    },
+export const SERVERS_USAGE = `Usage: deno task servers [options]
+
+Runs the probe (probe.ts) against the lab in each era, over HTTP and stdio,
+and against the reference everything server, and rewrites
+results/servers.md with each run's report in results/servers/.
+
+Options:
+  --results-dir DIR  where to write (default: the repository's results/)
+  --cache-dir DIR    where the everything server is installed (default: see
+                     install.ts)
+  --help             print this help
+
+Exit status: 0 done, 2 a bad flag or value.`;
+
+export interface ServersOptions {
+  resultsDir: string;
+  cacheDir: string;
+}
+
+const repoRoot = resolve(new URL("..", import.meta.url).pathname);
+
+/** Reads `deno task servers` flags; throws a `ConfigError` naming what is wrong. */
+export function parseServersArgs(args: string[]): ServersOptions | "help" {
+  const flags = parseFlags(args, {
+    strings: ["results-dir", "cache-dir"],
+    booleans: [],
   });
-  const resultsDir = resolve(values["results-dir"]);
-  const mainPath = `${repoRoot}/main.ts`;
-  await Deno.mkdir(`${resultsDir}/servers`, { recursive: true });
-  const entry = await installEverything(values["cache-dir"]);
-  const lab = await spawnLab({
-    mainPath,
-    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
-  });
-  const everything = await startEverythingHttp(entry);
+  if (flags.help) return "help";
+  if (flags.positionals.length > 0) {
+    throw new ConfigError(
+      `unexpected argument "${shown(flags.positionals[0])}"; see --help`,
+    );
+  }
+  return {
+    resultsDir: folderFlag(
+      "results-dir",
+      flags.strings.get("results-dir") ?? `${repoRoot}/results`,
+    ),
+    cacheDir: folderFlag(
+      "cache-dir",
+      flags.strings.get("cache-dir") ?? defaultCacheDir(),
+    ),
+  };
+}
+
+/** The servers table's runs: label, report name, and the probe's arguments. */
+function serverRuns(
+  labUrl: string,
+  everything: { url: string; entry: string },
+): [string, string, string[]][] {
   const everythingArgs = [
     "--uri",
     EVERYTHING_URI,
@@ -183,16 +221,16 @@ if (import.meta.main) {
     Deno.execPath(),
     "run",
     "-A",
-    mainPath,
+    `${repoRoot}/main.ts`,
     "--stdio",
     "--delay",
     "1",
   ];
-  const runs: [string, string, string[]][] = [
-    ["the lab", "lab-http-2025", ["--url", lab.url, "--era", "2025"]],
+  return [
+    ["the lab", "lab-http-2025", ["--url", labUrl, "--era", "2025"]],
     ["the lab", "lab-http-2026-07-28", [
       "--url",
-      lab.url,
+      labUrl,
       "--era",
       "2026-07-28",
     ]],
@@ -220,14 +258,25 @@ if (import.meta.main) {
       "--stdio",
       "--",
       "node",
-      entry,
+      everything.entry,
       "stdio",
     ]],
   ];
+}
+
+/** Probes every server of the table, each report in `results/servers/`. */
+async function probeServers(options: ServersOptions): Promise<ServerRow[]> {
+  const entry = await installEverything(options.cacheDir);
+  const lab = await spawnLab({
+    mainPath: `${repoRoot}/main.ts`,
+    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
+  });
+  const everything = await startEverythingHttp(entry);
   const rows: ServerRow[] = [];
   try {
+    const runs = serverRuns(lab.url, { url: everything.url, entry });
     for (const [label, slug, args] of runs) {
-      const report = `${resultsDir}/servers/${slug}.md`;
+      const report = `${options.resultsDir}/servers/${slug}.md`;
       const result = await runProbe(`${repoRoot}/probe.ts`, args, report);
       rows.push({ label: result.server?.name ?? label, slug, result });
       console.log(
@@ -240,19 +289,33 @@ if (import.meta.main) {
     await everything.stop();
     await lab.stop();
   }
+  return rows;
+}
+
+/** `deno task servers`: probes, writes `results/servers.md`; the exit status. */
+export async function main(args: string[]): Promise<number> {
+  const options = optionsOrExit(
+    args,
+    parseServersArgs,
+    SERVERS_USAGE,
+    "servers",
+  );
+  if ("exitStatus" in options) return options.exitStatus;
+  // The probe reaches every server of the table on loopback.
+  bypassProxyForLoopback();
+  const resultsDir = options.resultsDir;
+  await Deno.mkdir(`${resultsDir}/servers`, { recursive: true });
+  const rows = await probeServers(options);
   await Deno.writeTextFile(
     `${resultsDir}/servers.md`,
     serversMarkdown(rows, new Date().toISOString()),
   );
-  // The files are committed, so they must pass `deno fmt --check`.
-  await new Deno.Command(Deno.execPath(), {
-    args: [
-      "fmt",
-      "--quiet",
-      `${resultsDir}/servers.md`,
-      ...rows.map(({ slug }) => `${resultsDir}/servers/${slug}.md`),
-    ],
-    cwd: resultsDir,
-  }).output();
+  await formatFiles(resultsDir, [
+    `${resultsDir}/servers.md`,
+    ...rows.map(({ slug }) => `${resultsDir}/servers/${slug}.md`),
+  ]);
   console.log(`wrote ${resultsDir}/servers.md (${rows.length} rows)`);
+  return 0;
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -13,6 +13,9 @@ import {
   runProbe,
   startEverythingHttp,
 } from "./servers.ts";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const PROBE_PATH = new URL("../probe.ts", import.meta.url).pathname;
 

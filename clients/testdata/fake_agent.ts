@@ -1,10 +1,12 @@
 /**
  * A stand-in agent CLI for the harness tests: the client the lab hopes for.
- * It speaks MCP 2025 to the lab with plain fetch (no dependencies, so it runs
- * in an isolated HOME without a package cache), subscribes, opens the GET
+ * It speaks MCP 2025 to the lab with plain fetch, subscribes, opens the GET
  * stream, re-reads the resource when notified and puts the new text into the
  * conversation it sends the model (Anthropic Messages, streaming). Run by
- * `runner_test.ts` through the real runner; never published.
+ * `agent_runner_test.ts` through the real runner, in an isolated HOME, with
+ * `--cached-only` and the test's DENO_DIR: the lab's modules it imports
+ * (for `REVIEW_URI`) come from that cache, never from the network. Never
+ * published.
  *
  * With `plain` after the prompt it is the client the field has instead: it
  * neither subscribes nor opens the GET stream, but offers the model the
@@ -17,10 +19,11 @@
  * @module
  */
 
+import { REVIEW_URI } from "../../main.ts";
+
 const [labUrl, modelOrigin, prompt, flavour] = Deno.args;
 const plain = flavour === "plain";
 const PROTOCOL = "2025-11-25";
-const URI = "test://review/status";
 
 let sessionId = "";
 let nextId = 1;
@@ -73,7 +76,7 @@ async function mcp(
 }
 
 async function readResource(): Promise<string> {
-  const result = await mcp("resources/read", { uri: URI });
+  const result = await mcp("resources/read", { uri: REVIEW_URI });
   return JSON.stringify(result);
 }
 
@@ -111,7 +114,7 @@ async function subscribe() {
         const method = (message as { method?: string }).method;
         if (method === "notifications/resources/updated") {
           pendingUpdates.push(
-            `Resource ${URI} changed:\n${await readResource()}`,
+            `Resource ${REVIEW_URI} changed:\n${await readResource()}`,
           );
         }
       }
@@ -119,7 +122,7 @@ async function subscribe() {
   })().catch(() => opened.resolve());
   await opened.promise;
   await mcp("resources/list");
-  await mcp("resources/subscribe", { uri: URI });
+  await mcp("resources/subscribe", { uri: REVIEW_URI });
 }
 
 if (plain) {

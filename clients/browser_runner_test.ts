@@ -13,14 +13,22 @@ import {
   INSTALL_BROWSER_COMMAND,
   screenshotName,
 } from "./browser_runner.ts";
-import { alive } from "./runner.ts";
+import { alive } from "./process.ts";
 import {
   evidenceMarkdown,
   type MatrixDocument,
   refreshNote,
   rowFromRun,
 } from "./matrix.ts";
-import type { RunRecord } from "./runner.ts";
+import type { RunRecord } from "./run_record.ts";
+import {
+  labClient,
+  labReport,
+  prepareTestEnvironment,
+  runRecord,
+} from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const web = BROWSER_CLIENTS.find((client) =>
   client.id === "inspector-web"
@@ -87,50 +95,31 @@ function browserRecord(
   level: number,
   afterRefresh?: RunRecord["afterRefresh"],
 ): RunRecord {
-  const steps = {
-    connected: true,
-    listed: true,
-    readV1: true,
-    subscribed: level >= 4,
-    notificationDelivered: level >= 5,
-    rereadAfterNotification: level >= 6,
-    contextUpdated: false,
-  };
-  return {
+  const uiClient = labClient({
+    name: "mcp-inspector",
+    version: "2.12.0",
+    protocolVersion: "2025-11-25",
+    level,
+    missing: "never read test://review/status again after the notification",
+    steps: {
+      ...labClient().steps,
+      subscribed: level >= 4,
+      notificationDelivered: level >= 5,
+      rereadAfterNotification: level >= 6,
+    },
+  });
+  return runRecord({
     clientId: "inspector-web",
     displayName: "Inspector web UI",
     npmPackage: "@modelcontextprotocol/inspector",
     version: "2.12.0",
-    mode: "default",
     trigger: "subscribe",
-    route: "native",
-    longWait: false,
-    progressCheck: null,
-    delaySeconds: 3,
-    ranAt: "2026-11-30T09:00:00.000Z",
     durationSeconds: 11,
-    outcome: "completed",
     exitCode: null,
     command: "open the UI with its token",
-    labReport: {
-      lab: "0.2.0",
-      clients: [{
-        name: "mcp-inspector",
-        version: "2.12.0",
-        era: "2025",
-        protocolVersion: "2025-11-25",
-        level,
-        missing: "never read test://review/status again after the notification",
-        steps,
-        updatesSent: 1,
-        readVia: "resource",
-        waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
-        timeline: [],
-      }],
-    } as unknown as RunRecord["labReport"],
+    labReport: labReport([uiClient]),
     labReportMarkdown: "# Lab report\n\nbefore",
     transcript: [],
-    outputTail: "",
     kind: "browser",
     steps: [{
       startedAt: 3.8,
@@ -147,7 +136,7 @@ function browserRecord(
         "/runs/x/screenshots/inspector-web-2.12.0-default-subscribe-after-update.png",
     }],
     daemon: "web server PID 10 ended with SIGTERM",
-  };
+  });
 }
 
 Deno.test("rowFromRun: a browser row is the level before Refresh, with the click's level in a separate note", () => {
@@ -191,7 +180,7 @@ Deno.test("rowFromRun: a browser row is the level before Refresh, with the click
 const chromiumMissing = !await browserInstalled();
 if (chromiumMissing) {
   console.log(
-    `browser_test.ts: the web UI run is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
+    `browser_runner_test.ts: the web UI run is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
   );
 }
 

@@ -1,19 +1,23 @@
 import assert from "node:assert/strict";
 import type { ClientDefinition, LaunchContext } from "./catalog.ts";
-import { rowFromRun } from "./matrix.ts";
+import { mainLabClient, quotedOutput, rowFromRun } from "./matrix.ts";
+import { shellQuote } from "./process.ts";
 import {
-  commandLine,
-  daemonPid,
-  PROMPT,
+  defaultDenoDir,
+  harnessProbe,
+  probeCommand,
   routeScript,
-  runClient,
+  runAgentClient,
   type RunOptions,
   startProgressRelay,
   stopAgentDaemon,
   waitArguments,
   withoutProgressToken,
-} from "./runner.ts";
+} from "./agent_runner.ts";
 import { spawnLab } from "./lab.ts";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.
@@ -24,6 +28,7 @@ const fakeAgentPath = new URL("./testdata/fake_agent.ts", import.meta.url)
 
 function standIn(
   launch: (context: LaunchContext) => string[],
+  env: Record<string, string> = {},
 ): ClientDefinition {
   return {
     id: "stand-in",
@@ -42,8 +47,29 @@ function standIn(
     modes: ["default"],
     enableTool: false,
     shell: { name: "Bash", input: (command) => ({ command }) },
-    launch: (context) => ({ args: launch(context), env: {}, files: {} }),
+    launch: (context) => ({ args: launch(context), env, files: {} }),
   };
+}
+
+/**
+ * The fake agent as a client, run by this Deno. It imports the lab's
+ * main.ts, whose modules come from the deno cache this process uses (its
+ * isolated HOME has none): `--cached-only`, so nothing leaves loopback.
+ * `plain` makes it the client that never subscribes (see fake_agent.ts).
+ */
+function fakeAgent(flavour: "subscriber" | "plain"): ClientDefinition {
+  const plain = flavour === "plain";
+  return standIn(({ labUrl, modelOrigin, prompt }) => [
+    "run",
+    "--allow-net=127.0.0.1",
+    ...(plain ? ["--allow-run=sh"] : []),
+    "--cached-only",
+    fakeAgentPath,
+    labUrl,
+    modelOrigin,
+    prompt,
+    ...(plain ? ["plain"] : []),
+  ], { DENO_DIR: defaultDenoDir(), DENO_NO_UPDATE_CHECK: "1" });
 }
 
 /**
@@ -83,19 +109,10 @@ Deno.test({
   name:
     "runner: a client that subscribes, re-reads and shows the update reaches level 7",
   async fn() {
-    const client = standIn(({ labUrl, modelOrigin, prompt }) => [
-      "run",
-      "--allow-net=127.0.0.1",
-      "--no-config",
-      "--no-lock",
-      fakeAgentPath,
-      labUrl,
-      modelOrigin,
-      prompt,
-    ]);
+    const client = fakeAgent("subscriber");
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(client, "default", "subscribe", run);
+      const record = await runAgentClient(client, "default", "subscribe", run);
       assert.equal(record.outcome, "completed", record.outputTail);
       const row = rowFromRun(record);
       assert.equal(row.labClient, "fake-agent/1.0.0");
@@ -142,7 +159,7 @@ Deno.test({
     ]);
     const run = await options("/bin/sh", 30);
     try {
-      const record = await runClient(client, "default", "read", run);
+      const record = await runAgentClient(client, "default", "read", run);
       assert.equal(record.outcome, "exit-nonzero");
       assert.equal(record.exitCode, 3);
       assert.match(
@@ -171,7 +188,7 @@ Deno.test({
     const run = await options("/bin/sh", 1);
     try {
       const started = performance.now();
-      const record = await runClient(client, "default", "read", run);
+      const record = await runAgentClient(client, "default", "read", run);
       assert.ok(performance.now() - started < 15_000);
       assert.equal(record.outcome, "timeout");
       assert.equal(
@@ -190,18 +207,7 @@ Deno.test({
 });
 
 /** The fake agent as a client that never subscribes (the field today). */
-const plainAgent = standIn(({ labUrl, modelOrigin, prompt }) => [
-  "run",
-  "--allow-net=127.0.0.1",
-  "--allow-run=sh",
-  "--no-config",
-  "--no-lock",
-  fakeAgentPath,
-  labUrl,
-  modelOrigin,
-  prompt,
-  "plain",
-]);
+const plainAgent = fakeAgent("plain");
 
 Deno.test({
   name:
@@ -209,7 +215,7 @@ Deno.test({
   async fn() {
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(plainAgent, "default", "subscribe", {
+      const record = await runAgentClient(plainAgent, "default", "subscribe", {
         ...run,
         route: "wait-tool",
       });
@@ -244,26 +250,54 @@ Deno.test({
   },
 });
 
+/**
+ * The plain fake agent whose shell finds no deno on its PATH, as a client
+ * run through `npx deno` would: the probe command must name Deno itself.
+ */
+const plainAgentWithoutDenoOnPath: ClientDefinition = {
+  ...plainAgent,
+  launch: (context) => ({
+    ...plainAgent.launch(context),
+    env: {
+      ...plainAgent.launch(context).env,
+      PATH: "/nonexistent-deno-free-path:/usr/bin:/bin",
+    },
+  }),
+};
+
+/** The probe command of a run's `run-probe` stage, and the lab URL in it. */
+function probeCommandIn(record: { transcript: { answer: string }[] }) {
+  const command: string = JSON.parse(
+    record.transcript[1].answer.replace(/^tool Bash /, ""),
+  ).command;
+  return { command, labUrl: command.match(/--url (\S+)/)?.[1] ?? "" };
+}
+
 Deno.test({
   name:
-    "runner (shell-probe): the client's shell runs the lab's probe, whose version 2 reaches the model",
+    "runner (shell-probe): the client's shell runs the lab's probe by Deno's full path, and its version 2 reaches the model",
   async fn() {
     const run = await options(Deno.execPath(), 60);
     try {
-      const record = await runClient(plainAgent, "default", "read", {
-        ...run,
-        route: "shell-probe",
-      });
+      const record = await runAgentClient(
+        plainAgentWithoutDenoOnPath,
+        "default",
+        "read",
+        { ...run, route: "shell-probe" },
+      );
       assert.equal(record.outcome, "completed", record.outputTail);
       assert.deepEqual(record.transcript.map((entry) => entry.stage), [
         "read-v1",
         "run-probe",
         "final",
       ]);
-      assert.match(
-        record.transcript[1].answer,
-        /^tool Bash \{"command":"DENO_DIR=\S+ DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only \S+\/main\.ts probe --url http:\/\/127\.0\.0\.1:\d+\/mcp --uri test:\/\/review\/status --json"\}$/,
+      const { command, labUrl } = probeCommandIn(record);
+      assert.match(labUrl, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      assert.equal(
+        command,
+        probeCommand(harnessProbe(labMainPath, defaultDenoDir()), labUrl),
       );
+      assert.ok(command.includes(` ${shellQuote(Deno.execPath())} run `));
       const row = rowFromRun(record);
       assert.equal(row.labClient, "fake-agent/1.0.0");
       assert.equal(row.probeLevel, 6);
@@ -279,26 +313,49 @@ Deno.test({
   },
 });
 
-Deno.test("commandLine: the prompt shortened, per-run paths generic, spaces quoted", () => {
-  assert.equal(
-    commandLine("claude", [
-      "-p",
-      PROMPT,
-      "--mcp-config",
-      "/r/home/lab.json",
-      "--flag",
-      "a b",
-      "/r/work/x",
-    ], { home: "/r/home", workDir: "/r/work" }),
-    `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
-  );
+Deno.test({
+  name:
+    "runner (shell-probe): a probe that cannot run is a row quoting what the shell printed",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    // An empty deno cache: with --cached-only, the probe cannot load.
+    const emptyCache = await Deno.makeTempDir({ prefix: "empty-deno-dir-" });
+    try {
+      const record = await runAgentClient(plainAgent, "default", "read", {
+        ...run,
+        route: "shell-probe",
+        denoDir: emptyCache,
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      const printed = record.transcript[2].routeResult ?? "";
+      assert.match(printed, /not found in cache.*--cached-only/);
+      const row = rowFromRun(record);
+      assert.equal(row.probeLevel, null);
+      assert.equal(row.level, 3);
+      assert.equal(
+        row.notes,
+        `${
+          mainLabClient(record.labReport?.clients ?? [])?.missing
+        }; the probe never reached the lab (the shell command did not run it); the shell tool returned ${
+          quotedOutput(printed)
+        }`,
+      );
+      assert.match(row.notes, /returned "error: .*not found in cache/);
+    } finally {
+      await Deno.remove(emptyCache, { recursive: true });
+      await run.cleanup();
+    }
+  },
 });
 
 Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
   const context = {
-    mainPath: "/lab/main.ts",
+    probe: {
+      denoPath: "/opt/deno/bin/deno",
+      probePath: "/lab/probe.ts",
+      denoDir: "/cache/deno",
+    },
     labUrl: "http://127.0.0.1:4000/mcp",
-    denoDir: "/cache/deno",
     delaySeconds: 3,
   };
   assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
@@ -313,9 +370,18 @@ Deno.test("routeScript: the wait tool's arguments, the probe through the shell t
     name: "Bash",
     input: {
       command:
-        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 deno run -A --cached-only /lab/main.ts probe --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 /opt/deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
     },
   });
+  // Paths a shell would split or expand are quoted.
+  assert.equal(
+    probeCommand({
+      denoPath: "/home/o'neil/deno $dir/deno",
+      probePath: "/lab one/probe.ts",
+      denoDir: "/cache/deno",
+    }, "http://127.0.0.1:4000/mcp"),
+    `DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 '/home/o'\\''neil/deno $dir/deno' run -A --cached-only '/lab one/probe.ts' --url http://127.0.0.1:4000/mcp --uri test://review/status --json`,
+  );
   const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
   assert.deepEqual(routeScript(noShell, "shell-probe", context), {
     route: "shell-probe",
@@ -428,16 +494,6 @@ Deno.test("runner (progress check): the relay counts a call's progressToken and,
   assert.match(text, /no update within 6 s/);
   assert.equal(counted, 1);
   assert.match(text, /notifications\/progress/);
-});
-
-Deno.test("daemonPid: a bare PID or a JSON record's pid field", () => {
-  assert.equal(daemonPid("4242\n"), 4242);
-  assert.equal(
-    daemonPid('{\n  "hubId": "h",\n  "pid": 31337,\n  "port": 1\n}'),
-    31337,
-  );
-  assert.equal(daemonPid(""), undefined);
-  assert.equal(daemonPid('{"pid": 1}'), undefined);
 });
 
 Deno.test("stopAgentDaemon: ends the recorded PID, and says when there is no record", async () => {

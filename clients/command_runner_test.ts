@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ClientReport, LabReport } from "../main.ts";
+import type { ClientReport } from "../main.ts";
 import {
   ALL_CLIENTS,
   COMMAND_CLIENTS,
@@ -21,7 +21,17 @@ import {
   mergeRows,
   rowFromRun,
 } from "./matrix.ts";
-import { alive, daemonPid, type RunRecord } from "./runner.ts";
+import { alive } from "./process.ts";
+import type { RunRecord } from "./run_record.ts";
+import {
+  at,
+  labClient,
+  labReport,
+  prepareTestEnvironment,
+  runRecord,
+} from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 const context: CommandContext = {
   home: "/runs/x/home",
@@ -138,11 +148,7 @@ Deno.test("selectClients: names and --only groups narrow each other", () => {
   );
 });
 
-Deno.test(" stepCommand, overallOutcome", () => {
-  assert.equal(daemonPid("28743\n"), 28743);
-  assert.equal(daemonPid(""), undefined);
-  assert.equal(daemonPid("1"), undefined);
-  assert.equal(daemonPid("not a pid"), undefined);
+Deno.test("stepCommand and overallOutcome: generic commands, the first failure is the run's", () => {
   assert.equal(
     stepCommand("mcpdo", ["connect", context.labUrl, "--era", "legacy"], {
       home: "/runs/x/home",
@@ -175,78 +181,42 @@ Deno.test(" stepCommand, overallOutcome", () => {
   );
 });
 
-function labClient(fields: Partial<ClientReport>): ClientReport {
-  return {
-    id: "s1",
+/** The lab's entry for mcpdo: subscribed and notified, never read (level 5). */
+function mcpdoLabClient(fields: Partial<ClientReport> = {}): ClientReport {
+  return labClient({
     name: "inspector-cli",
     version: "2.12.0",
-    era: "2025",
     protocolVersion: "2025-11-25",
-    transport: "streamable-http",
-    firstSeen: "2026-11-30T10:00:00.000Z",
-    lastSeen: "2026-11-30T10:00:07.000Z",
-    ended: null,
+    lastSeen: at(7),
     trigger: "subscribe",
     level: 5,
     levelName: "notification delivered",
     missing: "never read test://review/status (resources/read)",
     steps: {
-      connected: true,
+      ...labClient().steps,
       listed: false,
       readV1: false,
       subscribed: true,
       notificationDelivered: true,
-      rereadAfterNotification: false,
-      contextUpdated: "not observable",
     },
-    resourceVersion: 2,
     lastVersionRead: 0,
-    updatesSent: 1,
-    notificationsLost: 0,
-    readVia: "resource",
-    waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
-    listenStreamsAtOnce: 0,
-    timeline: [],
-    timelineDropped: 0,
     ...fields,
-  };
+  });
 }
 
+/** A run of mcpdo as the command runner records it. */
 function commandRun(fields: Partial<RunRecord> = {}): RunRecord {
-  const report: LabReport = {
-    lab: "0.2.0",
-    sdk: "2.4.0",
-    generatedAt: "2026-11-30T10:00:08.000Z",
-    scenario: {
-      trigger: "subscribe",
-      updateDelaySeconds: 3,
-      updateCount: 1,
-      updateIntervalSeconds: 5,
-      sendListChanged: false,
-      toolEnabled: false,
-    },
-    clients: [labClient({})],
-  };
-  return {
+  return runRecord({
     clientId: "mcpdo",
     displayName: "mcpdo (MCP Inspector)",
     npmPackage: "@modelcontextprotocol/inspector",
     version: "2.12.0",
-    mode: "default",
     trigger: "subscribe",
-    route: "native",
-    longWait: false,
-    progressCheck: null,
-    delaySeconds: 3,
-    ranAt: "2026-11-30T10:00:00.000Z",
     durationSeconds: 8,
-    outcome: "completed",
-    exitCode: 0,
     command: "mcpdo connect $LAB_URL --transport http --era legacy",
-    labReport: report,
+    labReport: labReport([mcpdoLabClient()]),
     labReportMarkdown: "# MCP resource subscription lab report",
     transcript: [],
-    outputTail: "",
     kind: "command",
     steps: [{
       startedAt: 0.1,
@@ -268,7 +238,7 @@ function commandRun(fields: Partial<RunRecord> = {}): RunRecord {
     }],
     daemon: "daemon PID 123 ended after `mcpdo daemon stop`",
     ...fields,
-  };
+  });
 }
 
 Deno.test("rowFromRun: a command client's row is the lab's level, with no context to judge", () => {
@@ -289,12 +259,12 @@ Deno.test("rowFromRun: a command client's row is the lab's level, with no contex
     clientId: "inspector-cli",
     labReport: {
       ...commandRun().labReport!,
-      clients: [labClient({
+      clients: [mcpdoLabClient({
         level: 3,
         missing:
           "never subscribed to test://review/status (resources/subscribe)",
         steps: {
-          ...labClient({}).steps,
+          ...mcpdoLabClient().steps,
           readV1: true,
           subscribed: false,
           notificationDelivered: false,

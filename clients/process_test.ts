@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import {
+  bypassProxyForLoopback,
+  commandLine,
+  daemonPid,
+  errorLine,
+  printableLine,
+  tail,
+} from "./process.ts";
+
+Deno.test("commandLine: an argument shown as given, per-run paths generic, spaces quoted", () => {
+  const prompt = "Read the resource and tell me its status.";
+  assert.equal(
+    commandLine(
+      "claude",
+      [
+        "-p",
+        prompt,
+        "--mcp-config",
+        "/r/home/lab.json",
+        "--flag",
+        "a b",
+        "/r/work/x",
+      ],
+      { home: "/r/home", workDir: "/r/work" },
+      { [prompt]: '"<prompt>"' },
+    ),
+    `claude -p "<prompt>" --mcp-config $HOME/lab.json --flag 'a b' ./x`,
+  );
+});
+
+Deno.test("daemonPid: a bare PID or a JSON record's pid field, never 1 or text", () => {
+  assert.equal(daemonPid("4242\n"), 4242);
+  assert.equal(
+    daemonPid('{\n  "hubId": "h",\n  "pid": 31337,\n  "port": 1\n}'),
+    31337,
+  );
+  assert.equal(daemonPid(""), undefined);
+  assert.equal(daemonPid("1"), undefined);
+  assert.equal(daemonPid('{"pid": 1}'), undefined);
+  assert.equal(daemonPid("not a pid"), undefined);
+});
+
+Deno.test("tail and errorLine: last lines without terminal escapes; the first error-like line", () => {
+  assert.equal(tail("a\n\n\x1b[31mb\x1b[0m\nc\n", 2), "b\nc");
+  assert.equal(
+    errorLine("ok\nFatal: no model\nError: later"),
+    "Fatal: no model",
+  );
+  assert.equal(errorLine("all good"), undefined);
+});
+
+Deno.test("printableLine: escapes dropped, control and format characters shown, white space folded, bounded", () => {
+  assert.equal(
+    printableLine("\x1b[31mred\x1b[0m \x1b]0;title\x07line\r\n\ttwo\x07", 80),
+    "red line two\\u{7}",
+  );
+  assert.equal(printableLine("a\u202eb\u0000c", 80), "a\\u{202e}b\\u{0}c");
+  assert.equal(printableLine("x".repeat(30), 10), `${"x".repeat(9)}…`);
+  assert.equal(printableLine("  plain text  ", 80), "plain text");
+});
+
+Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", () => {
+  const saved = ["NO_PROXY", "no_proxy"].map((name) =>
+    [name, Deno.env.get(name)] as const
+  );
+  try {
+    Deno.env.set("NO_PROXY", "example.com, 127.0.0.1");
+    Deno.env.delete("no_proxy");
+    bypassProxyForLoopback();
+    bypassProxyForLoopback();
+    assert.equal(
+      Deno.env.get("NO_PROXY"),
+      "example.com,127.0.0.1,localhost,::1",
+    );
+    assert.equal(Deno.env.get("no_proxy"), "127.0.0.1,localhost,::1");
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
+});
+
+Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY still fetches loopback", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("direct"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  // Fetches `url` in a child, after bypassProxyForLoopback or without it.
+  const fetchInChild = async (bypass: boolean) => {
+    const processUrl = new URL("./process.ts", import.meta.url).href;
+    const code = `${
+      bypass
+        ? `(await import(${
+          JSON.stringify(processUrl)
+        })).bypassProxyForLoopback();`
+        : ""
+    } try { console.log(await (await fetch(${
+      JSON.stringify(url)
+    })).text()); } catch { console.log("failed"); }`;
+    const { stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", code],
+      env: {
+        HTTP_PROXY: "http://127.0.0.1:9",
+        http_proxy: "http://127.0.0.1:9",
+        NO_PROXY: "",
+        no_proxy: "",
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(stdout).trim();
+  };
+  try {
+    assert.equal(await fetchInChild(false), "failed");
+    assert.equal(await fetchInChild(true), "direct");
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -1,0 +1,157 @@
+/**
+ * What the clients tests share: `prepareTestEnvironment`, and builders of
+ * a lab's client entry and report, a transcript entry, and a run record,
+ * each with fields to override. The builders' defaults are one run of a
+ * made-up agent, "Demo CLI", that read version 1 and stopped there (level
+ * 3, trigger `read`).
+ *
+ * Kept under `testdata/` so that `deno test` does not take it for a test.
+ *
+ * @module
+ */
+
+import type { ClientReport, LabReport } from "../../main.ts";
+import { bypassProxyForLoopback } from "../process.ts";
+import type { RunRecord } from "../run_record.ts";
+import type { TranscriptEntry } from "../scripted_model.ts";
+
+/**
+ * Makes a clients test, and every process it starts, behave the same on
+ * any machine: loopback reached directly whatever proxy the environment
+ * names (as the harness does), no SSL_CERT_FILE (under descriptor pressure
+ * Deno warns about it on stderr, which some tests read), no colour, no
+ * update check. Called at the top of each test file that starts a process
+ * or fetches, before its first fetch.
+ */
+export function prepareTestEnvironment() {
+  bypassProxyForLoopback();
+  Deno.env.delete("SSL_CERT_FILE");
+  Deno.env.set("NO_COLOR", "1");
+  Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+}
+
+/** The fixtures' clock: every time is seconds after this instant. */
+export const T0 = Date.parse("2026-11-30T10:00:00.000Z");
+
+/** The ISO time `seconds` after `T0`. */
+export const at = (seconds: number) =>
+  new Date(T0 + seconds * 1000).toISOString();
+
+/** The lab's entry for one client: Demo CLI at level 3 unless overridden. */
+export function labClient(fields: Partial<ClientReport> = {}): ClientReport {
+  return {
+    id: "s1",
+    name: "demo",
+    version: "1.0.0",
+    era: "2025",
+    protocolVersion: "2025-06-18",
+    transport: "streamable-http",
+    firstSeen: at(0),
+    lastSeen: at(9),
+    ended: null,
+    trigger: "read",
+    level: 3,
+    levelName: "read version 1",
+    missing: "never subscribed to test://review/status (resources/subscribe)",
+    steps: {
+      connected: true,
+      listed: true,
+      readV1: true,
+      subscribed: false,
+      notificationDelivered: false,
+      rereadAfterNotification: false,
+      contextUpdated: "not observable",
+    },
+    resourceVersion: 2,
+    lastVersionRead: 1,
+    updatesSent: 1,
+    notificationsLost: 0,
+    readVia: "resource",
+    waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
+    listenStreamsAtOnce: 0,
+    timeline: [],
+    timelineDropped: 0,
+    ...fields,
+  };
+}
+
+/** The lab's report holding `clients`, after one update 3 s in. */
+export function labReport(clients: ClientReport[]): LabReport {
+  return {
+    lab: "0.2.0",
+    sdk: "2.4.0",
+    generatedAt: at(30),
+    scenario: {
+      trigger: "read",
+      updateDelaySeconds: 3,
+      updateCount: 1,
+      updateIntervalSeconds: 5,
+      sendListChanged: false,
+      toolEnabled: false,
+    },
+    clients,
+  };
+}
+
+/** One request the scripted model answered, `seconds` into the run. */
+export function transcriptEntry(
+  seconds: number,
+  stage: TranscriptEntry["stage"],
+  fields: Partial<TranscriptEntry> = {},
+): TranscriptEntry {
+  return {
+    at: at(seconds),
+    method: "POST",
+    path: "/v1/messages",
+    wire: "anthropic-messages",
+    stream: true,
+    stage,
+    answer: "tool read_mcp_resource {}",
+    offeredTools: 3,
+    readToolOffered: true,
+    versionsSeen: [],
+    waitSeconds: 0,
+    ...fields,
+  };
+}
+
+/**
+ * A run record: Demo CLI on the native route, read version 1, waited,
+ * nudged and re-read without ever seeing version 2, unless overridden.
+ */
+export function runRecord(fields: Partial<RunRecord> = {}): RunRecord {
+  return {
+    clientId: "demo",
+    displayName: "Demo CLI",
+    npmPackage: "demo-cli",
+    version: "1.0.0",
+    mode: "default",
+    trigger: "read",
+    route: "native",
+    longWait: false,
+    progressCheck: null,
+    delaySeconds: 3,
+    ranAt: at(0),
+    durationSeconds: 9,
+    outcome: "completed",
+    exitCode: 0,
+    command: 'demo -p "<prompt>"',
+    labReport: labReport([labClient()]),
+    labReportMarkdown:
+      "# MCP resource subscription lab report\n\n## demo/1.0.0",
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+      transcriptEntry(6, "check-context-then-reread", {
+        versionsSeen: [1],
+        contextUpdated: false,
+      }),
+      transcriptEntry(7, "final", {
+        versionsSeen: [1, 1],
+        contextUpdated: false,
+      }),
+    ],
+    outputTail: "",
+    ...fields,
+  };
+}
