@@ -40,7 +40,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "npm:zod@4.6.7";
 import {
   CLIENT_INFO_META_KEY,
@@ -342,6 +342,24 @@ export function loadConfig(
   return config as LabConfig;
 }
 
+/**
+ * A command line read strictly by `parseArgs`: an unknown flag, a missing
+ * value or a stray argument is a one-line `ConfigError` that points to the
+ * command's help. The lab, the probe and the client harness read theirs so.
+ */
+export function parseFlags<const Options extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: Options,
+  { allowPositionals = false, help = "--help" } = {},
+) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ");
+    throw new ConfigError(`${message}; see ${help}`);
+  }
+}
+
 /** What the command line asks for: help, version, stdio, and setting flags. */
 export function parseCommandLine(args: string[]) {
   const options: Record<string, { type: "string" | "boolean" }> = {
@@ -354,18 +372,13 @@ export function parseCommandLine(args: string[]) {
       type: BOOLEAN_SETTINGS.has(name) ? "boolean" : "string",
     };
   }
-  try {
-    const { values } = parseArgs({ args, options, allowPositionals: false });
-    const { help, version, stdio, ...flags } = values;
-    return {
-      help: help === true,
-      version: version === true,
-      stdio: stdio === true,
-      flags,
-    };
-  } catch (error) {
-    throw new ConfigError(`${(error as Error).message}; see --help`);
-  }
+  const { help, version, stdio, ...flags } = parseFlags(args, options).values;
+  return {
+    help: help === true,
+    version: version === true,
+    stdio: stdio === true,
+    flags,
+  };
 }
 
 /** The `--version` line: the lab, the SDK it serves with, and Deno. */

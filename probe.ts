@@ -21,7 +21,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { z } from "npm:zod@4.6.7";
 import {
   Client,
@@ -38,6 +37,7 @@ import {
   type LabTransportKind,
   MARK,
   mermaidText,
+  parseFlags,
   readEnvironment,
   REVIEW_URI,
   whenStreamEnds,
@@ -259,33 +259,26 @@ export function parseProbeArgs(
   args: string[],
   env: Record<string, string | undefined>,
 ): ProbeOptions | "help" {
-  let values: Record<string, unknown>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: withNegativeValues(args),
-      allowPositionals: true,
-      options: {
-        help: { type: "boolean" },
-        url: { type: "string" },
-        uri: { type: "string" },
-        era: { type: "string" },
-        timeout: { type: "string" },
-        count: { type: "string" },
-        call: { type: "string" },
-        "call-args": { type: "string" },
-        "skip-list-check": { type: "boolean" },
-        header: { type: "string", multiple: true },
-        "auth-token": { type: "string" },
-        json: { type: "boolean" },
-        report: { type: "string" },
-        stdio: { type: "boolean" },
-      },
-    }));
-  } catch (error) {
-    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ");
-    throw new ConfigError(`${message}; see probe --help`);
-  }
+  const { values, positionals } = parseFlags(
+    withNegativeValues(args),
+    {
+      help: { type: "boolean" },
+      url: { type: "string" },
+      uri: { type: "string" },
+      era: { type: "string" },
+      timeout: { type: "string" },
+      count: { type: "string" },
+      call: { type: "string" },
+      "call-args": { type: "string" },
+      "skip-list-check": { type: "boolean" },
+      header: { type: "string", multiple: true },
+      "auth-token": { type: "string" },
+      json: { type: "boolean" },
+      report: { type: "string" },
+      stdio: { type: "boolean" },
+    },
+    { allowPositionals: true, help: "probe --help" },
+  );
   if (values.help) return "help";
   const { help: _help, ...rest } = values;
   const parsed = probeFlagsSchema.safeParse(rest);

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ConfigError } from "../main.ts";
+import { ConfigError, parseFlags } from "../main.ts";
 import {
   ALL_CLIENTS,
   type AnyClient,
@@ -26,12 +26,7 @@ import {
   INSTALL_BROWSER_COMMAND,
   runBrowserClient,
 } from "./browser_runner.ts";
-import {
-  folderFlag,
-  optionsOrExit,
-  parseFlags,
-  shown,
-} from "./command_line.ts";
+import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
@@ -160,70 +155,61 @@ function listOf<Word extends string>(
 
 /** Reads `deno task clients` flags; throws a `ConfigError` naming what is wrong. */
 export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
-  const flags = parseFlags(args, {
-    strings: [
-      "results-dir",
-      "cache-dir",
-      "timeout",
-      "delay",
-      "trigger",
-      "route",
-      "only",
-      "long-wait-delay",
-      "budget",
-      "min-level",
-    ],
-    booleans: [
-      "long-wait",
-      "progress-check",
-      "check",
-      "keep-homes",
-      "install-browser",
-    ],
-  });
-  if (flags.help) return "help";
-  const value = (flag: string, fallback: string) =>
-    flags.strings.get(flag) ?? fallback;
-  const trigger = flags.strings.get("trigger");
+  const { values, positionals } = parseFlags(args, {
+    help: { type: "boolean", short: "h" },
+    "results-dir": { type: "string", default: `${repoRoot}/results` },
+    "cache-dir": { type: "string", default: defaultCacheDir() },
+    timeout: { type: "string", default: "120" },
+    delay: { type: "string", default: "3" },
+    trigger: { type: "string" },
+    route: { type: "string", default: ROUTES.join(",") },
+    only: { type: "string" },
+    "long-wait": { type: "boolean", default: false },
+    "long-wait-delay": { type: "string", default: "90" },
+    "progress-check": { type: "boolean", default: false },
+    budget: { type: "string", default: "1800" },
+    "min-level": { type: "string", default: "0" },
+    check: { type: "boolean", default: false },
+    "keep-homes": { type: "boolean", default: false },
+    "install-browser": { type: "boolean", default: false },
+  }, { allowPositionals: true });
+  if (values.help) return "help";
+  const { trigger } = values;
   if (trigger !== undefined && trigger !== "subscribe" && trigger !== "read") {
     throw new ConfigError(
       `--trigger "${shown(trigger)}" is not subscribe or read`,
     );
   }
-  const longWait = flags.booleans.has("long-wait");
+  const longWait = values["long-wait"];
   const longWaitDelay = nonNegative(
     "long-wait-delay",
-    value("long-wait-delay", "90"),
+    values["long-wait-delay"],
   );
   if (longWait && longWaitDelay <= 60) {
     throw new ConfigError(
       `--long-wait-delay ${longWaitDelay} is not above 60 s, past the usual tool-call timeouts`,
     );
   }
-  const progressCheck = flags.booleans.has("progress-check");
-  if (longWait && progressCheck) {
+  if (longWait && values["progress-check"]) {
     throw new ConfigError(
       "--long-wait and --progress-check are separate runs: pick one",
     );
   }
   return {
-    clients: chosenClients(flags.positionals, flags.strings.get("only")),
-    resultsDir: folderFlag(
-      "results-dir",
-      value("results-dir", `${repoRoot}/results`),
-    ),
-    cacheDir: folderFlag("cache-dir", value("cache-dir", defaultCacheDir())),
-    timeoutSeconds: nonNegative("timeout", value("timeout", "120")),
-    delaySeconds: nonNegative("delay", value("delay", "3")),
-    budgetSeconds: nonNegative("budget", value("budget", "1800")),
-    minLevel: nonNegative("min-level", value("min-level", "0")),
+    clients: chosenClients(positionals, values.only),
+    resultsDir: folderFlag("results-dir", values["results-dir"]),
+    cacheDir: folderFlag("cache-dir", values["cache-dir"]),
+    timeoutSeconds: nonNegative("timeout", values.timeout),
+    delaySeconds: nonNegative("delay", values.delay),
+    budgetSeconds: nonNegative("budget", values.budget),
+    minLevel: nonNegative("min-level", values["min-level"]),
     triggers: trigger === undefined ? ["subscribe", "read"] : [trigger],
-    routes: listOf("route", value("route", ROUTES.join(",")), ROUTES),
+    routes: listOf("route", values.route, ROUTES),
     longWaitDelay: longWait ? longWaitDelay : undefined,
-    progressCheck,
-    check: flags.booleans.has("check"),
-    keepHomes: flags.booleans.has("keep-homes"),
-    installBrowser: flags.booleans.has("install-browser"),
+    progressCheck: values["progress-check"],
+    check: values.check,
+    keepHomes: values["keep-homes"],
+    installBrowser: values["install-browser"],
   };
 }
 

@@ -12,14 +12,9 @@
  */
 
 import { resolve } from "node:path";
-import { ConfigError } from "../main.ts";
+import { parseFlags } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
-import {
-  folderFlag,
-  optionsOrExit,
-  parseFlags,
-  shown,
-} from "./command_line.ts";
+import { folderFlag, optionsOrExit } from "./command_line.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
 import { bypassProxyForLoopback, formatFiles } from "./process.ts";
@@ -184,25 +179,15 @@ const repoRoot = resolve(new URL("..", import.meta.url).pathname);
 
 /** Reads `deno task servers` flags; throws a `ConfigError` naming what is wrong. */
 export function parseServersArgs(args: string[]): ServersOptions | "help" {
-  const flags = parseFlags(args, {
-    strings: ["results-dir", "cache-dir"],
-    booleans: [],
+  const { values } = parseFlags(args, {
+    help: { type: "boolean", short: "h" },
+    "results-dir": { type: "string", default: `${repoRoot}/results` },
+    "cache-dir": { type: "string", default: defaultCacheDir() },
   });
-  if (flags.help) return "help";
-  if (flags.positionals.length > 0) {
-    throw new ConfigError(
-      `unexpected argument "${shown(flags.positionals[0])}"; see --help`,
-    );
-  }
+  if (values.help) return "help";
   return {
-    resultsDir: folderFlag(
-      "results-dir",
-      flags.strings.get("results-dir") ?? `${repoRoot}/results`,
-    ),
-    cacheDir: folderFlag(
-      "cache-dir",
-      flags.strings.get("cache-dir") ?? defaultCacheDir(),
-    ),
+    resultsDir: folderFlag("results-dir", values["results-dir"]),
+    cacheDir: folderFlag("cache-dir", values["cache-dir"]),
   };
 }
 
