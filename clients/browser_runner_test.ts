@@ -252,6 +252,17 @@ Deno.test({
           assert.equal(await alive(Number(pid)), false, cleanup);
         }
       }
+      // The summary's picture: both modes of the web UI, level 5 natively.
+      const svg = await Deno.readTextFile(
+        `${resultsDir}/compatibility-summary.svg`,
+      );
+      assert.deepEqual(
+        [...svg.matchAll(
+          /data-client="inspector-web" data-column="native-subscribe" data-level="(\w+)"/g,
+        )]
+          .map(([, level]) => level),
+        ["5", "5"],
+      );
     } finally {
       await Deno.remove(resultsDir, { recursive: true });
     }

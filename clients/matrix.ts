@@ -15,6 +15,14 @@ import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
 import { errorLine, printableLine } from "./process.ts";
 import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
+import {
+  CITED_HOSTS,
+  type CitedHost,
+  type SourceCitation,
+  UPSTREAM_REQUESTS,
+  type UpstreamRequest,
+} from "./cited.ts";
+import { summaryMarkdown, summaryRows } from "./summary.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
 type RunFields = Pick<
@@ -585,14 +593,53 @@ list method with an empty list for that reason. Those runs recorded no
 versions, prompts or reports, so they are kept here as context, not as
 comparable rows.`;
 
-/**
- * Goose's row: it is a binary outside npm, so its results come from the
- * manual procedure, and none has been recorded on a machine that can run it.
- */
-const GOOSE_ROW =
-  "| Goose | — | manual | — | — | — | — | — | — | — | — | — | — | — | not measured by the harness (not on npm); run the manual procedure and record the result here, marked as manual | [guide](../docs/verification-guide.md#goose-not-on-npm) |";
+/** The picture of the summary, beside the matrix in `results/`. */
+export const SUMMARY_SVG = "compatibility-summary.svg";
 
-export function matrixMarkdown(document: MatrixDocument): string {
+/** A citation as a link to the lines on GitHub. */
+function citationLink(citation: SourceCitation): string {
+  const [start, end = start] = citation.lines.split("-");
+  return `[${citation.repository}@${
+    citation.commit.slice(0, 8)
+  } ${citation.path}:${citation.lines}](https://github.com/${citation.repository}/blob/${citation.commit}/${citation.path}#L${start}-L${end})`;
+}
+
+/** A measured row's evidence: the kind, then its file. */
+function evidenceCell(row: MatrixRow): string {
+  return row.outcome === "not-supported"
+    ? `documentation: [why](${row.evidence})`
+    : `run: [report](${row.evidence})`;
+}
+
+/** A host read from source, as a full-matrix row without levels. */
+function citedMatrixRow(host: CitedHost): string {
+  const notes = [
+    `subscribes: ${host.subscribes}`,
+    `on notifications/resources/updated: ${host.onUpdated}`,
+    `not run here: ${host.whyNotRun}`,
+  ].join("; ");
+  return `| ${
+    [
+      host.displayName,
+      host.version ?? "—",
+      "—",
+      "—",
+      "—",
+      "—",
+      ...Array(7).fill("—"),
+      "—",
+      notes,
+      `source, not run: ${host.citations.map(citationLink).join(", ")}`,
+    ].map(cell).join(" | ")
+  } |`;
+}
+
+export function matrixMarkdown(
+  document: MatrixDocument,
+  cited: CitedHost[] = CITED_HOSTS,
+  requests: Record<string, UpstreamRequest[]> = UPSTREAM_REQUESTS,
+): string {
+  const summary = summaryRows({ rows: document.rows, cited, requests });
   const lines = [
     "# Compatibility matrix",
     "",
@@ -603,6 +650,10 @@ export function matrixMarkdown(document: MatrixDocument): string {
     }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. Its web UI has none either: the harness clicked through it in headless Chromium, and its rows give the level before a user's Refresh click, with the level after that click in a separate note. [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
+    "",
+    ...summaryMarkdown(summary, SUMMARY_SVG),
+    "",
+    "## Every run",
     "",
     ROUTE_TEXT,
     "",
@@ -628,15 +679,15 @@ export function matrixMarkdown(document: MatrixDocument): string {
           contextCell(row),
           String(row.level),
           row.notes || "—",
-          `[run](${row.evidence})`,
+          evidenceCell(row),
         ].map(cell).join(" | ")
       } |`,
     );
   }
-  lines.push(GOOSE_ROW);
+  lines.push(...cited.map(citedMatrixRow));
   lines.push(
     "",
-    "Goose is not on npm, so it is not run here; check it by hand with [the verification guide](../docs/verification-guide.md#goose-not-on-npm).",
+    "Rows whose evidence is `source, not run` were read from each host's own source at the commit linked; the harness cannot run them here (each row says why). Goose is one: check it by hand with [the verification guide](../docs/verification-guide.md#goose-not-on-npm).",
     "",
     HISTORY,
     "",

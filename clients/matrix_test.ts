@@ -20,11 +20,20 @@ import {
 import { runHeader } from "./run_record.ts";
 import {
   at,
+  citedHost,
   labClient,
   labReport,
+  matrixRow as row,
   runRecord,
   transcriptEntry,
 } from "./testdata/fixtures.ts";
+
+/** The lines of the matrix's full table section ("Every run"), after the summary. */
+function everyRunLines(markdown: string): string[] {
+  const start = markdown.indexOf("\n## Every run\n");
+  assert.ok(start > 0, "no Every run section");
+  return markdown.slice(start).split("\n");
+}
 
 Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
   const row = rowFromRun(runRecord({}));
@@ -263,10 +272,6 @@ Deno.test("rowFromRun: a model offered no read tool is named in the notes", () =
   );
 });
 
-function row(fields: Partial<MatrixRow>): MatrixRow {
-  return { ...rowFromRun(runRecord({})), ...fields };
-}
-
 Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
   const old = [
     row({ clientId: "b", trigger: "read", notes: "old b" }),
@@ -290,15 +295,20 @@ Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog 
   ]);
 });
 
-Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence link; history below", () => {
-  const markdown = matrixMarkdown({
-    generatedAt: at(0),
-    labVersion: "0.2.0",
-    delaySeconds: 3,
-    rows: [row({ notes: "pipes | escaped" })],
-  });
+Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence; hosts read from source; history below", () => {
+  const zed = citedHost();
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [row({ notes: "pipes | escaped" })],
+    },
+    [zed],
+    {},
+  );
   assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
-  const line = markdown.split("\n").find((text) =>
+  const line = everyRunLines(markdown).find((text) =>
     text.startsWith("| Demo CLI")
   );
   assert.ok(line);
@@ -319,15 +329,25 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     "❌",
     "3",
     "pipes \\| escaped",
-    "[run](runs/demo-1.0.0-default.md#trigger-read)",
+    "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
   ]);
   assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
-  const goose = markdown.split("\n").find((text) =>
-    text.startsWith("| Goose |")
+  const cited = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Zed |")
   );
-  assert.ok(goose, "no Goose row");
-  assert.match(goose, /\| manual \|.*not measured by the harness/);
-  assert.ok(markdown.indexOf(goose) > markdown.indexOf(line));
+  assert.ok(cited, "no row for the host read from source");
+  assert.deepEqual(cited.split(/(?<!\\)\|/).map((text) => text.trim()), [
+    "",
+    "Zed",
+    "0.200.0",
+    ...Array(12).fill("—"),
+    "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
+    `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
+      zed.citations[0].commit
+    }/crates/context_server/src/client.rs#L10-L12)`,
+    "",
+  ]);
+  assert.ok(markdown.indexOf(cited) > markdown.indexOf(line));
   assert.match(HISTORY, /May 2026/);
   assert.match(HISTORY, /Codex CLI and Crush refused/);
 });
@@ -546,12 +566,16 @@ Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in th
     row.notes,
     `never subscribed to test://review/status (resources/subscribe); the probe never reached the lab (the shell command did not run it); the shell tool returned ${quoted}`,
   );
-  const cells = matrixMarkdown({
-    generatedAt: at(0),
-    labVersion: "0.2.0",
-    delaySeconds: 3,
-    rows: [row],
-  }).split("\n").find((line) => line.startsWith("| Demo CLI"));
+  const cells = everyRunLines(matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [row],
+    },
+    [],
+    {},
+  )).find((line) => line.startsWith("| Demo CLI"));
   assert.ok(cells?.includes(quoted.replace("|", "\\|")));
   assert.match(
     evidenceMarkdown([record]),
@@ -566,24 +590,32 @@ Deno.test("rowLevel: on the other routes, 7 is the model's observation alone", (
 });
 
 Deno.test("matrixMarkdown: the Route column, explained in two sentences above the table", () => {
-  const markdown = matrixMarkdown({
-    generatedAt: at(0),
-    labVersion: "0.2.0",
-    delaySeconds: 3,
-    rows: [
-      row({}),
-      row({ route: "wait-tool", level: 7, evidence: "runs/w.md#trigger-read" }),
-      row({
-        route: "wait-tool",
-        longWait: true,
-        delaySeconds: 90,
-        trigger: "subscribe",
-        evidence: "runs/w.md#trigger-subscribe-long-wait",
-      }),
-      row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
-    ],
-  });
-  const lines = markdown.split("\n");
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [
+        row({}),
+        row({
+          route: "wait-tool",
+          level: 7,
+          evidence: "runs/w.md#trigger-read",
+        }),
+        row({
+          route: "wait-tool",
+          longWait: true,
+          delaySeconds: 90,
+          trigger: "subscribe",
+          evidence: "runs/w.md#trigger-subscribe-long-wait",
+        }),
+        row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
+      ],
+    },
+    [citedHost()],
+    {},
+  );
+  const lines = everyRunLines(markdown);
   const header = lines.find((text) => text.startsWith("| Client |"));
   assert.ok(header);
   const columns = header.split("|").map((text) => text.trim());
@@ -601,8 +633,8 @@ Deno.test("matrixMarkdown: the Route column, explained in two sentences above th
     "wait-tool (long wait, 90 s)",
     "shell-probe",
   ]);
-  const goose = lines.find((text) => text.startsWith("| Goose |"));
-  assert.equal(goose?.split("|").length, header.split("|").length);
+  const cited = lines.find((text) => text.startsWith("| Zed |"));
+  assert.equal(cited?.split("|").length, header.split("|").length);
 });
 
 Deno.test("mergeRows: routes and long waits are rows of their own, ordered native, wait-tool, shell-probe", () => {
@@ -712,15 +744,19 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     control.evidence,
     "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s-no-progress",
   );
-  const markdown = matrixMarkdown({
-    generatedAt: at(0),
-    labVersion: "0.2.0",
-    delaySeconds: 3,
-    rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
-      "demo",
-    ]),
-  });
-  const routeCells = markdown.split("\n").filter((text) =>
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
+        "demo",
+      ]),
+    },
+    [],
+    {},
+  );
+  const routeCells = everyRunLines(markdown).filter((text) =>
     text.startsWith("| Demo CLI")
   ).map((text) => text.split("|").map((cell) => cell.trim())[4]);
   assert.deepEqual(routeCells, [

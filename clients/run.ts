@@ -26,7 +26,9 @@ import {
   INSTALL_BROWSER_COMMAND,
   runBrowserClient,
 } from "./browser_runner.ts";
+import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./cited.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
+import { summaryRows, summarySvg } from "./summary.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
@@ -42,6 +44,7 @@ import {
   probeLabLevel,
   refreshNote,
   rowFromRun,
+  SUMMARY_SVG,
 } from "./matrix.ts";
 import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
 import {
@@ -590,6 +593,13 @@ async function writeMatrix(
     `${options.resultsDir}/compatibility-matrix.md`,
     matrixMarkdown(document),
   );
+  await Deno.writeTextFile(
+    `${options.resultsDir}/${SUMMARY_SVG}`,
+    summarySvg(
+      summaryRows({ rows, cited: CITED_HOSTS, requests: UPSTREAM_REQUESTS }),
+      document.generatedAt,
+    ),
+  );
   return rows.length;
 }
 
@@ -607,7 +617,10 @@ async function checkPublished(
   )).split("\n");
   // The Level column, found by its header rather than by position.
   // (`deno fmt` pads the cells, so the header is matched loosely.)
-  const header = lines.find((text) => /^\|\s*Client\s*\|/.test(text)) ?? "";
+  const header =
+    lines.find((text) =>
+      /^\|\s*Client\s*\|/.test(text) && /\|\s*Level\s*\|/.test(text)
+    ) ?? "";
   const levelColumn = header.split("|").map((text) => text.trim()).indexOf(
     "Level",
   );

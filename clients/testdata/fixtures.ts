@@ -12,6 +12,8 @@
 
 import type { ClientReport, LabReport } from "../../main.ts";
 import { bypassProxyForLoopback } from "../process.ts";
+import type { CitedHost } from "../cited.ts";
+import { type MatrixRow, rowFromRun } from "../matrix.ts";
 import type { RunRecord } from "../run_record.ts";
 import type { TranscriptEntry } from "../scripted_model.ts";
 
@@ -154,4 +156,31 @@ export function runRecord(fields: Partial<RunRecord> = {}): RunRecord {
     outputTail: "",
     ...fields,
   };
+}
+
+/** A host read from source: a made-up Zed that does not subscribe. */
+export function citedHost(fields: Partial<CitedHost> = {}): CitedHost {
+  return {
+    kind: "cited",
+    id: "zed",
+    displayName: "Zed",
+    what: "code editor",
+    version: "0.200.0",
+    subscribes: "no",
+    onUpdated: "nothing handles it",
+    whyNotRun: "not on npm",
+    citations: [{
+      repository: "zed-industries/zed",
+      commit: "0123abcd".padEnd(40, "0"),
+      path: "crates/context_server/src/client.rs",
+      lines: "10-12",
+      says: "sets up the notification handlers; none for resources/updated",
+    }],
+    ...fields,
+  };
+}
+
+/** A matrix row: Demo CLI's run record as a row, with fields overridden. */
+export function matrixRow(fields: Partial<MatrixRow> = {}): MatrixRow {
+  return { ...rowFromRun(runRecord()), ...fields };
 }

@@ -1,0 +1,192 @@
+import assert from "node:assert/strict";
+import { DOMParser } from "npm:@xmldom/xmldom@0.9.12";
+import {
+  SUMMARY_COLUMNS,
+  summaryMarkdown,
+  type SummaryRow,
+  summaryRows,
+  summarySvg,
+} from "./summary.ts";
+import { citedHost, matrixRow } from "./testdata/fixtures.ts";
+
+/** Demo CLI (an agent) on every route, with its two triggers natively. */
+const DEMO_ROWS = [
+  matrixRow({ route: "native", trigger: "subscribe", level: 3 }),
+  matrixRow({ route: "native", trigger: "read", level: 6 }),
+  matrixRow({ route: "wait-tool", trigger: "subscribe", level: 7 }),
+  matrixRow({ route: "wait-tool", trigger: "read", level: 6 }),
+  matrixRow({ route: "shell-probe", trigger: "subscribe", level: 7 }),
+  matrixRow({ route: "shell-probe", trigger: "read", level: 7 }),
+  // Other questions, left out of the summary.
+  matrixRow({ route: "wait-tool", trigger: "subscribe", longWait: true }),
+  matrixRow({ route: "wait-tool", progressCheck: "no-progress", level: 0 }),
+];
+
+const REQUEST = {
+  url: "https://github.com/demo/cli/issues/42",
+  title: "Support resource subscriptions",
+  state: "open" as const,
+  checkedOn: "2026-11-30",
+};
+
+Deno.test("summaryRows: one row per client and mode, the level per route and trigger", () => {
+  const rows = summaryRows({
+    rows: [
+      ...DEMO_ROWS,
+      matrixRow({ mode: "2026-07-28", level: 4, client: "Demo CLI" }),
+    ],
+    cited: [],
+    requests: { demo: [REQUEST] },
+  });
+  assert.deepEqual(rows.map((row) => [row.name, row.mode, row.evidence]), [
+    ["Demo CLI", null, "run"],
+    ["Demo CLI", "2026-07-28", "run"],
+  ]);
+  assert.deepEqual(rows[0].cells, {
+    "native-subscribe": { level: 3, text: "3" },
+    "native-read": { level: 6, text: "6" },
+    "wait-tool": { level: 6, text: "7 · 6" },
+    "shell-probe": { level: 7, text: "7" },
+  });
+  assert.deepEqual(rows[0].requests, [REQUEST]);
+  assert.deepEqual(rows[1].cells["native-read"], { level: 4, text: "4" });
+  assert.deepEqual(rows[1].cells["wait-tool"], {
+    level: null,
+    text: "not run",
+  });
+});
+
+Deno.test("summaryRows: install failures, no MCP, clients without a model, hosts read from source", () => {
+  const rows = summaryRows({
+    rows: [
+      matrixRow({
+        clientId: "crush",
+        client: "Crush",
+        outcome: "install-failed",
+        level: 0,
+      }),
+      matrixRow({
+        clientId: "pi",
+        client: "pi",
+        outcome: "not-supported",
+        level: 0,
+      }),
+      matrixRow({
+        clientId: "mcpdo",
+        client: "mcpdo",
+        level: 5,
+        trigger: "subscribe",
+      }),
+      matrixRow({ clientId: "demo", client: "Demo CLI", level: 3 }),
+    ],
+    cited: [
+      citedHost({ id: "crush", displayName: "Crush" }),
+      citedHost({ id: "demo", displayName: "Demo CLI" }),
+      citedHost({ subscribes: "listen (2026-07-28) only" }),
+    ],
+    requests: {},
+  });
+  const byLabel = (name: string, evidence: string) =>
+    rows.find((row) => row.name === name && row.evidence === evidence)!;
+  assert.deepEqual(byLabel("Crush", "run").cells["native-read"], {
+    level: null,
+    text: "install failed",
+  });
+  assert.deepEqual(byLabel("pi", "documentation").cells["native-subscribe"], {
+    level: null,
+    text: "no MCP",
+  });
+  assert.deepEqual(byLabel("mcpdo", "run").cells["shell-probe"], {
+    level: null,
+    text: "no model",
+  });
+  // A host that was run has no row from its source; one whose install
+  // failed keeps both.
+  assert.equal(rows.filter((row) => row.name === "Demo CLI").length, 1);
+  assert.deepEqual(byLabel("Crush", "source").cells["native-subscribe"], {
+    level: null,
+    text: "does not subscribe",
+  });
+  assert.deepEqual(byLabel("Zed", "source").cells, {
+    "native-subscribe": { level: null, text: "listens (2026-07-28) only" },
+    "native-read": { level: null, text: "—" },
+    "wait-tool": { level: null, text: "—" },
+    "shell-probe": { level: null, text: "—" },
+  });
+});
+
+Deno.test("summaryMarkdown: the picture, then a table row per client with its requests upstream", () => {
+  const rows = summaryRows({
+    rows: DEMO_ROWS,
+    cited: [citedHost()],
+    requests: { demo: [REQUEST] },
+  });
+  const lines = summaryMarkdown(rows, "compatibility-summary.svg");
+  assert.equal(lines[0], "## At a glance");
+  assert.equal(
+    lines[2],
+    "![The level each client reached on each route](compatibility-summary.svg)",
+  );
+  assert.deepEqual(lines.slice(-4), [
+    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Requests upstream |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | none found |",
+  ]);
+});
+
+/** Parses SVG text strictly: any XML error fails the test. */
+function parseSvg(text: string) {
+  return new DOMParser({
+    // A replacement character is only warned about: it stands in, on
+    // purpose, for characters XML does not allow.
+    onError: (level, message) => {
+      if (level !== "warning") throw new Error(`${level}: ${message}`);
+    },
+  }).parseFromString(text, "image/svg+xml");
+}
+
+Deno.test("summarySvg: well-formed, one colored cell per client and route, names escaped", () => {
+  const hostile = "<b>&\"Evil\" 'CLI'\u0001";
+  const rows: SummaryRow[] = summaryRows({
+    rows: [...DEMO_ROWS, matrixRow({ clientId: "evil", client: hostile })],
+    cited: [citedHost()],
+    requests: {},
+  });
+  const svg = summarySvg(rows, "2026-11-30T10:00:00.000Z");
+  const document = parseSvg(svg);
+  const root = document.documentElement!;
+  assert.equal(root.tagName, "svg");
+  assert.equal(root.getAttribute("xmlns"), "http://www.w3.org/2000/svg");
+  const cells = [...root.getElementsByTagName("rect")].filter((rect) =>
+    rect.hasAttribute("data-column")
+  );
+  assert.equal(cells.length, rows.length * SUMMARY_COLUMNS.length);
+  assert.deepEqual(
+    cells.map((rect) =>
+      `${rect.getAttribute("data-client")} ${
+        rect.getAttribute("data-column")
+      } ${rect.getAttribute("data-level")} ${rect.getAttribute("fill")}`
+    ),
+    [
+      "demo native-subscribe 3 #f97316",
+      "demo native-read 6 #4ade80",
+      "demo wait-tool 6 #4ade80",
+      "demo shell-probe 7 #15803d",
+      "evil native-subscribe none #e5e7eb",
+      "evil native-read 3 #f97316",
+      "evil wait-tool none #e5e7eb",
+      "evil shell-probe none #e5e7eb",
+      "zed native-subscribe none #e5e7eb",
+      "zed native-read none #e5e7eb",
+      "zed wait-tool none #e5e7eb",
+      "zed shell-probe none #e5e7eb",
+    ],
+  );
+  const texts = [...root.getElementsByTagName("text")].map((text) =>
+    text.textContent
+  );
+  assert.ok(texts.includes(`${hostile.replace("\u0001", "\ufffd")} 1.0.0`));
+  assert.ok(!svg.includes("<b>"));
+  assert.ok(texts.includes("7 · 6"));
+});
