@@ -36,7 +36,8 @@ export interface SummaryRow {
   name: string;
   /** The mode, when it is not the default one. */
   mode: string | null;
-  version: string;
+  /** Null for a host whose source states none. */
+  version: string | null;
   evidence: EvidenceKind;
   cells: Record<SummaryColumn, SummaryCell>;
   requests: UpstreamRequest[];
@@ -147,7 +148,7 @@ function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
     clientId: host.id,
     name: host.displayName,
     mode: null,
-    version: host.version ?? "—",
+    version: host.version,
     evidence: "source",
     cells: {
       "native-subscribe": {
@@ -203,7 +204,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
       `| ${
         [
           row.mode ? `${row.name} (${row.mode})` : row.name,
-          row.version,
+          row.version ?? "—",
           row.evidence,
           ...SUMMARY_COLUMNS.map((column) => row.cells[column.key].text),
           row.requests.map(requestLink).join(", ") || "none found",
@@ -311,7 +312,8 @@ export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
       svgText(
         margin,
         baseline,
-        `${row.name} ${row.version}${row.mode ? ` (${row.mode})` : ""}`,
+        [row.name, row.version, row.mode && `(${row.mode})`].filter(Boolean)
+          .join(" "),
       ),
       svgText(margin + labelWidth, baseline, row.evidence),
       ...SUMMARY_COLUMNS.map((column, columnIndex) =>
