@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import type { Conversation, Turn } from "./conversation.ts";
-import { flattenText, resourceSightings } from "./conversation.ts";
+import {
+  flattenText,
+  holdsChangeNotice,
+  resourceSightings,
+} from "./conversation.ts";
 import { clientById } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
 import { routeScript } from "./agent_runner.ts";
@@ -552,4 +556,116 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
   assert.match(String(input.summary), /^[A-Z]\S*(?:\s+\S+){2,7}$/);
   assert.ok(String(input.riskLevelReason).length > 0);
   assert.ok(["low", "medium", "high"].includes(String(input.riskLevel)));
+});
+
+// oh-my-pi 18.2.3 with `mcp.notifications` on: after the update it adds this
+// notice to the conversation as a user message, without the content.
+const NOTICE = [
+  "[MCP notification] 1 resource(s) updated:",
+  '- server="lab" uri=test://review/status',
+  'Use read(path="mcp://<uri>") to inspect if relevant.',
+].join("\n");
+const notice: Turn = { kind: "text", role: "user", text: NOTICE };
+/** Version 1 read, the wait and the harmless call made. */
+const nudged = [user, read, result(V1), list, result("[]")];
+
+Deno.test("holdsChangeNotice: the host's mark, then 'updated' and the resource's URI close by", () => {
+  assert.equal(holdsChangeNotice(NOTICE), true);
+  assert.equal(
+    holdsChangeNotice(
+      `Earlier text.\n[MCP notification] Server "lab" reports resource test://review/status was updated.`,
+    ),
+    true,
+  );
+  // Another resource, no "updated", no mark, or the URI too far off.
+  assert.equal(
+    holdsChangeNotice(NOTICE.replace("test://review/status", "test://other")),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice(
+      "[MCP notification] tools changed on lab (test://review/status)",
+    ),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice("Resource test://review/status was updated."),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice(
+      `[MCP notification] 1 resource(s) updated:${
+        " ".repeat(400)
+      }test://review/status`,
+    ),
+    false,
+  );
+  // A notice is not the resource's text.
+  assert.deepEqual(resourceSightings(NOTICE), []);
+});
+
+Deno.test("decide: the host's notice after the nudge is recorded, not taken for version 2, and the model re-reads as it would anyway", () => {
+  const decision = decide(conversation([...nudged, notice]), script);
+  assert.deepEqual(decision, {
+    stage: "check-context-then-reread",
+    action: {
+      kind: "tool",
+      name: "read_mcp_resource",
+      input: { uri: "test://review/status" },
+    },
+    waitSeconds: 0,
+    versionsSeen: [1],
+    contextUpdated: false,
+    note: undefined,
+    hostNotice: { withVersion2: false },
+  });
+  // Every later request still holds it; the answer is the same as without.
+  const final = decide(
+    conversation([...nudged, notice, read, result(V2)]),
+    script,
+  );
+  assert.equal(final.stage, "final");
+  assert.equal(final.contextUpdated, false);
+  assert.deepEqual(final.hostNotice, { withVersion2: false });
+  const unnoticed = decide(
+    conversation([...nudged, read, result(V2)]),
+    script,
+  );
+  assert.deepEqual(final.action, unnoticed.action);
+});
+
+Deno.test("decide: a notice that carries version 2 itself puts it in the context (level 7)", () => {
+  const decision = decide(
+    conversation([...nudged, { ...notice, text: `${NOTICE}\n${V2}` }]),
+    script,
+  );
+  assert.equal(decision.stage, "check-context-then-reread");
+  assert.equal(decision.contextUpdated, true);
+  assert.deepEqual(decision.versionsSeen, [1, 2]);
+  assert.deepEqual(decision.hostNotice, { withVersion2: true });
+});
+
+Deno.test("decide: a notice inside a tool result counts too; no notice, no hostNotice", () => {
+  const inResult = decide(
+    conversation([user, read, result(V1), list, result(`[]\n${NOTICE}`)]),
+    script,
+  );
+  assert.deepEqual(inResult.hostNotice, { withVersion2: false });
+  assert.equal(inResult.contextUpdated, false);
+  const without = decide(conversation(nudged), script);
+  assert.equal("hostNotice" in without, false);
+});
+
+Deno.test("decide (wait-tool): a notice after the route's call is recorded; the call's version 2 still decides", () => {
+  const offered = [...tools, "mcp__lab__wait_for_review_update"];
+  const decision = decide(
+    conversation(
+      [user, read, result(V1), waitCall, result(V2), notice],
+      offered,
+    ),
+    waitScript,
+  );
+  assert.equal(decision.stage, "final");
+  assert.equal(decision.contextUpdated, true);
+  assert.deepEqual(decision.hostNotice, { withVersion2: false });
 });
