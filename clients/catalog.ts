@@ -79,13 +79,17 @@ export interface ClientDefinition {
  * A client whose pinned package installs a launcher that wants a platform
  * package of its own version, which is not published: the harness installs
  * the pinned package without its install script, this platform package
- * beside it, and runs `binary` from the platform package directly.
+ * beside it, and runs `binary` from the platform package directly. With
+ * `entry`, the platform package is the runtime the pinned package's
+ * executable script needs (Bun for oh-my-pi), and `binary` runs that script.
  */
 export interface PlatformBinary {
   npmPackage: string;
   version: string;
   /** Path of the executable inside the platform package. */
   binary: string;
+  /** The pinned package's script that `binary` runs, by its path in it. */
+  entry?: string;
   /** Said in every row of the client: which versions ran, and why. */
   note: string;
 }
