@@ -5,7 +5,7 @@ import {
   holdsChangeNotice,
   resourceSightings,
 } from "./conversation.ts";
-import { clientById } from "./catalog.ts";
+import { clientById, type ClientDefinition } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
 import { routeScript } from "./agent_runner.ts";
 
@@ -449,11 +449,12 @@ const droidRead: Turn = {
   input: {},
 };
 
-function droidScript(route: Route): ModelScript {
+/** A catalog client's script on `route`, with a made-up probe and lab. */
+function scriptOf(client: ClientDefinition, route: Route): ModelScript {
   return {
-    ...droid.script,
+    ...client.script,
     waitSeconds: 5,
-    ...routeScript(droid, route, {
+    ...routeScript(client, route, {
       probe: {
         denoPath: "/deno/bin/deno",
         probePath: "/lab/probe.ts",
@@ -466,7 +467,7 @@ function droidScript(route: Route): ModelScript {
 }
 
 Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read tool, then the read under its prefix", () => {
-  const native = droidScript("native");
+  const native = scriptOf(droid, "native");
   const first = decide(conversation([droidUser], DROID_TOOLS), native);
   assert.equal(first.stage, "load-tools");
   assert.deepEqual(first.action, {
@@ -503,7 +504,7 @@ Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read to
 });
 
 Deno.test("decide (Droid, wait-tool): one ToolSearch loads the read and the wait tool, called after version 1", () => {
-  const waitRoute = droidScript("wait-tool");
+  const waitRoute = scriptOf(droid, "wait-tool");
   const first = decide(conversation([droidUser], DROID_TOOLS), waitRoute);
   assert.equal(first.stage, "load-tools");
   assert.deepEqual(first.action, {
@@ -539,7 +540,7 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
       [droidUser, searched, result("Loaded 1 tool"), droidRead, result(V1)],
       [...DROID_TOOLS, "lab___get_review_status"],
     ),
-    droidScript("shell-probe"),
+    scriptOf(droid, "shell-probe"),
   );
   assert.equal(decision.stage, "run-probe");
   assert.equal(decision.action.kind, "tool");
@@ -668,4 +669,86 @@ Deno.test("decide (wait-tool): a notice after the route's call is recorded; the 
   assert.equal(decision.stage, "final");
   assert.equal(decision.contextUpdated, true);
   assert.deepEqual(decision.hostNotice, { withVersion2: false });
+});
+
+// oh-my-pi's tools as it offers them (its MCP tools as tools of their own on
+// the wait-tool route, where its config turns its xd:// devices off).
+const omp = clientById("omp")!;
+const OMP_TOOLS = [
+  "read",
+  "bash",
+  "edit",
+  "eval",
+  "glob",
+  "grep",
+  "task",
+  "hub",
+  "todo",
+  "web_search",
+  "write",
+];
+
+Deno.test("decide (oh-my-pi): reads mcp://<uri> with its read tool, globs as its harmless call, re-reads after the notice", () => {
+  const native = scriptOf(omp, "native");
+  const ompRead: Turn = {
+    kind: "toolCall",
+    name: "read",
+    input: omp.script.read.input,
+  };
+  const first = decide(conversation([user], OMP_TOOLS), native);
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "read",
+    input: { path: "mcp://test://review/status", i: "Read the review status" },
+  });
+  const nudge = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    native,
+  );
+  assert.deepEqual(nudge.action, {
+    kind: "tool",
+    name: "glob",
+    input: { path: "*.md", i: "List the Markdown files" },
+  });
+  const glob: Turn = { kind: "toolCall", name: "glob", input: {} };
+  const checked = decide(
+    conversation(
+      [user, ompRead, result(V1), glob, result("No files found"), notice],
+      OMP_TOOLS,
+    ),
+    native,
+  );
+  assert.equal(checked.stage, "check-context-then-reread");
+  assert.deepEqual(checked.action, first.action);
+  assert.equal(checked.contextUpdated, false);
+  assert.deepEqual(checked.hostNotice, { withVersion2: false });
+});
+
+Deno.test("decide (oh-my-pi, routes): the wait tool under its mcp__lab_ prefix; bash runs the probe with its intent", () => {
+  const ompRead: Turn = { kind: "toolCall", name: "read", input: {} };
+  const wait = decide(
+    conversation([user, ompRead, result(V1)], [
+      ...OMP_TOOLS,
+      "mcp__lab_wait_for_review_update",
+    ]),
+    scriptOf(omp, "wait-tool"),
+  );
+  assert.deepEqual(wait.action, {
+    kind: "tool",
+    name: "mcp__lab_wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  const probe = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    scriptOf(omp, "shell-probe"),
+  );
+  assert.deepEqual(probe.action, {
+    kind: "tool",
+    name: "bash",
+    input: {
+      command:
+        "DENO_DIR=/deno DENO_NO_UPDATE_CHECK=1 /deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:1/mcp --uri test://review/status --json",
+      i: "Run the lab's subscription probe",
+    },
+  });
 });
