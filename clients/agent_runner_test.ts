@@ -57,7 +57,9 @@ function standIn(
  * isolated HOME has none): `--cached-only`, so nothing leaves loopback.
  * `plain` makes it the client that never subscribes (see fake_agent.ts).
  */
-function fakeAgent(flavour: "subscriber" | "plain"): ClientDefinition {
+function fakeAgent(
+  flavour: "subscriber" | "plain" | "notice",
+): ClientDefinition {
   const plain = flavour === "plain";
   return standIn(({ labUrl, modelOrigin, prompt }) => [
     "run",
@@ -68,7 +70,7 @@ function fakeAgent(flavour: "subscriber" | "plain"): ClientDefinition {
     labUrl,
     modelOrigin,
     prompt,
-    ...(plain ? ["plain"] : []),
+    ...(flavour === "subscriber" ? [] : [flavour]),
   ], { DENO_DIR: defaultDenoDir(), DENO_NO_UPDATE_CHECK: "1" });
 }
 
@@ -199,6 +201,47 @@ Deno.test({
         await processesRunning("sleep\u000061.4321\u0000"),
         [],
         "the client's background child was left running",
+      );
+    } finally {
+      await run.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "runner: a host that only tells its model the resource changed: the notice and when it came are in the row, version 2 is not",
+  async fn() {
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runAgentClient(
+        fakeAgent("notice"),
+        "default",
+        "subscribe",
+        run,
+      );
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.deepEqual(
+        record.transcript.map((entry) => [entry.stage, entry.hostNotice]),
+        [
+          ["read-v1", undefined],
+          ["wait-then-nudge", undefined],
+          ["check-context-then-reread", { withVersion2: false }],
+          ["final", { withVersion2: false }],
+        ],
+      );
+      const row = rowFromRun(record);
+      assert.equal(row.labLevel, 6);
+      assert.equal(row.contextUpdated, false);
+      assert.equal(row.level, 6);
+      assert.equal(row.hostNotice, true);
+      // It came with the model's first request after its wait, which ends
+      // 2 s past the update (0.5 s in).
+      const seconds = row.hostNoticeSeconds ?? -1;
+      assert.ok(seconds > 0 && seconds < 10, `${seconds}`);
+      assert.equal(
+        row.notes,
+        `notified, but read version 2 only when the model asked: the client did not re-read by itself; the host told the model the resource changed (notice ${seconds} s after the update), without its content; version 2 was not in the agent's context until it asked`,
       );
     } finally {
       await run.cleanup();

@@ -14,8 +14,12 @@ import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
-/** `default` is whatever the client negotiates; `2026-07-28` its opt-in. */
-export type ModeId = "default" | "2026-07-28";
+/**
+ * `default` is the client as it ships; `2026-07-28` its opt-in to that
+ * protocol era; `notifications` its opt-in to pass resource-change
+ * notifications on to its model (oh-my-pi's `mcp.notifications`).
+ */
+export type ModeId = "default" | "2026-07-28" | "notifications";
 
 export interface LaunchContext {
   /** Isolated HOME (XDG folders and TMPDIR live under it). */
@@ -79,13 +83,17 @@ export interface ClientDefinition {
  * A client whose pinned package installs a launcher that wants a platform
  * package of its own version, which is not published: the harness installs
  * the pinned package without its install script, this platform package
- * beside it, and runs `binary` from the platform package directly.
+ * beside it, and runs `binary` from the platform package directly. With
+ * `entry`, the platform package is the runtime the pinned package's
+ * executable script needs (Bun for oh-my-pi), and `binary` runs that script.
  */
 export interface PlatformBinary {
   npmPackage: string;
   version: string;
   /** Path of the executable inside the platform package. */
   binary: string;
+  /** The pinned package's script that `binary` runs, by its path in it. */
+  entry?: string;
   /** Said in every row of the client: which versions ran, and why. */
   note: string;
 }
@@ -143,6 +151,21 @@ function openCodeConfig(
           : { timeout: toolTimeoutSeconds * 1000 }),
       },
     },
+  };
+}
+
+/**
+ * The lab as a `type: "http"` MCP server entry, with the tool timeout of a
+ * progress check in `timeout`, in milliseconds (Droid's and oh-my-pi's
+ * shape).
+ */
+function httpServer(labUrl: string, toolTimeoutSeconds: number | undefined) {
+  return {
+    type: "http",
+    url: labUrl,
+    ...(toolTimeoutSeconds === undefined
+      ? {}
+      : { timeout: toolTimeoutSeconds * 1000 }),
   };
 }
 
@@ -761,16 +784,91 @@ export const CLIENTS: ClientDefinition[] = [
             cloudSessionSync: false,
           }),
           [`${factoryDir}/mcp.json`]: JSON.stringify({
-            mcpServers: {
-              [SERVER]: {
-                type: "http",
-                url: labUrl,
-                // Milliseconds; 180 s when unset.
-                ...(toolTimeoutSeconds === undefined
-                  ? {}
-                  : { timeout: toolTimeoutSeconds * 1000 }),
+            // Its tool timeout is 180 s when unset.
+            mcpServers: { [SERVER]: httpServer(labUrl, toolTimeoutSeconds) },
+          }),
+        },
+      };
+    },
+  },
+  {
+    // A fork of the pi coding agent with MCP support. With its
+    // `mcp.notifications` setting on (off as shipped) it subscribes to every
+    // listed resource and, on an update, tells its model so, leaving the
+    // re-read to it.
+    id: "omp",
+    displayName: "oh-my-pi",
+    npmPackage: "@oh-my-pi/pi-coding-agent",
+    version: "18.2.3",
+    bin: "omp",
+    wire: "openai-chat",
+    // `i` (the call's intent, in a few words) is required by its tools.
+    script: {
+      // Its read tool reads MCP resources as mcp://<uri>.
+      read: {
+        name: "read",
+        input: { path: `mcp://${REVIEW_URI}`, i: "Read the review status" },
+      },
+      // It has no resource-list tool: a glob is its harmless call.
+      nudge: {
+        name: "glob",
+        input: { path: "*.md", i: "List the Markdown files" },
+      },
+    },
+    modes: ["default", "notifications"],
+    enableTool: false,
+    // Its default approval mode (yolo) runs it headless.
+    shell: {
+      name: "bash",
+      input: (command) => ({ command, i: "Run the lab's subscription probe" }),
+    },
+    platformBinary: {
+      npmPackage: "@oven/bun-linux-x64",
+      version: "1.4.3",
+      binary: "bin/bun",
+      entry: "dist/cli.js",
+      note:
+        "ran @oh-my-pi/pi-coding-agent 18.2.3's dist/cli.js with Bun 1.4.3 from @oven/bun-linux-x64 (its executable is a Bun script, for Bun 1.3.14 or later); the newer 18.2.9 and 18.3.4 pin @oh-my-pi packages at versions npm does not have",
+    },
+    launch(
+      { home, labUrl, modelOrigin, prompt, mode, route, toolTimeoutSeconds },
+    ) {
+      const agentDir = `${home}/.omp/agent`;
+      // Its `.yml` files are written as JSON, which is YAML.
+      return {
+        args: ["-p", "--model", "lab/scripted", prompt],
+        env: {
+          // Its model discovery for built-in providers (the models.dev
+          // catalog, Kilo, Venice…) looks up hosts on the internet; through
+          // this proxy, a closed loopback port, each fails at once.
+          // Loopback (the lab, the scripted model) always bypasses it.
+          PI_PROXY: "http://127.0.0.1:9",
+        },
+        files: {
+          [`${agentDir}/models.yml`]: JSON.stringify({
+            providers: {
+              lab: {
+                baseUrl: `${modelOrigin}/v1`,
+                apiKey: FAKE_API_KEY,
+                api: "openai-completions",
+                models: [{ id: "scripted", name: "Scripted lab model" }],
               },
             },
+          }),
+          [`${agentDir}/mcp.json`]: JSON.stringify({
+            // Its MCP request timeout is 30 s when unset.
+            mcpServers: { [SERVER]: httpServer(labUrl, toolTimeoutSeconds) },
+          }),
+          [`${agentDir}/config.yml`]: JSON.stringify({
+            // Else it probes these local servers' default loopback ports.
+            disabledProviders: ["ollama", "llama.cpp", "lm-studio"],
+            ...(mode === "notifications"
+              ? { mcp: { notifications: true } }
+              : {}),
+            // It mounts MCP tools as xd:// devices its model calls through
+            // its write tool; on the wait-tool route the wait tool is
+            // offered as a tool of its own instead.
+            ...(route === "wait-tool" ? { tools: { xdev: false } } : {}),
           }),
         },
       };

@@ -4,9 +4,11 @@ import {
   ALL_CLIENTS,
   clientById,
   CLIENTS,
+  FAKE_API_KEY,
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  type Launch,
   type LaunchContext,
 } from "./catalog.ts";
 
@@ -292,4 +294,81 @@ Deno.test("catalog: pi is a row without a run, whose reason quotes its README", 
   assert.match(pi.version, /^\d+\.\d+\.\d+$/);
   assert.match(pi.reason, /No MCP\./);
   assert.equal(clientById("pi"), undefined, "not an agent the harness runs");
+});
+
+Deno.test("catalog: oh-my-pi gets the scripted model, the lab over HTTP and its notifications setting in its agent folder, under Bun", () => {
+  const omp = clientById("omp");
+  assert.ok(omp);
+  assert.deepEqual(omp.modes, ["default", "notifications"]);
+  assert.deepEqual(
+    omp.platformBinary && {
+      npmPackage: omp.platformBinary.npmPackage,
+      version: omp.platformBinary.version,
+      binary: omp.platformBinary.binary,
+      entry: omp.platformBinary.entry,
+    },
+    {
+      npmPackage: "@oven/bun-linux-x64",
+      version: "1.4.3",
+      binary: "bin/bun",
+      entry: "dist/cli.js",
+    },
+  );
+  const agentDir = `${context.home}/.omp/agent`;
+  const launch = omp.launch(context);
+  assert.deepEqual(launch.args, [
+    "-p",
+    "--model",
+    "lab/scripted",
+    context.prompt,
+  ]);
+  // Every lookup beyond loopback goes to a closed loopback port.
+  assert.deepEqual(launch.env, { PI_PROXY: "http://127.0.0.1:9" });
+  assert.deepEqual(
+    Object.keys(launch.files).toSorted(),
+    [
+      `${agentDir}/config.yml`,
+      `${agentDir}/mcp.json`,
+      `${agentDir}/models.yml`,
+    ],
+  );
+  // Its .yml files are written as JSON, which YAML reads.
+  assert.deepEqual(JSON.parse(launch.files[`${agentDir}/models.yml`]), {
+    providers: {
+      lab: {
+        baseUrl: `${context.modelOrigin}/v1`,
+        apiKey: FAKE_API_KEY,
+        api: "openai-completions",
+        models: [{ id: "scripted", name: "Scripted lab model" }],
+      },
+    },
+  });
+  assert.deepEqual(JSON.parse(launch.files[`${agentDir}/mcp.json`]), {
+    mcpServers: { lab: { type: "http", url: context.labUrl } },
+  });
+  const config = (launch: Launch) =>
+    JSON.parse(launch.files[`${agentDir}/config.yml`]);
+  // As shipped: the setting left at its default (off).
+  assert.deepEqual(config(launch), {
+    disabledProviders: ["ollama", "llama.cpp", "lm-studio"],
+  });
+  assert.deepEqual(
+    config(omp.launch({ ...context, mode: "notifications" })).mcp,
+    { notifications: true },
+  );
+  // MCP tools as tools of their own only where the model calls one.
+  assert.deepEqual(
+    config(omp.launch({ ...context, route: "wait-tool" })).tools,
+    { xdev: false },
+  );
+  assert.equal(
+    config(omp.launch({ ...context, route: "shell-probe" })).tools,
+    undefined,
+  );
+  const progressCheck = omp.launch({ ...context, toolTimeoutSeconds: 20 });
+  assert.equal(
+    JSON.parse(progressCheck.files[`${agentDir}/mcp.json`]).mcpServers.lab
+      .timeout,
+    20_000,
+  );
 });

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { REVIEW_URI } from "../main.ts";
+
 /** One entry of the conversation a client sends its model. */
 export type Turn =
   | { kind: "text"; role: "system" | "user" | "assistant"; text: string }
@@ -42,6 +44,25 @@ export function resourceSightings(text: string): ResourceSighting[] {
     status: match[1],
     version: Number(match[2]),
   }));
+}
+
+/** How far past its "[MCP notification]" mark a notice is read. */
+const NOTICE_SPAN = 400;
+
+/**
+ * Whether `text` holds a host's notice to its model that the lab's resource
+ * changed, as oh-my-pi marks it: "[MCP notification]" followed, within a
+ * few lines, by "updated" and the resource's URI, in whatever words around
+ * them (18.2.3: "1 resource(s) updated:", then
+ * `- server="lab" uri=test://review/status`, then how to read it). Such a
+ * notice says that the resource changed, not what it holds: only
+ * `resourceSightings` finds the content.
+ */
+export function holdsChangeNotice(text: string): boolean {
+  return [...text.matchAll(/\[MCP notification\]/g)].some((mark) => {
+    const notice = text.slice(mark.index, mark.index + NOTICE_SPAN);
+    return /\bupdated\b/.test(notice) && notice.includes(REVIEW_URI);
+  });
 }
 
 /** The text of a turn that can carry resource content (not the model's calls). */

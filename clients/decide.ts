@@ -17,11 +17,23 @@
  * call's result brought version 2 into the conversation (level 7 via the
  * route), and it answers.
  *
+ * A host's notice that the resource changed, arriving without the model
+ * asking (oh-my-pi's "[MCP notification] … updated", see
+ * `holdsChangeNotice`), is recorded in every decision from the first
+ * request that holds it (`hostNotice`) and changes nothing the model does.
+ * It is not version 2: only the resource's own text is, so a notice that
+ * carries that text does bring version 2 into the context. On the native
+ * route the model goes on as it would anyway: at step 3 it notes whether
+ * version 2 is in its context and reads the resource again, which is also
+ * what such a notice asks of it; that re-read is the model's, not the
+ * client's, and the row says so.
+ *
  * @module
  */
 
 import {
   type Conversation,
+  holdsChangeNotice,
   resourceSightings,
   type Turn,
   turnText,
@@ -105,6 +117,12 @@ export interface Decision {
    * characters: the row quotes it, so a failed call says why.
    */
   routeResult?: string;
+  /**
+   * The conversation holds the host's notice that the resource changed,
+   * which the model never asked for; `withVersion2`: a notice that carried
+   * version 2 itself. Absent when it holds none.
+   */
+  hostNotice?: { withVersion2: boolean };
 }
 
 /** How much of a failed route call's result a decision keeps. */
@@ -155,8 +173,26 @@ function text(
   };
 }
 
-/** The scripted model's next move for one request. */
+/** The scripted model's next move for one request, with any host notice. */
 export function decide(
+  conversation: Conversation,
+  script: ModelScript,
+): Decision {
+  const decision = nextMove(conversation, script);
+  const notices = conversation.turns.filter((turn) =>
+    holdsChangeNotice(turnText(turn))
+  );
+  if (notices.length === 0) return decision;
+  return {
+    ...decision,
+    hostNotice: {
+      withVersion2: versionsIn(notices).some((version) => version >= 2),
+    },
+  };
+}
+
+/** What the model does next, from the conversation and its script. */
+function nextMove(
   conversation: Conversation,
   script: ModelScript,
 ): Decision {

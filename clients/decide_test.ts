@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import type { Conversation, Turn } from "./conversation.ts";
-import { flattenText, resourceSightings } from "./conversation.ts";
-import { clientById } from "./catalog.ts";
+import {
+  flattenText,
+  holdsChangeNotice,
+  resourceSightings,
+} from "./conversation.ts";
+import { clientById, type ClientDefinition } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
 import { routeScript } from "./agent_runner.ts";
 
@@ -445,11 +449,12 @@ const droidRead: Turn = {
   input: {},
 };
 
-function droidScript(route: Route): ModelScript {
+/** A catalog client's script on `route`, with a made-up probe and lab. */
+function scriptOf(client: ClientDefinition, route: Route): ModelScript {
   return {
-    ...droid.script,
+    ...client.script,
     waitSeconds: 5,
-    ...routeScript(droid, route, {
+    ...routeScript(client, route, {
       probe: {
         denoPath: "/deno/bin/deno",
         probePath: "/lab/probe.ts",
@@ -462,7 +467,7 @@ function droidScript(route: Route): ModelScript {
 }
 
 Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read tool, then the read under its prefix", () => {
-  const native = droidScript("native");
+  const native = scriptOf(droid, "native");
   const first = decide(conversation([droidUser], DROID_TOOLS), native);
   assert.equal(first.stage, "load-tools");
   assert.deepEqual(first.action, {
@@ -499,7 +504,7 @@ Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read to
 });
 
 Deno.test("decide (Droid, wait-tool): one ToolSearch loads the read and the wait tool, called after version 1", () => {
-  const waitRoute = droidScript("wait-tool");
+  const waitRoute = scriptOf(droid, "wait-tool");
   const first = decide(conversation([droidUser], DROID_TOOLS), waitRoute);
   assert.equal(first.stage, "load-tools");
   assert.deepEqual(first.action, {
@@ -535,7 +540,7 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
       [droidUser, searched, result("Loaded 1 tool"), droidRead, result(V1)],
       [...DROID_TOOLS, "lab___get_review_status"],
     ),
-    droidScript("shell-probe"),
+    scriptOf(droid, "shell-probe"),
   );
   assert.equal(decision.stage, "run-probe");
   assert.equal(decision.action.kind, "tool");
@@ -552,4 +557,198 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
   assert.match(String(input.summary), /^[A-Z]\S*(?:\s+\S+){2,7}$/);
   assert.ok(String(input.riskLevelReason).length > 0);
   assert.ok(["low", "medium", "high"].includes(String(input.riskLevel)));
+});
+
+// oh-my-pi 18.2.3 with `mcp.notifications` on: after the update it adds this
+// notice to the conversation as a user message, without the content.
+const NOTICE = [
+  "[MCP notification] 1 resource(s) updated:",
+  '- server="lab" uri=test://review/status',
+  'Use read(path="mcp://<uri>") to inspect if relevant.',
+].join("\n");
+const notice: Turn = { kind: "text", role: "user", text: NOTICE };
+/** Version 1 read, the wait and the harmless call made. */
+const nudged = [user, read, result(V1), list, result("[]")];
+
+Deno.test("holdsChangeNotice: the host's mark, then 'updated' and the resource's URI close by", () => {
+  assert.equal(holdsChangeNotice(NOTICE), true);
+  assert.equal(
+    holdsChangeNotice(
+      `Earlier text.\n[MCP notification] Server "lab" reports resource test://review/status was updated.`,
+    ),
+    true,
+  );
+  // Another resource, no "updated", no mark, or the URI too far off.
+  assert.equal(
+    holdsChangeNotice(NOTICE.replace("test://review/status", "test://other")),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice(
+      "[MCP notification] tools changed on lab (test://review/status)",
+    ),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice("Resource test://review/status was updated."),
+    false,
+  );
+  assert.equal(
+    holdsChangeNotice(
+      `[MCP notification] 1 resource(s) updated:${
+        " ".repeat(400)
+      }test://review/status`,
+    ),
+    false,
+  );
+  // A notice is not the resource's text.
+  assert.deepEqual(resourceSightings(NOTICE), []);
+});
+
+Deno.test("decide: the host's notice after the nudge is recorded, not taken for version 2, and the model re-reads as it would anyway", () => {
+  const decision = decide(conversation([...nudged, notice]), script);
+  assert.deepEqual(decision, {
+    stage: "check-context-then-reread",
+    action: {
+      kind: "tool",
+      name: "read_mcp_resource",
+      input: { uri: "test://review/status" },
+    },
+    waitSeconds: 0,
+    versionsSeen: [1],
+    contextUpdated: false,
+    note: undefined,
+    hostNotice: { withVersion2: false },
+  });
+  // Every later request still holds it; the answer is the same as without.
+  const final = decide(
+    conversation([...nudged, notice, read, result(V2)]),
+    script,
+  );
+  assert.equal(final.stage, "final");
+  assert.equal(final.contextUpdated, false);
+  assert.deepEqual(final.hostNotice, { withVersion2: false });
+  const unnoticed = decide(
+    conversation([...nudged, read, result(V2)]),
+    script,
+  );
+  assert.deepEqual(final.action, unnoticed.action);
+});
+
+Deno.test("decide: a notice that carries version 2 itself puts it in the context (level 7)", () => {
+  const decision = decide(
+    conversation([...nudged, { ...notice, text: `${NOTICE}\n${V2}` }]),
+    script,
+  );
+  assert.equal(decision.stage, "check-context-then-reread");
+  assert.equal(decision.contextUpdated, true);
+  assert.deepEqual(decision.versionsSeen, [1, 2]);
+  assert.deepEqual(decision.hostNotice, { withVersion2: true });
+});
+
+Deno.test("decide: a notice inside a tool result counts too; no notice, no hostNotice", () => {
+  const inResult = decide(
+    conversation([user, read, result(V1), list, result(`[]\n${NOTICE}`)]),
+    script,
+  );
+  assert.deepEqual(inResult.hostNotice, { withVersion2: false });
+  assert.equal(inResult.contextUpdated, false);
+  const without = decide(conversation(nudged), script);
+  assert.equal("hostNotice" in without, false);
+});
+
+Deno.test("decide (wait-tool): a notice after the route's call is recorded; the call's version 2 still decides", () => {
+  const offered = [...tools, "mcp__lab__wait_for_review_update"];
+  const decision = decide(
+    conversation(
+      [user, read, result(V1), waitCall, result(V2), notice],
+      offered,
+    ),
+    waitScript,
+  );
+  assert.equal(decision.stage, "final");
+  assert.equal(decision.contextUpdated, true);
+  assert.deepEqual(decision.hostNotice, { withVersion2: false });
+});
+
+// oh-my-pi's tools as it offers them (its MCP tools as tools of their own on
+// the wait-tool route, where its config turns its xd:// devices off).
+const omp = clientById("omp")!;
+const OMP_TOOLS = [
+  "read",
+  "bash",
+  "edit",
+  "eval",
+  "glob",
+  "grep",
+  "task",
+  "hub",
+  "todo",
+  "web_search",
+  "write",
+];
+
+Deno.test("decide (oh-my-pi): reads mcp://<uri> with its read tool, globs as its harmless call, re-reads after the notice", () => {
+  const native = scriptOf(omp, "native");
+  const ompRead: Turn = {
+    kind: "toolCall",
+    name: "read",
+    input: omp.script.read.input,
+  };
+  const first = decide(conversation([user], OMP_TOOLS), native);
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "read",
+    input: { path: "mcp://test://review/status", i: "Read the review status" },
+  });
+  const nudge = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    native,
+  );
+  assert.deepEqual(nudge.action, {
+    kind: "tool",
+    name: "glob",
+    input: { path: "*.md", i: "List the Markdown files" },
+  });
+  const glob: Turn = { kind: "toolCall", name: "glob", input: {} };
+  const checked = decide(
+    conversation(
+      [user, ompRead, result(V1), glob, result("No files found"), notice],
+      OMP_TOOLS,
+    ),
+    native,
+  );
+  assert.equal(checked.stage, "check-context-then-reread");
+  assert.deepEqual(checked.action, first.action);
+  assert.equal(checked.contextUpdated, false);
+  assert.deepEqual(checked.hostNotice, { withVersion2: false });
+});
+
+Deno.test("decide (oh-my-pi, routes): the wait tool under its mcp__lab_ prefix; bash runs the probe with its intent", () => {
+  const ompRead: Turn = { kind: "toolCall", name: "read", input: {} };
+  const wait = decide(
+    conversation([user, ompRead, result(V1)], [
+      ...OMP_TOOLS,
+      "mcp__lab_wait_for_review_update",
+    ]),
+    scriptOf(omp, "wait-tool"),
+  );
+  assert.deepEqual(wait.action, {
+    kind: "tool",
+    name: "mcp__lab_wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  const probe = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    scriptOf(omp, "shell-probe"),
+  );
+  assert.deepEqual(probe.action, {
+    kind: "tool",
+    name: "bash",
+    input: {
+      command:
+        "DENO_DIR=/deno DENO_NO_UPDATE_CHECK=1 /deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:1/mcp --uri test://review/status --json",
+      i: "Run the lab's subscription probe",
+    },
+  });
 });

@@ -6,6 +6,7 @@
  */
 
 import type { ClientDefinition } from "./catalog.ts";
+import { shellQuote } from "./process.ts";
 
 /** `$MCP_LAB_CLIENTS_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mcp-subscription-lab/clients`. */
 export function defaultCacheDir(): string {
@@ -76,6 +77,53 @@ export type Installable = Pick<
   "id" | "version" | "npmPackage" | "bin" | "platformBinary"
 >;
 
+/** Why an install that npm finished cannot run: a file it should hold. */
+function missingAfterInstall(path: string, prefix: string): string {
+  return `installed, but ${path.slice(prefix.length + 1)} is missing`;
+}
+
+/**
+ * Where an install leaves the executable the harness runs: the platform
+ * package's binary, a launcher for an `entry` script, or npm's bin link.
+ */
+function executablePath(client: Installable, prefix: string): string {
+  const platform = client.platformBinary;
+  if (platform?.entry) return `${prefix}/${client.bin}`;
+  return platform
+    ? `${prefix}/node_modules/${platform.npmPackage}/${platform.binary}`
+    : `${prefix}/node_modules/.bin/${client.bin}`;
+}
+
+/**
+ * For a client whose executable is a script its runtime runs (omp's
+ * `dist/cli.js` under Bun, an `entry`): writes `<prefix>/<bin>`, a shell
+ * script that execs the runtime binary on that script, so the harness runs
+ * it like any other binary and the client's PATH needs no runtime. Resolves
+ * with why it could not (the runtime or the script is missing), else
+ * undefined; does nothing for any other client.
+ */
+export async function writeLauncher(
+  client: Installable,
+  prefix: string,
+): Promise<string | undefined> {
+  const platform = client.platformBinary;
+  if (!platform?.entry) return undefined;
+  const runtime =
+    `${prefix}/node_modules/${platform.npmPackage}/${platform.binary}`;
+  const script =
+    `${prefix}/node_modules/${client.npmPackage}/${platform.entry}`;
+  for (const path of [runtime, script]) {
+    if (!await exists(path)) return missingAfterInstall(path, prefix);
+  }
+  const launcher = executablePath(client, prefix);
+  await Deno.writeTextFile(
+    launcher,
+    `#!/bin/sh\nexec ${shellQuote(runtime)} ${shellQuote(script)} "$@"\n`,
+  );
+  await Deno.chmod(launcher, 0o755);
+  return undefined;
+}
+
 export async function installClient(
   client: Installable,
   cacheDir: string,
@@ -84,9 +132,7 @@ export async function installClient(
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   const prefix = `${cacheDir}/${client.id}-${client.version}`;
   const platform = client.platformBinary;
-  const binPath = platform
-    ? `${prefix}/node_modules/${platform.npmPackage}/${platform.binary}`
-    : `${prefix}/node_modules/.bin/${client.bin}`;
+  const binPath = executablePath(client, prefix);
   if (
     await installedVersion(prefix, client.npmPackage) === client.version &&
     (!platform ||
@@ -107,7 +153,8 @@ export async function installClient(
       prefix,
       `${client.npmPackage}@${client.version}`,
       // The pinned package's install script would look for a platform
-      // package npm does not have; the published one goes in beside it.
+      // package npm does not have; the published one goes in beside it
+      // (for an `entry`, the runtime its script needs).
       ...(platform
         ? ["--ignore-scripts", `${platform.npmPackage}@${platform.version}`]
         : []),
@@ -139,10 +186,14 @@ export async function installClient(
       seconds: seconds(),
     };
   }
+  const launcherFailure = await writeLauncher(client, prefix);
+  if (launcherFailure) {
+    return { ok: false, reason: launcherFailure, seconds: seconds() };
+  }
   if (!await exists(binPath)) {
     return {
       ok: false,
-      reason: `installed, but ${binPath.slice(prefix.length + 1)} is missing`,
+      reason: missingAfterInstall(binPath, prefix),
       seconds: seconds(),
     };
   }

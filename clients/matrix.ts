@@ -57,6 +57,17 @@ export interface MatrixRow extends RunFields, StepFields {
    * when the lab sent no update at all.
    */
   contextUpdated: boolean | null;
+  /**
+   * Whether the host's own notice that the resource changed (oh-my-pi's
+   * "[MCP notification] … updated") reached the model unasked; null when
+   * no model drove the client.
+   */
+  hostNotice: boolean | null;
+  /**
+   * Seconds from the lab's update to the first model request that held
+   * that notice; null when none did.
+   */
+  hostNoticeSeconds: number | null;
   /** The level the lab recorded (0–6), natively. */
   labLevel: number;
   /** The lab's record of the wait tool for this client (wait-tool route). */
@@ -351,6 +362,53 @@ export function rereadByItself(
   return Date.parse(firstUpdatedRead.at) < Date.parse(modelAsked.at);
 }
 
+/** The host's notice that the resource changed, as a row reports it. */
+export interface HostNoticeFact {
+  /** Whether one reached the model; null when no model drove the client. */
+  reached: boolean | null;
+  /** Seconds after the lab's update it first did (when both are known). */
+  seconds: number | null;
+  /** A notice carried version 2 itself. */
+  withVersion2: boolean;
+}
+
+/**
+ * Whether the host's notice that the resource changed reached the model
+ * unasked, and how long after the lab's update (the first `update` step in
+ * the client's timeline) the first request holding it came.
+ */
+export function hostNoticeFact(
+  run: Pick<RunRecord, "kind" | "transcript">,
+  labClient: ClientReport | undefined,
+): HostNoticeFact {
+  const seen = observe(run.transcript);
+  if (run.kind !== undefined || seen.agentRequests === 0) {
+    return { reached: null, seconds: null, withVersion2: false };
+  }
+  if (seen.hostNotice === null) {
+    return { reached: false, seconds: null, withVersion2: false };
+  }
+  const update = labClient?.timeline.find((step) => step.kind === "update");
+  return {
+    reached: true,
+    seconds: update === undefined ? null : Math.round(
+      (Date.parse(seen.hostNotice.at) - Date.parse(update.at)) / 100,
+    ) / 10,
+    withVersion2: seen.hostNotice.withVersion2,
+  };
+}
+
+/** What a row's notes say of the host's notice, when one came. */
+export function hostNoticeNote(fact: HostNoticeFact): string | undefined {
+  if (fact.reached !== true) return undefined;
+  const when = fact.seconds === null
+    ? ""
+    : ` (notice ${fact.seconds} s after the update)`;
+  return fact.withVersion2
+    ? `the host's notice brought version 2 to the model${when}`
+    : `the host told the model the resource changed${when}, without its content`;
+}
+
 /**
  * What a command client's row says of itself: no model drives it, so the
  * context column and the two model-driven routes do not apply.
@@ -431,6 +489,8 @@ export function rowNotes(
   }
   const fromModel = modelNote(run.transcript);
   if (fromModel) notes.push(fromModel);
+  const notice = hostNoticeNote(hostNoticeFact(run, labClient));
+  if (notice) notes.push(notice);
   if ((run.route ?? "native") !== "native") {
     notes.push(
       ...routeNotes(
@@ -466,6 +526,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   const steps = labClient?.steps;
   const labLevel = labClient?.level ?? 0;
   const notificationDelivered = steps?.notificationDelivered ?? false;
+  const notice = hostNoticeFact(run, labClient);
   return {
     clientId: run.clientId,
     client: run.displayName,
@@ -493,6 +554,8 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     notificationDelivered,
     rereadAfterNotification: steps?.rereadAfterNotification ?? false,
     contextUpdated,
+    hostNotice: notice.reached,
+    hostNoticeSeconds: notice.seconds,
     labLevel,
     waitTool: route === "wait-tool" ? labClient?.waitTool ?? null : null,
     probeLevel: route === "shell-probe" && run.labReport
@@ -710,6 +773,7 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
     return ["The client sent the scripted model no request."];
   }
   const start = Date.parse(transcript[0].at);
+  const firstNotice = transcript.findIndex((entry) => entry.hostNotice);
   const lines = [
     "| # | At (s) | Request | Stage | Versions seen | Context updated | Answer |",
     "| --- | --- | --- | --- | --- | --- | --- |",
@@ -720,7 +784,11 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
         [
           String(index + 1),
           ((Date.parse(entry.at) - start) / 1000).toFixed(1),
-          `${entry.method} ${entry.path}${entry.stream ? " (stream)" : ""}`,
+          `${entry.method} ${entry.path}${entry.stream ? " (stream)" : ""}${
+            index === firstNotice
+              ? ", the first with the host's notice that the resource changed"
+              : ""
+          }`,
           entry.stage,
           entry.versionsSeen.join(", ") || "—",
           entry.contextUpdated === undefined

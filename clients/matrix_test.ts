@@ -5,6 +5,8 @@ import {
   demoteHeadings,
   evidenceMarkdown,
   HISTORY,
+  hostNoticeFact,
+  hostNoticeNote,
   mainLabClient,
   matrixMarkdown,
   type MatrixRow,
@@ -764,4 +766,124 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
     "wait-tool (tool timeout 20 s, update after 40 s)",
     "wait-tool (tool timeout 20 s, update after 40 s, no progress)",
   ]);
+});
+
+/**
+ * A client that subscribes and is notified (the update 3.5 s in), whose
+ * host tells its model the resource changed and leaves the re-read to it:
+ * oh-my-pi with `mcp.notifications` on. `withVersion2`: its notice carries
+ * the new text.
+ */
+function noticeRun(withVersion2: boolean) {
+  const notified = labClient({
+    level: 6,
+    missing: "level 7 (the agent's context shows the update) is not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(3.5),
+        kind: "update",
+        line: "[resource/update] uri=test://review/status version=2",
+      },
+      {
+        at: at(6.1),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const hostNotice = { withVersion2 };
+  const seen = withVersion2 ? [1, 2] : [1];
+  return runRecord({
+    labReport: labReport([notified]),
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+      transcriptEntry(6, "check-context-then-reread", {
+        versionsSeen: seen,
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+      transcriptEntry(7, "final", {
+        versionsSeen: [...seen, 2],
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+    ],
+  });
+}
+
+Deno.test("rowFromRun: the host's notice without the content is its own fact, in the row and its notes, and not level 7", () => {
+  const row = rowFromRun(noticeRun(false));
+  assert.equal(row.hostNotice, true);
+  assert.equal(row.hostNoticeSeconds, 2.5);
+  assert.equal(row.contextUpdated, false);
+  assert.equal(row.labLevel, 6);
+  assert.equal(row.level, 6);
+  assert.equal(
+    row.notes,
+    "notified, but read version 2 only when the model asked: the client did not re-read by itself; the host told the model the resource changed (notice 2.5 s after the update), without its content; version 2 was not in the agent's context until it asked",
+  );
+  // In matrix.json as in the row.
+  const json = JSON.parse(JSON.stringify(row));
+  assert.equal(json.hostNotice, true);
+  assert.equal(json.hostNoticeSeconds, 2.5);
+});
+
+Deno.test("rowFromRun: a notice that brought version 2 is level 7, and says so", () => {
+  const row = rowFromRun(noticeRun(true));
+  assert.equal(row.hostNotice, true);
+  assert.equal(row.hostNoticeSeconds, 2.5);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(row.level, 7);
+  assert.equal(
+    row.notes,
+    "notified, but read version 2 only when the model asked: the client did not re-read by itself; the host's notice brought version 2 to the model (notice 2.5 s after the update); version 2 reached the agent's context before it asked again",
+  );
+});
+
+Deno.test("hostNoticeFact: none came, no model drove the client, or the lab's update time is unknown", () => {
+  const plain = rowFromRun(runRecord({}));
+  assert.equal(plain.hostNotice, false);
+  assert.equal(plain.hostNoticeSeconds, null);
+  assert.doesNotMatch(plain.notes, /host/);
+  const noticed = noticeRun(false);
+  assert.deepEqual(hostNoticeFact({ ...noticed, kind: "command" }, undefined), {
+    reached: null,
+    seconds: null,
+    withVersion2: false,
+  });
+  assert.deepEqual(hostNoticeFact({ ...noticed, transcript: [] }, undefined), {
+    reached: null,
+    seconds: null,
+    withVersion2: false,
+  });
+  const fact = hostNoticeFact(noticed, labClient({ timeline: [] }));
+  assert.deepEqual(fact, { reached: true, seconds: null, withVersion2: false });
+  assert.equal(
+    hostNoticeNote(fact),
+    "the host told the model the resource changed, without its content",
+  );
+  assert.equal(
+    hostNoticeNote({ reached: false, seconds: null, withVersion2: false }),
+    undefined,
+  );
+});
+
+Deno.test("evidenceMarkdown: the transcript marks the first request that held the host's notice", () => {
+  const markdown = evidenceMarkdown([noticeRun(false)]);
+  assert.equal(
+    markdown.split("the first with the host's notice").length - 1,
+    1,
+  );
+  assert.match(
+    markdown,
+    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\), the first with the host's notice that the resource changed \| check-context-then-reread \| 1 \| no \|/,
+  );
 });

@@ -55,6 +55,8 @@ export interface TranscriptEntry {
   note?: string;
   /** What a route call that failed returned (see `Decision.routeResult`). */
   routeResult?: string;
+  /** The request held the host's notice that the resource changed. */
+  hostNotice?: Decision["hostNotice"];
 }
 
 export interface ScriptedModel {
@@ -204,6 +206,9 @@ export async function answerModelRequest(
     ...(decision.routeResult === undefined
       ? {}
       : { routeResult: decision.routeResult }),
+    ...(decision.hostNotice === undefined
+      ? {}
+      : { hostNotice: decision.hostNotice }),
   });
   if (decision.waitSeconds > 0) await sleep(decision.waitSeconds, signal);
   const model = (body as { model?: unknown }).model;
@@ -262,6 +267,12 @@ export interface ModelObservations {
   reachedFinal: boolean;
   stages: string[];
   unhandledPaths: string[];
+  /**
+   * The host's notice that the resource changed: when the first request
+   * that held it came, and whether any notice carried version 2; null when
+   * none came.
+   */
+  hostNotice: { at: string; withVersion2: boolean } | null;
 }
 
 export function observe(transcript: TranscriptEntry[]): ModelObservations {
@@ -271,6 +282,7 @@ export function observe(transcript: TranscriptEntry[]): ModelObservations {
   const judged = transcript.filter((entry) =>
     entry.contextUpdated !== undefined
   );
+  const noticed = transcript.filter((entry) => entry.hostNotice);
   return {
     requests: transcript.length,
     agentRequests: agent.length,
@@ -293,5 +305,9 @@ export function observe(transcript: TranscriptEntry[]): ModelObservations {
         ),
       ),
     ],
+    hostNotice: noticed.length === 0 ? null : {
+      at: noticed[0].at,
+      withVersion2: noticed.some((entry) => entry.hostNotice?.withVersion2),
+    },
   };
 }

@@ -434,3 +434,57 @@ Deno.test("wire: a Responses tool in a namespace is offered as namespace__name a
   assert.equal(plain.output[0].name, "read_mcp_resource");
   assert.equal("namespace" in plain.output[0], false);
 });
+
+Deno.test("scripted model: a request holding the host's notice is marked in the transcript; observe gives the first one", async () => {
+  const notice =
+    '[MCP notification] 1 resource(s) updated:\n- server="lab" uri=test://review/status';
+  const tools = [
+    { type: "function", function: { name: "read_mcp_resource" } },
+    { type: "function", function: { name: "list_mcp_resources" } },
+  ];
+  const call = (name: string) => ({
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      id: name,
+      type: "function",
+      function: { name, arguments: "{}" },
+    }],
+  });
+  const before = [
+    { role: "user", content: "Read it." },
+    call("read_mcp_resource"),
+    { role: "tool", tool_call_id: "read_mcp_resource", content: V1 },
+  ];
+  const after = [
+    ...before,
+    call("list_mcp_resources"),
+    { role: "tool", tool_call_id: "list_mcp_resources", content: "[]" },
+    { role: "user", content: [{ type: "text", text: notice }] },
+  ];
+  const transcript: TranscriptEntry[] = [];
+  for (const messages of [before, after, after]) {
+    const response = await answerModelRequest(
+      post("/v1/chat/completions", { tools, messages }),
+      script,
+      transcript,
+    );
+    await response.body?.cancel();
+  }
+  assert.deepEqual(
+    transcript.map((entry) => [entry.stage, entry.hostNotice]),
+    [
+      ["wait-then-nudge", undefined],
+      ["check-context-then-reread", { withVersion2: false }],
+      ["check-context-then-reread", { withVersion2: false }],
+    ],
+  );
+  assert.equal("hostNotice" in transcript[0], false);
+  const seen = observe(transcript);
+  assert.deepEqual(seen.hostNotice, {
+    at: transcript[1].at,
+    withVersion2: false,
+  });
+  assert.equal(seen.contextUpdated, false);
+  assert.equal(observe(transcript.slice(0, 1)).hostNotice, null);
+});

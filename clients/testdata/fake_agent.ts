@@ -14,7 +14,11 @@
  * command with `sh -c`, so the harness's wait-tool and shell-probe routes
  * can be tested end to end.
  *
- * Usage: fake_agent.ts <lab url> <model origin> <prompt> [plain]
+ * With `notice` it subscribes, but when notified tells the model only that
+ * the resource changed, in a notice marked as oh-my-pi marks its own
+ * ("[MCP notification] …"), and leaves the re-read to the model.
+ *
+ * Usage: fake_agent.ts <lab url> <model origin> <prompt> [plain|notice]
  *
  * @module
  */
@@ -23,6 +27,7 @@ import { REVIEW_URI } from "../../main.ts";
 
 const [labUrl, modelOrigin, prompt, flavour] = Deno.args;
 const plain = flavour === "plain";
+const noticeOnly = flavour === "notice";
 const PROTOCOL = "2025-11-25";
 
 let sessionId = "";
@@ -114,7 +119,9 @@ async function subscribe() {
         const method = (message as { method?: string }).method;
         if (method === "notifications/resources/updated") {
           pendingUpdates.push(
-            `Resource ${REVIEW_URI} changed:\n${await readResource()}`,
+            noticeOnly
+              ? `[MCP notification] 1 resource(s) updated:\n- server="lab" uri=${REVIEW_URI}`
+              : `Resource ${REVIEW_URI} changed:\n${await readResource()}`,
           );
         }
       }

@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { type Installable, installClient, writeLauncher } from "./install.ts";
+
+/** A client whose executable is a script a runtime from npm runs. */
+const scripted: Installable = {
+  id: "demo",
+  version: "1.0.0",
+  npmPackage: "demo-cli",
+  bin: "demo",
+  platformBinary: {
+    npmPackage: "demo-runtime",
+    version: "2.0.0",
+    binary: "bin/runtime",
+    entry: "dist/cli.js",
+    note: "ran demo-cli 1.0.0's dist/cli.js with demo-runtime 2.0.0",
+  },
+};
+
+/**
+ * An install's folder, as npm leaves it: both packages' manifests, the
+ * entry script, and with `runtime` a runtime that prints its arguments.
+ */
+async function installed(prefix: string, runtime: boolean) {
+  for (
+    const [name, version] of [["demo-cli", "1.0.0"], ["demo-runtime", "2.0.0"]]
+  ) {
+    await Deno.mkdir(`${prefix}/node_modules/${name}`, { recursive: true });
+    await Deno.writeTextFile(
+      `${prefix}/node_modules/${name}/package.json`,
+      JSON.stringify({ name, version }),
+    );
+  }
+  await Deno.mkdir(`${prefix}/node_modules/demo-cli/dist`);
+  await Deno.writeTextFile(`${prefix}/node_modules/demo-cli/dist/cli.js`, "");
+  if (!runtime) return;
+  const path = `${prefix}/node_modules/demo-runtime/bin/runtime`;
+  await Deno.mkdir(`${prefix}/node_modules/demo-runtime/bin`);
+  await Deno.writeTextFile(path, `#!/bin/sh\nprintf '%s|' "$@"\n`);
+  await Deno.chmod(path, 0o755);
+}
+
+Deno.test("writeLauncher: runs the entry script with the runtime binary, arguments intact, from a folder that needs quoting", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-install-test-" });
+  const prefix = `${dir}/cache dir's/demo-1.0.0`;
+  try {
+    await installed(prefix, true);
+    assert.equal(await writeLauncher(scripted, prefix), undefined);
+    const { stdout, success } = await new Deno.Command(`${prefix}/demo`, {
+      args: ["-p", "a prompt; with $HOME"],
+      stdout: "piped",
+    }).output();
+    assert.ok(success);
+    assert.equal(
+      new TextDecoder().decode(stdout),
+      `${prefix}/node_modules/demo-cli/dist/cli.js|-p|a prompt; with $HOME|`,
+    );
+    // Installed and launchable: the next run takes it from the cache.
+    const cached = await installClient(scripted, `${dir}/cache dir's`);
+    assert.deepEqual(cached.ok && [cached.binPath, cached.cached], [
+      `${prefix}/demo`,
+      true,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeLauncher: an empty runtime package is the install's failure; other clients get no launcher", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-install-test-" });
+  try {
+    await installed(dir, false);
+    assert.equal(
+      await writeLauncher(scripted, dir),
+      "installed, but node_modules/demo-runtime/bin/runtime is missing",
+    );
+    const { entry: _, ...platform } = scripted.platformBinary!;
+    assert.equal(
+      await writeLauncher({ ...scripted, platformBinary: platform }, dir),
+      undefined,
+    );
+    assert.equal(
+      await writeLauncher({ ...scripted, platformBinary: undefined }, dir),
+      undefined,
+    );
+    await assert.rejects(Deno.stat(`${dir}/demo`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
