@@ -128,16 +128,18 @@ function hasModel(clientId: string): boolean {
 
 /**
  * The level of a route's rows: one trigger's, or both as "subscribe · read"
- * when they differ (colored by the lower).
+ * when they differ (colored by the lower); "+ notice" when the host told
+ * the model the resource changed, which is not the update itself.
  */
 function levelCell(rows: MatrixRow[]): SummaryCell {
   if (rows.length === 0) return { level: null, text: "not run" };
   const missed = rows.map((row) => NOT_REACHED[row.outcome]).find(Boolean);
   if (missed) return { level: null, text: missed };
   const levels = [...new Set(rows.map((row) => row.level))];
+  const notice = rows.some((row) => row.hostNotice === true);
   return {
     level: Math.min(...levels),
-    text: levels.join(" · "),
+    text: `${levels.join(" · ")}${notice ? " + notice" : ""}`,
   };
 }
 
@@ -192,7 +194,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read). No model drives the Inspector's clients, so the other routes do not apply to them. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count). No model drives the Inspector's clients, so the other routes do not apply to them. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
@@ -380,7 +382,7 @@ function svgLegend(top: number): string[] {
     svgText(
       margin,
       top + 38,
-      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
+      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking; + notice: the host told the model of the change, without the content",
       ' font-size="11"',
     ),
   );

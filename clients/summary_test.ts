@@ -50,6 +50,15 @@ Deno.test("summaryRows: one row per client and mode, the level per route and tri
   });
   assert.deepEqual(rows[0].requests, [REQUEST]);
   assert.deepEqual(rows[1].cells["native-read"], { level: 4, text: "4" });
+  const noticed = summaryRows({
+    rows: [matrixRow({ level: 6, hostNotice: true, hostNoticeSeconds: 2 })],
+    cited: [],
+    requests: {},
+  });
+  assert.deepEqual(noticed[0].cells["native-read"], {
+    level: 6,
+    text: "6 + notice",
+  });
   assert.deepEqual(rows[1].cells["wait-tool"], {
     level: null,
     text: "not run",
