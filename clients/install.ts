@@ -160,6 +160,20 @@ export async function installClient(
     : installed;
 }
 
+/**
+ * npm's environment: this process's, as a user's shell would hand it on,
+ * with `extra` on top, but without the `npm_config_user_agent` that
+ * `deno task` sets: npm would take it for its own and pass it to install
+ * scripts, and code-server's postinstall reads it to choose npm or yarn.
+ */
+export function npmEnv(
+  inherited: Record<string, string>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { npm_config_user_agent: _deno, ...env } = inherited;
+  return { ...env, ...extra };
+}
+
 /** How one package is installed beyond the usual. */
 interface InstallOptions {
   /** The executable to check for, when not the package's bin. */
@@ -209,7 +223,8 @@ async function installPackage(
         ? ["--ignore-scripts", `${platform.npmPackage}@${platform.version}`]
         : []),
     ],
-    env: options.env,
+    clearEnv: true,
+    env: npmEnv(Deno.env.toObject(), options.env),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   aptInstallCommand,
   missingDebianPackages,
+  npmEnv,
   runtimeInstallEnv,
   runtimePaths,
 } from "./install.ts";
@@ -43,4 +44,22 @@ Deno.test("aptInstallCommand and missingDebianPackages: what to install, as root
     ["lab-no-such-package"],
   );
   assert.deepEqual(await missingDebianPackages([]), []);
+});
+
+Deno.test("npmEnv: npm gets the environment without deno task's user agent, and what the install adds", () => {
+  assert.deepEqual(
+    npmEnv(
+      {
+        HOME: "/home/lab",
+        PATH: "/usr/bin",
+        npm_config_user_agent: "deno/2.9.6 npm/? deno/2.9.6 linux x86_64",
+      },
+      { PATH: "/cache/node/bin:/usr/bin", npm_config_nodedir: "/cache/node" },
+    ),
+    {
+      HOME: "/home/lab",
+      PATH: "/cache/node/bin:/usr/bin",
+      npm_config_nodedir: "/cache/node",
+    },
+  );
 });
