@@ -376,7 +376,7 @@ export function refreshNote(
  * and that a re-read the lab counts is the editor's, never a model's.
  */
 export const EDITOR_NOTE =
-  "the harness opened test://review/status in VS Code's editor (F1, MCP: Browse Resources) in headless Chromium and waited past the update: a re-read the lab counts is the editor's, for the open file, not a model's";
+  "the harness opened test://review/status in VS Code's editor (F1, MCP: Browse Resources) in headless Chromium and waited past the update: a re-read the lab counts is the editor's, for the open file, not a model's, so it is no level 7";
 
 /** What an editor row over stdio adds: who started the lab, where the level comes from. */
 export const STDIO_EDITOR_NOTE =
