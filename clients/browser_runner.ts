@@ -11,7 +11,11 @@
  * @module
  */
 
-import type { BrowserClientDefinition, ModeId } from "./catalog.ts";
+import type {
+  BrowserClientDefinition,
+  InspectorWebDefinition,
+  ModeId,
+} from "./catalog.ts";
 import { REVIEW_URI } from "../main.ts";
 import type { Page } from "npm:playwright-core@1.65.1";
 import {
@@ -22,9 +26,11 @@ import {
   type RunningLab,
   startRunLab,
 } from "./lab.ts";
+import { aptInstallCommand } from "./install.ts";
 import { mainLabClient } from "./matrix.ts";
 import {
   endByPid,
+  endGroupByPid,
   freshRunDir,
   isolatedEnv,
   printableLine,
@@ -46,8 +52,7 @@ import {
 /** Debian's Chromium, the only browser the harness drives. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 /** What installs it (run by `deno task clients --install-browser`, as root). */
-export const INSTALL_BROWSER_COMMAND =
-  "apt-get update && apt-get install -y chromium";
+export const INSTALL_BROWSER_COMMAND = aptInstallCommand(["chromium"]);
 
 /** A browser run: `timeoutSeconds` bounds the web server's start and each page action. */
 export interface BrowserRunOptions extends BaseRunOptions {
@@ -82,7 +87,7 @@ export function allowedRequest(url: string): boolean {
 }
 
 /** Waits until the web server answers on its port, or the bound passes. */
-async function waitForServer(
+export async function waitForServer(
   url: string,
   timeoutSeconds: number,
   exited: () => boolean,
@@ -113,7 +118,7 @@ export function screenshotName(
 }
 
 /** What a browser run records as it goes: each step, and its first failure. */
-interface BrowserRunLog {
+export interface BrowserRunLog {
   steps: CommandStepRecord[];
   screenshots: { caption: string; path: string }[];
   /** Page requests not to 127.0.0.1, aborted. */
@@ -125,20 +130,36 @@ interface BrowserRunLog {
 }
 
 /** A step's work: what the page showed, if it says. */
-type StepAction = () => Promise<string | void>;
+export type StepAction = () => Promise<string | void>;
+
+/** A run's log before its first step. */
+export function newRunLog(): BrowserRunLog {
+  return {
+    steps: [],
+    screenshots: [],
+    blocked: [],
+    outcome: "completed",
+    cleanup: [],
+  };
+}
 
 /**
  * A recorder of steps (the web server's start, each page action): it runs
  * the step and records what it did, how it ended and what the page showed;
- * the run's outcome is its first failed step's. A step resolves with
+ * the run's outcome is its first failed step's, unless the step is `soft`
+ * (a part of the run the row does not stand on). A step resolves with
  * whether it succeeded.
  */
-function stepRecorder(
+export function stepRecorder(
   log: BrowserRunLog,
   secondsSinceStart: () => number,
   labUrl: string,
 ) {
-  return async (description: string, action: StepAction) => {
+  return async (
+    description: string,
+    action: StepAction,
+    { soft = false } = {},
+  ) => {
     const startedAt = secondsSinceStart();
     let result: string | void = "";
     let failure: string | undefined;
@@ -157,9 +178,11 @@ function stepRecorder(
       exitCode: null,
       detail: failure,
       durationSeconds: Math.round((secondsSinceStart() - startedAt) * 10) / 10,
-      outputTail: (result ?? "").replaceAll(labUrl, "$LAB_URL"),
+      outputTail: labUrl
+        ? (result ?? "").replaceAll(labUrl, "$LAB_URL")
+        : result ?? "",
     });
-    if (failure !== undefined && log.outcome === "completed") {
+    if (failure !== undefined && !soft && log.outcome === "completed") {
       log.outcome = outcome;
       log.detail = `${description}: ${failure}`;
     }
@@ -186,37 +209,26 @@ function freshUiAddress(): UiAddress {
 }
 
 /** The UI's web server: its process, and what it has printed so far. */
-interface WebServer {
+export interface WebServer {
   child: Deno.ChildProcess;
   output(): string;
   exited(): boolean;
 }
 
 /**
- * Starts the web server in its own process group (setsid, so it can be
- * ended with everything it starts), in the isolated home, its output copied
- * to `log`.
+ * Starts a web server in its own process group (setsid, so it can be ended
+ * with everything it starts) with exactly the environment given, its output
+ * copied to `log`.
  */
-function spawnWebServer(
-  client: BrowserClientDefinition,
-  binPath: string,
-  args: string[],
-  folders: { home: string; tmpDir: string },
-  address: UiAddress,
-  log: Deno.FsFile,
+export function spawnWebServer(
+  command: string[],
+  options: { cwd: string; env: Record<string, string>; log: Deno.FsFile },
 ): WebServer {
   const child = new Deno.Command("setsid", {
-    args: [binPath, ...args],
-    cwd: folders.home,
+    args: command,
+    cwd: options.cwd,
     clearEnv: true,
-    env: {
-      ...isolatedEnv(folders.home, folders.tmpDir),
-      ...client.env,
-      HOST: "127.0.0.1",
-      CLIENT_PORT: String(address.clientPort),
-      MCP_SANDBOX_PORT: String(address.sandboxPort),
-      MCP_INSPECTOR_API_TOKEN: address.token,
-    },
+    env: options.env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -228,20 +240,43 @@ function spawnWebServer(
     (async () => {
       for await (const chunk of stream) {
         output += new TextDecoder().decode(chunk);
-        await log.write(chunk);
+        await options.log.write(chunk);
       }
     })().catch(() => {});
   }
   return { child, output: () => output, exited: () => exited };
 }
 
+/** The Inspector's web server in the isolated home, on the UI's ports. */
+function spawnInspector(
+  client: InspectorWebDefinition,
+  binPath: string,
+  args: string[],
+  folders: { home: string; tmpDir: string },
+  address: UiAddress,
+  log: Deno.FsFile,
+): WebServer {
+  return spawnWebServer([binPath, ...args], {
+    cwd: folders.home,
+    env: {
+      ...isolatedEnv(folders.home, folders.tmpDir),
+      ...client.env,
+      HOST: "127.0.0.1",
+      CLIENT_PORT: String(address.clientPort),
+      MCP_SANDBOX_PORT: String(address.sandboxPort),
+      MCP_INSPECTOR_API_TOKEN: address.token,
+    },
+    log,
+  });
+}
+
 /** The lab's reports a browser run keeps: before the Refresh click, and after. */
-interface BrowserReports extends LabReports {
+export interface BrowserReports extends LabReports {
   afterRefresh?: RunRecord["afterRefresh"];
 }
 
 export async function runBrowserClient(
-  client: BrowserClientDefinition,
+  client: InspectorWebDefinition,
   mode: ModeId,
   trigger: Trigger,
   options: BrowserRunOptions,
@@ -260,13 +295,7 @@ export async function runBrowserClient(
       kind: "browser",
     };
   }
-  const log: BrowserRunLog = {
-    steps: [],
-    screenshots: [],
-    blocked: [],
-    outcome: "completed",
-    cleanup: [],
-  };
+  const log = newRunLog();
   const step = stepRecorder(log, secondsSinceStart, lab.url);
   const address = freshUiAddress();
   const serveArgs = client.serveArgs({ labUrl: lab.url, mode });
@@ -284,7 +313,7 @@ export async function runBrowserClient(
         serveArgs.join(" ").replaceAll(lab.url, "$LAB_URL")
       }`,
       async () => {
-        server = spawnWebServer(
+        server = spawnInspector(
           client,
           options.binPath,
           serveArgs,
@@ -308,23 +337,9 @@ export async function runBrowserClient(
       onBrowser: (pid) => browserPid = pid,
     });
   } catch (error) {
-    if (log.outcome === "completed") {
-      log.outcome = "spawn-failed";
-      log.detail = printableLine(String(error).split("\n")[0], 200);
-    }
+    recordFailure(log, error);
   } finally {
-    if (browserPid !== undefined) {
-      log.cleanup.push(
-        `browser PID ${browserPid} ${await endByPid(browserPid)}`,
-      );
-    }
-    if (server !== undefined) {
-      const { child } = server as WebServer;
-      log.cleanup.push(
-        `web server PID ${child.pid} ${await endByPid(child.pid)}`,
-      );
-      await Promise.race([child.status, sleep(2000)]);
-    }
+    await endBrowserRun(log, browserPid, server, "web server");
     serverLog.close();
     if (reports.labReport === null) {
       reports = { ...reports, ...await labReports(lab).catch(() => ({})) };
@@ -338,22 +353,61 @@ export async function runBrowserClient(
   });
 }
 
+/** Records an error that ended a run outside its steps, unless a step failed first. */
+export function recordFailure(log: BrowserRunLog, error: unknown) {
+  if (log.outcome === "completed") {
+    log.outcome = "spawn-failed";
+    log.detail = printableLine(String(error).split("\n")[0], 200);
+  }
+}
+
+/**
+ * Ends a browser run's browser and web server (with its process group) by
+ * their PIDs, and records how.
+ */
+export async function endBrowserRun(
+  log: BrowserRunLog,
+  browserPid: number | undefined,
+  server: WebServer | undefined,
+  serverName: string,
+) {
+  if (browserPid !== undefined) {
+    log.cleanup.push(`browser PID ${browserPid} ${await endByPid(browserPid)}`);
+  }
+  if (server !== undefined) {
+    const { child } = server;
+    log.cleanup.push(
+      `${serverName} PID ${child.pid} ${await endGroupByPid(child.pid)}`,
+    );
+    await Promise.race([child.status, sleep(2000)]);
+  }
+}
+
 /** Waits until the web server answers; throws with its last lines if not. */
 async function untilServing(
   server: WebServer,
   address: UiAddress,
   timeoutSeconds: number,
 ) {
-  const problem = await waitForServer(
+  await untilAnswering(
+    server,
     `http://127.0.0.1:${address.clientPort}/`,
     timeoutSeconds,
-    server.exited,
   );
+}
+
+/** Waits until a web server answers at `url`; throws with its last lines if not. */
+export async function untilAnswering(
+  server: WebServer,
+  url: string,
+  timeoutSeconds: number,
+) {
+  const problem = await waitForServer(url, timeoutSeconds, server.exited);
   if (problem) throw new Error(`${problem}: ${tail(server.output(), 3)}`);
 }
 
 /** A browser run's record: its steps, screenshots, reports and cleanup. */
-function browserRunRecord(
+export function browserRunRecord(
   base: RunHeader,
   log: BrowserRunLog,
   reports: BrowserReports,
@@ -405,7 +459,26 @@ interface BrowserDrive {
  * takes it again.
  */
 async function driveBrowser(drive: BrowserDrive): Promise<BrowserReports> {
-  const { options } = drive;
+  return await withPage(
+    drive.options,
+    drive.log,
+    drive.onBrowser,
+    (page) => clickThrough(drive, inspectorUi(page, drive)),
+  );
+}
+
+/**
+ * Runs `use` on a fresh page of a headless Chromium (`CHROMIUM_PATH`) that
+ * aborts, and logs, every request not to 127.0.0.1; closes the browser
+ * after. The browser's PID goes to `onBrowser` as soon as it runs, so the
+ * run can end it whatever happens here.
+ */
+export async function withPage<Result>(
+  options: Pick<BrowserRunOptions, "executablePath" | "timeoutSeconds">,
+  log: Pick<BrowserRunLog, "blocked">,
+  onBrowser: (pid: number) => void,
+  use: (page: Page) => Promise<Result>,
+): Promise<Result> {
   // Loaded only now: importing it reads the home folder (it looks for
   // installed browsers), which the tests of this module's helpers may not.
   const { chromium } = await import("npm:playwright-core@1.65.1");
@@ -416,7 +489,7 @@ async function driveBrowser(drive: BrowserDrive): Promise<BrowserReports> {
     timeout: options.timeoutSeconds * 1000,
   });
   const pid = browserServer.process().pid;
-  if (pid !== undefined) drive.onBrowser(pid);
+  if (pid !== undefined) onBrowser(pid);
   const browser = await chromium.connect(browserServer.wsEndpoint(), {
     timeout: options.timeoutSeconds * 1000,
   });
@@ -428,10 +501,10 @@ async function driveBrowser(drive: BrowserDrive): Promise<BrowserReports> {
     await page.route("**/*", (route) => {
       const url = route.request().url();
       if (allowedRequest(url)) return route.continue();
-      drive.log.blocked.push(url);
+      log.blocked.push(url);
       return route.abort();
     });
-    return await clickThrough(drive, inspectorUi(page, drive));
+    return await use(page);
   } finally {
     await browser.close().catch(() => {});
     await browserServer.close().catch(() => {});

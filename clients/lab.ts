@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { LabReport, UpdateTrigger } from "../main.ts";
+import type { ClientReport, LabReport, UpdateTrigger } from "../main.ts";
+import { printableLine, shellQuote } from "./process.ts";
 
 /** How to run the lab: its `main.ts`, flags and environment. */
 export interface LabCommandOptions {
@@ -184,6 +185,25 @@ export interface RunningLab {
   stop(): Promise<void>;
 }
 
+/**
+ * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update,
+ * its tools, every log line.
+ */
+export function labRunEnv(
+  options: Pick<
+    LabOptions,
+    "trigger" | "delaySeconds" | "enableTool" | "enableWaitTool"
+  >,
+): Record<string, string> {
+  return {
+    MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
+    MCP_TEST_UPDATE_TRIGGER: options.trigger,
+    MCP_TEST_ENABLE_TOOL: String(options.enableTool),
+    MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
+    MCP_TEST_LOG_LEVEL: "debug",
+  };
+}
+
 /** Starts the lab for one run, its stdout and stderr copied to the log. */
 export async function startLab(options: LabOptions): Promise<RunningLab> {
   const log = await Deno.open(options.logPath, {
@@ -195,15 +215,7 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
   try {
     lab = await spawnLab({
       mainPath: options.mainPath,
-      env: {
-        MCP_TEST_HOST: "127.0.0.1",
-        MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
-        MCP_TEST_UPDATE_TRIGGER: options.trigger,
-        MCP_TEST_ENABLE_TOOL: String(options.enableTool),
-        MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
-        MCP_TEST_LOG_LEVEL: "debug",
-        NO_COLOR: "1",
-      },
+      env: { MCP_TEST_HOST: "127.0.0.1", ...labRunEnv(options), NO_COLOR: "1" },
       onOutput: async (chunk) => {
         await log.write(chunk);
       },
@@ -300,4 +312,136 @@ export function freePort(): number {
   const { port } = listener.addr;
   listener.close();
   return port;
+}
+
+/** The lab as a client starts it over stdio: a command, its arguments, its environment. */
+export interface StdioLabCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The lab over stdio for a client to start: this Deno runs the checkout's
+ * `main.ts --stdio` from the harness's deno cache only (`--cached-only`,
+ * nothing leaves loopback), with the run's settings and its log as JSON
+ * lines; `sh` appends its stderr to `stderrPath`, since the client keeps
+ * stdin and stdout and shows stderr only in its own UI.
+ */
+export function stdioLabCommand(options: {
+  labMainPath: string;
+  denoDir: string;
+  stderrPath: string;
+  trigger: Exclude<UpdateTrigger, "connect">;
+  delaySeconds: number;
+}): StdioLabCommand {
+  return {
+    command: "sh",
+    args: [
+      "-c",
+      `exec "$0" "$@" 2>>${shellQuote(options.stderrPath)}`,
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--cached-only",
+      options.labMainPath,
+      "--stdio",
+    ],
+    env: {
+      ...labRunEnv({ ...options, enableTool: false }),
+      MCP_TEST_LOG_FORMAT: "json",
+      DENO_DIR: options.denoDir,
+      DENO_NO_UPDATE_CHECK: "1",
+    },
+  };
+}
+
+/** How many of a stdio lab's stderr lines its report shows. */
+const STDIO_LINES_SHOWN = 80;
+
+/**
+ * The report of a stdio lab from what it printed on stderr
+ * (`stdioLabCommand`): its banner, its events as JSON lines, and the verdict
+ * it prints for its client when the client closes its stdin. A client that
+ * starts the lab again adds a banner and a verdict each time: every verdict
+ * is a client. The scenario is the run's; the settings the run does not set
+ * are the lab's defaults.
+ */
+export function stdioLabReports(
+  stderr: string,
+  scenario: Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">,
+): LabReports | { unavailable: string } {
+  const lines = stderr.split("\n").filter((line) => line.trim() !== "");
+  const banner = lines.map((line) =>
+    line.match(/^\[lab\] stdio version=(\S+) sdk=(\S+)/)
+  ).find((match) => match !== null);
+  if (!banner) return { unavailable: "the stdio lab never started" };
+  const clients = lines.flatMap((line) => {
+    const verdict = verdictOf(line);
+    return verdict ? [verdict] : [];
+  });
+  if (clients.length === 0) {
+    return {
+      unavailable:
+        "the stdio lab printed no verdict (it prints one when its client closes its stdin)",
+    };
+  }
+  const shown = lines.slice(-STDIO_LINES_SHOWN).map((line) =>
+    printableLine(line, 1000).replaceAll("```", "'''")
+  );
+  return {
+    labReport: {
+      lab: banner[1],
+      sdk: banner[2],
+      generatedAt: new Date().toISOString(),
+      scenario: {
+        ...scenario,
+        updateCount: 1,
+        updateIntervalSeconds: 5,
+        sendListChanged: false,
+        toolEnabled: false,
+      },
+      clients,
+    },
+    labReportMarkdown: [
+      "# Lab report (stdio)",
+      "",
+      `The lab ran over stdio as the client started it. Its stderr, JSON lines each escaped and cut to 1000 characters${
+        lines.length > STDIO_LINES_SHOWN
+          ? ` (the last ${STDIO_LINES_SHOWN} of ${lines.length})`
+          : ""
+      }, the verdict last:`,
+      "",
+      "```text",
+      ...shown,
+      "```",
+    ].join("\n"),
+  };
+}
+
+/** A stdio lab's verdict line as a report entry (without a timeline). */
+function verdictOf(line: string): ClientReport | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof event !== "object" || event === null) return undefined;
+  const { event: kind, evidence: _evidence, ...fields } = event as Record<
+    string,
+    unknown
+  >;
+  if (
+    kind !== "verdict" || typeof fields.level !== "number" ||
+    typeof fields.steps !== "object" || fields.steps === null ||
+    typeof fields.name !== "string" || typeof fields.version !== "string"
+  ) {
+    return undefined;
+  }
+  return {
+    ...fields,
+    timeline: [],
+    timelineDropped: 0,
+  } as unknown as ClientReport;
 }

@@ -437,6 +437,82 @@ export function refreshNote(
   }`;
 }
 
+/**
+ * What an editor row (VS Code) says of itself: how the harness drove it,
+ * and that a re-read the lab counts is the editor's, never a model's.
+ */
+export const EDITOR_NOTE =
+  "the harness opened test://review/status in VS Code's editor (F1, MCP: Browse Resources) in headless Chromium and waited past the update: a re-read the lab counts is the editor's, for the open file, not a model's, so it is no level 7";
+
+/** What an editor row over stdio adds: who started the lab, where the level comes from. */
+export const STDIO_EDITOR_NOTE =
+  "the lab over stdio, started by VS Code itself (deno run -A --cached-only main.ts --stdio, its stderr to the run's log): the level is the verdict it printed when VS Code's Stop Server closed its stdin";
+
+/**
+ * Whether the chat's scripted model saw version 2 before it asked again
+ * (level 7), judged only when its first request held version 1 alone: a
+ * prompt sent after the update proves nothing.
+ */
+export function chatContextUpdated(
+  transcript: TranscriptEntry[],
+): boolean | null {
+  const first = transcript.find((entry) => entry.readToolOffered !== undefined);
+  if (first === undefined || first.versionsSeen.join() !== "1") return null;
+  return observe(transcript).contextUpdated;
+}
+
+/** What VS Code's chat turn showed, for an editor row. */
+export function chatNote(
+  run: Pick<RunRecord, "mode" | "transcript" | "editor">,
+  contextUpdated: boolean | null,
+): string {
+  const unavailable = run.editor?.chatUnavailable;
+  if (unavailable) {
+    return `VS Code's chat took no turn: ${printableLine(unavailable, 300)}`;
+  }
+  if (run.mode === "stdio") {
+    return "VS Code's chat: tried in the default (HTTP) rows, since it does not depend on the lab's transport";
+  }
+  const first = run.transcript.find((entry) =>
+    entry.readToolOffered !== undefined
+  );
+  if (first === undefined) {
+    return "VS Code's chat sent the scripted model no request with tools";
+  }
+  const custom =
+    "VS Code's chat took the scripted model as a custom endpoint without a sign-in";
+  if (contextUpdated === null) {
+    return `${custom}; its first request held version(s) ${
+      first.versionsSeen.join(", ") || "none"
+    }, not version 1 alone, so it cannot say whether the update would have reached the model`;
+  }
+  if (contextUpdated) {
+    return `${custom}; the resource went out attached at version 1, and the model's next request after the update held version 2 without the model asking: level 7 through the chat's attachment`;
+  }
+  const reread = run.transcript.findLast((entry) => entry.stage === "final");
+  return `${custom}; the resource went out attached at version 1, and the model's next request after the update still held version 1 only: the chat does not refresh an attachment${
+    reread?.versionsSeen.includes(2)
+      ? ", so version 2 reached the model only when it read the resource itself (read_file)"
+      : ""
+  }`;
+}
+
+/** The notes an editor row (VS Code) ends with. */
+export function editorNotes(
+  run: Pick<RunRecord, "mode" | "transcript" | "editor">,
+  contextUpdated: boolean | null,
+): string[] {
+  const shown = run.editor?.shownAfterUpdate;
+  return [
+    EDITOR_NOTE,
+    ...(run.mode === "stdio" ? [STDIO_EDITOR_NOTE] : []),
+    ...(shown
+      ? [`past the update the editor showed ${quotedOutput(shown)}`]
+      : []),
+    chatNote(run, contextUpdated),
+  ];
+}
+
 /** One line saying what blocked the client (or that nothing did). */
 export function rowNotes(
   run: RunRecord,
@@ -487,6 +563,10 @@ export function rowNotes(
     if (run.afterRefresh) notes.push(refreshNote(run.afterRefresh));
     return notes.join("; ").replaceAll("\n", " ");
   }
+  if (run.kind === "editor") {
+    notes.push(...editorNotes(run, contextUpdated));
+    return notes.join("; ").replaceAll("\n", " ");
+  }
   const fromModel = modelNote(run.transcript);
   if (fromModel) notes.push(fromModel);
   const notice = hostNoticeNote(hostNoticeFact(run, labClient));
@@ -517,10 +597,13 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   const route = run.route ?? "native";
   // With no update sent, there was nothing to bring into the context (on
   // the other routes the route's call asks for the update itself).
-  // A command client has no model, so no context to judge.
-  const contextUpdated = run.kind !== undefined ||
-      route === "native" && labClient !== undefined &&
-        labClient.updatesSent === 0
+  // A command client has no model, so no context to judge; VS Code's chat
+  // is judged only when it sent version 1 first.
+  const contextUpdated = run.kind === "editor"
+    ? chatContextUpdated(run.transcript)
+    : run.kind !== undefined ||
+        route === "native" && labClient !== undefined &&
+          labClient.updatesSent === 0
     ? null
     : observe(run.transcript).contextUpdated;
   const steps = labClient?.steps;
@@ -594,7 +677,8 @@ export function mergeRows(
     const index = order.indexOf(row.clientId);
     return index < 0 ? order.length : index;
   };
-  const modeRank = (mode: ModeId) => mode === "default" ? 0 : 1;
+  const modeRank = (mode: ModeId) =>
+    ["default", "2026-07-28", "stdio"].indexOf(mode);
   const triggerRank = (trigger: Trigger) => trigger === "subscribe" ? 0 : 1;
   return [...merged.values()].sort((a, b) =>
     rank(a) - rank(b) || a.clientId.localeCompare(b.clientId) ||
@@ -869,7 +953,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
         row.notes ? `Notes: ${row.notes}.` : ""
       }`,
       "",
-      ...(run.kind === "browser"
+      ...(run.kind === "browser" || run.kind === "editor"
         ? [
           "### Page actions",
           "",
@@ -879,6 +963,14 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
             const name = shot.path.split("/").at(-1) ?? shot.path;
             return [`![${shot.caption}](${name})`, ""];
           }),
+          ...(run.kind === "editor" && run.transcript.length > 0
+            ? [
+              "### Scripted model transcript (VS Code's chat)",
+              "",
+              ...transcriptTable(run.transcript),
+              "",
+            ]
+            : []),
           ...(run.daemon ? [`Cleanup: ${run.daemon}.`, ""] : []),
         ]
         : run.kind === "command"

@@ -91,6 +91,39 @@ export async function endByPid(pid: number, graceMs = 3000): Promise<string> {
 }
 
 /**
+ * Ends a process group by its leader's PID (`endByPid`), then with SIGKILL
+ * any of the group that outlived the leader (a server's children keep its
+ * group). Says how, to follow "PID N".
+ */
+export async function endGroupByPid(pid: number): Promise<string> {
+  const ended = await endByPid(pid);
+  const left = await groupMembers(pid);
+  if (left.length === 0) return ended;
+  signalGroup(pid, "SIGKILL");
+  const gone = await Promise.all(
+    left.map((member) => exitsWithin(member, 3000)),
+  );
+  const still = gone.filter((exited) => !exited).length;
+  return `${ended}; ${left.length} more of its process group ended with SIGKILL${
+    still > 0 ? ` (${still} still running)` : ""
+  }`;
+}
+
+/** The live PIDs of a process group, by its id (`pgrep -g`), never by name. */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const { stdout } = await new Deno.Command("pgrep", {
+    args: ["-g", String(pgid)],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output().catch(() => ({ stdout: new Uint8Array() }));
+  const pids = new TextDecoder().decode(stdout).split("\n").map(Number)
+    .filter((member) => member > 0);
+  const live = await Promise.all(pids.map(alive));
+  return pids.filter((_, index) => live[index]);
+}
+
+/**
  * Terminal escape sequences: CSI (colours, cursor moves), OSC (titles,
  * links) and the two-character ones.
  */

@@ -23,15 +23,20 @@ import {
 import {
   browserInstalled,
   CHROMIUM_PATH,
-  INSTALL_BROWSER_COMMAND,
   runBrowserClient,
 } from "./browser_runner.ts";
 import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./cited.ts";
+import { runCodeServer } from "./code_server_runner.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { summaryRows, summarySvg } from "./summary.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
-import { defaultCacheDir, installClient } from "./install.ts";
+import {
+  aptInstallCommand,
+  defaultCacheDir,
+  installClient,
+  missingDebianPackages,
+} from "./install.ts";
 import {
   evidenceFile,
   evidenceLink,
@@ -79,12 +84,15 @@ Options:
   --only G[,G…]      these groups: agents (the agent CLIs, with the
                      scripted model), inspector (the MCP Inspector's
                      command clients, mcpdo and the Inspector CLI, and its
-                     web UI), browser (the web UI alone, driven in
-                     headless Chromium); default all
-  --install-browser  when ${CHROMIUM_PATH} is missing, install Debian's
-                     chromium with apt-get (as root) before the browser
-                     runs; without it, the runs are skipped and the
-                     command that installs it is printed
+                     web UI), browser (the clients driven in headless
+                     Chromium: the Inspector's web UI, VS Code); default
+                     all
+  --install-browser  prepare the machine for the browser clients: install
+                     what they miss with apt-get (as root) before they
+                     run, Debian's chromium when ${CHROMIUM_PATH} is
+                     missing and the Debian packages VS Code's install
+                     builds with; without it, their runs are skipped and
+                     the command that installs them is printed
   --long-wait        instead: one wait-tool run per client (mode default,
                      trigger subscribe) with the update after
                      --long-wait-delay S (default 90): does the call
@@ -303,30 +311,51 @@ function plannedRuns(client: AnyClient, options: ClientsOptions): PlannedRun[] {
 }
 
 /**
- * Whether Chromium is there for the browser clients: installed with apt-get
- * when `--install-browser` says so, else the command that would.
+ * Whether the machine is ready for a browser client: Chromium, and the
+ * Debian packages the client's install builds with. What is missing is
+ * installed with apt-get when `--install-browser` says so, else the command
+ * that would is printed.
  */
-async function ensureBrowser(install: boolean): Promise<boolean> {
-  if (await browserInstalled()) return true;
+async function ensureBrowser(
+  install: boolean,
+  debianPackages: string[],
+): Promise<boolean> {
+  const missing = async () => [
+    ...await browserInstalled() ? [] : ["chromium"],
+    ...await missingDebianPackages(debianPackages),
+  ];
+  const before = await missing();
+  if (before.length === 0) return true;
+  const command = aptInstallCommand(before);
+  const what = before.includes("chromium")
+    ? `${CHROMIUM_PATH} is missing`
+    : `Debian package(s) missing: ${before.join(", ")}`;
   if (!install) {
     console.log(
-      `   ${CHROMIUM_PATH} is missing: install it with \`${INSTALL_BROWSER_COMMAND}\` (as root), or pass --install-browser; skipped`,
+      `   ${what}: install with \`${command}\` (as root), or pass --install-browser; skipped`,
     );
     return false;
   }
-  console.log(
-    `   ${CHROMIUM_PATH} is missing; running: ${INSTALL_BROWSER_COMMAND}`,
-  );
+  console.log(`   ${what}; running: ${command}`);
+  const started = performance.now();
   const { success } = await new Deno.Command("sh", {
-    args: ["-c", INSTALL_BROWSER_COMMAND],
+    args: ["-c", command],
     stdin: "null",
     stdout: "inherit",
     stderr: "inherit",
   }).output();
-  if (!success || !await browserInstalled()) {
-    console.log(`   the install did not leave ${CHROMIUM_PATH}; skipped`);
+  const after = await missing();
+  if (!success || after.length > 0) {
+    console.log(
+      `   the install did not leave ${
+        after.join(", ") || "what was missing"
+      }; skipped`,
+    );
     return false;
   }
+  console.log(
+    `   installed in ${Math.round((performance.now() - started) / 1000)} s`,
+  );
   return true;
 }
 
@@ -342,7 +371,7 @@ function waitLabel(
 /** One planned run of an installed client, by the runner for its kind. */
 async function runOne(
   client: Exclude<AnyClient, UnsupportedClientDefinition>,
-  binPath: string,
+  installed: Installed,
   run: PlannedRun,
   options: ClientsOptions,
 ): Promise<RunRecord> {
@@ -355,16 +384,23 @@ async function runOne(
   const base = {
     labMainPath: `${repoRoot}/main.ts`,
     runDir,
-    binPath,
+    binPath: installed.binPath,
     delaySeconds: run.delaySeconds,
     timeoutSeconds: options.timeoutSeconds,
     keepHome: options.keepHomes,
   };
+  const browserBase = {
+    ...base,
+    timeoutSeconds: Math.min(options.timeoutSeconds, 60),
+  };
   const record = isBrowserClient(client)
-    ? await runBrowserClient(client, run.mode, run.trigger, {
-      ...base,
-      timeoutSeconds: Math.min(options.timeoutSeconds, 60),
-    })
+    ? client.ui === "code-server"
+      ? await runCodeServer(client, run.mode, run.trigger, {
+        ...browserBase,
+        // Installed with its runtime, which install.ts always names.
+        runtimePath: installed.runtimePath!,
+      })
+      : await runBrowserClient(client, run.mode, run.trigger, browserBase)
     : isCommandClient(client)
     ? await runCommandClient(client, run.mode, run.trigger, base)
     : await runAgentClient(client, run.mode, run.trigger, {
@@ -437,11 +473,11 @@ async function runClients(options: ClientsOptions): Promise<Runs> {
       continue;
     }
     const planned = plannedRuns(client, options);
-    const binPath = await readyToRun(client, planned, options, runs.records);
-    if (binPath === undefined || isUnsupportedClient(client)) continue;
+    const installed = await readyToRun(client, planned, options, runs.records);
+    if (installed === undefined || isUnsupportedClient(client)) continue;
     if (sideBySide(options)) {
       sideBySideRuns.push(
-        ...planned.map((run) => runOne(client, binPath, run, options)),
+        ...planned.map((run) => runOne(client, installed, run, options)),
       );
       continue;
     }
@@ -452,24 +488,30 @@ async function runClients(options: ClientsOptions): Promise<Runs> {
         );
         continue;
       }
-      runs.records.push(await runOne(client, binPath, run, options));
+      runs.records.push(await runOne(client, installed, run, options));
     }
   }
   runs.records.push(...await Promise.all(sideBySideRuns));
   return runs;
 }
 
+/** An installed client: its binary, and the runtime it runs on, if any. */
+interface Installed {
+  binPath: string;
+  runtimePath?: string;
+}
+
 /**
- * Says what is about to run and installs the client: its binary's path, or
- * undefined when it does not run (nothing planned, no browser; a client
- * without MCP or a failed install is a row of its own, in `records`).
+ * Says what is about to run and installs the client, or undefined when it
+ * does not run (nothing planned, no browser; a client without MCP or a
+ * failed install is a row of its own, in `records`).
  */
 async function readyToRun(
   client: AnyClient,
   planned: PlannedRun[],
   options: ClientsOptions,
   records: RunRecord[],
-): Promise<string | undefined> {
+): Promise<Installed | undefined> {
   if (planned.length === 0) {
     console.log(
       `== ${client.displayName}: skipped (a command client runs only on the native route, and has no long-wait or progress check)`,
@@ -491,7 +533,13 @@ async function readyToRun(
     );
     return undefined;
   }
-  if (isBrowserClient(client) && !await ensureBrowser(options.installBrowser)) {
+  if (
+    isBrowserClient(client) &&
+    !await ensureBrowser(
+      options.installBrowser,
+      client.ui === "code-server" ? client.debianPackages : [],
+    )
+  ) {
     return undefined;
   }
   const install = await installClient(client, options.cacheDir);
@@ -514,7 +562,7 @@ async function readyToRun(
   console.log(
     `   ${install.cached ? "cached" : `installed in ${install.seconds} s`}`,
   );
-  return install.binPath;
+  return { binPath: install.binPath, runtimePath: install.runtimePath };
 }
 
 /**

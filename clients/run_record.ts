@@ -78,9 +78,11 @@ export interface RunRecord {
   outputTail: string;
   /**
    * `command` for a client no model drives (see `command_runner.ts`),
-   * `browser` for a web UI the harness clicks through (`browser_runner.ts`).
+   * `browser` for a web UI the harness clicks through (`browser_runner.ts`),
+   * `editor` for VS Code, whose editor the harness drives and whose chat
+   * meets the scripted model (`code_server_runner.ts`).
    */
-  kind?: "command" | "browser";
+  kind?: "command" | "browser" | "editor";
   /** A command client's invocations, or a browser client's page actions, in order. */
   steps?: CommandStepRecord[];
   /**
@@ -95,6 +97,12 @@ export interface RunRecord {
   };
   /** A browser client's screenshots: what each shows, and the PNG file. */
   screenshots?: { caption: string; path: string }[];
+  /**
+   * An editor run: what the editor showed past the lab's update, and why its
+   * chat turn did not happen, when it did not (the turn's model requests
+   * are in `transcript`).
+   */
+  editor?: { shownAfterUpdate: string | null; chatUnavailable?: string };
   /** What the harness did about a daemon the client left behind. */
   daemon?: string;
   /** How the client was installed, when not as published (`PlatformBinary`). */

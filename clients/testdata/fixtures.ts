@@ -1,7 +1,7 @@
 /**
- * What the clients tests share: `prepareTestEnvironment`, and builders of
- * a lab's client entry and report, a transcript entry, and a run record,
- * each with fields to override. The builders' defaults are one run of a
+ * What the clients tests share: `prepareTestEnvironment`, builders of a
+ * lab's client entry and report, a transcript entry, and a run record, each
+ * with fields to override, and a checked run of the harness itself. The builders' defaults are one run of a
  * made-up agent, "Demo CLI", that read version 1 and stopped there (level
  * 3, trigger `read`).
  *
@@ -10,10 +10,11 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import type { ClientReport, LabReport } from "../../main.ts";
-import { bypassProxyForLoopback } from "../process.ts";
+import { alive, bypassProxyForLoopback } from "../process.ts";
 import type { CitedHost } from "../cited.ts";
-import { type MatrixRow, rowFromRun } from "../matrix.ts";
+import { type MatrixDocument, type MatrixRow, rowFromRun } from "../matrix.ts";
 import type { RunRecord } from "../run_record.ts";
 import type { TranscriptEntry } from "../scripted_model.ts";
 
@@ -183,4 +184,70 @@ export function citedHost(fields: Partial<CitedHost> = {}): CitedHost {
 /** A matrix row: Demo CLI's run record as a row, with fields overridden. */
 export function matrixRow(fields: Partial<MatrixRow> = {}): MatrixRow {
   return { ...rowFromRun(runRecord()), ...fields };
+}
+
+/**
+ * Runs the harness with `--check` as `deno task clients` runs it (a browser
+ * driver needs more permissions than the tests have), into a fresh results
+ * folder that `use` reads before it is removed; fails with the harness's
+ * output when the run does.
+ */
+export async function withCheckedRun(
+  args: string[],
+  timeoutMs: number,
+  use: (resultsDir: string, document: MatrixDocument) => Promise<void>,
+) {
+  const resultsDir = await Deno.makeTempDir({ prefix: "harness-results-" });
+  try {
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../run.ts", import.meta.url).pathname,
+        ...args,
+        "--results-dir",
+        resultsDir,
+        "--check",
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(timeoutMs),
+    }).output();
+    const output = new TextDecoder().decode(run.stdout) +
+      new TextDecoder().decode(run.stderr);
+    assert.ok(run.success, output);
+    await use(
+      resultsDir,
+      JSON.parse(
+        await Deno.readTextFile(`${resultsDir}/matrix.json`),
+      ) as MatrixDocument,
+    );
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
+}
+
+/**
+ * Checks what a browser run's evidence file says of its end: each
+ * screenshot it links is a PNG beside it, and each PID its Cleanup line
+ * names is gone. Resolves with how many of each.
+ */
+export async function checkBrowserEvidence(
+  resultsDir: string,
+  evidence: string,
+): Promise<{ screenshots: number; pids: number }> {
+  const shots = [...evidence.matchAll(/!\[[^\]]*\]\(([^)]+\.png)\)/g)];
+  for (const [, name] of shots) {
+    const bytes = await Deno.readFile(`${resultsDir}/runs/${name}`);
+    // The PNG signature.
+    assert.deepEqual([...bytes.slice(1, 4)], [0x50, 0x4e, 0x47]);
+  }
+  // The line may be wrapped; it ends with the sentence.
+  const cleanup = evidence.match(/^Cleanup: [\s\S]*?\.$/m)?.[0] ?? "";
+  const pids = [...cleanup.matchAll(/PID (\d+)/g)];
+  for (const [, pid] of pids) {
+    assert.equal(await alive(Number(pid)), false, cleanup);
+  }
+  return { screenshots: shots.length, pids: pids.length };
 }
