@@ -21,7 +21,13 @@ import type { WireFormat } from "./scripted_model.ts";
  * notifications on to its model (oh-my-pi's `mcp.notifications`); `stdio`
  * the lab as a local server the client launches itself (`--stdio`).
  */
-export type ModeId = "default" | "2026-07-28" | "notifications" | "stdio";
+export const MODES = [
+  "default",
+  "2026-07-28",
+  "notifications",
+  "stdio",
+] as const;
+export type ModeId = (typeof MODES)[number];
 
 export interface LaunchContext {
   /** Isolated HOME (XDG folders and TMPDIR live under it). */

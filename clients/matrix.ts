@@ -9,7 +9,7 @@
  */
 
 import type { ClientReport, Era, VerdictSteps } from "../main.ts";
-import type { ModeId } from "./catalog.ts";
+import { type ModeId, MODES } from "./catalog.ts";
 import type { Route } from "./decide.ts";
 import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
 import { errorLine, printableLine } from "./process.ts";
@@ -677,8 +677,7 @@ export function mergeRows(
     const index = order.indexOf(row.clientId);
     return index < 0 ? order.length : index;
   };
-  const modeRank = (mode: ModeId) =>
-    ["default", "2026-07-28", "stdio"].indexOf(mode);
+  const modeRank = (mode: ModeId) => MODES.indexOf(mode);
   const triggerRank = (trigger: Trigger) => trigger === "subscribe" ? 0 : 1;
   return [...merged.values()].sort((a, b) =>
     rank(a) - rank(b) || a.clientId.localeCompare(b.clientId) ||

@@ -887,3 +887,18 @@ Deno.test("evidenceMarkdown: the transcript marks the first request that held th
     /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\), the first with the host's notice that the resource changed \| check-context-then-reread \| 1 \| no \|/,
   );
 });
+
+Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio", () => {
+  const merged = mergeRows([], [
+    row({ mode: "stdio" }),
+    row({ mode: "notifications" }),
+    row({ mode: "2026-07-28" }),
+    row({ mode: "default" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.mode), [
+    "default",
+    "2026-07-28",
+    "notifications",
+    "stdio",
+  ]);
+});
