@@ -776,6 +776,7 @@ export async function main(args: string[]): Promise<number> {
   written.push(
     `${options.resultsDir}/matrix.json`,
     `${options.resultsDir}/compatibility-matrix.md`,
+    `${options.resultsDir}/${SUMMARY_SVG}`,
   );
   await formatFiles(options.resultsDir, written);
   console.log(
