@@ -36,6 +36,7 @@ import {
   printableLine,
   removeFolders,
   sleep,
+  spawnInGroup,
   tail,
 } from "./process.ts";
 import {
@@ -224,15 +225,7 @@ export function spawnWebServer(
   command: string[],
   options: { cwd: string; env: Record<string, string>; log: Deno.FsFile },
 ): WebServer {
-  const child = new Deno.Command("setsid", {
-    args: command,
-    cwd: options.cwd,
-    clearEnv: true,
-    env: options.env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnInGroup(command, options);
   let output = "";
   let exited = false;
   child.status.then(() => exited = true);

@@ -216,6 +216,26 @@ function stopGroupAfter(pid: number, seconds: number) {
 }
 
 /**
+ * Starts `command` as the leader of a process group of its own (so that
+ * the harness can end it with everything it starts), with exactly `env`
+ * as its environment, stdin closed and its output piped.
+ */
+export function spawnInGroup(
+  command: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Deno.ChildProcess {
+  return new Deno.Command("setsid", {
+    args: command,
+    cwd: options.cwd,
+    clearEnv: true,
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/**
  * Runs the client in its own process group (setsid), so a timeout or the end
  * of the run can stop it together with anything it started.
  */
@@ -241,15 +261,7 @@ export async function runProcess(
   });
   let output = "";
   try {
-    const child = new Deno.Command("setsid", {
-      args: [binPath, ...args],
-      cwd: options.cwd,
-      clearEnv: true,
-      env: options.env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = spawnInGroup([binPath, ...args], options);
     const decoder = new TextDecoder();
     const collect = async (stream: ReadableStream<Uint8Array>) => {
       for await (const chunk of stream) {
