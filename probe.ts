@@ -58,7 +58,8 @@ export type ProbeErrorCode =
   | "notification-timeout"
   | "reread-unchanged"
   | "stream-closed"
-  | "call-failed";
+  | "call-failed"
+  | "change-failed";
 
 /** The exit status of each error code; 0 is level 6 or 7, 2 bad input. */
 export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
@@ -72,6 +73,7 @@ export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
   "reread-unchanged": 17,
   "stream-closed": 18,
   "call-failed": 19,
+  "change-failed": 20,
 };
 
 const PROBE_LEVEL_NAMES = [
@@ -88,6 +90,12 @@ const PROBE_LEVEL_NAMES = [
 /** How long the probe listens for stray notifications after it stops. */
 const QUIET_GRACE_MS = 1000;
 
+/** How much of a `--change` command's output the report keeps. */
+const CHANGE_OUTPUT_LIMIT = 4000;
+
+/** How many distinct unsolicited URIs the result names (all are counted). */
+const UNSOLICITED_URIS_KEPT = 5;
+
 /** What the probe was asked to do, checked before it connects. */
 export interface ProbeOptions {
   /** The Streamable HTTP endpoint, or none for `--stdio`. */
@@ -101,6 +109,8 @@ export interface ProbeOptions {
   timeoutSeconds: number;
   count: number;
   call?: { name: string; arguments: Record<string, unknown> };
+  /** A shell command that changes the resource, run after subscribing. */
+  change?: string;
   skipListCheck: boolean;
   headers: Record<string, string>;
   /** Sent as a bearer token; never printed. */
@@ -118,12 +128,26 @@ interface ProbeStep {
   text: string;
 }
 
-/** One update the probe waited for: when it came and what a re-read showed. */
+/**
+ * One notification for the watched URI: when it came and what the re-read
+ * after it showed. One without a change does not count as an update.
+ */
 interface ProbeUpdate {
   uri: string;
   afterSeconds: number;
   final: string | null;
   changed: boolean | null;
+}
+
+/** What the `--change` command did. */
+interface ProbeChange {
+  command: string;
+  /** Null when it could not start or was stopped at the timeout. */
+  exitCode: number | null;
+  seconds: number;
+  /** Its stdout and stderr together, at most `CHANGE_OUTPUT_LIMIT` characters. */
+  output: string;
+  error?: string;
 }
 
 /** Everything a probe found, in every output form (`--json` is this). */
@@ -143,9 +167,14 @@ export interface ProbeResult {
   /** 2026-07-28: the filter the acknowledgement honoured, as it came. */
   acknowledged: unknown;
   call: { name: string; ok: boolean; error?: string } | null;
-  /** Updates asked for with `--count`. */
+  /** The `--change` command as it ran, its output cut to a few KB. */
+  change: ProbeChange | null;
+  /** Updates asked for with `--count`: notifications whose re-read changed. */
   expectedUpdates: number;
+  /** Every notification for the URI, changed or not, in order. */
   updates: ProbeUpdate[];
+  /** Notifications for a URI the probe did not subscribe to. */
+  unsolicited: { count: number; uris: string[] };
   unsubscribed: boolean | null;
   /** No notification within a grace period after unsubscribing. */
   quietAfterStop: boolean | null;
@@ -187,6 +216,7 @@ const probeFlagsSchema = z.object({
   ).default(1),
   call: z.string().min(1).optional(),
   "call-args": z.string().optional(),
+  change: z.string().trim().min(1, "--change must not be empty").optional(),
   "skip-list-check": z.boolean().default(false),
   header: z.array(z.string()).default([]),
   "auth-token": z.string().optional(),
@@ -270,6 +300,7 @@ export function parseProbeArgs(
       count: { type: "string" },
       call: { type: "string" },
       "call-args": { type: "string" },
+      change: { type: "string" },
       "skip-list-check": { type: "boolean" },
       header: { type: "string", multiple: true },
       "auth-token": { type: "string" },
@@ -324,6 +355,7 @@ export function parseProbeArgs(
       name: flags.call,
       arguments: callArguments(flags["call-args"]),
     },
+    change: flags.change,
     skipListCheck: flags["skip-list-check"],
     headers: headerFlags(flags.header),
     authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
@@ -346,9 +378,11 @@ function probeHelpText(): string {
     `  --uri URI            resource to watch (default ${REVIEW_URI}, this lab's)`,
     "  --era ERA            auto (default: discover, then initialize), 2025, 2026-07-28",
     "  --timeout SECONDS    how long to wait for each update (default 30)",
-    "  --count N            updates to wait for, each re-read (default 1)",
+    "  --count N            updates to wait for: notifications whose re-read changed (default 1)",
     "  --call TOOL          call this tool after subscribing (servers whose updates start from a tool)",
     "  --call-args JSON     its arguments, a JSON object",
+    "  --change CMD         run CMD in the shell after subscribing (servers whose resources",
+    "                       follow files or outside state); bounded by --timeout",
     "  --skip-list-check    do not require the URI in resources/list (dynamic resources)",
     '  --header "N: v"      extra HTTP header, repeatable',
     "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
@@ -444,8 +478,10 @@ class ProbeRun {
       subscribed: false,
       acknowledged: null,
       call: null,
+      change: null,
       expectedUpdates: options.count,
       updates: [],
+      unsolicited: { count: 0, uris: [] },
       unsubscribed: null,
       quietAfterStop: null,
       level: 0,
@@ -485,6 +521,37 @@ class ProbeRun {
 
   get failed(): boolean {
     return this.#failed;
+  }
+
+  /** Set as the probe subscribes: from then on the watched URI's notifications are updates. */
+  asked = false;
+
+  /**
+   * A `notifications/resources/updated`: an update when it names the watched
+   * URI after the probe asked for it; otherwise unsolicited, counted, and
+   * only the first few kept.
+   */
+  notified(uri: string) {
+    if (uri === this.options.uri && this.asked) {
+      this.updates.push(uri);
+      this.step("server", `notifications/resources/updated ${uri}`);
+      return;
+    }
+    const unsolicited = this.result.unsolicited;
+    const shown = uri.slice(0, 500);
+    unsolicited.count++;
+    if (
+      unsolicited.uris.length < UNSOLICITED_URIS_KEPT &&
+      !unsolicited.uris.includes(shown)
+    ) {
+      unsolicited.uris.push(shown);
+    }
+    if (unsolicited.count <= UNSOLICITED_URIS_KEPT) {
+      this.step(
+        "server",
+        `notifications/resources/updated ${shown} (not subscribed)`,
+      );
+    }
   }
 
   /**
@@ -641,11 +708,7 @@ export async function probeServer(
   );
   client.setNotificationHandler(
     "notifications/resources/updated",
-    (notification) => {
-      const { uri } = notification.params;
-      if (uri.startsWith(options.uri)) run.updates.push(uri);
-      run.step("server", `notifications/resources/updated ${uri}`);
-    },
+    (notification) => run.notified(notification.params.uri),
   );
   const transport = options.url
     ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
@@ -715,14 +778,15 @@ async function probeConnected(run: ProbeRun, client: Client) {
   if (!options.skipListCheck && !await listed(run, client)) return;
   if (!await readFirst(run, client)) return;
   if (!result.capabilities.subscribe) {
-    return run.fail(
+    run.fail(
       "subscribe-not-advertised",
       "the server does not advertise resources.subscribe",
     );
+    return await changeUnasked(run, client);
   }
   const stop = await subscribe(run, client);
   if (!stop) return;
-  if (options.call && !await callTool(run, client)) return stop();
+  if (!await changeResource(run, client)) return stop();
   await awaitUpdates(run, client);
   await stop();
 }
@@ -795,6 +859,7 @@ async function subscribe(
   client: Client,
 ): Promise<(() => Promise<void>) | undefined> {
   const { options, result } = run;
+  run.asked = true;
   if (result.era === "2025") {
     try {
       await client.subscribeResource({ uri: options.uri });
@@ -884,55 +949,190 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
   }
 }
 
-/** Waits for each update, re-reading the resource after it. */
+/** The `--call` tool, then the `--change` command: false when one failed. */
+async function changeResource(run: ProbeRun, client: Client) {
+  const { call, change } = run.options;
+  return (!call || await callTool(run, client)) &&
+    (!change || await runChange(run, change));
+}
+
+/**
+ * A server that does not advertise subscriptions may still notify: with
+ * `--call` or `--change`, the probe changes the resource anyway and counts
+ * what arrives unasked within the grace period.
+ */
+async function changeUnasked(run: ProbeRun, client: Client) {
+  if (!run.options.call && !run.options.change) return;
+  await changeResource(run, client);
+  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
+  const { count } = run.result.unsolicited;
+  run.step("note", `${count} notification(s) without a subscription`);
+}
+
+/**
+ * Runs `--change` through the platform's shell, bounded by `--timeout`,
+ * keeping the first few KB of its output for the report.
+ */
+async function runChange(run: ProbeRun, command: string): Promise<boolean> {
+  const started = performance.now();
+  const change: ProbeChange = {
+    command,
+    exitCode: null,
+    seconds: 0,
+    output: "",
+  };
+  run.result.change = change;
+  run.step("note", `--change ${command}`);
+  const [shell, ...shellArgs] = Deno.build.os === "windows"
+    ? ["cmd", "/d", "/s", "/c", command]
+    : ["/bin/sh", "-c", command];
+  let timedOut = false;
+  try {
+    // Its own process group, so that a timeout ends whatever it started.
+    const child = new Deno.Command(shell, {
+      args: shellArgs,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stopGroup(child);
+    }, run.options.timeoutSeconds * 1000);
+    const output = await child.output().finally(() => clearTimeout(timer));
+    const decoder = new TextDecoder();
+    change.output = (decoder.decode(output.stdout) +
+      decoder.decode(output.stderr)).slice(0, CHANGE_OUTPUT_LIMIT);
+    change.exitCode = timedOut ? null : output.code;
+  } catch (error) {
+    change.error = `could not run: ${(error as Error).message}`;
+  }
+  change.seconds = run.elapsed(started);
+  if (change.exitCode === 0) return true;
+  change.error ??= timedOut
+    ? `did not finish within ${run.options.timeoutSeconds} s`
+    : `exited with status ${change.exitCode}`;
+  run.fail("change-failed", `--change ${change.error}`);
+  return false;
+}
+
+/** SIGTERM to a detached child's whole process group (the child alone on Windows). */
+function stopGroup(child: Deno.ChildProcess) {
+  try {
+    if (Deno.build.os === "windows") child.kill();
+    else Deno.kill(-child.pid, "SIGTERM");
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Waits for each update: a notification whose re-read shows a change. One
+ * whose re-read shows none is recorded and the wait goes on, each update
+ * within `--timeout`.
+ */
 async function awaitUpdates(run: ProbeRun, client: Client) {
   const { options, result } = run;
   let previous = result.initial;
   const since = performance.now();
-  for (let index = 1; index <= options.count; index++) {
-    const arrival = await run.updates.next(options.timeoutSeconds * 1000);
-    const which = options.count > 1
-      ? ` (${index - 1} of ${options.count} came)`
-      : "";
-    if (arrival === "timeout") {
-      return run.fail(
-        "notification-timeout",
-        `no notifications/resources/updated for ${options.uri} within ${options.timeoutSeconds} s${which}`,
-      );
-    }
-    if (arrival === "closed") {
-      return run.fail(
-        "stream-closed",
-        `the stream closed before the update${which}`,
-      );
-    }
-    const update: ProbeUpdate = {
-      uri: arrival.uri,
-      afterSeconds: run.elapsed(since),
-      final: null,
-      changed: null,
-    };
-    result.updates.push(update);
-    try {
-      const read = await client.readResource({ uri: options.uri });
-      update.final = contentsText(read.contents);
-      update.changed = update.final !== previous;
-      previous = update.final;
-      run.step(
-        "probe",
-        `resources/read (${update.changed ? "changed" : "unchanged"})`,
-      );
-    } catch (error) {
-      update.changed = false;
-      run.step("note", `re-read failed: ${rpcError(error).message}`);
-    }
-    if (!update.changed) {
-      return run.fail(
-        "reread-unchanged",
-        `notified, but the re-read of ${options.uri} showed no change`,
-      );
+  for (let changed = 0; changed < options.count;) {
+    const deadline = performance.now() + options.timeoutSeconds * 1000;
+    let unchanged = 0;
+    for (;;) {
+      const arrival = await run.updates.next(deadline - performance.now());
+      if (arrival === "timeout" || arrival === "closed") {
+        return missedUpdate(run, arrival, changed, unchanged);
+      }
+      const update = await reread(run, client, arrival.uri, since, previous);
+      if (update.changed) {
+        previous = update.final;
+        changed++;
+        break;
+      }
+      unchanged++;
     }
   }
+  const unchanged = unchangedSummary(result);
+  if (unchanged) run.step("note", unchanged);
+}
+
+/** Re-reads the resource after a notification; records what it showed. */
+async function reread(
+  run: ProbeRun,
+  client: Client,
+  uri: string,
+  since: number,
+  previous: string | null,
+): Promise<ProbeUpdate> {
+  const update: ProbeUpdate = {
+    uri,
+    afterSeconds: run.elapsed(since),
+    final: null,
+    changed: false,
+  };
+  run.result.updates.push(update);
+  try {
+    const read = await client.readResource({ uri: run.options.uri });
+    update.final = contentsText(read.contents);
+    update.changed = update.final !== previous;
+    run.step(
+      "probe",
+      `resources/read (${update.changed ? "changed" : "unchanged"})`,
+    );
+  } catch (error) {
+    run.step("note", `re-read failed: ${rpcError(error).message}`);
+  }
+  return update;
+}
+
+/** Why the wait for an update ended without one. */
+function missedUpdate(
+  run: ProbeRun,
+  how: "timeout" | "closed",
+  changed: number,
+  unchanged: number,
+) {
+  const { options } = run;
+  const which = options.count > 1
+    ? ` (${changed} of ${options.count} came)`
+    : "";
+  if (how === "closed") {
+    return run.fail(
+      "stream-closed",
+      `the stream closed before the update${which}`,
+    );
+  }
+  if (unchanged > 0) {
+    return run.fail(
+      "reread-unchanged",
+      `notified ${unchanged} time(s), but no re-read of ${options.uri} showed a change within ${options.timeoutSeconds} s${which}`,
+    );
+  }
+  run.fail(
+    "notification-timeout",
+    `no notifications/resources/updated for ${options.uri} within ${options.timeoutSeconds} s${which}`,
+  );
+}
+
+/**
+ * How many notifications came without a change, and where, in words
+ * ("2 notifications without a change before the change"); null for none.
+ */
+export function unchangedSummary(result: ProbeResult): string | null {
+  const unchanged = unchangedCount(result);
+  if (unchanged === 0) return null;
+  const changed = result.updates.length - unchanged;
+  const notifications = `${unchanged} notification${
+    unchanged === 1 ? "" : "s"
+  }`;
+  if (changed === 0) return `${notifications}, none with a change`;
+  const firstChange = result.updates.findIndex((update) => update.changed);
+  return firstChange === unchanged
+    ? `${notifications} without a change before the ${
+      changed === 1 ? "change" : "first change"
+    }`
+    : `${notifications} without a change, ${changed} with one`;
 }
 
 /** After unsubscribing: any notification within the grace period is stray. */
@@ -973,6 +1173,11 @@ async function closeProbe(
 // Output: key value lines and the Markdown report
 // ---------------------------------------------------------------------------
 
+/** Notifications for the watched URI whose re-read showed no change. */
+function unchangedCount(result: ProbeResult): number {
+  return result.updates.filter((update) => !update.changed).length;
+}
+
 /** The default output: one `key value` line per fact, stable for scripts. */
 export function probeLines(
   result: ProbeResult,
@@ -1010,6 +1215,14 @@ export function probeLines(
       }`,
     );
   }
+  if (result.change) {
+    const { exitCode, seconds, output, error } = result.change;
+    lines.push(
+      `change exit=${exitCode} seconds=${seconds} output=${
+        JSON.stringify(output)
+      }${error ? ` error=${JSON.stringify(error)}` : ""}`,
+    );
+  }
   for (const update of result.updates) {
     lines.push(
       `notification-received true after=${update.afterSeconds}s uri=${update.uri}`,
@@ -1022,6 +1235,17 @@ export function probeLines(
   if (result.errorCode === "notification-timeout") {
     lines.push("notification-received false");
   }
+  if (result.subscribed) {
+    lines.push(`unchanged-notifications ${unchangedCount(result)}`);
+  }
+  if (result.era !== null) {
+    const { count, uris } = result.unsolicited;
+    lines.push(
+      `unsolicited-notifications ${count}${
+        count ? ` uris=${JSON.stringify(uris)}` : ""
+      }`,
+    );
+  }
   if (result.unsubscribed !== null) {
     lines.push(`unsubscribed ${result.unsubscribed}`);
   }
@@ -1032,13 +1256,58 @@ export function probeLines(
     `level ${result.level} ${result.levelName}`,
     `missing ${result.missing}`,
     `error-code ${result.errorCode ?? "null"}`,
-    `summary level=${result.level} era=${
-      result.era ?? "none"
-    } notifications=${result.updates.length}/${result.expectedUpdates} error-code=${
+    `summary level=${result.level} era=${result.era ?? "none"} notifications=${
+      result.updates.length - unchangedCount(result)
+    }/${result.expectedUpdates} error-code=${
       result.errorCode ?? "null"
     } exit=${result.exitStatus}`,
   );
   return lines;
+}
+
+/** Text in a code block no line of it can close. */
+function fenced(text: string): string[] {
+  const longest = Math.max(
+    0,
+    ...(text.match(/`+/g) ?? []).map((run) => run.length),
+  );
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [`${fence}text`, ...text.trimEnd().split("\n"), fence];
+}
+
+/**
+ * The report's paragraphs beyond the level: notifications without a
+ * change, unsolicited ones, and what `--change` did.
+ */
+function probeFindings(result: ProbeResult): string[] {
+  const findings: string[] = [];
+  const unchanged = unchangedSummary(result);
+  if (unchanged) {
+    const when = result.updates.filter((update) => !update.changed).map(
+      (update) => `${update.afterSeconds} s`,
+    );
+    findings.push(`${unchanged} (after ${when.join(", ")}).`, "");
+  }
+  const { count, uris } = result.unsolicited;
+  if (count > 0) {
+    findings.push(
+      `${count} notification(s) for URIs the probe did not subscribe to: ${
+        uris.map((uri) => `\`${cell(uri).replaceAll("`", "'")}\``).join(", ")
+      }.`,
+      "",
+    );
+  }
+  const change = result.change;
+  if (change) {
+    findings.push(
+      `\`--change\` ran for ${change.seconds} s: ${
+        change.exitCode === 0 ? "exit status 0" : cell(change.error ?? "")
+      }${change.output ? "; its output:" : ", no output."}`,
+      "",
+    );
+    if (change.output) findings.push(...fenced(change.output), "");
+  }
+  return findings;
 }
 
 /** The Markdown report: a matrix row for the server and what happened. */
@@ -1092,10 +1361,13 @@ export function probeMarkdown(result: ProbeResult): string {
     "",
     `## ${cell(name)}`,
     "",
-    `Level ${result.level} of 7, ${result.levelName}. Next: ${result.missing}. Exit status ${result.exitStatus} (error-code ${
+    `Level ${result.level} of 7, ${result.levelName}. Next: ${
+      cell(result.missing)
+    }. Exit status ${result.exitStatus} (error-code ${
       result.errorCode ?? "null"
     }).`,
     "",
+    ...probeFindings(result),
     "```mermaid",
     ...diagram,
     "```",

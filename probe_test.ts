@@ -26,6 +26,7 @@ import {
   type ProbeOptions,
   type ProbeResult,
   probeServer,
+  unchangedSummary,
 } from "./probe.ts";
 
 // These tests and the processes they start reach loopback directly and print
@@ -122,13 +123,16 @@ async function runProbeCommand(
 }
 
 /** Every line of a probe diagram is a participant, an arrow or a note. */
-function assertProbeDiagram(markdown: string) {
+function assertProbeDiagram(
+  markdown: string,
+  server = `mcp-resource-subscription-lab/${LAB_VERSION}`,
+) {
   const diagram = markdown.split("```mermaid\n")[1].split("```")[0];
   const [first, ...lines] = diagram.trimEnd().split("\n");
   assert.equal(first, "sequenceDiagram");
   assert.deepEqual(lines.slice(0, 2), [
     "    participant P as probe",
-    `    participant S as mcp-resource-subscription-lab/${LAB_VERSION}`,
+    `    participant S as ${server}`,
   ]);
   for (const line of lines.slice(2)) {
     assert.match(line, /^ {4}(P->>S|S-->>P|Note over P,S): [^;#\n]+$/);
@@ -169,6 +173,8 @@ for (const era of ["2025", "2026-07-28"] as const) {
       `notification-received true after=Ts uri=${REVIEW_URI}`,
       "changed true",
       `final ${JSON.stringify(VERSION_2_TEXT)}`,
+      "unchanged-notifications 0",
+      "unsolicited-notifications 0",
       "unsubscribed true",
       "quiet-after-unsubscribe true",
       "level 7 stops cleanly",
@@ -395,6 +401,18 @@ interface OddServer {
   notifyAfterUnsubscribe?: boolean;
   /** 2026-07-28 only: acknowledge listens without any resource. */
   dropListenFilter?: boolean;
+  /**
+   * The text stays "version 1" through this many notifications, then each
+   * one changes it; the next notification follows each read, so the count
+   * holds however slow the machine.
+   */
+  unchangedFirst?: number;
+  /** 2025: on subscribe, first notify these URIs, which nobody asked for. */
+  unsolicited?: string[];
+  /** The text is this file's; a change to it is notified. */
+  file?: string;
+  /** A `poke` tool that notifies the resource whether subscribed or not. */
+  pokeTool?: boolean;
 }
 
 const ODD_URI = "odd://thing";
@@ -405,36 +423,68 @@ const ODD_URI = "odd://thing";
  */
 function startOddServer(odd: OddServer) {
   let reads = 0;
+  let sent = 0;
   const timers = new Set<ReturnType<typeof setInterval>>();
+  const text = () => {
+    if (odd.file) return Deno.readTextFileSync(odd.file);
+    if (odd.unchangedFirst !== undefined) {
+      return `version ${Math.max(1, sent - odd.unchangedFirst + 1)}`;
+    }
+    return odd.changing ? `read ${++reads}` : "always the same";
+  };
   const build = () => {
     const server = new Server({ name: "odd", version: "0.0.1" }, {
       capabilities: {
         resources: { subscribe: odd.advertiseSubscribe ?? true },
+        tools: {},
       },
     });
+    const notify = (uri = ODD_URI) => {
+      if (uri === ODD_URI) sent++;
+      return server.sendResourceUpdated({ uri }).catch(() => {});
+    };
+    let subscribed = false;
     server.setRequestHandler("resources/list", () => ({
       resources: [{ uri: ODD_URI, name: "thing" }],
     }));
-    server.setRequestHandler("resources/read", () => ({
-      contents: [{
-        uri: ODD_URI,
-        text: odd.changing ? `read ${++reads}` : "always the same",
-      }],
+    server.setRequestHandler("resources/read", () => {
+      const answer = { contents: [{ uri: ODD_URI, text: text() }] };
+      // The next notification, until the one that changes the text.
+      if (
+        subscribed && odd.unchangedFirst !== undefined &&
+        sent <= odd.unchangedFirst
+      ) {
+        timers.add(setTimeout(notify, 50));
+      }
+      return answer;
+    });
+    server.setRequestHandler("tools/list", () => ({
+      tools: odd.pokeTool
+        ? [{ name: "poke", inputSchema: { type: "object" as const } }]
+        : [],
     }));
+    server.setRequestHandler("tools/call", async () => {
+      await notify();
+      return { content: [] };
+    });
     if (odd.advertiseSubscribe !== false) {
       let timer: ReturnType<typeof setInterval> | undefined;
-      server.setRequestHandler("resources/subscribe", () => {
+      server.setRequestHandler("resources/subscribe", async () => {
         if (odd.refuseSubscribe) {
           throw new ProtocolError(-32603, "subscriptions are switched off");
         }
-        timer = setInterval(
-          () => server.sendResourceUpdated({ uri: ODD_URI }).catch(() => {}),
-          100,
-        );
+        subscribed = true;
+        for (const uri of odd.unsolicited ?? []) await notify(uri);
+        timer = odd.unchangedFirst !== undefined
+          ? setTimeout(notify, 50)
+          : odd.file
+          ? fileWatcher(odd.file, notify)
+          : setInterval(notify, 100);
         timers.add(timer);
         return {};
       });
       server.setRequestHandler("resources/unsubscribe", () => {
+        subscribed = false;
         if (!odd.notifyAfterUnsubscribe) clearInterval(timer);
         return {};
       });
@@ -490,11 +540,25 @@ function startOddServer(odd: OddServer) {
   };
 }
 
+/** Notifies whenever `path`'s text changes, checking every 50 ms. */
+function fileWatcher(path: string, notify: () => void) {
+  let last = Deno.readTextFileSync(path);
+  return setInterval(() => {
+    const now = Deno.readTextFileSync(path);
+    if (now !== last) notify();
+    last = now;
+  }, 50);
+}
+
 /** Probes an odd server that gets `odd` wrong, then stops it. */
-async function probeOdd(odd: OddServer, era: "2025" | "2026-07-28") {
+async function probeOdd(
+  odd: OddServer,
+  era: "2025" | "2026-07-28",
+  overrides: Partial<ProbeOptions> = {},
+) {
   await using server = startOddServer(odd);
   return await probeServer(
-    probeOptions({ url: server.url }, { era, uri: ODD_URI }),
+    probeOptions({ url: server.url }, { era, uri: ODD_URI, ...overrides }),
   );
 }
 
@@ -515,11 +579,21 @@ Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchang
     assert.match(result.missing, /subscriptions are switched off/);
   });
   await t.step("unchanged re-read", async () => {
-    const result = await probeOdd({}, "2025");
+    const result = await probeOdd({}, "2025", { timeoutSeconds: 1 });
     assert.equal(result.errorCode, "reread-unchanged");
     assert.equal(result.exitStatus, 17);
     assert.equal(result.level, 5);
-    assert.equal(result.updates[0].changed, false);
+    // Notified every 100 ms for the whole second, each re-read the same.
+    assert.ok(result.updates.length >= 3, `${result.updates.length}`);
+    assert.ok(result.updates.every((update) => update.changed === false));
+    assert.equal(
+      result.missing,
+      `notified ${result.updates.length} time(s), but no re-read of ${ODD_URI} showed a change within 1 s`,
+    );
+    assert.equal(
+      probeLines(result).find((line) => line.startsWith("unchanged-")),
+      `unchanged-notifications ${result.updates.length}`,
+    );
   });
 });
 
@@ -533,6 +607,153 @@ Deno.test("probe: a listen acknowledged without the URI is subscribe-refused wit
     result.missing,
     `the listen was acknowledged without ${ODD_URI}: {}`,
   );
+});
+
+Deno.test("probe: notifications without a change are recorded and the wait goes on to the one with a change", async (t) => {
+  // The odd server notifies on 2025 subscriptions; the waiting is the same in both eras.
+  await t.step("two unchanged, then the change: level 7", async () => {
+    const era = "2025";
+    const result = await probeOdd({ unchangedFirst: 2 }, era);
+    assert.equal(result.level, 7);
+    assert.equal(result.errorCode, null);
+    assert.deepEqual(
+      result.updates.map(({ changed, final }) => [changed, final]),
+      [[false, "version 1"], [false, "version 1"], [true, "version 2"]],
+    );
+    const lines = probeLines(result);
+    assert.ok(lines.includes("unchanged-notifications 2"));
+    assert.equal(lines.filter((line) => line === "changed false").length, 2);
+    assert.equal(
+      lines.at(-1),
+      `summary level=7 era=${era} notifications=1/1 error-code=null exit=0`,
+    );
+    const markdown = probeMarkdown(result);
+    assert.match(
+      markdown,
+      /^2 notifications without a change before the change \(after \d+(\.\d+)? s, \d+(\.\d+)? s\)\.$/m,
+    );
+    assert.match(
+      assertProbeDiagram(markdown, "odd/0.0.1"),
+      /Note over P,S: 2 notifications without a change before the change/,
+    );
+  });
+  await t.step(
+    "--count 2: one with a change came, then none: a timeout naming it",
+    async () => {
+      const result = await probeOdd({ unchangedFirst: 1 }, "2025", {
+        count: 2,
+        timeoutSeconds: 1,
+      });
+      // After its one change this server stops: the second never comes.
+      assert.equal(result.errorCode, "notification-timeout");
+      assert.equal(
+        result.missing,
+        `no notifications/resources/updated for ${ODD_URI} within 1 s (1 of 2 came)`,
+      );
+      assert.equal(
+        unchangedSummary(result),
+        "1 notification without a change before the change",
+      );
+    },
+  );
+});
+
+Deno.test("probe: notifications for URIs it did not subscribe to are counted, never the update", async () => {
+  const result = await probeOdd(
+    {
+      changing: true,
+      unsolicited: ["odd://thingy", "other://x", "odd://thingy"],
+    },
+    "2025",
+  );
+  assert.equal(result.level, 7);
+  assert.deepEqual(result.unsolicited, {
+    count: 3,
+    uris: ["odd://thingy", "other://x"],
+  });
+  assert.ok(result.updates.every((update) => update.uri === ODD_URI));
+  const lines = probeLines(result);
+  assert.ok(
+    lines.includes(
+      'unsolicited-notifications 3 uris=["odd://thingy","other://x"]',
+    ),
+  );
+  assert.match(
+    probeMarkdown(result),
+    /^3 notification\(s\) for URIs the probe did not subscribe to: `odd:\/\/thingy`, `other:\/\/x`\.$/m,
+  );
+});
+
+Deno.test("probe: a server that does not advertise subscribe but notifies anyway: the --call's notification is unsolicited", async () => {
+  const result = await probeOdd(
+    { advertiseSubscribe: false, pokeTool: true },
+    "2025",
+    { call: { name: "poke", arguments: {} } },
+  );
+  assert.equal(result.errorCode, "subscribe-not-advertised");
+  assert.equal(result.level, 1);
+  assert.equal(result.call?.ok, true);
+  assert.deepEqual(result.unsolicited, { count: 1, uris: [ODD_URI] });
+  assert.deepEqual(result.updates, []);
+  assert.match(
+    assertProbeDiagram(probeMarkdown(result), "odd/0.0.1"),
+    /Note over P,S: 1 notification\(s\) without a subscription/,
+  );
+});
+
+Deno.test("probe --change: a shell command changes a file-backed resource after subscribing", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/thing.txt`;
+  await t.step("the change is notified and re-read: level 7", async () => {
+    await Deno.writeTextFile(file, "first\n");
+    const result = await probeOdd({ file }, "2025", {
+      change: `echo second >> '${file}' && echo appended`,
+    });
+    assert.equal(result.level, 7);
+    assert.equal(result.initial, "first\n");
+    assert.equal(result.updates[0].final, "first\nsecond\n");
+    assert.equal(result.change?.exitCode, 0);
+    assert.equal(result.change?.output, "appended\n");
+    assert.match(
+      probeLines(result).find((line) => line.startsWith("change ")) ?? "",
+      /^change exit=0 seconds=\d+(\.\d+)? output="appended\\n"$/,
+    );
+    const markdown = probeMarkdown(result);
+    assert.match(
+      markdown,
+      /^`--change` ran for .* s: exit status 0; its output:\n\n```text\nappended\n```$/m,
+    );
+  });
+  await t.step(
+    "a failing command is change-failed, exit 20, its output kept",
+    async () => {
+      const result = await probeOdd({ file }, "2025", {
+        change: "echo 'no such file' >&2; exit 3",
+      });
+      assert.equal(result.errorCode, "change-failed");
+      assert.equal(result.exitStatus, 20);
+      // Subscribed, never notified, then unsubscribed.
+      assert.equal(result.level, 4);
+      assert.equal(result.unsubscribed, true);
+      assert.equal(result.change?.exitCode, 3);
+      assert.equal(result.change?.output, "no such file\n");
+      assert.equal(result.missing, "--change exited with status 3");
+    },
+  );
+  await t.step(
+    "a command that outlasts --timeout is stopped: change-failed",
+    async () => {
+      const result = await probeOdd({ file }, "2025", {
+        change: "sleep 30",
+        timeoutSeconds: 0.5,
+      });
+      assert.equal(result.errorCode, "change-failed");
+      assert.equal(result.change?.exitCode, null);
+      assert.equal(result.missing, "--change did not finish within 0.5 s");
+      assert.ok(result.change!.seconds < 5, `${result.change!.seconds}`);
+    },
+  );
+  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("probe: a notification after unsubscribe keeps the server at level 6", async () => {
@@ -609,6 +830,10 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
       "probe error: --timeout must be a number of seconds above 0\n",
     ],
     [
+      ["--url", "http://127.0.0.1:1/mcp", "--change", " "],
+      "probe error: --change must not be empty\n",
+    ],
+    [
       ["--url", "http://127.0.0.1:1/mcp", "--era", "2024"],
       "probe error: --era must be auto, 2025 or 2026-07-28\n",
     ],
@@ -655,6 +880,7 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--call",
       "--call-args",
       "--skip-list-check",
+      "--change",
       "--header",
       "--auth-token",
       "--json",
