@@ -741,7 +741,8 @@ export async function probeServer(
 }
 
 /**
- * A stdio transport to the server command; its stderr stays on ours. Loaded
+ * A stdio transport to the server command; its stderr stays on ours, its
+ * environment is ours (`serverEnvironment`). Loaded
  * for `--stdio` alone: its process-spawning dependencies read environment
  * variables as they load, which a probe over HTTP need not be allowed.
  */
@@ -753,8 +754,24 @@ async function stdioTransport(command: string[]) {
   return new StdioClientTransport({
     command: program,
     args,
+    env: serverEnvironment(),
     stderr: "inherit",
   });
+}
+
+/**
+ * The stdio server's environment: the probe's own, as a shell would hand it
+ * on (the SDK would pass only PATH, HOME and a few more), without the
+ * probe's token. Under a permission set that cannot read the whole
+ * environment, the SDK's few.
+ */
+function serverEnvironment(): Record<string, string> | undefined {
+  try {
+    const { MCP_PROBE_AUTH_TOKEN: _token, ...env } = Deno.env.toObject();
+    return env;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The steps after connecting, stopping at the first failure. */

@@ -794,6 +794,33 @@ Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", asyn
       assert.equal(result.level, 7);
     });
   }
+  await t.step(
+    "the server gets the probe's environment, without its token",
+    async () => {
+      const run = await runProbeCommand([
+        "--json",
+        "--stdio",
+        "--",
+        "/bin/sh",
+        "-c",
+        'printf "token=[%s] status=[%s]\\n" "$MCP_PROBE_AUTH_TOKEN" "$MCP_TEST_INITIAL_STATUS" >&2; exec "$LAB_DENO" run -A "$0" --stdio --delay 0.2',
+        MAIN_PATH,
+      ], {
+        env: {
+          MCP_TEST_INITIAL_STATUS: "queued",
+          MCP_PROBE_AUTH_TOKEN: "probe-secret",
+          // By a variable: Deno's process spawning rewrites its own path
+          // among a shell command's arguments.
+          LAB_DENO: Deno.execPath(),
+        },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /^token=\[\] status=\[queued\]$/m);
+      assert.ok(!run.stderr.includes("probe-secret"));
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.match(result.initial ?? "", /^status: queued\n/);
+    },
+  );
 });
 
 Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t) => {
