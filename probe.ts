@@ -1308,7 +1308,7 @@ function probeFindings(result: ProbeResult): string[] {
   const { count, uris } = result.unsolicited;
   if (count > 0) {
     findings.push(
-      `${count} notification(s) for URIs the probe did not subscribe to: ${
+      `${count} notification(s) for resources the probe had not subscribed to: ${
         uris.map((uri) => `\`${cell(uri).replaceAll("`", "'")}\``).join(", ")
       }.`,
       "",

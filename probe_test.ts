@@ -680,7 +680,7 @@ Deno.test("probe: notifications for URIs it did not subscribe to are counted, ne
   );
   assert.match(
     probeMarkdown(result),
-    /^3 notification\(s\) for URIs the probe did not subscribe to: `odd:\/\/thingy`, `other:\/\/x`\.$/m,
+    /^3 notification\(s\) for resources the probe had not subscribed to: `odd:\/\/thingy`, `other:\/\/x`\.$/m,
   );
 });
 

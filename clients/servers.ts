@@ -1,9 +1,9 @@
 /**
- * `deno task servers`: runs the probe (`probe.ts`) against every server
- * in the servers table — the lab in each era, over HTTP and stdio, and the
- * reference "everything" server from npm over HTTP and stdio — and rewrites
- * `results/servers.md`, with each run's Markdown report in
- * `results/servers/`.
+ * `deno task servers`: runs the probe (`probe.ts`) against every server and
+ * proxy of `servers_catalog.ts`, each installed at its pinned version from
+ * npm into the harness's cache, over every transport and era it serves, and
+ * rewrites `results/servers.md` (two tables, servers and proxies) with each
+ * run's Markdown report in `results/servers/`.
  *
  * `--help` prints the options (`SERVERS_USAGE`); a bad flag or value is
  * one line on stderr, `servers error: …`, and exit status 2.
@@ -12,143 +12,532 @@
  */
 
 import { resolve } from "node:path";
-import { parseFlags } from "../main.ts";
+import { ConfigError, LAB_VERSION, parseFlags } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
-import { folderFlag, optionsOrExit } from "./command_line.ts";
+import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { defaultCacheDir, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
-import { bypassProxyForLoopback, formatFiles } from "./process.ts";
+import {
+  bypassProxyForLoopback,
+  endGroupByPid,
+  formatFiles,
+  printableLine,
+  sleep,
+  spawnInGroup,
+  tail,
+} from "./process.ts";
+import {
+  CHROMIUM_PATH,
+  type RowContext,
+  type RowTarget,
+  SERVER_CATALOG,
+  type ServerDefinition,
+  type ServerRowDefinition,
+  type ServerTable,
+} from "./servers_catalog.ts";
 
-/** The reference server, pinned: it supports subscriptions. */
-export const EVERYTHING = {
-  id: "server-everything",
-  npmPackage: "@modelcontextprotocol/server-everything",
-  version: "2026.8.31",
-  bin: "mcp-server-everything",
-} as const;
+const repoRoot = resolve(new URL("..", import.meta.url).pathname);
+const PROBE_PATH = `${repoRoot}/probe.ts`;
 
-/**
- * A listed document of the everything server. Its updates start from its
- * `toggle-subscriber-updates` tool; its text never changes.
- */
-export const EVERYTHING_URI = "demo://resource/static/document/features.md";
+/** The longest one probe run may take, whatever its server does. */
+const ROW_TIMEOUT_MS = 120_000;
 
-/** Installs the everything server once; resolves with its entry script. */
-export async function installEverything(cacheDir = defaultCacheDir()) {
-  const installed = await installClient(EVERYTHING, cacheDir);
-  if (!installed.ok) {
-    throw new Error(
-      `cannot install ${EVERYTHING.npmPackage}: ${installed.reason}`,
-    );
-  }
-  return `${installed.prefix}/node_modules/${EVERYTHING.npmPackage}/dist/index.js`;
+/** How long an HTTP server may take to listen on its port. */
+const LISTEN_TIMEOUT_MS = 60_000;
+
+// ---------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------
+
+export const SERVERS_USAGE = `Usage: deno task servers [options]
+
+Probes every server and proxy of clients/servers_catalog.ts (the lab, the
+reference servers, a filesystem server, the puppeteer server, mcp-proxy,
+supergateway and mcp-remote in front of the lab), each installed from npm
+at its pinned version, over every transport and era it serves; rewrites
+results/servers.md with each run's report in results/servers/.
+
+Options:
+  --only NAMES       a comma-separated list of ids (lab, everything, memory,
+                     filesystem, puppeteer, mcp-proxy, supergateway,
+                     mcp-remote) or row names (mcp-proxy-2025); the table
+                     then holds those rows alone
+  --check            exit 1 unless every row ran and reached the level and
+                     exit status the committed results/servers.md records
+  --results-dir DIR  where to write (default: the repository's results/)
+  --cache-dir DIR    where packages are installed (default: see install.ts)
+  --help             print this help
+
+Exit status: 0 done, 1 a --check failed, 2 a bad flag or value.`;
+
+export interface ServersOptions {
+  resultsDir: string;
+  cacheDir: string;
+  /** Ids or row names; empty for every row. */
+  only: string[];
+  check: boolean;
 }
 
-/** Starts the everything server over Streamable HTTP; stop() ends it. */
-export async function startEverythingHttp(entry: string) {
-  const port = freePort();
-  const child = new Deno.Command("node", {
-    args: [entry, "streamableHttp"],
-    env: { PORT: String(port) },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  const deadline = Date.now() + 30_000;
-  while (!seen.includes(`listening on port ${port}`)) {
-    const { done, value } = await lines.read();
-    if (done || Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`the everything server did not start: ${seen}`);
+/** Every row name and server id `--only` takes. */
+function knownNames(): Set<string> {
+  return new Set(
+    SERVER_CATALOG.flatMap((server) => [
+      server.id,
+      ...server.rows.map((row) => row.slug),
+    ]),
+  );
+}
+
+/** Reads `deno task servers` flags; throws a `ConfigError` naming what is wrong. */
+export function parseServersArgs(args: string[]): ServersOptions | "help" {
+  const { values } = parseFlags(args, {
+    help: { type: "boolean", short: "h" },
+    only: { type: "string" },
+    check: { type: "boolean", default: false },
+    "results-dir": { type: "string", default: `${repoRoot}/results` },
+    "cache-dir": { type: "string", default: defaultCacheDir() },
+  });
+  if (values.help) return "help";
+  const only = values.only === undefined
+    ? []
+    : values.only.split(",").map((name) => name.trim());
+  const known = knownNames();
+  for (const name of only) {
+    if (!known.has(name)) {
+      throw new ConfigError(
+        `--only: no server or row named "${shown(name)}" (see --help)`,
+      );
     }
-    seen += value;
   }
-  // Keep reading so the server never blocks on a full pipe.
-  const draining = (async () => {
-    while (!(await lines.read()).done) { /* its log is not evidence here */ }
-  })();
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already gone.
-      }
-      await child.status;
-      await draining.catch(() => {});
-    },
+    resultsDir: folderFlag("results-dir", values["results-dir"]),
+    cacheDir: folderFlag("cache-dir", values["cache-dir"]),
+    only,
+    check: values.check,
   };
 }
 
+/** The catalog's rows `--only` selects, with their server. */
+export function selectedRows(only: string[]) {
+  return SERVER_CATALOG.flatMap((server) =>
+    server.rows.filter((row) =>
+      only.length === 0 || only.includes(server.id) || only.includes(row.slug)
+    ).map((row) => ({ server, row }))
+  );
+}
+
+// ---------------------------------------------------------------------------
+// One row: install, start, probe, stop
+// ---------------------------------------------------------------------------
+
+/** One row of a table: what the probe found, or why it could not run. */
+export interface ServerRow {
+  table: ServerTable;
+  slug: string;
+  name: string;
+  version: string;
+  transport: "streamable-http" | "stdio";
+  era: string;
+  mode?: string;
+  behind?: string;
+  result?: ProbeResult;
+  /** Why the row could not run (install failure, no Chromium…). */
+  reason?: string;
+  seconds: number;
+}
+
+/** A server's package installed (or why not): its bin and its Node. */
+type Installed = { bin: string; node: string } | { reason: string };
+
+async function installServer(
+  server: ServerDefinition,
+  cacheDir: string,
+): Promise<Installed> {
+  if (!server.npm) return { bin: "", node: "node" };
+  const installed = await installClient(server.npm, cacheDir);
+  if (!installed.ok) {
+    return {
+      reason:
+        `npm install ${server.npm.npmPackage}@${server.npm.version} failed: ${installed.reason}`,
+    };
+  }
+  return { bin: installed.binPath, node: installed.runtimePath ?? "node" };
+}
+
+/** Whether something accepts connections on the loopback port. */
+async function listening(port: number): Promise<boolean> {
+  try {
+    const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+    connection.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A server the runner started, its output kept for a failure's reason. */
+interface StartedServer {
+  stop(): Promise<void>;
+}
+
 /**
- * Runs `probe.ts --json [--report FILE] ARGS` (ARGS may end with
- * `--stdio -- COMMAND`); resolves with its JSON result.
+ * Starts an HTTP target's command in a process group of its own and waits
+ * until its port accepts connections; throws with its last output if it
+ * exits first or takes too long.
+ */
+async function startHttpServer(
+  target: Extract<RowTarget, { kind: "http" }>,
+  context: RowContext,
+): Promise<StartedServer> {
+  if (!target.command) return { stop: async () => {} };
+  const child = spawnInGroup(target.command, {
+    cwd: context.workDir,
+    env: { ...Deno.env.toObject(), ...target.env },
+  });
+  let output = "";
+  let exited = false;
+  const keep = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      output = (output + text).slice(-4000);
+    }
+  };
+  const drained = Promise.all([keep(child.stdout), keep(child.stderr)]);
+  child.status.then(() => exited = true);
+  const stop = async () => {
+    await endGroupByPid(child.pid);
+    await child.status;
+    await drained.catch(() => {});
+  };
+  const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+  while (!await listening(context.port)) {
+    if (exited || Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `${
+          exited ? "exited before listening" : "did not listen within 60 s"
+        }: ${printableLine(tail(output, 3), 300)}`,
+      );
+    }
+    await sleep(100);
+  }
+  return { stop };
+}
+
+/**
+ * Runs `probe.ts --json --report FILE` in a process group of its own,
+ * bounded by `ROW_TIMEOUT_MS`; whatever the group still holds afterwards
+ * (a stdio server's children) is ended by its PID. Resolves with the
+ * probe's JSON result.
  */
 export async function runProbe(
-  probePath: string,
   args: string[],
-  report?: string,
+  options: { cwd: string; env?: Record<string, string>; report?: string },
 ): Promise<ProbeResult> {
-  const reportFlag = report ? ["--report", report] : [];
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", probePath, "--json", ...reportFlag, ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(output.stdout);
+  const child = spawnInGroup([
+    Deno.execPath(),
+    "run",
+    "-A",
+    PROBE_PATH,
+    "--json",
+    ...options.report ? ["--report", options.report] : [],
+    ...args,
+  ], { cwd: options.cwd, env: { ...Deno.env.toObject(), ...options.env } });
+  const read = (stream: ReadableStream<Uint8Array>) =>
+    new Response(stream).text();
+  const timer = setTimeout(() => endGroupByPid(child.pid), ROW_TIMEOUT_MS);
+  const [stdout, stderr, status] = await Promise.all([
+    read(child.stdout),
+    read(child.stderr),
+    child.status,
+  ]).finally(() => clearTimeout(timer));
+  await endGroupByPid(child.pid);
   try {
-    return JSON.parse(text) as ProbeResult;
+    return JSON.parse(stdout) as ProbeResult;
   } catch {
     throw new Error(
-      `probe ${args.join(" ")} printed no result (exit ${output.code}): ${
-        new TextDecoder().decode(output.stderr).slice(-500)
+      `the probe printed no result (exit ${status.code}): ${
+        printableLine(tail(stderr, 3), 300)
       }`,
     );
   }
 }
 
-/** One row of the servers table. */
-interface ServerRow {
-  label: string;
-  slug: string;
-  result: ProbeResult;
+/** The probe's flags for a row: era, the row's own, then the target. */
+function probeArguments(
+  row: ServerRowDefinition,
+  target: RowTarget,
+  context: RowContext,
+): string[] {
+  return [
+    "--era",
+    row.era,
+    ...row.probeArgs(context),
+    ...target.kind === "http"
+      ? ["--url", target.url]
+      : ["--stdio", "--", ...target.command],
+  ];
 }
 
-/** `results/servers.md`: one row per server, transport and era. */
+/** Runs one row in a fresh folder; never throws for what the server does. */
+async function runRow(
+  server: ServerDefinition,
+  row: ServerRowDefinition,
+  installed: Installed,
+  shared: { labUrl: string; workRoot: string; reportDir: string },
+): Promise<ServerRow> {
+  const started = performance.now();
+  const base = {
+    table: server.table,
+    slug: row.slug,
+    name: server.displayName,
+    version: server.npm?.version ?? LAB_VERSION,
+    era: row.era,
+    mode: row.mode,
+    behind: server.behind,
+  };
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+  const workDir = `${shared.workRoot}/${row.slug}`;
+  await Deno.mkdir(workDir, { recursive: true });
+  const context: RowContext = {
+    bin: "bin" in installed ? installed.bin : "",
+    node: "node" in installed ? installed.node : "node",
+    deno: Deno.execPath(),
+    labMain: `${repoRoot}/main.ts`,
+    labUrl: shared.labUrl,
+    workDir,
+    port: freePort(),
+  };
+  const target = row.target(context);
+  const transport = target.kind === "http" ? "streamable-http" : "stdio";
+  const unable = (reason: string): ServerRow => ({
+    ...base,
+    transport,
+    reason,
+    seconds: seconds(),
+  });
+  if ("reason" in installed) return unable(installed.reason);
+  if (server.needsChromium && !await exists(CHROMIUM_PATH)) {
+    return unable(
+      `needs Chromium at ${CHROMIUM_PATH} (Debian's chromium package), which this machine lacks`,
+    );
+  }
+  for (const [path, text] of Object.entries(row.files ?? {})) {
+    await Deno.mkdir(resolve(workDir, path, ".."), { recursive: true });
+    await Deno.writeTextFile(`${workDir}/${path}`, text);
+  }
+  let httpServer: StartedServer | undefined;
+  try {
+    if (target.kind === "http") {
+      httpServer = await startHttpServer(target, context);
+    }
+    const result = await runProbe(probeArguments(row, target, context), {
+      cwd: workDir,
+      env: target.kind === "stdio" ? target.env : undefined,
+      report: `${shared.reportDir}/${row.slug}.md`,
+    });
+    return { ...base, transport, result, seconds: seconds() };
+  } catch (error) {
+    return unable((error as Error).message);
+  } finally {
+    await httpServer?.stop();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Probes every selected row, installing each package once, with the lab
+ * over HTTP (update after 1 s) running for the rows that need it.
+ */
+async function probeRows(options: ServersOptions): Promise<ServerRow[]> {
+  const selected = selectedRows(options.only);
+  const lab = await spawnLab({
+    mainPath: `${repoRoot}/main.ts`,
+    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
+  });
+  const workRoot = await Deno.makeTempDir({ prefix: "mcp-lab-servers-" });
+  const installs = new Map<ServerDefinition, Installed>();
+  const rows: ServerRow[] = [];
+  try {
+    for (const { server, row } of selected) {
+      if (!installs.has(server)) {
+        installs.set(server, await installServer(server, options.cacheDir));
+      }
+      const done = await runRow(server, row, installs.get(server)!, {
+        labUrl: lab.url,
+        workRoot,
+        reportDir: `${options.resultsDir}/servers`,
+      });
+      rows.push(done);
+      console.log(`${row.slug}: ${rowOutcome(done)} (${done.seconds} s)`);
+    }
+  } finally {
+    await lab.stop();
+    await Deno.remove(workRoot, { recursive: true }).catch(() => {});
+  }
+  return rows;
+}
+
+/** A row's outcome in a few words, for the console. */
+function rowOutcome(row: ServerRow): string {
+  if (!row.result) return `could not run: ${row.reason}`;
+  const { level, exitStatus, errorCode } = row.result;
+  return `level ${level}, exit ${exitStatus}${
+    errorCode ? ` (${errorCode})` : ""
+  }`;
+}
+
+// ---------------------------------------------------------------------------
+// The tables
+// ---------------------------------------------------------------------------
+
+/** A Markdown table cell: no pipe, no line break. */
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
+}
+
+/** The Era column: the era asked for, and the protocol version agreed. */
+function eraCell(row: ServerRow): string {
+  return `${row.era} (${row.result?.protocolVersion ?? "none"})`;
+}
+
+/** The columns both tables end with. */
+function outcomeCells(row: ServerRow): string[] {
+  const result = row.result;
+  if (!result) return ["—", cell(`could not run: ${row.reason}`), "—", "—"];
+  return [
+    String(result.level),
+    cell(result.missing),
+    `${result.exitStatus}${result.errorCode ? ` (${result.errorCode})` : ""}`,
+    `[report](servers/${row.slug}.md)`,
+  ];
+}
+
+/** Whether an update went all the way through: notified, re-read changed. */
+function delivered(row: ServerRow): boolean {
+  return (row.result?.level ?? 0) >= 6;
+}
+
+/** `transport era` for each row, joined in words. */
+function routes(rows: ServerRow[]): string {
+  return rows.map((row) =>
+    `${row.transport === "stdio" ? "stdio" : "HTTP"} ${row.era}${
+      row.mode ? ` (${row.mode})` : ""
+    }`
+  ).join(", ");
+}
+
+/**
+ * The paragraph on top, in plain words, from the rows themselves: per
+ * server and proxy, where the update arrived and, where not, what was
+ * missing first.
+ */
+export function findings(rows: ServerRow[]): string[] {
+  const lines: string[] = [];
+  const names = [...new Set(rows.map((row) => row.name))];
+  for (const name of names) {
+    const own = rows.filter((row) => row.name === name);
+    const ran = own.filter((row) => row.result);
+    const yes = ran.filter(delivered);
+    const no = ran.filter((row) => !delivered(row));
+    const parts: string[] = [];
+    const verb = own[0].table === "proxies"
+      ? "passes the update through"
+      : "delivers";
+    if (yes.length > 0) parts.push(`${verb} over ${routes(yes)}`);
+    for (const row of no) {
+      parts.push(
+        `not over ${routes([row])}: ${row.result!.missing} (level ${
+          row.result!.level
+        })`,
+      );
+    }
+    const unable = own.find((row) => !row.result);
+    if (unable) parts.push(`could not run here: ${unable.reason}`);
+    const unsolicited = ran.reduce(
+      (sum, row) => sum + row.result!.unsolicited.count,
+      0,
+    );
+    if (unsolicited > 0) {
+      parts.push(
+        `sent ${unsolicited} notification(s) nobody subscribed to`,
+      );
+    }
+    lines.push(
+      `- **${cell(name)}** ${own[0].version}: ${cell(parts.join("; "))}.`,
+    );
+  }
+  return lines;
+}
+
+/** `results/servers.md`: a paragraph, then the servers and the proxies. */
 export function serversMarkdown(
   rows: ServerRow[],
   generatedAt: string,
 ): string {
-  const cell = (text: string) =>
-    text.replaceAll("|", "\\|").replaceAll("\n", " ");
+  const servers = rows.filter((row) => row.table === "servers");
+  const proxies = rows.filter((row) => row.table === "proxies");
   return [
-    "# Servers: does each deliver resource updates?",
+    "# Servers and proxies: does the update arrive?",
     "",
-    "Each row is one run of `probe.ts` (the probe's levels: 1 connected, 2",
-    "advertises `resources.subscribe`, 3 read the resource, 4 subscription",
-    "accepted, 5 notification received, 6 re-read shows the change, 7 stops",
-    "cleanly). Regenerate with `deno task servers`; each report holds the",
-    `sequence of what happened. Generated ${generatedAt}.`,
+    "Each row is one run of `probe.ts` against a server installed from npm at",
+    "the version shown, or against a proxy with the lab behind it. The",
+    "probe's levels: 1 connected, 2 advertises `resources.subscribe`, 3 read",
+    "the resource, 4 subscription accepted, 5 notification received, 6 re-read",
+    "shows the change, 7 stops cleanly. What each server's resource needs to",
+    "change (a tool call, a file append) and how each is started are in",
+    "`clients/servers_catalog.ts`; each report holds the sequence of what",
+    "happened. Regenerate with `deno task servers`.",
+    `Generated ${generatedAt}.`,
+    "",
+    "What a server author takes from it: advertising `resources.subscribe`",
+    "and answering `resources/subscribe` is not delivering, and neither is a",
+    "notification whose re-read shows nothing new. The stack users run",
+    "decides, proxy included, and one era can deliver where the other does",
+    "not. Probe your server as they reach it.",
+    "",
+    ...findings(rows),
+    "",
+    "## Servers",
     "",
     "| Server | Version | Transport | Era (protocol) | Level | First missing step | Exit | Report |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ...rows.map(({ label, slug, result }) =>
+    ...servers.map((row) =>
       `| ${
         [
-          cell(label),
-          cell(result.server?.version ?? "unknown"),
-          result.transport,
-          result.era ? `${result.era} (${result.protocolVersion})` : "none",
-          String(result.level),
-          cell(result.missing),
-          `${result.exitStatus}${
-            result.errorCode ? ` (${result.errorCode})` : ""
-          }`,
-          `[report](servers/${slug}.md)`,
+          cell(row.name),
+          row.version,
+          row.transport,
+          eraCell(row),
+          ...outcomeCells(row),
+        ].join(" | ")
+      } |`
+    ),
+    "",
+    "## Proxies",
+    "",
+    "Each proxy with the lab behind it (update 1 s after the subscription).",
+    "",
+    "| Proxy | Version | Mode | In front of | Transport | Era (protocol) | Update passed through | Level | First missing step | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...proxies.map((row) =>
+      `| ${
+        [
+          cell(row.name),
+          row.version,
+          row.mode ?? "—",
+          row.behind ?? "—",
+          row.transport,
+          eraCell(row),
+          row.result ? (delivered(row) ? "yes" : "no") : "—",
+          ...outcomeCells(row),
         ].join(" | ")
       } |`
     ),
@@ -156,125 +545,68 @@ export function serversMarkdown(
   ].join("\n");
 }
 
-export const SERVERS_USAGE = `Usage: deno task servers [options]
+// ---------------------------------------------------------------------------
+// --check and entry
+// ---------------------------------------------------------------------------
 
-Runs the probe (probe.ts) against the lab in each era, over HTTP and stdio,
-and against the reference everything server, and rewrites
-results/servers.md with each run's report in results/servers/.
-
-Options:
-  --results-dir DIR  where to write (default: the repository's results/)
-  --cache-dir DIR    where the everything server is installed (default: see
-                     install.ts)
-  --help             print this help
-
-Exit status: 0 done, 2 a bad flag or value.`;
-
-export interface ServersOptions {
-  resultsDir: string;
-  cacheDir: string;
+/** A Markdown table line's cells; an escaped pipe stays inside its cell. */
+function tableCells(line: string): string[] {
+  return line.split(/(?<!\\)\|/).map((text) => text.trim());
 }
 
-const repoRoot = resolve(new URL("..", import.meta.url).pathname);
-
-/** Reads `deno task servers` flags; throws a `ConfigError` naming what is wrong. */
-export function parseServersArgs(args: string[]): ServersOptions | "help" {
-  const { values } = parseFlags(args, {
-    help: { type: "boolean", short: "h" },
-    "results-dir": { type: "string", default: `${repoRoot}/results` },
-    "cache-dir": { type: "string", default: defaultCacheDir() },
-  });
-  if (values.help) return "help";
-  return {
-    resultsDir: folderFlag("results-dir", values["results-dir"]),
-    cacheDir: folderFlag("cache-dir", values["cache-dir"]),
-  };
-}
-
-/** The servers table's runs: label, report name, and the probe's arguments. */
-function serverRuns(
-  labUrl: string,
-  everything: { url: string; entry: string },
-): [string, string, string[]][] {
-  const everythingArgs = [
-    "--uri",
-    EVERYTHING_URI,
-    "--call",
-    "toggle-subscriber-updates",
-  ];
-  const labStdio = [
-    Deno.execPath(),
-    "run",
-    "-A",
-    `${repoRoot}/main.ts`,
-    "--stdio",
-    "--delay",
-    "1",
-  ];
-  return [
-    ["the lab", "lab-http-2025", ["--url", labUrl, "--era", "2025"]],
-    ["the lab", "lab-http-2026-07-28", [
-      "--url",
-      labUrl,
-      "--era",
-      "2026-07-28",
-    ]],
-    ["the lab", "lab-stdio-2025", [
-      "--era",
-      "2025",
-      "--stdio",
-      "--",
-      ...labStdio,
-    ]],
-    ["the lab", "lab-stdio-2026-07-28", [
-      "--era",
-      "2026-07-28",
-      "--stdio",
-      "--",
-      ...labStdio,
-    ]],
-    ["everything", "everything-http", [
-      "--url",
-      everything.url,
-      ...everythingArgs,
-    ]],
-    ["everything", "everything-stdio", [
-      ...everythingArgs,
-      "--stdio",
-      "--",
-      "node",
-      everything.entry,
-      "stdio",
-    ]],
-  ];
-}
-
-/** Probes every server of the table, each report in `results/servers/`. */
-async function probeServers(options: ServersOptions): Promise<ServerRow[]> {
-  const entry = await installEverything(options.cacheDir);
-  const lab = await spawnLab({
-    mainPath: `${repoRoot}/main.ts`,
-    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
-  });
-  const everything = await startEverythingHttp(entry);
-  const rows: ServerRow[] = [];
-  try {
-    const runs = serverRuns(lab.url, { url: everything.url, entry });
-    for (const [label, slug, args] of runs) {
-      const report = `${options.resultsDir}/servers/${slug}.md`;
-      const result = await runProbe(`${repoRoot}/probe.ts`, args, report);
-      rows.push({ label: result.server?.name ?? label, slug, result });
+/**
+ * `--check`: each row must have run, and its level and exit status must be
+ * what the published table (`published`, a `servers.md`) records for it.
+ * Resolves with the failures; prints each agreement.
+ */
+export function checkAgainstPublished(
+  rows: ServerRow[],
+  published: string,
+): string[] {
+  const failures: string[] = [];
+  const lines = published.split("\n");
+  for (const row of rows) {
+    const line = lines.find((text) =>
+      text.includes(`(servers/${row.slug}.md)`)
+    );
+    if (!row.result) {
+      failures.push(`${row.slug}: could not run: ${row.reason}`);
+      continue;
+    }
+    if (!line) {
+      failures.push(`${row.slug}: no row in the published table`);
+      continue;
+    }
+    const header = lines.slice(0, lines.indexOf(line)).findLast((text) =>
+      /^\|\s*(Server|Proxy)\s*\|/.test(text)
+    ) ?? "";
+    const columns = tableCells(header);
+    const cells = tableCells(line);
+    const level = Number(cells[columns.indexOf("Level")]);
+    const exit = Number.parseInt(cells[columns.indexOf("Exit")]);
+    const { level: ran, exitStatus } = row.result;
+    if (level !== ran || exit !== exitStatus) {
+      failures.push(
+        `${row.slug}: level ${ran}, exit ${exitStatus}; published: level ${level}, exit ${exit}`,
+      );
+    } else {
       console.log(
-        `${slug}: level ${result.level}, exit ${result.exitStatus}${
-          result.errorCode ? ` (${result.errorCode})` : ""
-        }`,
+        `check ${row.slug}: level ${ran}, exit ${exitStatus}, as published`,
       );
     }
-  } finally {
-    await everything.stop();
-    await lab.stop();
   }
-  return rows;
+  if (rows.length === 0) failures.push("no row ran");
+  return failures;
+}
+
+/** Reports in `dir` that no row of a full run wrote: from rows since removed. */
+async function removeStaleReports(dir: string, rows: ServerRow[]) {
+  const kept = new Set(rows.map((row) => `${row.slug}.md`));
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && entry.name.endsWith(".md") && !kept.has(entry.name)) {
+      await Deno.remove(`${dir}/${entry.name}`);
+    }
+  }
 }
 
 /** `deno task servers`: probes, writes `results/servers.md`; the exit status. */
@@ -288,19 +620,31 @@ export async function main(args: string[]): Promise<number> {
   if ("exitStatus" in options) return options.exitStatus;
   // The probe reaches every server of the table on loopback.
   bypassProxyForLoopback();
-  const resultsDir = options.resultsDir;
+  const { resultsDir } = options;
+  // Read before anything is written: results-dir may be the repository's.
+  const published = options.check
+    ? await Deno.readTextFile(`${repoRoot}/results/servers.md`)
+    : "";
   await Deno.mkdir(`${resultsDir}/servers`, { recursive: true });
-  const rows = await probeServers(options);
+  const rows = await probeRows(options);
+  if (options.only.length === 0) {
+    await removeStaleReports(`${resultsDir}/servers`, rows);
+  }
   await Deno.writeTextFile(
     `${resultsDir}/servers.md`,
     serversMarkdown(rows, new Date().toISOString()),
   );
   await formatFiles(resultsDir, [
     `${resultsDir}/servers.md`,
-    ...rows.map(({ slug }) => `${resultsDir}/servers/${slug}.md`),
+    ...rows.filter((row) => row.result).map(({ slug }) =>
+      `${resultsDir}/servers/${slug}.md`
+    ),
   ]);
   console.log(`wrote ${resultsDir}/servers.md (${rows.length} rows)`);
-  return 0;
+  if (!options.check) return 0;
+  const failures = checkAgainstPublished(rows, published);
+  for (const failure of failures) console.error(`check failed: ${failure}`);
+  return failures.length > 0 ? 1 : 0;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,62 +1,208 @@
 /**
- * Tests for the servers table (`servers.ts`): the probe, run as the table
- * runs it, against the reference everything server, installed from npm at
- * its pinned version into the harness's cache on first run.
+ * Tests for the servers table (`servers.ts`): its flags, the tables and
+ * the paragraph it writes, `--check` against a published table, and one
+ * real run of the reference everything server, installed from npm at its
+ * pinned version into the harness's cache on first run.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
+import type { ProbeResult } from "../probe.ts";
 import {
-  EVERYTHING_URI,
-  installEverything,
-  runProbe,
-  startEverythingHttp,
+  checkAgainstPublished,
+  findings,
+  main,
+  parseServersArgs,
+  selectedRows,
+  type ServerRow,
+  serversMarkdown,
 } from "./servers.ts";
+import { SERVER_CATALOG } from "./servers_catalog.ts";
 import { prepareTestEnvironment } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();
 
-const PROBE_PATH = new URL("../probe.ts", import.meta.url).pathname;
+/** A probe result with the fields the table reads. */
+function result(
+  level: number,
+  missing: string,
+  errorCode: ProbeResult["errorCode"] = null,
+  exitStatus = 0,
+  extra: Partial<ProbeResult> = {},
+): ProbeResult {
+  return {
+    level,
+    missing,
+    errorCode,
+    exitStatus,
+    protocolVersion: "2025-11-25",
+    unsolicited: { count: 0, uris: [] },
+    ...extra,
+  } as ProbeResult;
+}
 
-Deno.test("the reference everything server notifies, but its document never changes: level 5 over HTTP and stdio", async (t) => {
-  const entry = await installEverything();
-  const everything = await startEverythingHttp(entry);
-  const targets = {
-    HTTP: ["--url", everything.url],
-    stdio: ["--stdio", "--", "node", entry, "stdio"],
-  };
+const ROWS: ServerRow[] = [
+  {
+    table: "servers",
+    slug: "demo-stdio-2025",
+    name: "demo-server",
+    version: "1.0.0",
+    transport: "stdio",
+    era: "2025",
+    result: result(
+      7,
+      "nothing: the server delivers the update and stops cleanly",
+    ),
+    seconds: 1,
+  },
+  {
+    table: "servers",
+    slug: "notifier-stdio-2025",
+    name: "notifier|server",
+    version: "2.0.0",
+    transport: "stdio",
+    era: "2025",
+    result: result(
+      1,
+      "the server does not advertise resources.subscribe",
+      "subscribe-not-advertised",
+      13,
+      { unsolicited: { count: 2, uris: ["console://logs"] } },
+    ),
+    seconds: 1,
+  },
+  {
+    table: "servers",
+    slug: "browserless-stdio-2025",
+    name: "browserless",
+    version: "3.0.0",
+    transport: "stdio",
+    era: "2025",
+    reason: "needs Chromium at /usr/bin/chromium",
+    seconds: 0,
+  },
+  {
+    table: "proxies",
+    slug: "gateway-default-2025",
+    name: "gateway",
+    version: "4.0.0",
+    transport: "streamable-http",
+    era: "2025",
+    mode: "default",
+    behind: "the lab over stdio",
+    result: result(
+      4,
+      "no notifications/resources/updated for test://review/status within 8 s",
+      "notification-timeout",
+      16,
+    ),
+    seconds: 9,
+  },
+  {
+    table: "proxies",
+    slug: "gateway-stateful-2025",
+    name: "gateway",
+    version: "4.0.0",
+    transport: "streamable-http",
+    era: "2025",
+    mode: "stateful",
+    behind: "the lab over stdio",
+    result: result(
+      7,
+      "nothing: the server delivers the update and stops cleanly",
+    ),
+    seconds: 2,
+  },
+];
+
+Deno.test("servers --only: ids and row names; an unknown one is a one-line error", () => {
+  const options = parseServersArgs(["--only", "mcp-remote-2025,memory"]);
+  assert.ok(options !== "help");
+  assert.deepEqual(
+    selectedRows(options.only).map(({ row }) => row.slug),
+    ["memory-stdio-2025", "mcp-remote-2025"],
+  );
+  assert.throws(
+    () => parseServersArgs(["--only", "nonesuch"]),
+    { message: '--only: no server or row named "nonesuch" (see --help)' },
+  );
+  // Every row name is unique: it names the row's report.
+  const slugs = SERVER_CATALOG.flatMap((server) =>
+    server.rows.map((row) => row.slug)
+  );
+  assert.equal(new Set(slugs).size, slugs.length);
+});
+
+Deno.test("serversMarkdown: the servers table, the proxies table, and the paragraph from the rows", () => {
+  const markdown = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
+  const lines = markdown.split("\n");
+  const servers = lines.indexOf("## Servers");
+  const proxies = lines.indexOf("## Proxies");
+  assert.ok(servers > 0 && proxies > servers);
+  assert.deepEqual(lines.slice(servers + 4, servers + 7), [
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | 7 | nothing: the server delivers the update and stops cleanly | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| notifier\\|server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | could not run: needs Chromium at /usr/bin/chromium | — | — |",
+  ]);
+  assert.deepEqual(lines.slice(proxies + 6, proxies + 8), [
+    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
+    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | 0 | [report](servers/gateway-stateful-2025.md) |",
+  ]);
+  assert.deepEqual(findings(ROWS), [
+    "- **demo-server** 1.0.0: delivers over stdio 2025.",
+    "- **notifier\\|server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
+    "- **browserless** 3.0.0: could not run here: needs Chromium at /usr/bin/chromium.",
+    "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4).",
+  ]);
+  for (const finding of findings(ROWS)) assert.ok(markdown.includes(finding));
+});
+
+Deno.test("checkAgainstPublished: each row must have run with the published level and exit status", () => {
+  const published = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
+  const [demo, notifier, browserless, gatewayDefault] = ROWS;
+  assert.deepEqual(checkAgainstPublished([demo, notifier], published), []);
+  assert.deepEqual(
+    checkAgainstPublished([
+      { ...gatewayDefault, result: result(7, "nothing") },
+      browserless,
+      { ...demo, slug: "demo-http-2025" },
+    ], published),
+    [
+      "gateway-default-2025: level 7, exit 0; published: level 4, exit 16",
+      "browserless-stdio-2025: could not run: needs Chromium at /usr/bin/chromium",
+      "demo-http-2025: no row in the published table",
+    ],
+  );
+  assert.deepEqual(checkAgainstPublished([], published), ["no row ran"]);
+});
+
+Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio", async () => {
+  const resultsDir = await Deno.makeTempDir();
   try {
-    for (const [transport, target] of Object.entries(targets)) {
-      await t.step(transport, async () => {
-        const result = await runProbe(PROBE_PATH, [
-          "--uri",
-          EVERYTHING_URI,
-          "--call",
-          "toggle-subscriber-updates",
-          ...target,
-        ]);
-        assert.equal(result.era, "2025");
-        assert.equal(result.server?.name, "mcp-servers/everything");
-        assert.deepEqual(result.capabilities, {
-          subscribe: true,
-          listChanged: true,
-        });
-        assert.equal(result.resourceFound, true);
-        assert.equal(result.subscribed, true);
-        assert.deepEqual(result.call, {
-          name: "toggle-subscriber-updates",
-          ok: true,
-        });
-        assert.equal(result.updates.length, 1);
-        assert.equal(result.updates[0].uri, EVERYTHING_URI);
-        assert.equal(result.updates[0].changed, false);
-        assert.equal(result.level, 5);
-        assert.equal(result.errorCode, "reread-unchanged");
-        assert.equal(result.exitStatus, 17);
-      });
+    assert.equal(
+      await main(["--only", "everything", "--results-dir", resultsDir]),
+      0,
+    );
+    const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+    for (const slug of ["everything-http-2025", "everything-stdio-2025"]) {
+      const row = table.split("\n").find((line) =>
+        line.includes(`(servers/${slug}.md)`)
+      );
+      assert.match(
+        row ?? "",
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| 7 +\| nothing: the server delivers the update and stops cleanly \| 0 +\|/,
+      );
+      const report = await Deno.readTextFile(
+        `${resultsDir}/servers/${slug}.md`,
+      );
+      assert.match(
+        report,
+        /S-->>P: notifications\/resources\/updated demo:\/\/resource\/dynamic\/text\/1\n {4}P->>S: resources\/read \((changed|unchanged)\)/,
+      );
+      assert.match(report, /P->>S: resources\/read \(changed\)/);
     }
   } finally {
-    await everything.stop();
+    await Deno.remove(resultsDir, { recursive: true });
   }
 });
