@@ -990,15 +990,18 @@ Deno.test("probe --header: extra headers reach the server (a bearer token given 
  * Serves the checkout's `main.ts` and `probe.ts` over loopback HTTP as
  * `text/plain`, as raw GitHub does, under any folder (so that each process
  * fetches its own copy rather than Deno's cached one), and records the paths
- * asked for. Nothing else is served: an import of another file fails.
+ * asked for, below `origin`. Nothing else is served: an import of another
+ * file fails. `origin` holds a folder of its own: Deno caches a remote
+ * module by its URL, and a port can come round again in a later run.
  */
 function serveCheckoutAsText() {
   const requested: string[] = [];
+  const run = `/${crypto.randomUUID()}`;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       const { pathname } = new URL(request.url);
-      requested.push(pathname);
+      requested.push(pathname.replace(run, ""));
       const name = pathname.split("/").pop()!;
       if (name !== "main.ts" && name !== "probe.ts") {
         return new Response("not found", { status: 404 });
@@ -1009,7 +1012,7 @@ function serveCheckoutAsText() {
     },
   );
   return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
+    origin: `http://127.0.0.1:${server.addr.port}${run}`,
     requested,
     [Symbol.asyncDispose]: () => server.shutdown(),
   };

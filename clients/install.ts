@@ -54,7 +54,8 @@ const INSTALL_TIMEOUT_MS = 300_000;
 /** A package that builds native modules (code-server's) takes longer. */
 const RUNTIME_INSTALL_TIMEOUT_MS = 900_000;
 
-async function exists(path: string): Promise<boolean> {
+/** Whether anything is at `path`. */
+export async function exists(path: string): Promise<boolean> {
   try {
     await Deno.stat(path);
     return true;

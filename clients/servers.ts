@@ -12,10 +12,10 @@
  */
 
 import { resolve } from "node:path";
-import { ConfigError, LAB_VERSION, parseFlags } from "../main.ts";
+import { cell, ConfigError, LAB_VERSION, parseFlags } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
-import { defaultCacheDir, installClient } from "./install.ts";
+import { defaultCacheDir, exists, installClient } from "./install.ts";
 import { freePort, spawnLab } from "./lab.ts";
 import {
   bypassProxyForLoopback,
@@ -343,15 +343,6 @@ async function runRow(
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Probes every selected row, installing each package once, with the lab
  * over HTTP (update after 1 s) running for the rows that need it.
@@ -397,11 +388,6 @@ function rowOutcome(row: ServerRow): string {
 // ---------------------------------------------------------------------------
 // The tables
 // ---------------------------------------------------------------------------
-
-/** A Markdown table cell: no pipe, no line break. */
-function cell(text: string): string {
-  return text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
-}
 
 /** The Era column: the era asked for, and the protocol version agreed. */
 function eraCell(row: ServerRow): string {
@@ -640,7 +626,11 @@ export async function main(args: string[]): Promise<number> {
       `${resultsDir}/servers/${slug}.md`
     ),
   ]);
-  console.log(`wrote ${resultsDir}/servers.md (${rows.length} rows)`);
+  console.log(
+    `wrote ${resultsDir}/servers.md (${rows.length} row${
+      rows.length === 1 ? "" : "s"
+    })`,
+  );
   if (!options.check) return 0;
   const failures = checkAgainstPublished(rows, published);
   for (const failure of failures) console.error(`check failed: ${failure}`);
