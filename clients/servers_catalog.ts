@@ -8,7 +8,8 @@
  */
 
 import type { Era } from "../main.ts";
-import { type Installable, NODE_24 } from "./install.ts";
+import { NODE_24 } from "./catalog.ts";
+import type { Installable } from "./install.ts";
 import { shellQuote } from "./process.ts";
 
 /** The two tables of `results/servers.md`. */
