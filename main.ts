@@ -998,7 +998,7 @@ class LabState {
     const evidence = {
       tag: "update/error",
       words: "the update could not be sent",
-      fields: { message: JSON.stringify(message) },
+      fields: { message },
     };
     try {
       this.log.write("warn", evidence, client);
@@ -1150,6 +1150,48 @@ interface Evidence {
   fields?: Record<string, FieldValue | undefined>;
 }
 
+/**
+ * What may not stand bare in a text line's value: whitespace (line breaks
+ * among it), quotes, backslashes, control and format characters.
+ */
+const UNSAFE_IN_LINE = /[\s"'\\\p{Cc}\p{Cf}]/u;
+
+/** What JSON.stringify leaves raw that a terminal or a line reader would act on. */
+const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
+
+/**
+ * `value` as JSON, with DEL, C1 controls, format characters (bidi
+ * overrides) and U+2028/U+2029 escaped too: one line, nothing a terminal
+ * acts on. Every JSON line the lab and the probe print goes through it.
+ */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value).replace(
+    RAW_IN_JSON,
+    (char) =>
+      char.split("").map((unit) =>
+        `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`
+      ).join(""),
+  );
+}
+
+/**
+ * A value in a text line: as it is when it is plain (no space, quote,
+ * backslash, control or format character), else a JSON string. So each
+ * event stays one line, and no value can pose as a field or an event.
+ */
+export function lineValue(value: FieldValue): string {
+  const text = String(value);
+  return UNSAFE_IN_LINE.test(text) ? jsonText(text) : text;
+}
+
+/** Free text in a line (words, notes): control and format characters escaped. */
+export function lineText(text: string): string {
+  return text.replace(
+    /[\p{Cc}\p{Cf}\u2028\u2029]/gu,
+    (char) => jsonText(char).slice(1, -1),
+  );
+}
+
 /** The text form of an event: `[tag] words key=value ... client=… at=…`. */
 function renderEvidence(
   { tag, words, fields = {} }: Evidence,
@@ -1157,15 +1199,15 @@ function renderEvidence(
   at: number,
 ): string {
   const parts = [`[${tag}]`];
-  if (words) parts.push(words);
+  if (words) parts.push(lineText(words));
   for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined) parts.push(`${key}=${value}`);
+    if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
   }
   if (client) {
     parts.push(
-      `client=${clientLabel(client)}`,
+      `client=${lineValue(clientLabel(client))}`,
       `era=${client.era}`,
-      `protocol=${client.protocolVersion}`,
+      `protocol=${lineValue(client.protocolVersion)}`,
     );
   }
   parts.push(`at=${new Date(at).toISOString()}`);
@@ -1202,7 +1244,7 @@ function createLogger(config: LabConfig, sink: LineSink): Logger {
         sink(renderEvidence(evidence, client, at));
         return;
       }
-      sink(JSON.stringify({
+      sink(jsonText({
         event: evidence.tag,
         text: evidence.words,
         ...evidence.fields,
@@ -1216,8 +1258,8 @@ function createLogger(config: LabConfig, sink: LineSink): Logger {
     },
     block(lines, json) {
       if (!enabled("info")) return;
-      if (config.logFormat === "json") sink(JSON.stringify(json()));
-      else for (const line of lines()) sink(line);
+      if (config.logFormat === "json") sink(jsonText(json()));
+      else for (const line of lines()) sink(lineText(line));
     },
   };
 }
@@ -1484,9 +1526,31 @@ function labReport(clients: LabClient[], config: LabConfig): LabReport {
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
 
-/** Markdown table cells may not hold a bare pipe or a line break. */
+/** Characters Markdown would act on, as HTML entities. */
+const MARKDOWN_ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "\\": "&#92;",
+};
+
+/**
+ * Text in Markdown (a table cell, a heading, a sentence), as it reads but
+ * inert: pipes, backticks, brackets, backslashes and `<`, `>`, `&` as
+ * entities (no cell boundary, code span, link or HTML), each line break as
+ * a visible ⏎, other control and format characters as `\uXXXX`. Every
+ * value a client or server sent reaches `/report.md` and the probe's report
+ * through it.
+ */
 export function cell(text: string): string {
-  return text.replaceAll("|", "\\|").replaceAll("\n", " ");
+  return text
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
+    .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])
+    .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
 }
 
 /** `GET /report.md`: matrix rows, then a sequence diagram per client. */
@@ -1539,9 +1603,11 @@ function labReportMarkdown(
   for (const { client, verdict } of graded) {
     lines.push(
       "",
-      `## ${cell(clientLabel(client))} (${client.era}, ${client.id})`,
+      `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
       "",
-      `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${verdict.missing}.`,
+      `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
+        cell(verdict.missing)
+      }.`,
       "",
       "```mermaid",
       ...sequenceDiagram(client),
@@ -1563,9 +1629,17 @@ function sharedIdentityNote(client: LabClient): string {
     : "";
 }
 
-/** Mermaid ends a statement at ";" and reads "#" as an entity. */
+/**
+ * A label in a mermaid diagram (a participant's alias, a message, a note):
+ * one line, with the characters mermaid acts on as its entity codes: `;`
+ * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
+ * (arrows, HTML), and backticks (a fence around the diagram). No label can
+ * add a participant, an arrow or a note, or end the code block.
+ */
 export function mermaidText(text: string): string {
-  return text.replace(/[;#]/g, " ");
+  return text
+    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")
+    .replace(/[;#%<>`]/g, (char) => `#${char.charCodeAt(0)};`);
 }
 
 /** What the client actually did, as a mermaid sequence diagram. */
@@ -1577,7 +1651,13 @@ function sequenceDiagram(client: LabClient): string[] {
   ];
   for (const step of client.timeline) {
     const arrow = diagramArrow(step, client);
-    if (arrow) diagram.push(`    ${mermaidText(arrow)}`);
+    if (!arrow) continue;
+    // "C->>L: label": the head is the lab's, the label may hold what the
+    // client sent.
+    const colon = arrow.indexOf(": ");
+    diagram.push(
+      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
+    );
   }
   if (client.droppedSteps > 0) {
     diagram.push(
@@ -1653,8 +1733,10 @@ function verdictBlock(
 ): string[] {
   return [
     `[verdict] level=${verdict.level} client=${
-      clientLabel(client)
-    } era=${client.era} protocol=${client.protocolVersion} id=${client.id} trigger=${config.updateTrigger}`,
+      lineValue(clientLabel(client))
+    } era=${client.era} protocol=${lineValue(client.protocolVersion)} id=${
+      lineValue(client.id)
+    } trigger=${config.updateTrigger}`,
     `  level ${verdict.level} of 7: ${verdict.levelName}`,
     ...(verdict.waitToolLevel === null ? [] : [
       `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
@@ -2135,7 +2217,7 @@ function logRefusal(
     fields: {
       status,
       code,
-      message: JSON.stringify(clip(message, MAX_MESSAGE_LENGTH)),
+      message: clip(message, MAX_MESSAGE_LENGTH),
     },
   }, client);
 }
@@ -2454,7 +2536,7 @@ async function serveWatched(
 function logSdkError(log: Logger, error: Error) {
   log.write("warn", {
     tag: "mcp/error",
-    fields: { message: JSON.stringify(error.message) },
+    fields: { message: error.message },
   });
 }
 
@@ -2989,7 +3071,7 @@ function internalError(log: Logger, error: unknown, body?: unknown): Response {
   const message = error instanceof Error ? error.message : String(error);
   const evidence = {
     tag: "server/error",
-    fields: { message: JSON.stringify(message) },
+    fields: { message },
   };
   try {
     log.write("error", evidence);
@@ -3176,20 +3258,47 @@ export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
     : ["SIGINT", "SIGTERM"];
 }
 
+/**
+ * One of the lab's own lines (banner, shutdown): `text`, or with
+ * `--log-format json` one JSON object, `{"event":"lab",...fields}` unless
+ * the fields name another event.
+ */
+function labLine(
+  config: LabConfig,
+  text: string,
+  fields: Record<string, unknown>,
+  sink: LineSink = console.log,
+) {
+  sink(
+    config.logFormat === "json" ? jsonText({ event: "lab", ...fields }) : text,
+  );
+}
+
 /** The startup banner: where the lab listens, its versions and settings. */
 function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   for (const path of new Set(["/mcp", config.path])) {
-    console.log(`listening on http://${host}:${port}${path}`);
+    const url = `http://${host}:${port}${path}`;
+    labLine(config, `listening on ${url}`, { event: "listening", url });
   }
-  console.log(
+  const versions = {
+    version: LAB_VERSION,
+    sdk: SDK_VERSION,
+    deno: Deno.version.deno,
+    resource: REVIEW_URI,
+  };
+  labLine(
+    config,
     `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    versions,
   );
-  console.log(
-    `[lab] report at http://${host}:${port}/report.md (JSON: /report)`,
-  );
+  const report = `http://${host}:${port}/report.md`;
+  labLine(config, `[lab] report at ${report} (JSON: /report)`, {
+    report,
+    json: `http://${host}:${port}/report`,
+  });
   const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
-  console.log(`[lab] config ${JSON.stringify(shown)}`);
+  labLine(config, `[lab] config ${JSON.stringify(shown)}`, { config: shown });
 }
 
 /** How often a stopped accept loop tries to listen again. */
@@ -3217,7 +3326,7 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
       log.write("error", {
         tag: "server/error",
         words: "not accepting connections; listening again when possible",
-        fields: { message: JSON.stringify((error as Error).message) },
+        fields: { message: (error as Error).message },
       });
     }
     retry = setTimeout(listen, RELISTEN_MS);
@@ -3262,10 +3371,12 @@ async function serveHttp(config: LabConfig): Promise<number> {
   try {
     listener = listenAndKeepListening(config, lab);
   } catch (error) {
-    console.error(
-      `[lab] cannot listen on ${config.host}:${config.port}: ${
-        (error as Error).message
-      }`,
+    const message = (error as Error).message;
+    labLine(
+      config,
+      `[lab] cannot listen on ${config.host}:${config.port}: ${message}`,
+      { error: "cannot listen", host: config.host, port: config.port, message },
+      (line) => console.error(line),
     );
     return 1;
   }
@@ -3278,13 +3389,19 @@ async function serveHttp(config: LabConfig): Promise<number> {
       Deno.addSignalListener(signal, listener);
       listeners.push([signal, listener]);
     } catch (error) {
-      console.log(
-        `[lab] not listening to ${signal}: ${(error as Error).message}`,
-      );
+      const message = (error as Error).message;
+      labLine(config, `[lab] not listening to ${signal}: ${message}`, {
+        signal,
+        listening: false,
+        message,
+      });
     }
   }
   const signal = await signalled.promise;
-  console.log(`[lab] ${signal}: closing sessions and streams`);
+  labLine(config, `[lab] ${signal}: closing sessions and streams`, {
+    signal,
+    closing: true,
+  });
   // Never hang: a stuck connection must not keep the lab alive.
   const deadline = setTimeout(() => Deno.exit(1), 2000);
   await lab.close();
@@ -3569,8 +3686,17 @@ export async function main(
   if (!commandLine.stdio) return await serveHttp(config);
   // stdout carries the protocol, so every log line goes to stderr.
   const stderrLine = (line: string) => console.error(line);
-  stderrLine(
+  labLine(
+    config,
     `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    {
+      transport: "stdio",
+      version: LAB_VERSION,
+      sdk: SDK_VERSION,
+      deno: Deno.version.deno,
+      resource: REVIEW_URI,
+    },
+    stderrLine,
   );
   await serveLabOverStdio(config, stderrLine);
   return 0;

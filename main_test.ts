@@ -28,6 +28,7 @@ import {
   type Lab,
   LAB_VERSION,
   type LabReport,
+  lineValue,
   loadConfig,
   parseCommandLine,
   REVIEW_URI,
@@ -155,8 +156,9 @@ async function spawnLabProcess(
   const read = (async () => {
     for await (const line of linesOf(child.stdout)) {
       lines.push(line);
+      // The banner's line, in text or (MCP_TEST_LOG_FORMAT=json) as JSON.
       const match = line.match(
-        /^listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/,
+        /^(?:listening on |\{"event":"listening","url":")(http:\/\/127\.0\.0\.1:\d+)\/mcp"?\}?$/,
       );
       if (match) listening.resolve(match[1]);
     }
@@ -1438,7 +1440,7 @@ Deno.test("2025 era: a notification sent with no GET stream open is reported as 
   assert.ok(
     lab.lines.some((line) =>
       line.startsWith(
-        `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no GET stream open`,
+        `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason="no GET stream open"`,
       )
     ),
     lab.lines.join("\n"),
@@ -1495,7 +1497,7 @@ Deno.test("a client that drops its GET or listen stream mid-way leaves nothing b
   // no stream and said so.
   assert.ok(
     lab.lines.some((line) =>
-      line.includes("delivered=false reason=no GET stream open")
+      line.includes('delivered=false reason="no GET stream open"')
     ),
   );
   assert.ok(
@@ -1864,7 +1866,7 @@ Deno.test("verdict (2025): a client that never opens the GET stream is told its 
     "  level 4 of 7: subscribed",
     "  next: the notification was lost: the client never opened the GET stream it would need",
     `  evidence: [resources/subscribe] uri=${REVIEW_URI}`,
-    `  evidence: [notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no GET stream open`,
+    `  evidence: [notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason="no GET stream open"`,
   ]);
   const ended = reportFor(lab, "raw-legacy");
   assert.equal(ended.ended, "delete");
@@ -1935,7 +1937,7 @@ Deno.test("MCP_TEST_UPDATE_TRIGGER=read (2026-07-28): a client listening only fo
   assert.equal(entry.level, 6);
   // Nothing outside the filter: the resource update itself was not sent.
   assertLinesInOrder(lab.lines, [
-    `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason=no listen stream watches ${REVIEW_URI}`,
+    `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=false reason="no listen stream watches ${REVIEW_URI}"`,
     "[notification/send] notifications/resources/list_changed delivered=true",
   ]);
 });
@@ -2007,13 +2009,20 @@ function assertSequenceDiagram(block: string, actors = ["C", "L"]) {
   assert.equal(first, "sequenceDiagram");
   const participants = new Set<string>();
   for (const line of lines) {
-    const participant = line.match(/^ {4}participant (\w+) as [^;#]+$/);
+    // Labels may hold mermaid's entity codes (#59; for ";"), never a bare ; or #.
+    const participant = line.match(
+      /^ {4}participant (\w+) as (?:[^;#]|#\d+;)+$/,
+    );
     if (participant) {
       participants.add(participant[1]);
       continue;
     }
-    const arrow = line.match(/^ {4}(\w+)(->>|-->>|--x)(\w+): [^;#]+$/);
-    const note = line.match(/^ {4}Note over (\w+)(?:,(\w+))?: [^;#]+$/);
+    const arrow = line.match(
+      /^ {4}(\w+)(->>|-->>|--x)(\w+): (?:[^;#]|#\d+;)+$/,
+    );
+    const note = line.match(
+      /^ {4}Note over (\w+)(?:,(\w+))?: (?:[^;#]|#\d+;)+$/,
+    );
     assert.ok(arrow || note, `not a sequence diagram line: ${line}`);
     for (const actor of arrow ? [arrow[1], arrow[3]] : [note![1], note![2]]) {
       if (actor) assert.ok(participants.has(actor), `undeclared ${actor}`);
@@ -2756,13 +2765,23 @@ Deno.test("MCP_TEST_LOG_FORMAT=json: hostile input never puts a stack trace or a
   assert.equal((await lab.child.status).code, 0);
   await lab.read;
   assert.equal(await lab.stderr, "");
+  // Every line is JSON, the banner's and the shutdown's too.
   const events = lab.lines.filter((line) =>
-    !line.startsWith("listening on ") && !line.startsWith("[lab] ")
+    !/^\{"event":"(listening|lab)"/.test(line)
   );
   assert.ok(events.length >= 7, events.join("\n"));
-  for (const line of events) {
+  for (const line of lab.lines) {
     assert.doesNotThrow(() => JSON.parse(line), line);
   }
+  assert.deepEqual(
+    lab.lines.slice(0, 4).map((line) => Object.keys(JSON.parse(line))),
+    [
+      ["event", "url"],
+      ["event", "version", "sdk", "deno", "resource"],
+      ["event", "report", "json"],
+      ["event", "config"],
+    ],
+  );
   const rejected = events.map((line) => JSON.parse(line)).filter((event) =>
     event.event === "request/rejected"
   );
@@ -3004,7 +3023,7 @@ Deno.test("wait tool: a cancel, a client that leaves, a session end and shutdown
   const endedWith = (why: string) =>
     lab.lines.filter((line) =>
       line.startsWith("[tools/call] name=wait_for_review_update") &&
-      line.includes(` ended=${why} `)
+      line.includes(` ended=${lineValue(why)} `)
     ).length;
 
   // notifications/cancelled, from the SDK client's abort.
@@ -3106,5 +3125,132 @@ Deno.test("wait tool (2025): a session waiting on the tool is neither idle nor e
       line.startsWith("[session/end]")
     ),
     lab.lines.join("\n"),
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Hostile clients: what they send never forges a log line or a report line
+// ---------------------------------------------------------------------------
+
+/** A name that clears the screen, breaks lines, and poses as the lab's own output. */
+const HOSTILE_NAME =
+  "\x1b[2J\x1b[H\r\u2028\u202eevil|`x`<img src=x onerror=alert(1)>\n```\n" +
+  "<script>alert(1)</script>\nparticipant X as Evil\nX->>L: resources/read (v2)\n" +
+  "[verdict] level=6 client=claude-code/2.1.332";
+
+/** A URI that would add a version-2 read to the log. */
+const HOSTILE_URI =
+  "test://x\n[resources/read] uri=test://review/status version=2 client=claude-code/2.1.332";
+
+/** A 2025 session under a hostile name: a hostile read, the real read, subscribe, DELETE. */
+async function hostileSession(url: URL) {
+  const initialize = await postJsonRpc(
+    url,
+    initializeMessage({ name: HOSTILE_NAME, version: "1\n[verdict] level=7" }),
+  );
+  const sessionId = initialize.headers.get("mcp-session-id")!;
+  const session = { "mcp-session-id": sessionId };
+  await postJsonRpc(
+    url,
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    session,
+  );
+  const bad = await postJsonRpc(url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: HOSTILE_URI },
+  }, session);
+  assert.equal(bad.json.error.code, -32002);
+  assert.equal((await rawRead(url, sessionId)).status, 200);
+  await (await rawSubscribe(url, sessionId)).body?.cancel();
+  await fetch(url, { method: "DELETE", headers: session });
+}
+
+Deno.test("a hostile client's name and URIs: every text log line is one line of the lab's, nothing raw reaches the terminal", async () => {
+  await using lab = startLab();
+  await hostileSession(lab.url);
+  await eventually(
+    () => lab.lines.some((line) => line.startsWith("[verdict]")),
+    "the verdict",
+  );
+  for (const line of lab.lines) {
+    assert.doesNotMatch(line, /[\p{Cc}\u2028\u2029\u202e]/u, line);
+    // An event, or a line of the verdict block under it.
+    assert.match(line, /^(\[[a-z/]+\] | {2})/, line);
+  }
+  const verdicts = lab.lines.filter((line) => line.startsWith("[verdict]"));
+  assert.equal(verdicts.length, 1);
+  assert.match(
+    verdicts[0],
+    /^\[verdict\] level=4 client="\\u001b\[2J\\u001b\[H\\r\\u2028\\u202eevil\|/,
+  );
+  assert.equal(
+    lab.lines.filter((line) =>
+      line.startsWith("[resources/read] uri=test://review/status version=2")
+    ).length,
+    0,
+  );
+  const unknown = lab.lines.find((line) =>
+    line.startsWith("[resources/read] uri=")
+  )!;
+  assert.ok(
+    unknown.startsWith(`[resources/read] uri=${JSON.stringify(HOSTILE_URI)} `),
+    unknown,
+  );
+});
+
+Deno.test("a hostile client in the JSON log: one object per line, U+2028 and escapes never raw", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_FORMAT: "json" });
+  await hostileSession(lab.url);
+  await eventually(
+    () => lab.lines.some((line) => line.startsWith('{"event":"verdict"')),
+    "the verdict",
+  );
+  for (const line of lab.lines) {
+    assert.doesNotMatch(line, /[\p{Cc}\u2028\u2029\u202e]/u, line);
+    const event = JSON.parse(line);
+    assert.equal(typeof event.event, "string");
+  }
+  const verdict = JSON.parse(
+    lab.lines.find((line) => line.startsWith('{"event":"verdict"'))!,
+  );
+  // As sent, cut to the lab's 64 characters.
+  assert.equal(verdict.name, `${HOSTILE_NAME.slice(0, 63)}…`);
+});
+
+Deno.test("/report.md with a hostile client: no HTML, no broken table or fence, no participant or arrow it did not earn", async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.05" });
+  await hostileSession(lab.url);
+  await using honest = await connectClient(lab.url, "honest");
+  await readReview(honest);
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.doesNotMatch(markdown, /<(script|img)/i);
+  assert.doesNotMatch(markdown, /(?!\n)[\p{Cc}\u2028\u2029\u202e]/u);
+  const lines = markdown.split("\n");
+  // Fences: a mermaid block per client, each closed once.
+  assert.deepEqual(
+    lines.filter((line) => line.startsWith("```")),
+    ["```mermaid", "```", "```mermaid", "```"],
+  );
+  // Table rows: 13 cells each, none split by a pipe it holds.
+  const rows = lines.filter((line) => line.startsWith("| "));
+  assert.equal(rows.length, 4);
+  for (const row of rows) {
+    assert.equal(row.split("|").length, 15, row);
+  }
+  assert.ok(
+    rows[2].startsWith(
+      "| \\u001b&#91;2J\\u001b&#91;H ⏎  ⏎ \\u202eevil&#124;&#96;x&#96;&lt;img",
+    ),
+    rows[2],
+  );
+  // Each diagram declares the lab's two participants and nothing else.
+  for (const block of markdown.split("```mermaid\n").slice(1)) {
+    assertSequenceDiagram(block.split("```")[0]);
+  }
+  assert.equal(
+    lines.filter((line) => line.startsWith("## ")).length,
+    2,
   );
 });
