@@ -68,10 +68,7 @@ import {
   type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import {
-  serveStdio,
-  StdioServerTransport,
-} from "npm:@modelcontextprotocol/server@2.4.0/stdio";
+import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -2320,7 +2317,16 @@ async function readMessage(
   }
   const read = await readBodyText(request, config.bodyTimeoutSeconds);
   if ("refusal" in read) return read;
-  const { text } = read;
+  return parseMessage(read.text);
+}
+
+/**
+ * One JSON-RPC message from its text, or why not: not JSON (-32700), a
+ * batch or not JSON-RPC (-32600). A POST body and a stdio line alike.
+ */
+function parseMessage(
+  text: string,
+): { message: unknown } | { refusal: Refusal } {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -3417,6 +3423,141 @@ async function serveHttp(config: LabConfig): Promise<number> {
 // Serving stdio: one client over stdin/stdout
 // ---------------------------------------------------------------------------
 
+/** One line of a newline-delimited stream, or the size of one past the limit. */
+export type BoundedLine = { line: string } | { tooLong: number };
+
+/**
+ * The lines of a byte stream (newline-delimited JSON-RPC, as stdio carries
+ * it), each at most `maxBytes`: a longer line is skipped to its end, never
+ * kept, and reported by its size. A trailing CR is dropped, blank lines are
+ * skipped. The lab over stdio and the probe's stdio client read with it.
+ */
+export async function* boundedLines(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): AsyncGenerator<BoundedLine> {
+  const decoder = new TextDecoder();
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  /** Bytes of the line being skipped; 0 when not skipping. */
+  let skipped = 0;
+  const finish = (): BoundedLine | undefined => {
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const part of parts) {
+      bytes.set(part, offset);
+      offset += part.length;
+    }
+    parts = [];
+    size = 0;
+    const line = decoder.decode(bytes).replace(/\r$/, "");
+    return line.trim() === "" ? undefined : { line };
+  };
+  for await (const chunk of stream) {
+    let start = 0;
+    while (start < chunk.length) {
+      const end = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
+      if (skipped > 0 || size + piece.length > maxBytes) {
+        skipped = (skipped || size) + piece.length;
+        parts = [];
+        size = 0;
+      } else {
+        parts.push(piece.slice());
+        size += piece.length;
+      }
+      if (end === -1) break;
+      start = end + 1;
+      if (skipped > 0) {
+        yield { tooLong: skipped };
+        skipped = 0;
+        continue;
+      }
+      const line = finish();
+      if (line) yield line;
+    }
+  }
+  if (skipped > 0) yield { tooLong: skipped };
+  const last = size > 0 ? finish() : undefined;
+  if (last) yield last;
+}
+
+/**
+ * The lab's stdio wire: one JSON-RPC message per line. A line that is not
+ * JSON is answered -32700, JSON that is not one JSON-RPC message -32600, a
+ * line over `MAX_BODY_BYTES` -32700 with its size (skipped, never held), each
+ * with id null and logged through `refused`, and the lab goes on serving,
+ * as it does over HTTP.
+ */
+class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #encoder = new TextEncoder();
+  #closed = false;
+
+  constructor(
+    private readonly input: ReadableStream<Uint8Array>,
+    output: WritableStream<Uint8Array>,
+    private readonly refused: (refusal: Refusal) => void,
+  ) {
+    this.#writer = output.getWriter();
+  }
+
+  start(): Promise<void> {
+    this.#read();
+    return Promise.resolve();
+  }
+
+  async #read() {
+    try {
+      for await (const read of boundedLines(this.input, MAX_BODY_BYTES)) {
+        const parsed = "line" in read ? parseMessage(read.line) : {
+          refusal: {
+            status: 413,
+            code: -32700,
+            message:
+              `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
+          },
+        };
+        if ("message" in parsed) {
+          this.onmessage?.(parsed.message as JSONRPCMessage);
+          continue;
+        }
+        const { code, message } = parsed.refusal;
+        this.refused(parsed.refusal);
+        await this.#write({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code, message },
+        });
+      }
+    } catch (error) {
+      if (!this.#closed) this.onerror?.(error as Error);
+    }
+    await this.close();
+  }
+
+  #write(message: unknown): Promise<void> {
+    return this.#writer.write(
+      this.#encoder.encode(`${JSON.stringify(message)}\n`),
+    );
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.#write(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#writer.ready.catch(() => {});
+    this.#writer.releaseLock();
+    this.onclose?.();
+  }
+}
+
 /**
  * A transport that shows the lab every message both ways before passing it
  * on. Over stdio the SDK's entry serves `subscriptions/listen` itself, so
@@ -3476,9 +3617,17 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
 function serveLabOverStdio(
   config: LabConfig,
   sink: LineSink,
-  wire: Transport = new StdioServerTransport(),
+  wire?: Transport,
 ): Promise<void> {
-  return new StdioLab(createLabContext(config, sink)).serve(wire);
+  const context = createLabContext(config, sink);
+  return new StdioLab(context).serve(
+    wire ??
+      new LineTransport(
+        Deno.stdin.readable,
+        Deno.stdout.writable,
+        (refusal) => logRefusal(context.log, refusal),
+      ),
+  );
 }
 
 /** The one client of a stdio connection, as the lab sees its messages. */

@@ -3254,3 +3254,59 @@ Deno.test("/report.md with a hostile client: no HTML, no broken table or fence, 
     2,
   );
 });
+
+Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -32600, a 50 MB line is refused by its size, and the lab goes on serving", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  const answers = linesOf(child.stdout);
+  const next = async () =>
+    JSON.parse(
+      (await within(answers.next(), 10_000, "an answer")).value as string,
+    );
+  await writer.write(encoder.encode("this is not json\n"));
+  assert.deepEqual((await next()).error.code, -32700);
+  await writer.write(encoder.encode('{"hello":"world"}\n'));
+  const invalid = await next();
+  assert.equal(invalid.id, null);
+  assert.equal(invalid.error.code, -32600);
+  // 50 MB in 1 MB writes, with no newline until the end.
+  const megabyte = new Uint8Array(1024 * 1024).fill(0x61);
+  for (let i = 0; i < 50; i++) await writer.write(megabyte);
+  await writer.write(encoder.encode("\n"));
+  const tooLong = await next();
+  assert.equal(tooLong.id, null);
+  assert.equal(tooLong.error.code, -32700);
+  assert.equal(
+    tooLong.error.message,
+    "Parse error: the line is 52428800 bytes, over the 4194304-byte limit",
+  );
+  await writer.write(encoder.encode(
+    `${
+      JSON.stringify(
+        initializeMessage({ name: "after-garbage", version: "1.0.0" }),
+      )
+    }\n`,
+  ));
+  const initialized = await next();
+  assert.equal(initialized.id, 1);
+  assert.equal(
+    initialized.result.serverInfo.name,
+    "mcp-resource-subscription-lab",
+  );
+  await writer.close();
+  const status = await child.status;
+  assert.equal(status.code, 0);
+  assert.equal(
+    (await stderr).split("\n").filter((line) =>
+      line.startsWith("[request/rejected] status=")
+    ).length,
+    3,
+  );
+});

@@ -142,7 +142,7 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   assert.ok(servers > 0 && proxies > servers);
   assert.deepEqual(lines.slice(servers + 4, servers + 7), [
     "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | 7 | nothing: the server delivers the update and stops cleanly | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| notifier\\|server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
     "| browserless | 3.0.0 | stdio | 2025 (none) | — | could not run: needs Chromium at /usr/bin/chromium | — | — |",
   ]);
   assert.deepEqual(lines.slice(proxies + 6, proxies + 8), [
@@ -151,7 +151,7 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   ]);
   assert.deepEqual(findings(ROWS), [
     "- **demo-server** 1.0.0: delivers over stdio 2025.",
-    "- **notifier\\|server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
+    "- **notifier&#124;server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
     "- **browserless** 3.0.0: could not run here: needs Chromium at /usr/bin/chromium.",
     "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4).",
   ]);
