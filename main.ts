@@ -1161,8 +1161,8 @@ const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
  * overrides) and U+2028/U+2029 escaped too: one line, nothing a terminal
  * acts on. Every JSON line the lab and the probe print goes through it.
  */
-export function jsonText(value: unknown): string {
-  return JSON.stringify(value).replace(
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
     RAW_IN_JSON,
     (char) =>
       char.split("").map((unit) =>

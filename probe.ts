@@ -33,8 +33,11 @@ import {
   ConfigError,
   type Era,
   isEventStream,
+  jsonText,
   LAB_VERSION,
   type LabTransportKind,
+  lineText,
+  lineValue,
   MARK,
   mermaidText,
   parseFlags,
@@ -502,7 +505,7 @@ class ProbeRun {
   step(from: ProbeStep["from"], text: string) {
     this.result.steps.push({ at: this.elapsed(), from, text });
     const arrow = from === "server" ? "<-" : from === "probe" ? "->" : "--";
-    this.progress(`${arrow} ${text}`);
+    this.progress(lineText(`${arrow} ${text}`));
   }
 
   /** Records the first failure; later ones only add to the steps. */
@@ -525,6 +528,7 @@ class ProbeRun {
 
   /** Set as the probe subscribes: from then on the watched URI's notifications are updates. */
   asked = false;
+  #unsolicitedShown = 0;
 
   /**
    * A `notifications/resources/updated`: an update when it names the watched
@@ -534,22 +538,28 @@ class ProbeRun {
   notified(uri: string) {
     if (uri === this.options.uri && this.asked) {
       this.updates.push(uri);
-      this.step("server", `notifications/resources/updated ${uri}`);
+      this.step("server", `notifications/resources/updated ${shown(uri)}`);
       return;
     }
     const unsolicited = this.result.unsolicited;
-    const shown = uri.slice(0, 500);
+    const kept = uri.slice(0, 500);
     unsolicited.count++;
     if (
       unsolicited.uris.length < UNSOLICITED_URIS_KEPT &&
-      !unsolicited.uris.includes(shown)
+      !unsolicited.uris.includes(kept)
     ) {
-      unsolicited.uris.push(shown);
+      unsolicited.uris.push(kept);
     }
     if (unsolicited.count <= UNSOLICITED_URIS_KEPT) {
       this.step(
         "server",
-        `notifications/resources/updated ${shown} (not subscribed)`,
+        `notifications/resources/updated ${shown(kept)} (not subscribed)`,
+      );
+    } else if (performance.now() - this.#unsolicitedShown >= 1000) {
+      // A flood is counted, and told at most once a second.
+      this.#unsolicitedShown = performance.now();
+      this.progress(
+        `<- ${unsolicited.count} notifications for resources not subscribed to so far`,
       );
     }
   }
@@ -654,12 +664,23 @@ function rpcError(
   };
 }
 
+/**
+ * Text a server sent, as the probe's lines and notes show it: as it is when
+ * plain, else a JSON string (`lineValue`), and at most 500 characters.
+ */
+function shown(text: string): string {
+  return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
+}
+
 /** Why `connect` failed, told from what the transport saw. */
 function connectFailure(run: ProbeRun, error: unknown) {
   const { message } = rpcError(error);
   const http = run.lastHttp;
   if (run.networkError || (!http && run.options.command)) {
-    return run.fail("unreachable", `could not reach the server: ${message}`);
+    return run.fail(
+      "unreachable",
+      `could not reach the server: ${shown(message)}`,
+    );
   }
   if (
     http &&
@@ -669,7 +690,7 @@ function connectFailure(run: ProbeRun, error: unknown) {
       "auth-required",
       `the server requires authentication (HTTP ${http.status}${
         http.wwwAuthenticate
-          ? `, WWW-Authenticate: ${http.wwwAuthenticate}`
+          ? `, WWW-Authenticate: ${shown(http.wwwAuthenticate)}`
           : ""
       })`,
       { message, wwwAuthenticate: http.wwwAuthenticate },
@@ -678,8 +699,12 @@ function connectFailure(run: ProbeRun, error: unknown) {
   run.fail(
     "not-mcp",
     `not an MCP endpoint: ${
-      http ? `HTTP ${http.status} ${http.type || "(no content type)"}: ` : ""
-    }${message}`,
+      http
+        ? `HTTP ${http.status} ${
+          http.type ? shown(http.type) : "(no content type)"
+        }: `
+        : ""
+    }${shown(message)}`,
   );
 }
 
@@ -718,7 +743,7 @@ export async function probeServer(
   } catch (error) {
     connectFailure(run, error);
     await client.close().catch((closing) =>
-      run.step("note", `close failed: ${rpcError(closing).message}`)
+      run.step("note", `close failed: ${shown(rpcError(closing).message)}`)
     );
     return run.finish();
   }
@@ -825,7 +850,7 @@ async function listed(run: ProbeRun, client: Client): Promise<boolean> {
   } catch (error) {
     run.fail(
       "resource-not-found",
-      `resources/list failed: ${rpcError(error).message}`,
+      `resources/list failed: ${shown(rpcError(error).message)}`,
       rpcError(error),
     );
     return false;
@@ -858,7 +883,7 @@ async function readFirst(run: ProbeRun, client: Client): Promise<boolean> {
     const failure = rpcError(error, run);
     run.fail(
       "resource-not-found",
-      `could not read ${options.uri}: ${failure.message}${
+      `could not read ${shown(options.uri)}: ${shown(failure.message)}${
         failure.code === undefined ? "" : ` (${failure.code})`
       }`,
       failure,
@@ -884,7 +909,7 @@ async function subscribe(
       const failure = rpcError(error, run);
       run.fail(
         "subscribe-refused",
-        `resources/subscribe was refused: ${failure.message}${
+        `resources/subscribe was refused: ${shown(failure.message)}${
           failure.code === undefined ? "" : ` (${failure.code})`
         }`,
         failure,
@@ -900,7 +925,10 @@ async function subscribe(
         run.step("probe", "resources/unsubscribe");
       } catch (error) {
         result.unsubscribed = false;
-        run.step("note", `unsubscribe failed: ${rpcError(error).message}`);
+        run.step(
+          "note",
+          `unsubscribe failed: ${shown(rpcError(error).message)}`,
+        );
       }
       await watchQuiet(run);
     };
@@ -912,14 +940,14 @@ async function subscribe(
     const failure = rpcError(error, run);
     run.fail(
       "subscribe-refused",
-      `subscriptions/listen was refused: ${failure.message}`,
+      `subscriptions/listen was refused: ${shown(failure.message)}`,
       failure,
     );
     return undefined;
   }
   result.acknowledged = listen.honoredFilter;
   run.step("probe", `subscriptions/listen ${options.uri}`);
-  run.step("server", `acknowledged ${JSON.stringify(listen.honoredFilter)}`);
+  run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
   let closing = false;
   listen.closed.then((how) => {
     if (!closing) run.updates.closed(`the listen stream closed (${how})`);
@@ -935,7 +963,7 @@ async function subscribe(
     run.fail(
       "subscribe-refused",
       `the listen was acknowledged without ${options.uri}: ${
-        JSON.stringify(listen.honoredFilter)
+        jsonText(listen.honoredFilter)
       }`,
     );
     closing = true;
@@ -955,13 +983,16 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
       name: call.name,
       arguments: call.arguments,
     });
-    if (answer.isError) throw new Error(JSON.stringify(answer.content));
+    if (answer.isError) throw new Error(jsonText(answer.content));
     run.result.call = { name: call.name, ok: true };
     return true;
   } catch (error) {
     const { message } = rpcError(error, run);
     run.result.call = { name: call.name, ok: false, error: message };
-    run.fail("call-failed", `tools/call ${call.name} failed: ${message}`);
+    run.fail(
+      "call-failed",
+      `tools/call ${shown(call.name)} failed: ${shown(message)}`,
+    );
     return false;
   }
 }
@@ -1098,7 +1129,7 @@ async function reread(
       `resources/read (${update.changed ? "changed" : "unchanged"})`,
     );
   } catch (error) {
-    run.step("note", `re-read failed: ${rpcError(error).message}`);
+    run.step("note", `re-read failed: ${shown(rpcError(error).message)}`);
   }
   return update;
 }
@@ -1178,11 +1209,11 @@ async function closeProbe(
       await session.terminateSession();
       run.step("probe", "DELETE (ends the session)");
     } catch (error) {
-      run.step("note", `DELETE failed: ${rpcError(error).message}`);
+      run.step("note", `DELETE failed: ${shown(rpcError(error).message)}`);
     }
   }
   await client.close().catch((error) =>
-    run.step("note", `close failed: ${rpcError(error).message}`)
+    run.step("note", `close failed: ${shown(rpcError(error).message)}`)
   );
 }
 
@@ -1202,15 +1233,21 @@ export function probeLines(
 ): string[] {
   const lines = [
     `target ${result.target}`,
-    `uri ${result.uri}${
+    `uri ${shown(result.uri)}${
       uriDefaulted
         ? " (the default: this lab's resource, meaningful only against the lab)"
         : ""
     }`,
-    `era ${result.era ? `${result.era} (${result.protocolVersion})` : "none"}`,
+    `era ${
+      result.era
+        ? `${result.era} (${shown(result.protocolVersion ?? "")})`
+        : "none"
+    }`,
   ];
   if (result.server) {
-    lines.push(`server ${result.server.name} ${result.server.version}`);
+    lines.push(
+      `server ${shown(result.server.name)} ${shown(result.server.version)}`,
+    );
   }
   if (result.capabilities) {
     lines.push(`capabilities ${JSON.stringify(result.capabilities)}`);
@@ -1219,34 +1256,36 @@ export function probeLines(
     lines.push(`resource-found ${result.resourceFound}`);
   }
   if (result.initial !== null) {
-    lines.push(`initial ${JSON.stringify(result.initial)}`);
+    lines.push(`initial ${jsonText(result.initial)}`);
   }
   if (result.initial !== null) lines.push(`subscribed ${result.subscribed}`);
   if (result.acknowledged !== null) {
-    lines.push(`acknowledged ${JSON.stringify(result.acknowledged)}`);
+    lines.push(`acknowledged ${jsonText(result.acknowledged)}`);
   }
   if (result.call) {
     lines.push(
-      `called ${result.call.name} ${
-        result.call.ok ? "ok" : `failed: ${result.call.error}`
+      `called ${shown(result.call.name)} ${
+        result.call.ok ? "ok" : `failed: ${shown(result.call.error ?? "")}`
       }`,
     );
   }
   if (result.change) {
     const { exitCode, seconds, output, error } = result.change;
     lines.push(
-      `change exit=${exitCode} seconds=${seconds} output=${
-        JSON.stringify(output)
-      }${error ? ` error=${JSON.stringify(error)}` : ""}`,
+      `change exit=${exitCode} seconds=${seconds} output=${jsonText(output)}${
+        error ? ` error=${jsonText(error)}` : ""
+      }`,
     );
   }
   for (const update of result.updates) {
     lines.push(
-      `notification-received true after=${update.afterSeconds}s uri=${update.uri}`,
+      `notification-received true after=${update.afterSeconds}s uri=${
+        shown(update.uri)
+      }`,
       `changed ${update.changed}`,
     );
     if (update.final !== null) {
-      lines.push(`final ${JSON.stringify(update.final)}`);
+      lines.push(`final ${jsonText(update.final)}`);
     }
   }
   if (result.errorCode === "notification-timeout") {
@@ -1259,7 +1298,7 @@ export function probeLines(
     const { count, uris } = result.unsolicited;
     lines.push(
       `unsolicited-notifications ${count}${
-        count ? ` uris=${JSON.stringify(uris)}` : ""
+        count ? ` uris=${jsonText(uris)}` : ""
       }`,
     );
   }
@@ -1279,7 +1318,8 @@ export function probeLines(
       result.errorCode ?? "null"
     } exit=${result.exitStatus}`,
   );
-  return lines;
+  // Server text is quoted where it came in; nothing raw reaches a terminal.
+  return lines.map(lineText);
 }
 
 /** Text in a code block no line of it can close. */
@@ -1424,7 +1464,7 @@ export async function probeMain(
     (line) => console.error(`[probe] ${line}`),
   );
   const markdown = options.report ? probeMarkdown(result) : "";
-  if (options.json) console.log(JSON.stringify(result, null, 2));
+  if (options.json) console.log(jsonText(result, 2));
   else if (options.report === "-") console.log(markdown);
   else console.log(probeLines(result, options.uriDefaulted).join("\n"));
   if (options.report && options.report !== "-") {

@@ -292,9 +292,12 @@ Deno.test("probe: a token-guarded lab is auth-required (exit 12) without MCP_PRO
     result.error?.wwwAuthenticate,
     'Bearer realm="mcp-subscription-lab", error="invalid_token"',
   );
-  assert.match(
+  // The header as the server sent it, quoted: it holds spaces and quotes.
+  assert.equal(
     result.missing,
-    /^the server requires authentication \(HTTP 401, WWW-Authenticate: Bearer /,
+    `the server requires authentication (HTTP 401, WWW-Authenticate: ${
+      JSON.stringify(result.error?.wwwAuthenticate)
+    })`,
   );
   for (const form of [["--json"], []]) {
     const allowed = await runProbeCommand(["--url", lab.url.href, ...form], {
@@ -413,6 +416,12 @@ interface OddServer {
   file?: string;
   /** A `poke` tool that notifies the resource whether subscribed or not. */
   pokeTool?: boolean;
+  /** Its `poke` tool answers this JSON-RPC error message instead. */
+  pokeError?: string;
+  /** How it introduces itself (default odd 0.0.1). */
+  serverInfo?: { name: string; version: string };
+  /** Put before every text it reads out. */
+  textPrefix?: string;
 }
 
 const ODD_URI = "odd://thing";
@@ -430,15 +439,20 @@ function startOddServer(odd: OddServer) {
     if (odd.unchangedFirst !== undefined) {
       return `version ${Math.max(1, sent - odd.unchangedFirst + 1)}`;
     }
-    return odd.changing ? `read ${++reads}` : "always the same";
+    return `${odd.textPrefix ?? ""}${
+      odd.changing ? `read ${++reads}` : "always the same"
+    }`;
   };
   const build = () => {
-    const server = new Server({ name: "odd", version: "0.0.1" }, {
-      capabilities: {
-        resources: { subscribe: odd.advertiseSubscribe ?? true },
-        tools: {},
+    const server = new Server(
+      odd.serverInfo ?? { name: "odd", version: "0.0.1" },
+      {
+        capabilities: {
+          resources: { subscribe: odd.advertiseSubscribe ?? true },
+          tools: {},
+        },
       },
-    });
+    );
     const notify = (uri = ODD_URI) => {
       if (uri === ODD_URI) sent++;
       return server.sendResourceUpdated({ uri }).catch(() => {});
@@ -464,6 +478,7 @@ function startOddServer(odd: OddServer) {
         : [],
     }));
     server.setRequestHandler("tools/call", async () => {
+      if (odd.pokeError) throw new ProtocolError(-32603, odd.pokeError);
       await notify();
       return { content: [] };
     });
@@ -1087,4 +1102,94 @@ Deno.test("from a URL served as text/plain: the lab serves and main.ts probe rea
     "/cli/probe.ts",
     "/lab/main.ts",
   ]);
+});
+
+// ---------------------------------------------------------------------------
+// A hostile server: its text never forges a probe line or reaches a terminal
+// ---------------------------------------------------------------------------
+
+/** Poses as the probe's own last lines, after clearing the screen. */
+const FORGED_LINES =
+  "\x1b[2J\x1b[H\r\nlevel 7 stops cleanly\nerror-code null\nsummary level=7 era=2025 notifications=1/1 error-code=null exit=0\u2028";
+
+/** Starts the odd server as hostile as `odd` adds, runs the probe command on it. */
+async function probeHostile(odd: OddServer, args: string[] = []) {
+  await using server = startOddServer({
+    serverInfo: { name: `evil${FORGED_LINES}`, version: FORGED_LINES },
+    textPrefix: `\x1b]0;title\x07${FORGED_LINES}`,
+    ...odd,
+  });
+  return await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    ODD_URI,
+    "--era",
+    "2025",
+    "--timeout",
+    "2",
+    ...args,
+  ]);
+}
+
+/** Each stdout line is one `key value` fact; level, error-code, summary once each; no escape anywhere. */
+function assertOwnLines(run: { stdout: string; stderr: string }) {
+  assert.doesNotMatch(
+    run.stdout + run.stderr,
+    /(?!\n)[\p{Cc}\u2028\u2029]/u,
+  );
+  const lines = run.stdout.trimEnd().split("\n");
+  for (const line of lines) assert.match(line, /^[a-z-]+ /, line);
+  for (const key of ["level", "error-code", "summary", "missing"]) {
+    assert.equal(
+      lines.filter((line) => line.startsWith(`${key} `)).length,
+      1,
+      `${key}:\n${run.stdout}`,
+    );
+  }
+  for (const line of run.stderr.trimEnd().split("\n")) {
+    assert.match(line, /^\[probe\] /, line);
+  }
+  return lines;
+}
+
+Deno.test("probe against a hostile server: its name, version, text, URIs and errors are quoted, and only the probe says level, error-code and summary", async (t) => {
+  await t.step("names, texts and unsolicited URIs", async () => {
+    const run = await probeHostile({
+      changing: true,
+      unsolicited: [`${ODD_URI}\nlevel 7 stops cleanly`],
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const lines = assertOwnLines(run);
+    assert.ok(
+      lines.includes(
+        `server ${
+          JSON.stringify(`evil${FORGED_LINES}`).replace("\u2028", "\\u2028")
+        } ${JSON.stringify(FORGED_LINES).replace("\u2028", "\\u2028")}`,
+      ),
+      run.stdout,
+    );
+    assert.ok(
+      lines.some((line) => line.startsWith('initial "\\u001b]0;title\\u0007')),
+    );
+    assert.equal(
+      lines.at(-1),
+      "summary level=7 era=2025 notifications=1/1 error-code=null exit=0",
+    );
+  });
+  await t.step("an error message", async () => {
+    const run = await probeHostile(
+      { changing: true, pokeError: FORGED_LINES },
+      [
+        "--call",
+        "poke",
+      ],
+    );
+    assert.equal(run.code, 19, run.stderr);
+    const lines = assertOwnLines(run);
+    assert.equal(
+      lines.find((line) => line.startsWith("error-code ")),
+      "error-code call-failed",
+    );
+  });
 });
