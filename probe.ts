@@ -26,9 +26,12 @@ import {
   Client,
   isJSONRPCErrorResponse,
   type JSONRPCMessage,
+  parseJSONRPCMessage,
   StreamableHTTPClientTransport,
+  type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
+  boundedLines,
   cell,
   ConfigError,
   type Era,
@@ -62,7 +65,8 @@ export type ProbeErrorCode =
   | "reread-unchanged"
   | "stream-closed"
   | "call-failed"
-  | "change-failed";
+  | "change-failed"
+  | "too-large";
 
 /** The exit status of each error code; 0 is level 6 or 7, 2 bad input. */
 export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
@@ -77,6 +81,7 @@ export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
   "stream-closed": 18,
   "call-failed": 19,
   "change-failed": 20,
+  "too-large": 21,
 };
 
 const PROBE_LEVEL_NAMES = [
@@ -89,6 +94,9 @@ const PROBE_LEVEL_NAMES = [
   "re-read shows the change",
   "stops cleanly",
 ] as const;
+
+/** `--max-bytes` unless given: 4 MiB, the lab's own limit on a message. */
+const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
 /** How long the probe listens for stray notifications after it stops. */
 const QUIET_GRACE_MS = 1000;
@@ -110,6 +118,8 @@ export interface ProbeOptions {
   uriDefaulted: boolean;
   era: "auto" | Era;
   timeoutSeconds: number;
+  /** The most bytes one message (one line, one SSE event, one body) may hold. */
+  maxBytes: number;
   count: number;
   call?: { name: string; arguments: Record<string, unknown> };
   /** A shell command that changes the resource, run after subscribing. */
@@ -209,6 +219,14 @@ const probeFlagsSchema = z.object({
       "--timeout must be at most 3600 seconds",
     ),
   ).default(30),
+  "max-bytes": z.string().regex(/^\d{1,10}$/, {
+    error: "--max-bytes must be a whole number of bytes",
+  }).transform(Number).pipe(
+    z.number().min(1024, "--max-bytes must be at least 1024").max(
+      1024 ** 3,
+      "--max-bytes must be at most 1073741824 (1 GiB)",
+    ),
+  ).default(DEFAULT_MAX_BYTES),
   count: z.string().regex(/^\d{1,3}$/, {
     error: "--count must be an integer from 1 to 100",
   }).transform(Number).pipe(
@@ -300,6 +318,7 @@ export function parseProbeArgs(
       uri: { type: "string" },
       era: { type: "string" },
       timeout: { type: "string" },
+      "max-bytes": { type: "string" },
       count: { type: "string" },
       call: { type: "string" },
       "call-args": { type: "string" },
@@ -353,6 +372,7 @@ export function parseProbeArgs(
     uriDefaulted: flags.uri === undefined,
     era: flags.era,
     timeoutSeconds: flags.timeout,
+    maxBytes: flags["max-bytes"],
     count: flags.count,
     call: flags.call === undefined ? undefined : {
       name: flags.call,
@@ -380,7 +400,9 @@ function probeHelpText(): string {
     "  --stdio              spawn the server given after -- and talk over stdio",
     `  --uri URI            resource to watch (default ${REVIEW_URI}, this lab's)`,
     "  --era ERA            auto (default: discover, then initialize), 2025, 2026-07-28",
-    "  --timeout SECONDS    how long to wait for each update (default 30)",
+    "  --timeout SECONDS    how long to wait for each update, and for connecting and each",
+    "                       request (default 30)",
+    `  --max-bytes N        the most one message from the server may hold (default ${DEFAULT_MAX_BYTES})`,
     "  --count N            updates to wait for: notifications whose re-read changed (default 1)",
     "  --call TOOL          call this tool after subscribing (servers whose updates start from a tool)",
     "  --call-args JSON     its arguments, a JSON object",
@@ -413,8 +435,14 @@ class UpdateQueue {
   #closed?: string;
   #wake?: () => void;
 
+  /**
+   * A notification for the watched URI. Past 100 waiting, one more says
+   * nothing new: each is a re-read to come, so a flood is not kept.
+   */
   push(uri: string) {
-    this.#arrived.push({ uri, at: performance.now() });
+    if (this.#arrived.length < 100) {
+      this.#arrived.push({ uri, at: performance.now() });
+    }
     this.#wake?.();
   }
 
@@ -526,6 +554,57 @@ class ProbeRun {
     return this.#failed;
   }
 
+  /** Every request's bound: `--timeout`. */
+  get requestOptions() {
+    return { timeout: this.options.timeoutSeconds * 1000 };
+  }
+
+  /** A message over `--max-bytes` came (`bytes` so far): the run stops there. */
+  tooLarge(bytes: number) {
+    this.fail(
+      "too-large",
+      `the server sent a message over --max-bytes (${this.options.maxBytes} bytes): ${bytes} bytes`,
+    );
+  }
+
+  /**
+   * A response body that errors once one message in it passes
+   * `--max-bytes`: the whole body for JSON, each event of an event stream.
+   */
+  #bounded(
+    body: ReadableStream<Uint8Array>,
+    events: boolean,
+  ): ReadableStream<Uint8Array> {
+    const limit = this.options.maxBytes;
+    let size = 0;
+    let newline = false;
+    return body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          if (!events) size += chunk.length;
+          else {
+            // Bytes since the last blank line: the event being sent.
+            for (const byte of chunk) {
+              if (byte === 10) {
+                if (newline) size = 0;
+                newline = true;
+              } else if (byte !== 13) {
+                newline = false;
+                size++;
+              }
+            }
+          }
+          if (size > limit) {
+            this.tooLarge(size);
+            controller.error(new Error("a message over --max-bytes"));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+  }
+
   /** Set as the probe subscribes: from then on the watched URI's notifications are updates. */
   asked = false;
   #unsolicitedShown = 0;
@@ -588,6 +667,12 @@ class ProbeRun {
       type: response.headers.get("content-type") ?? "",
       wwwAuthenticate: response.headers.get("www-authenticate") ?? undefined,
     };
+    if (response.body) {
+      response = new Response(
+        this.#bounded(response.body, isEventStream(response)),
+        response,
+      );
+    }
     if ((init?.method ?? "GET") !== "GET" || !response.body) return response;
     if (response.status === 405) {
       this.step("note", "the server offers no GET stream (405)");
@@ -672,8 +757,37 @@ function shown(text: string): string {
   return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
 }
 
+/** Thrown when the server did not answer within `--timeout`. */
+class NoAnswer extends Error {}
+
+/** `promise`, or a `NoAnswer` after `seconds`; no timer left behind. */
+async function withinTimeout<T>(promise: Promise<T>, seconds: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new NoAnswer(`no answer within ${seconds} s`)),
+          seconds * 1000,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Why `connect` failed, told from what the transport saw. */
 function connectFailure(run: ProbeRun, error: unknown) {
+  // A message over --max-bytes has already said why.
+  if (run.failed) return;
+  if (error instanceof NoAnswer) {
+    return run.fail(
+      "unreachable",
+      `the server did not answer initialize (or server/discover) within ${run.options.timeoutSeconds} s`,
+    );
+  }
   const { message } = rpcError(error);
   const http = run.lastHttp;
   if (run.networkError || (!http && run.options.command)) {
@@ -737,14 +851,17 @@ export async function probeServer(
   );
   const transport = options.url
     ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
-    : await stdioTransport(options.command!);
+    : new ServerProcess(options.command!, run);
   try {
-    await client.connect(transport);
+    await withinTimeout(client.connect(transport), options.timeoutSeconds);
   } catch (error) {
     connectFailure(run, error);
     await client.close().catch((closing) =>
       run.step("note", `close failed: ${shown(rpcError(closing).message)}`)
     );
+    // The client does not wait for its transport: a stdio server must be
+    // gone before the probe exits.
+    await transport.close();
     return run.finish();
   }
   // Error answers as they came on the wire: the SDK reads a 2025 -32002 as
@@ -765,37 +882,156 @@ export async function probeServer(
   return run.finish();
 }
 
+/** How long a stdio server gets after stdin closes, and after SIGTERM. */
+const STOP_GRACE_MS = 2000;
+
 /**
- * A stdio transport to the server command; its stderr stays on ours, its
- * environment is ours (`serverEnvironment`). Loaded
- * for `--stdio` alone: its process-spawning dependencies read environment
- * variables as they load, which a probe over HTTP need not be allowed.
+ * The `--stdio` server, as the probe runs it: in a process group of its own,
+ * one JSON-RPC message per line each way, each line at most `--max-bytes`
+ * (a longer one is not held: the run fails `too-large` and the server is
+ * stopped), its stderr passed on line by line with control characters
+ * escaped. `close()` ends it and everything it started: stdin closed, then
+ * SIGTERM to the group, then SIGKILL, a short grace apart.
  */
-async function stdioTransport(command: string[]) {
-  const { StdioClientTransport } = await import(
-    "npm:@modelcontextprotocol/client@2.4.0/stdio"
-  );
-  const [program, ...args] = command;
-  return new StdioClientTransport({
-    command: program,
-    args,
-    env: serverEnvironment(),
-    stderr: "inherit",
-  });
+class ServerProcess implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  #child?: Deno.ChildProcess;
+  #stdin?: WritableStreamDefaultWriter<Uint8Array>;
+  #encoder = new TextEncoder();
+  #ended = false;
+
+  constructor(
+    private readonly command: string[],
+    private readonly run: ProbeRun,
+  ) {}
+
+  start(): Promise<void> {
+    const [program, ...args] = this.command;
+    this.#child = new Deno.Command(program, {
+      args,
+      clearEnv: true,
+      env: serverEnvironment(),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    this.#stdin = this.#child.stdin.getWriter();
+    this.#readMessages(this.#child.stdout);
+    this.#passStderr(this.#child.stderr);
+    this.#child.status.then(() => this.#end());
+    return Promise.resolve();
+  }
+
+  async #readMessages(stdout: ReadableStream<Uint8Array>) {
+    const limit = this.run.options.maxBytes;
+    try {
+      for await (const read of boundedLines(stdout, limit)) {
+        if ("tooLong" in read) {
+          this.run.tooLarge(read.tooLong);
+          await this.close();
+          return;
+        }
+        let message: JSONRPCMessage;
+        try {
+          message = parseJSONRPCMessage(JSON.parse(read.line));
+        } catch {
+          this.run.step(
+            "note",
+            `the server printed a line that is not JSON-RPC: ${
+              shown(read.line)
+            }`,
+          );
+          continue;
+        }
+        this.onmessage?.(message);
+      }
+    } catch (error) {
+      this.onerror?.(error as Error);
+    }
+  }
+
+  async #passStderr(stderr: ReadableStream<Uint8Array>) {
+    try {
+      for await (const read of boundedLines(stderr, 64 * 1024)) {
+        console.error(
+          "line" in read
+            ? `[server] ${lineText(read.line.slice(0, 2000))}`
+            : `[server] (a line of ${read.tooLong} bytes, not shown)`,
+        );
+      }
+    } catch {
+      // The server is gone.
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!this.#stdin) throw new Error("the server is not running");
+    await this.#stdin.write(
+      this.#encoder.encode(`${JSON.stringify(message)}\n`),
+    );
+  }
+
+  #closing?: Promise<void>;
+
+  /**
+   * Ends the server and its process group; resolves once it has exited,
+   * however often it is called.
+   */
+  close(): Promise<void> {
+    return this.#closing ??= this.#stop();
+  }
+
+  async #stop(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    await this.#stdin?.close().catch(() => {});
+    const exited = (ms: number) =>
+      Promise.race([
+        child.status.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
+      ]);
+    if (!await exited(STOP_GRACE_MS)) {
+      signalGroup(child, "SIGTERM");
+      if (!await exited(STOP_GRACE_MS)) signalGroup(child, "SIGKILL");
+    }
+    // Whatever the server started is in its group, even after it exited.
+    signalGroup(child, "SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    signalGroup(child, "SIGKILL");
+    await child.status;
+    this.#end();
+  }
+
+  #end() {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.onclose?.();
+  }
 }
 
 /**
  * The stdio server's environment: the probe's own, as a shell would hand it
- * on (the SDK would pass only PATH, HOME and a few more), without the
- * probe's token. Under a permission set that cannot read the whole
- * environment, the SDK's few.
+ * on, without the probe's token. Under a permission set that cannot read the
+ * whole environment, only PATH and HOME.
  */
-function serverEnvironment(): Record<string, string> | undefined {
+function serverEnvironment(): Record<string, string> {
   try {
     const { MCP_PROBE_AUTH_TOKEN: _token, ...env } = Deno.env.toObject();
     return env;
   } catch {
-    return undefined;
+    const env: Record<string, string> = {};
+    for (const name of ["PATH", "HOME"]) {
+      try {
+        const value = Deno.env.get(name);
+        if (value !== undefined) env[name] = value;
+      } catch {
+        // Not allowed to read it either.
+      }
+    }
+    return env;
   }
 }
 
@@ -839,7 +1075,10 @@ async function listed(run: ProbeRun, client: Client): Promise<boolean> {
   let cursor: string | undefined;
   try {
     for (let page = 0; page < 50; page++) {
-      const listing = await client.listResources(cursor ? { cursor } : {});
+      const listing = await client.listResources(
+        cursor ? { cursor } : {},
+        run.requestOptions,
+      );
       if (listing.resources.some((resource) => resource.uri === options.uri)) {
         result.resourceFound = true;
         break;
@@ -875,7 +1114,10 @@ async function listed(run: ProbeRun, client: Client): Promise<boolean> {
 async function readFirst(run: ProbeRun, client: Client): Promise<boolean> {
   const { options, result } = run;
   try {
-    const read = await client.readResource({ uri: options.uri });
+    const read = await client.readResource(
+      { uri: options.uri },
+      run.requestOptions,
+    );
     result.initial = contentsText(read.contents);
     run.step("probe", "resources/read (initial)");
     return true;
@@ -904,7 +1146,7 @@ async function subscribe(
   run.asked = true;
   if (result.era === "2025") {
     try {
-      await client.subscribeResource({ uri: options.uri });
+      await client.subscribeResource({ uri: options.uri }, run.requestOptions);
     } catch (error) {
       const failure = rpcError(error, run);
       run.fail(
@@ -920,7 +1162,10 @@ async function subscribe(
     run.step("probe", "resources/subscribe");
     return async () => {
       try {
-        await client.unsubscribeResource({ uri: options.uri });
+        await client.unsubscribeResource(
+          { uri: options.uri },
+          run.requestOptions,
+        );
         result.unsubscribed = true;
         run.step("probe", "resources/unsubscribe");
       } catch (error) {
@@ -935,7 +1180,10 @@ async function subscribe(
   }
   let listen: Awaited<ReturnType<Client["listen"]>>;
   try {
-    listen = await client.listen({ resourceSubscriptions: [options.uri] });
+    listen = await client.listen(
+      { resourceSubscriptions: [options.uri] },
+      run.requestOptions,
+    );
   } catch (error) {
     const failure = rpcError(error, run);
     run.fail(
@@ -982,7 +1230,7 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
     const answer = await client.callTool({
       name: call.name,
       arguments: call.arguments,
-    });
+    }, run.requestOptions);
     if (answer.isError) throw new Error(jsonText(answer.content));
     run.result.call = { name: call.name, ok: true };
     return true;
@@ -1046,7 +1294,7 @@ async function runChange(run: ProbeRun, command: string): Promise<boolean> {
     }).spawn();
     const timer = setTimeout(() => {
       timedOut = true;
-      stopGroup(child);
+      signalGroup(child, "SIGTERM");
     }, run.options.timeoutSeconds * 1000);
     const output = await child.output().finally(() => clearTimeout(timer));
     const decoder = new TextDecoder();
@@ -1065,11 +1313,14 @@ async function runChange(run: ProbeRun, command: string): Promise<boolean> {
   return false;
 }
 
-/** SIGTERM to a detached child's whole process group (the child alone on Windows). */
-function stopGroup(child: Deno.ChildProcess) {
+/**
+ * A signal to a detached child's whole process group (to the child alone on
+ * Windows, which has no process groups); quietly, if it is gone.
+ */
+function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
   try {
-    if (Deno.build.os === "windows") child.kill();
-    else Deno.kill(-child.pid, "SIGTERM");
+    if (Deno.build.os === "windows") child.kill(signal);
+    else Deno.kill(-child.pid, signal);
   } catch {
     // Already gone.
   }
@@ -1121,7 +1372,10 @@ async function reread(
   };
   run.result.updates.push(update);
   try {
-    const read = await client.readResource({ uri: run.options.uri });
+    const read = await client.readResource(
+      { uri: run.options.uri },
+      run.requestOptions,
+    );
     update.final = contentsText(read.contents);
     update.changed = update.final !== previous;
     run.step(
@@ -1201,7 +1455,7 @@ async function watchQuiet(run: ProbeRun) {
 async function closeProbe(
   run: ProbeRun,
   client: Client,
-  transport: object,
+  transport: Transport,
 ) {
   const session = transport as { terminateSession?: () => Promise<void> };
   if (run.result.era === "2025" && session.terminateSession) {
@@ -1215,6 +1469,7 @@ async function closeProbe(
   await client.close().catch((error) =>
     run.step("note", `close failed: ${shown(rpcError(error).message)}`)
   );
+  await transport.close();
 }
 
 // ---------------------------------------------------------------------------

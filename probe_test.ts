@@ -86,6 +86,7 @@ function probeOptions(
     uriDefaulted: false,
     era: "auto",
     timeoutSeconds: 5,
+    maxBytes: 4 * 1024 * 1024,
     count: 1,
     skipListCheck: false,
     headers: {},
@@ -422,6 +423,8 @@ interface OddServer {
   serverInfo?: { name: string; version: string };
   /** Put before every text it reads out. */
   textPrefix?: string;
+  /** 2025: once subscribed, notifies a URI nobody asked for every millisecond. */
+  flood?: boolean;
 }
 
 const ODD_URI = "odd://thing";
@@ -490,6 +493,9 @@ function startOddServer(odd: OddServer) {
         }
         subscribed = true;
         for (const uri of odd.unsolicited ?? []) await notify(uri);
+        if (odd.flood) {
+          timers.add(setInterval(() => notify("other://flood"), 1));
+        }
         timer = odd.unchangedFirst !== undefined
           ? setTimeout(notify, 50)
           : odd.file
@@ -824,13 +830,12 @@ Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", asyn
         env: {
           MCP_TEST_INITIAL_STATUS: "queued",
           MCP_PROBE_AUTH_TOKEN: "probe-secret",
-          // By a variable: Deno's process spawning rewrites its own path
-          // among a shell command's arguments.
+          // The server finds Deno by the probe's environment, too.
           LAB_DENO: Deno.execPath(),
         },
       });
       assert.equal(run.code, 0, run.stderr);
-      assert.match(run.stderr, /^token=\[\] status=\[queued\]$/m);
+      assert.match(run.stderr, /^\[server\] token=\[\] status=\[queued\]$/m);
       assert.ok(!run.stderr.includes("probe-secret"));
       const result = JSON.parse(run.stdout) as ProbeResult;
       assert.match(result.initial ?? "", /^status: queued\n/);
@@ -870,6 +875,10 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
     [
       ["--url", "http://127.0.0.1:1/mcp", "--timeout", "-1"],
       "probe error: --timeout must be a number of seconds above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--max-bytes", "10"],
+      "probe error: --max-bytes must be at least 1024\n",
     ],
     [
       ["--url", "http://127.0.0.1:1/mcp", "--change", " "],
@@ -923,6 +932,7 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--call-args",
       "--skip-list-check",
       "--change",
+      "--max-bytes",
       "--header",
       "--auth-token",
       "--json",
@@ -1192,4 +1202,146 @@ Deno.test("probe against a hostile server: its name, version, text, URIs and err
       "error-code call-failed",
     );
   });
+});
+
+// ---------------------------------------------------------------------------
+// Bounds: message size, connecting, floods, and what a stdio server leaves
+// ---------------------------------------------------------------------------
+
+/** Whether a PID is still a live process (a zombie counts as gone). */
+async function alive(pid: number): Promise<boolean> {
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-o", "stat=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const state = new TextDecoder().decode(stdout).trim();
+  return state !== "" && !state.startsWith("Z");
+}
+
+Deno.test("probe --max-bytes: a message over the limit stops the probe as too-large (exit 21), over HTTP and stdio", async (t) => {
+  await t.step("HTTP: a 2 MB resource", async () => {
+    await using server = startOddServer({
+      changing: true,
+      textPrefix: "x".repeat(2_000_000),
+    });
+    const run = await runProbeCommand([
+      "--url",
+      server.url.href,
+      "--uri",
+      ODD_URI,
+      "--max-bytes",
+      "1048576",
+    ]);
+    assert.equal(run.code, 21, run.stderr);
+    assert.match(
+      run.stdout,
+      /^missing the server sent a message over --max-bytes \(1048576 bytes\): \d+ bytes$/m,
+    );
+    assert.match(run.stdout, /^error-code too-large$/m);
+    assert.ok(run.stdout.length < 10_000, `${run.stdout.length}`);
+  });
+  await t.step("stdio: a 2 MB line, and the server is stopped", async () => {
+    const dir = await Deno.makeTempDir();
+    const started = performance.now();
+    const run = await runProbeCommand([
+      "--max-bytes",
+      "1048576",
+      "--stdio",
+      "--",
+      "/bin/sh",
+      "-c",
+      `echo $$ > ${dir}/pid; read line; head -c 2000000 /dev/zero | tr '\\0' a; echo; exec sleep 60`,
+    ]);
+    assert.equal(run.code, 21, run.stderr);
+    assert.match(
+      run.stdout,
+      /^missing the server sent a message over --max-bytes \(1048576 bytes\): 2000000 bytes$/m,
+    );
+    assert.ok(performance.now() - started < 15_000);
+    const pid = Number(await Deno.readTextFile(`${dir}/pid`));
+    assert.equal(await alive(pid), false);
+    await Deno.remove(dir, { recursive: true });
+  });
+});
+
+Deno.test("probe --timeout bounds connecting: a server that never answers initialize is unreachable (exit 10) after it", async (t) => {
+  await t.step("HTTP", async () => {
+    // Holds every request unanswered until the test lets it go.
+    const held: (() => void)[] = [];
+    const never = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () =>
+        new Promise<Response>((resolve) =>
+          held.push(() => resolve(new Response(null, { status: 503 })))
+        ),
+    );
+    const started = performance.now();
+    const run = await runProbeCommand([
+      "--url",
+      `http://127.0.0.1:${never.addr.port}/mcp`,
+      "--timeout",
+      "1",
+    ]);
+    assert.equal(run.code, 10, run.stderr);
+    assert.match(
+      run.stdout,
+      /^missing the server did not answer initialize \(or server\/discover\) within 1 s$/m,
+    );
+    assert.ok(performance.now() - started < 10_000);
+    for (const release of held) release();
+    await never.shutdown();
+  });
+  await t.step(
+    "stdio: a server that ignores stdin's end and SIGTERM, and its child, are gone after",
+    async () => {
+      const dir = await Deno.makeTempDir();
+      const started = performance.now();
+      const run = await runProbeCommand([
+        "--timeout",
+        "1",
+        "--stdio",
+        "--",
+        "/bin/sh",
+        "-c",
+        `trap '' TERM; (sleep 60) & echo $! > ${dir}/child; echo $$ > ${dir}/pid; exec sleep 61`,
+      ]);
+      assert.equal(run.code, 10, run.stderr);
+      assert.match(
+        run.stdout,
+        /^missing the server did not answer initialize \(or server\/discover\) within 1 s$/m,
+      );
+      assert.ok(performance.now() - started < 15_000);
+      for (const name of ["pid", "child"]) {
+        const pid = Number(await Deno.readTextFile(`${dir}/${name}`));
+        assert.equal(await alive(pid), false, `${name} ${pid}`);
+      }
+      await Deno.remove(dir, { recursive: true });
+    },
+  );
+});
+
+Deno.test("probe: a flood of notifications for other URIs is counted, not kept, and told at most once a second", async () => {
+  await using server = startOddServer({ changing: true, flood: true });
+  const run = await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    ODD_URI,
+    "--era",
+    "2025",
+    "--json",
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as ProbeResult;
+  assert.ok(result.unsolicited.count > 100, `${result.unsolicited.count}`);
+  assert.deepEqual(result.unsolicited.uris, ["other://flood"]);
+  assert.equal(
+    result.steps.filter((step) => step.text.includes("other://flood")).length,
+    5,
+  );
+  const told = run.stderr.split("\n").filter((line) =>
+    line.includes("notifications for resources not subscribed to so far")
+  );
+  assert.ok(told.length <= 4, told.join("\n"));
 });
