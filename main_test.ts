@@ -3255,6 +3255,22 @@ Deno.test("/report.md with a hostile client: no HTML, no broken table or fence, 
   );
 });
 
+Deno.test("/report.md with a hostile 2026-07-28 client: its identity in the heading is escaped too", async () => {
+  await using lab = startLab();
+  const answer = await postModern(lab.url, "resources/read", {
+    uri: REVIEW_URI,
+  }, { client: "x\n## forged\n<b>`|" });
+  assert.equal(answer.status, 200);
+  await answer.body?.cancel();
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  const headings = markdown.split("\n").filter((line) =>
+    line.startsWith("## ")
+  );
+  assert.deepEqual(headings, [
+    "## x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;/1.0.0 (2026-07-28, x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;@1.0.0)",
+  ]);
+});
+
 Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -32600, a 50 MB line is refused by its size, and the lab goes on serving", async () => {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN_PATH, "--stdio"],

@@ -1187,6 +1187,36 @@ Deno.test("probe against a hostile server: its name, version, text, URIs and err
       "summary level=7 era=2025 notifications=1/1 error-code=null exit=0",
     );
   });
+  await t.step(
+    "the report: no HTML, one fence, only the probe's two participants",
+    async () => {
+      const run = await probeHostile({
+        changing: true,
+        unsolicited: [`${ODD_URI}\n\`\`\`\n<script>x</script>`],
+      }, ["--report", "-"]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stdout, /<(script|img|b)/);
+      assert.doesNotMatch(run.stdout, /(?!\n)[\p{Cc}\u2028\u2029]/u);
+      assert.deepEqual(
+        run.stdout.split("\n").filter((line) => line.startsWith("```")),
+        ["```mermaid", "```"],
+      );
+      const [first, ...diagram] = run.stdout.split("```mermaid\n")[1]
+        .split("```")[0].trimEnd().split("\n");
+      assert.equal(first, "sequenceDiagram");
+      assert.equal(
+        diagram.filter((line) => line.startsWith("    participant ")).length,
+        2,
+      );
+      for (const line of diagram) {
+        assert.match(
+          line,
+          /^ {4}(participant [PS] as |P->>S: |S-->>P: |Note over P,S: )(?:[^;#]|#\d+;)+$/,
+          line,
+        );
+      }
+    },
+  );
   await t.step("an error message", async () => {
     const run = await probeHostile(
       { changing: true, pokeError: FORGED_LINES },
