@@ -359,6 +359,18 @@ export function stdioLabCommand(options: {
 /** How many of a stdio lab's stderr lines its report shows. */
 const STDIO_LINES_SHOWN = 80;
 
+/** The stdio lab's JSON banner line (`{"event":"lab","transport":"stdio",…}`): its versions. */
+function stdioBanner(line: string): { lab: string; sdk: string } | undefined {
+  try {
+    const event = JSON.parse(line);
+    return event?.event === "lab" && event.transport === "stdio"
+      ? { lab: String(event.version), sdk: String(event.sdk) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The report of a stdio lab from what it printed on stderr
  * (`stdioLabCommand`): its banner, its events as JSON lines, and the verdict
@@ -372,9 +384,7 @@ export function stdioLabReports(
   scenario: Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">,
 ): LabReports | { unavailable: string } {
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
-  const banner = lines.map((line) =>
-    line.match(/^\[lab\] stdio version=(\S+) sdk=(\S+)/)
-  ).find((match) => match !== null);
+  const banner = lines.map(stdioBanner).find((found) => found !== undefined);
   if (!banner) return { unavailable: "the stdio lab never started" };
   const clients = lines.flatMap((line) => {
     const verdict = verdictOf(line);
@@ -391,8 +401,8 @@ export function stdioLabReports(
   );
   return {
     labReport: {
-      lab: banner[1],
-      sdk: banner[2],
+      lab: banner.lab,
+      sdk: banner.sdk,
       generatedAt: new Date().toISOString(),
       scenario: {
         ...scenario,

@@ -61,7 +61,7 @@ Deno.test("stdioLabReports: no banner, or no verdict, is a reason rather than a 
   });
   assert.deepEqual(
     stdioLabReports(
-      `[lab] stdio version=0.2.0 sdk=2.4.0 deno=2.9.6 resource=${REVIEW_URI}\n{"event":"initialize"}\n`,
+      `{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0","deno":"2.9.6","resource":"${REVIEW_URI}"}\n{"event":"initialize"}\n`,
       scenario,
     ),
     {
@@ -160,7 +160,10 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       toolEnabled: false,
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
-    assert.match(labReportMarkdown ?? "", /\n```text\n\[lab\] stdio version=/);
+    assert.match(
+      labReportMarkdown ?? "",
+      /\n```text\n\{"event":"lab","transport":"stdio","version":/,
+    );
     assert.match(labReportMarkdown ?? "", /"event":"verdict"/);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -180,7 +183,7 @@ Deno.test("stdioLabReports: each stderr line shows escaped and bounded, the last
   const noise = Array.from({ length: 85 }, (_, index) => `line ${index}`);
   const reports = stdioLabReports(
     [
-      "[lab] stdio version=0.2.0 sdk=2.4.0 deno=2.9.6",
+      '{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0"}',
       ...noise,
       "raw \u001b[31mred\u202e ``` fence",
       verdict,
