@@ -279,6 +279,15 @@ const SETTINGS = {
     allowed: "text/json",
     schema: z.enum(["text", "json"]),
   },
+  reportFile: {
+    env: "MCP_TEST_REPORT_FILE",
+    flag: "report-file",
+    defaultValue: "",
+    description:
+      "Write /report.md to this file when a client ends and at shutdown (stdio too)",
+    allowed: "a file path on one line",
+    schema: z.string().regex(/^[^\r\n]*$/),
+  },
   logSessionIds: {
     env: "MCP_TEST_LOG_SESSION_IDS",
     flag: "log-session-ids",
@@ -1450,6 +1459,8 @@ export interface LabReport {
   lab: string;
   sdk: string;
   generatedAt: string;
+  /** How to start this lab again; absent in reports rebuilt from a stdio log. */
+  reproduce?: Reproduce;
   scenario: {
     trigger: UpdateTrigger;
     updateDelaySeconds: number;
@@ -1503,11 +1514,16 @@ function clientReport(
 }
 
 /** `GET /report`: every client the lab knows, oldest first. */
-function labReport(clients: LabClient[], config: LabConfig): LabReport {
+function labReport(
+  clients: LabClient[],
+  config: LabConfig,
+  transport: LabTransportKind,
+): LabReport {
   return {
     lab: LAB_VERSION,
     sdk: SDK_VERSION,
     generatedAt: new Date().toISOString(),
+    reproduce: reproduceOf(config, transport, clients),
     scenario: {
       trigger: config.updateTrigger,
       updateDelaySeconds: config.updateDelaySeconds,
@@ -1550,16 +1566,26 @@ export function cell(text: string): string {
     .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
 }
 
-/** `GET /report.md`: matrix rows, then a sequence diagram per client. */
+/** The most characters a Markdown report holds: GitHub's limit on an issue body. */
+export const REPORT_LIMIT = 65_536;
+
+/**
+ * `GET /report.md` (and `--report-file`): the scenario, a table row per
+ * client, per client its verdict, key evidence and sequence diagram, then
+ * how to reproduce the lab, within `REPORT_LIMIT` characters: past it, the
+ * oldest clients' evidence and diagrams go first, then their rows, and a
+ * line says what was left out.
+ */
 function labReportMarkdown(
   clients: LabClient[],
   config: LabConfig,
+  transport: LabTransportKind,
 ): string {
   const scenario =
     `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)${
       config.sendListChanged ? ", list_changed on" : ""
     }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}`;
-  const lines = [
+  const head = [
     "# MCP resource subscription lab report",
     "",
     `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${
@@ -1569,49 +1595,317 @@ function labReportMarkdown(
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Notes |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
-  const graded = clients.map((client) => ({
-    client,
-    verdict: verdictOf(client, config),
-  }));
-  for (const { client, verdict } of graded) {
-    const { steps } = verdict;
-    lines.push(
-      `| ${
-        [
-          cell(client.name),
-          cell(client.version),
-          `${client.era} (${cell(client.protocolVersion)})`,
-          client.transport,
-          MARK(steps.connected),
-          MARK(steps.listed),
-          MARK(steps.readV1),
-          MARK(steps.subscribed),
-          byRoute(steps.notificationDelivered, verdict.waitToolLevel),
-          byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
-          "not observable",
-          verdict.waitToolLevel === null
-            ? `${verdict.level}`
-            : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
-          cell(verdict.missing + sharedIdentityNote(client)),
-        ].join(" | ")
-      } |`,
+  const parts: (string | undefined)[][] = clients.map((client) => {
+    const verdict = verdictOf(client, config);
+    return [
+      reportRow(client, verdict),
+      reportVerdict(client, verdict),
+      reportDetail(client),
+    ];
+  });
+  const tail = [
+    "",
+    ...reproduceMarkdown(reproduceOf(config, transport, clients)),
+    "",
+    `Where to file this report, and the requests already open: ${BUG_REPORTS_PAGE}.`,
+  ];
+  // Room for the note that says what was trimmed.
+  const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
+  const dropped = trimToFit(parts, room).map((left) => clients.length - left);
+  const present = (texts: (string | undefined)[]) =>
+    texts.filter((text): text is string => text !== undefined);
+  const trimmed = dropped[2] === 0 ? [] : [
+    "",
+    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${
+      dropped[2]
+    } oldest client(s)${
+      dropped[1] > 0 ? `, the verdicts of the ${dropped[1]} oldest` : ""
+    }${
+      dropped[0] > 0 ? `, and the table rows of the ${dropped[0]} oldest` : ""
+    } are left out. The full report is JSON at /report.`,
+  ];
+  return [
+    ...head,
+    ...present(parts.map(([row]) => row)),
+    ...parts.flatMap(([, verdict, detail]) => present([verdict, detail])),
+    ...trimmed,
+    ...tail,
+  ].join("\n") + "\n";
+}
+
+/**
+ * Drops the oldest clients' details, then their verdicts, then their rows
+ * (`parts[i]` is `[row, verdict, detail]`, oldest first, each dropped as
+ * undefined) until what is left fits in `room` characters; resolves with
+ * how many of each are left.
+ */
+function trimToFit(parts: (string | undefined)[][], room: number): number[] {
+  let size = parts.flat().reduce((sum, text) => sum + text!.length + 1, 0);
+  const left = [parts.length, parts.length, parts.length];
+  for (const kind of [2, 1, 0]) {
+    for (let index = 0; size > room && index < parts.length; index++) {
+      size -= parts[index][kind]!.length + 1;
+      parts[index][kind] = undefined;
+      left[kind]--;
+    }
+  }
+  return left;
+}
+
+/** A client's row in the report's table. */
+function reportRow(client: LabClient, verdict: Verdict): string {
+  const { steps } = verdict;
+  return `| ${
+    [
+      cell(client.name),
+      cell(client.version),
+      `${client.era} (${cell(client.protocolVersion)})`,
+      client.transport,
+      MARK(steps.connected),
+      MARK(steps.listed),
+      MARK(steps.readV1),
+      MARK(steps.subscribed),
+      byRoute(steps.notificationDelivered, verdict.waitToolLevel),
+      byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
+      "not observable",
+      verdict.waitToolLevel === null
+        ? `${verdict.level}`
+        : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
+      cell(verdict.missing + sharedIdentityNote(client)),
+    ].join(" | ")
+  } |`;
+}
+
+/** A client's heading and verdict. */
+function reportVerdict(client: LabClient, verdict: Verdict): string {
+  return [
+    "",
+    `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
+    "",
+    `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
+      cell(verdict.missing)
+    }.`,
+  ].join("\n");
+}
+
+/**
+ * The log lines that prove a client's verdict, as a list, and what it did,
+ * as a sequence diagram.
+ */
+function reportDetail(client: LabClient): string {
+  return [
+    "",
+    "Evidence:",
+    "",
+    // Escaped like any text: a code block would show a name's HTML inert
+    // but keep it in the page's source.
+    ...keyEvidence(client).map((line) => `- ${cell(line)}`),
+    "",
+    "```mermaid",
+    ...sequenceDiagram(client),
+    "```",
+  ].join("\n");
+}
+
+/**
+ * Where the lab came from: its URL when run from one (a raw file at a tag
+ * is the way to pin it), else the local file.
+ */
+const LAB_SOURCE = new URL(import.meta.url);
+const FROM_URL = LAB_SOURCE.protocol === "https:" ||
+  LAB_SOURCE.protocol === "http:";
+
+/** docs/bug-reports.md beside the lab's source, or where to find it. */
+const BUG_REPORTS_PAGE = FROM_URL
+  ? new URL("docs/bug-reports.md", LAB_SOURCE).href
+  : "docs/bug-reports.md in the lab's repository";
+
+/**
+ * The clients docs/client-setup.md covers, by the name they send in
+ * `clientInfo` (as the lab's runs saw it): how to point each at the lab,
+ * and where its maintainers take reports.
+ */
+const CLIENT_GUIDES: Record<
+  string,
+  { client: string; setup: string; tracker: string }
+> = {
+  "claude-code": {
+    client: "Claude Code",
+    setup:
+      'claude --mcp-config lab.json --strict-mcp-config, lab.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}',
+    tracker: "https://github.com/anthropics/claude-code/issues",
+  },
+  "gemini-cli-mcp-client": {
+    client: "Gemini CLI",
+    setup:
+      '~/.gemini/settings.json: {"mcpServers":{"lab":{"httpUrl":"http://127.0.0.1:8089/mcp","trust":true}}}',
+    tracker: "https://github.com/google-gemini/gemini-cli/issues",
+  },
+  "codex-mcp-client": {
+    client: "Codex CLI",
+    setup:
+      '$CODEX_HOME/config.toml: [mcp_servers.lab] with url = "http://127.0.0.1:8089/mcp"',
+    tracker: "https://github.com/openai/codex/issues",
+  },
+  opencode: {
+    client: "OpenCode",
+    setup:
+      'opencode.json: "mcp":{"lab":{"type":"remote","url":"http://127.0.0.1:8089/mcp","oauth":false}}',
+    tracker: "https://github.com/anomalyco/opencode/issues",
+  },
+  "copilot-cli": {
+    client: "Copilot CLI",
+    setup:
+      '$COPILOT_HOME/mcp-config.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp","tools":["*"]}}}',
+    tracker: "https://github.com/github/copilot-cli/issues",
+  },
+  "factory-cli": {
+    client: "Factory Droid",
+    setup:
+      '~/.factory/mcp.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}',
+    tracker: "https://github.com/Factory-AI/factory/issues",
+  },
+  "omp-coding-agent": {
+    client: "oh-my-pi",
+    setup:
+      '~/.omp/agent/mcp.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}; to subscribe, ~/.omp/agent/config.yml: mcp: {notifications: true}',
+    tracker: "https://github.com/can1357/oh-my-pi/issues",
+  },
+  "code-server": {
+    client: "VS Code",
+    setup:
+      'mcp.json: {"servers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}, then F1, "MCP: Browse Resources"',
+    tracker: "https://github.com/microsoft/vscode/issues",
+  },
+};
+
+/** How to start this lab again, with this run's settings. */
+export interface Reproduce {
+  /** The command, with every setting that is not its default as a flag. */
+  command: string;
+  /** The URL the lab was run from, or null for a local file. */
+  sourceUrl: string | null;
+  lab: string;
+  sdk: string;
+  deno: string;
+  os: string;
+  /** The lab was started with a bearer token; the token is never shown. */
+  tokenRequired: boolean;
+  /** Setup lines for the clients in the report that the docs cover. */
+  clients: { client: string; setup: string; tracker: string }[];
+}
+
+/** Shell-quotes one argument when it needs it. */
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg)
+    ? arg
+    : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Every setting whose value is not its default, as flags; never the token. */
+function settingFlags(config: LabConfig): string[] {
+  const flags: string[] = [];
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    if (name === "authToken") continue;
+    const value = config[name as keyof LabConfig];
+    const fallback = setting.schema.parse(setting.defaultValue);
+    if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
+    if (value === true) flags.push(`--${setting.flag}`);
+    else {
+      flags.push(
+        `--${setting.flag}`,
+        shellQuote(Array.isArray(value) ? value.join(",") : String(value)),
+      );
+    }
+  }
+  return flags;
+}
+
+function reproduceOf(
+  config: LabConfig,
+  transport: LabTransportKind,
+  clients: LabClient[],
+): Reproduce {
+  const guides = new Map<string, Reproduce["clients"][number]>();
+  for (const client of clients) {
+    const guide = CLIENT_GUIDES[client.name];
+    if (guide) guides.set(client.name, guide);
+  }
+  return {
+    command: [
+      "deno run -A",
+      FROM_URL ? shellQuote(LAB_SOURCE.href) : "main.ts",
+      ...transport === "stdio" ? ["--stdio"] : [],
+      ...settingFlags(config),
+    ].join(" "),
+    sourceUrl: FROM_URL ? LAB_SOURCE.href : null,
+    lab: LAB_VERSION,
+    sdk: SDK_VERSION,
+    deno: Deno.version.deno,
+    os: `${Deno.build.os} ${Deno.build.arch}`,
+    tokenRequired: config.authToken !== "",
+    clients: [...guides.values()],
+  };
+}
+
+/** The report's "Reproduce" section. */
+function reproduceMarkdown(reproduce: Reproduce): string[] {
+  return [
+    "## Reproduce",
+    "",
+    "Start the same lab:",
+    "",
+    "```sh",
+    reproduce.command,
+    "```",
+    "",
+    reproduce.sourceUrl === null
+      ? `Started from a local file, lab ${reproduce.lab}: to be sure of the same lab, run main.ts from a URL pinned at that version (a tag or a commit of the lab's repository).`
+      : `Started from ${reproduce.sourceUrl}.`,
+    ...reproduce.tokenRequired
+      ? [
+        "",
+        "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
+      ]
+      : [],
+    "",
+    `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
+    ...reproduce.clients.flatMap(({ client, setup, tracker }) => [
+      "",
+      `${client}: ${cell(setup)} (issues: ${tracker})`,
+    ]),
+  ];
+}
+
+/**
+ * `GET /report.md`, or with `?client=NAME` the clients of that name alone
+ * (the name as the table shows it); an unknown name is a 404 that lists the
+ * names the report holds.
+ */
+function reportMarkdownResponse(
+  clients: LabClient[],
+  config: LabConfig,
+  name: string | null,
+): Response {
+  const chosen = name === null
+    ? clients
+    : clients.filter((client) => client.name === name);
+  if (chosen.length === 0 && name !== null) {
+    const names = [...new Set(clients.map((client) => client.name))];
+    return new Response(
+      `Not Found: no client named ${lineValue(name)} in the report; it holds ${
+        names.length === 0
+          ? "no client yet"
+          : names.slice(0, 50).map(lineValue).join(", ") +
+            (names.length > 50 ? `, and ${names.length - 50} more` : "")
+      }\n`,
+      { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
     );
   }
-  for (const { client, verdict } of graded) {
-    lines.push(
-      "",
-      `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
-      "",
-      `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
-        cell(verdict.missing)
-      }.`,
-      "",
-      "```mermaid",
-      ...sequenceDiagram(client),
-      "```",
-    );
-  }
-  return lines.join("\n") + "\n";
+  return new Response(
+    labReportMarkdown(chosen, config, "streamable-http"),
+    { headers: { "content-type": "text/markdown; charset=utf-8" } },
+  );
 }
 
 /** A level step's cell: reached natively, or only through the wait tool. */
@@ -1772,17 +2066,79 @@ interface LabContext {
   config: LabConfig;
   log: Logger;
   state: LabState;
+  transport: LabTransportKind;
+  /** `--report-file`, when set. */
+  reportFile?: ReportFile;
 }
 
-/** A lab's context: its log, and state whose ended clients print verdicts. */
-function createLabContext(config: LabConfig, sink: LineSink): LabContext {
+/**
+ * A lab's context: its log, and state whose ended clients print verdicts
+ * (and rewrite the report file, when there is one).
+ */
+function createLabContext(
+  config: LabConfig,
+  sink: LineSink,
+  transport: LabTransportKind,
+): LabContext {
   const log = createLogger(config, sink);
-  const state = new LabState(
+  const ctx: LabContext = {
     config,
     log,
-    (client) => printVerdict(log, client, config),
-  );
-  return { config, log, state };
+    transport,
+    state: new LabState(config, log, (client) => {
+      printVerdict(log, client, config);
+      ctx.reportFile?.schedule();
+    }),
+  };
+  if (config.reportFile) {
+    ctx.reportFile = new ReportFile(
+      config.reportFile,
+      () => labReportMarkdown(ctx.state.reportedClients(), config, transport),
+      log,
+    );
+  }
+  return ctx;
+}
+
+/**
+ * `--report-file`: the Markdown report written whole or not at all (to a
+ * temporary file beside it, renamed over it), one write at a time, after a
+ * client ends and at shutdown. A write that fails is one warn line; the lab
+ * goes on.
+ */
+class ReportFile {
+  #last: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly path: string,
+    private readonly render: () => string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Writes the report once the writes before it are done. */
+  schedule() {
+    this.#last = this.#last.then(() => this.#write());
+  }
+
+  /** Resolves once every write asked for so far is done. */
+  flush(): Promise<void> {
+    return this.#last;
+  }
+
+  async #write() {
+    const temporary = `${this.path}.${Deno.pid}.tmp`;
+    try {
+      await Deno.writeTextFile(temporary, this.render());
+      await Deno.rename(temporary, this.path);
+    } catch (error) {
+      this.log.write("warn", {
+        tag: "report/error",
+        words: "the report file could not be written",
+        fields: { path: this.path, message: (error as Error).message },
+      });
+      await Deno.remove(temporary).catch(() => {});
+    }
+  }
 }
 
 /**
@@ -3158,7 +3514,7 @@ export function createLab(
   config: LabConfig,
   sink: LineSink = console.log,
 ): Lab {
-  const ctx = createLabContext(config, sink);
+  const ctx = createLabContext(config, sink, "streamable-http");
   const { log, state } = ctx;
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
@@ -3175,7 +3531,8 @@ export function createLab(
     };
   }
 
-  const report = () => labReport(state.reportedClients(), config);
+  const report = () =>
+    labReport(state.reportedClients(), config, "streamable-http");
 
   async function route(request: Request, pathname: string) {
     const foreign = foreignHostResponse(config, request);
@@ -3197,9 +3554,11 @@ export function createLab(
       if (noToken) return refuse(log, request, noToken);
       return pathname === "/report"
         ? Response.json(report())
-        : new Response(labReportMarkdown(state.reportedClients(), config), {
-          headers: { "content-type": "text/markdown; charset=utf-8" },
-        });
+        : reportMarkdownResponse(
+          state.reportedClients(),
+          config,
+          URL.parse(request.url)?.searchParams.get("client") ?? null,
+        );
     }
     if (!mcpPaths.has(pathname)) {
       return refuse(log, request, {
@@ -3244,6 +3603,8 @@ export function createLab(
     await legacy.close();
     await modern.close();
     for (const client of state.stopAll()) printVerdict(log, client, config);
+    ctx.reportFile?.schedule();
+    await ctx.reportFile?.flush();
   }
 
   return { fetch, counts, report, close };
@@ -3612,15 +3973,16 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
 /**
  * Serves the lab to one client over stdin/stdout, both eras (the SDK's stdio
  * entry decides the era from the opening message). Logs go to `sink`, which
- * must not be stdout. Resolves when the client closes its end.
+ * must not be stdout. Resolves when the client closes its end, after the
+ * report file (`--report-file`) has been written.
  */
-function serveLabOverStdio(
+async function serveLabOverStdio(
   config: LabConfig,
   sink: LineSink,
   wire?: Transport,
 ): Promise<void> {
-  const context = createLabContext(config, sink);
-  return new StdioLab(context).serve(
+  const context = createLabContext(config, sink, "stdio");
+  await new StdioLab(context).serve(
     wire ??
       new LineTransport(
         Deno.stdin.readable,
@@ -3628,6 +3990,8 @@ function serveLabOverStdio(
         (refusal) => logRefusal(context.log, refusal),
       ),
   );
+  // The client's verdict has been printed; its report must reach the file.
+  await context.reportFile?.flush();
 }
 
 /** The one client of a stdio connection, as the lab sees its messages. */

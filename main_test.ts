@@ -793,6 +793,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     maxSessions: 1000,
     logLevel: "debug",
     logFormat: "text",
+    reportFile: "",
     logSessionIds: false,
   });
   const config = loadConfig({
@@ -2450,7 +2451,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 20);
+  assert.equal(help.length, 21);
   assert.deepEqual(await readmeSettings(), help);
 });
 
@@ -3228,10 +3229,11 @@ Deno.test("/report.md with a hostile client: no HTML, no broken table or fence, 
   assert.doesNotMatch(markdown, /<(script|img)/i);
   assert.doesNotMatch(markdown, /(?!\n)[\p{Cc}\u2028\u2029\u202e]/u);
   const lines = markdown.split("\n");
-  // Fences: a mermaid block per client, each closed once.
+  // Fences: a mermaid block per client, each closed once, and the
+  // reproduce command's.
   assert.deepEqual(
     lines.filter((line) => line.startsWith("```")),
-    ["```mermaid", "```", "```mermaid", "```"],
+    ["```mermaid", "```", "```mermaid", "```", "```sh", "```"],
   );
   // Table rows: 13 cells each, none split by a pipe it holds.
   const rows = lines.filter((line) => line.startsWith("| "));
@@ -3251,7 +3253,7 @@ Deno.test("/report.md with a hostile client: no HTML, no broken table or fence, 
   }
   assert.equal(
     lines.filter((line) => line.startsWith("## ")).length,
-    2,
+    3,
   );
 });
 
@@ -3264,7 +3266,7 @@ Deno.test("/report.md with a hostile 2026-07-28 client: its identity in the head
   await answer.body?.cancel();
   const markdown = await (await fetch(`${lab.base}/report.md`)).text();
   const headings = markdown.split("\n").filter((line) =>
-    line.startsWith("## ")
+    line.startsWith("## ") && line !== "## Reproduce"
   );
   assert.deepEqual(headings, [
     "## x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;/1.0.0 (2026-07-28, x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;@1.0.0)",
@@ -3325,4 +3327,184 @@ Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -326
     ).length,
     3,
   );
+});
+
+// ---------------------------------------------------------------------------
+// The report as a bug report: reproduce, one client, size, report file
+// ---------------------------------------------------------------------------
+
+Deno.test("/report.md ends with how to reproduce this lab: its non-default settings as flags, versions, the client's setup line, never the token", async () => {
+  const token = "report-secret-91c2";
+  await using lab = startLab({
+    MCP_TEST_UPDATE_TRIGGER: "read",
+    MCP_TEST_ENABLE_TOOL: "true",
+    MCP_TEST_INITIAL_STATUS: "waiting on CI",
+    MCP_TEST_AUTH_TOKEN: token,
+  });
+  const auth = { authorization: `Bearer ${token}` };
+  const answer = await postModern(lab.url, "resources/read", {
+    uri: REVIEW_URI,
+  }, { client: "claude-code", headers: auth });
+  await answer.body?.cancel();
+  const markdown = await (await fetch(`${lab.base}/report.md`, {
+    headers: auth,
+  })).text();
+  const json = await (await fetch(`${lab.base}/report`, { headers: auth }))
+    .text();
+  const command =
+    "deno run -A main.ts --delay 0.2 --trigger read --initial-status 'waiting on CI' --enable-tool --log-level info";
+  const reproduce = markdown.split("## Reproduce\n")[1];
+  assert.deepEqual(reproduce.split("\n"), [
+    "",
+    "Start the same lab:",
+    "",
+    "```sh",
+    command,
+    "```",
+    "",
+    `Started from a local file, lab ${LAB_VERSION}: to be sure of the same lab, run main.ts from a URL pinned at that version (a tag or a commit of the lab's repository).`,
+    "",
+    "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
+    "",
+    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno}, ${Deno.build.os} ${Deno.build.arch}.`,
+    "",
+    'Claude Code: claude --mcp-config lab.json --strict-mcp-config, lab.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}} (issues: https://github.com/anthropics/claude-code/issues)',
+    "",
+    "Where to file this report, and the requests already open: docs/bug-reports.md in the lab's repository.",
+    "",
+  ]);
+  assert.equal(JSON.parse(json).reproduce.command, command);
+  assert.ok(!markdown.includes(token) && !json.includes(token));
+});
+
+Deno.test("/report.md?client=NAME: that client's row, verdict, evidence and diagram alone; an unknown name is a 404 listing the names", async () => {
+  await using lab = startLab();
+  for (const name of ["first-client", "second-client"]) {
+    const answer = await postModern(lab.url, "resources/read", {
+      uri: REVIEW_URI,
+    }, { client: name });
+    await answer.body?.cancel();
+  }
+  const one = await fetch(`${lab.base}/report.md?client=second-client`);
+  assert.equal(one.status, 200);
+  const markdown = await one.text();
+  const rows = markdown.split("\n").filter((line) => line.startsWith("| "));
+  assert.equal(rows.length, 3);
+  assert.ok(rows[2].startsWith("| second-client | 1.0.0 |"), rows[2]);
+  assert.ok(!markdown.includes("first-client"));
+  assert.match(markdown, /^## second-client\/1\.0\.0 \(2026-07-28, /m);
+  assert.match(
+    markdown,
+    /^- &#91;resources\/read&#93; uri=test:\/\/review\/status version=1 client=second-client\/1\.0\.0 /m,
+  );
+  assert.match(markdown, /^## Reproduce$/m);
+  const unknown = await fetch(`${lab.base}/report.md?client=nobody`);
+  assert.equal(unknown.status, 404);
+  assert.equal(
+    await unknown.text(),
+    "Not Found: no client named nobody in the report; it holds first-client, second-client\n",
+  );
+});
+
+Deno.test("/report.md with 1,000 clients stays within 65,536 characters: the table and verdicts first, the oldest clients' evidence and diagrams trimmed, and it says so", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_LEVEL: "silent" });
+  await inParallel(1000, 50, async (index) => {
+    const answer = await postModern(lab.url, "resources/read", {
+      uri: REVIEW_URI,
+    }, { client: `client-${String(index).padStart(4, "0")}` });
+    await answer.body?.cancel();
+  });
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.ok(markdown.length <= 65_536, `${markdown.length}`);
+  const note = markdown.split("\n").find((line) => line.startsWith("Trimmed"));
+  assert.match(
+    note ?? "",
+    /^Trimmed to 65536 characters, GitHub's limit on an issue body: the evidence and diagrams of the 1000 oldest client\(s\), the verdicts of the 1000 oldest, and the table rows of the \d+ oldest are left out\. The full report is JSON at \/report\.$/,
+  );
+  // The newest client's row is kept, and the reproduce section.
+  assert.match(markdown, /^\| client-0999 \| 1\.0\.0 \|/m);
+  assert.match(markdown, /^## Reproduce$/m);
+});
+
+Deno.test("--stdio --report-file: the Markdown report is written when the client ends, whole, with how to start that lab", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/lab-report.md`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      MAIN_PATH,
+      "--stdio",
+      "--report-file",
+      path,
+      "--delay",
+      "30",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const answers = linesOf(child.stdout);
+  const send = (message: unknown) =>
+    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  await send(
+    initializeMessage(
+      { name: "report-file-client", version: "2.0.0" },
+      "2025-11-25",
+    ),
+  );
+  await within(answers.next(), 10_000, "the initialize answer");
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: REVIEW_URI },
+  });
+  await within(answers.next(), 10_000, "the read answer");
+  await writer.close();
+  assert.equal((await child.status).code, 0);
+  const report = await Deno.readTextFile(path);
+  assert.match(
+    report,
+    /^\| report-file-client \| 2\.0\.0 \| 2025 \(2025-11-25\) \| stdio \| ✅ \| ❌ \| ✅ \| ❌ /m,
+  );
+  assert.ok(
+    report.includes(
+      `\`\`\`sh\ndeno run -A main.ts --stdio --delay 30 --report-file ${path}\n\`\`\``,
+    ),
+    report,
+  );
+  // Written whole: no temporary file is left beside it.
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((entry) => entry.name),
+    ["lab-report.md"],
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("MCP_TEST_REPORT_FILE over HTTP: written when a session ends and again at shutdown", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.md`;
+  const lab = startLab({ MCP_TEST_REPORT_FILE: path });
+  const sessionId = await openRawSession(lab.url);
+  await fetch(lab.url, {
+    method: "DELETE",
+    headers: { "mcp-session-id": sessionId },
+  });
+  await eventually(() => {
+    try {
+      return Deno.readTextFileSync(path).includes("| raw-legacy | 0.0.1 |");
+    } catch {
+      return false;
+    }
+  }, "the report file after the session ended");
+  await using client = await connectClient(lab.url, "still-here");
+  await client.listResources();
+  await lab[Symbol.asyncDispose]();
+  const final = await Deno.readTextFile(path);
+  assert.match(final, /^\| still-here \| 1\.0\.0 \|/m);
+  assert.match(final, /^\| raw-legacy \| 0\.0\.1 \|/m);
+  await Deno.remove(dir, { recursive: true });
 });

@@ -1093,6 +1093,8 @@ Deno.test("from a URL served as text/plain: the lab serves and main.ts probe rea
     "--stdio",
     "--delay",
     "0.2",
+    "--report-file",
+    `${folder.cwd}/report.md`,
   ];
   const run = await runProbeCommand(["--json", "--stdio", "--", ...lab], {
     entry: [
@@ -1112,6 +1114,23 @@ Deno.test("from a URL served as text/plain: the lab serves and main.ts probe rea
     "/cli/probe.ts",
     "/lab/main.ts",
   ]);
+  // Its report names the URL it ran from, in the command and beside it,
+  // and points to the bug-report page next to it.
+  const report = await Deno.readTextFile(`${folder.cwd}/report.md`);
+  const source = `${files.origin}/lab/main.ts`;
+  assert.ok(
+    report.includes(
+      `\`\`\`sh\ndeno run -A ${source} --stdio --delay 0.2 --report-file ${folder.cwd}/report.md\n\`\`\``,
+    ),
+    report,
+  );
+  assert.ok(report.includes(`\nStarted from ${source}.\n`), report);
+  assert.ok(
+    report.endsWith(
+      `Where to file this report, and the requests already open: ${files.origin}/lab/docs/bug-reports.md.\n`,
+    ),
+    report,
+  );
 });
 
 // ---------------------------------------------------------------------------

@@ -190,15 +190,8 @@ export function commandLine(
   }).join(" ");
 }
 
-/**
- * An argument as a POSIX shell reads it back: bare when it holds only
- * characters no shell treats specially, else in single quotes.
- */
-export function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg)
-    ? arg
-    : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
+// The lab quotes its reproduce command the same way.
+export { shellQuote } from "../main.ts";
 
 /**
  * Stops a process group `seconds` from now (SIGTERM, SIGKILL 3 s later)
