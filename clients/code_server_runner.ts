@@ -458,13 +458,14 @@ function vsCodeUi(drive: VsCodeDrive) {
   /**
    * F1, the command typed as a user would, and its entry in the palette;
    * again while VS Code does not offer it yet (a command such as "MCP:
-   * Browse Resources" appears once a server has listed its capabilities).
+   * Browse Resources" appears once a server has listed its capabilities),
+   * or while the palette did not open (an F1 the workbench did not take).
    */
   const command = async (label: string) => {
     for (let attempt = 1;; attempt++) {
       await page.keyboard.press("F1");
-      await quick.locator("input").fill(`>${label}`);
       try {
+        await quick.locator("input").fill(`>${label}`, { timeout: 5000 });
         await row(label).click({ timeout: 4000 });
         return;
       } catch (error) {
