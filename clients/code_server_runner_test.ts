@@ -251,15 +251,17 @@ Deno.test({
     "deno task clients vscode --check: the editor re-reads version 2 over HTTP and stdio, the chat keeps version 1, and no process is left",
   ignore: missing !== undefined,
   async fn() {
-    // The pinned code-server and Node already in the harness's cache. A 5 s
-    // delay leaves the chat's prompt time to go out before the update.
+    // The pinned code-server and Node already in the harness's cache. A 15 s
+    // delay leaves the chat's prompt time to go out before the update, even
+    // on a busy machine (with 5 s, twice in a fresh clone amid the whole
+    // suite, the editor was notified and did not re-read).
     await withCheckedRun(
       [
         "vscode",
         "--trigger",
         "subscribe",
         "--delay",
-        "5",
+        "15",
         "--timeout",
         "60",
       ],
