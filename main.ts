@@ -2115,9 +2115,20 @@ class ReportFile {
     private readonly log: Logger,
   ) {}
 
-  /** Writes the report once the writes before it are done. */
+  /** A write is queued and has not started: it will render the latest. */
+  #queued = false;
+
+  /**
+   * Writes the report once the writes before it are done. Clients that end
+   * while a write waits share it: it renders the report when it starts.
+   */
   schedule() {
-    this.#last = this.#last.then(() => this.#write());
+    if (this.#queued) return;
+    this.#queued = true;
+    this.#last = this.#last.then(() => {
+      this.#queued = false;
+      return this.#write();
+    });
   }
 
   /** Resolves once every write asked for so far is done. */
