@@ -284,9 +284,40 @@ const SETTINGS = {
     flag: "report-file",
     defaultValue: "",
     description:
-      "Write /report.md to this file when a client ends and at shutdown (stdio too)",
+      "Write /report.md (/report for a .json path) when a client ends and at shutdown",
     allowed: "a file path on one line",
     schema: z.string().regex(/^[^\r\n]*$/),
+  },
+  exitAfterClients: {
+    env: "MCP_TEST_EXIT_AFTER_CLIENTS",
+    flag: "exit-after-clients",
+    defaultValue: "0",
+    description:
+      "Shut down once this many clients have ended (0: keep serving)",
+    allowed: "an integer from 0 to 1000000",
+    schema: z.string().regex(/^\d{1,7}$/).transform(Number).pipe(
+      z.number().max(1_000_000),
+    ),
+  },
+  deadlineSeconds: {
+    env: "MCP_TEST_DEADLINE_SECONDS",
+    flag: "deadline",
+    defaultValue: "0",
+    description: "Shut down this many seconds after starting (0: no deadline)",
+    allowed: "a number of seconds from 0 to 86400, fractions allowed",
+    schema: seconds.pipe(z.number().max(86400)),
+  },
+  requireLevel: {
+    env: "MCP_TEST_REQUIRE_LEVEL",
+    flag: "require-level",
+    defaultValue: "",
+    description:
+      "At shutdown, print a verdict line per client and exit 1 unless all reached it",
+    allowed:
+      "a level from 1 to 6 (level 7, the agent's context, is not observable by the lab)",
+    schema: z.string().regex(/^[1-6]?$/).transform((level) =>
+      level === "" ? null : Number(level)
+    ),
   },
   logSessionIds: {
     env: "MCP_TEST_LOG_SESSION_IDS",
@@ -2069,6 +2100,8 @@ interface LabContext {
   transport: LabTransportKind;
   /** `--report-file`, when set. */
   reportFile?: ReportFile;
+  /** When the lab shuts down by itself (`--exit-after-clients`, `--deadline`). */
+  gate: Gate;
 }
 
 /**
@@ -2088,12 +2121,23 @@ function createLabContext(
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
+      ctx.gate.clientEnded();
     }),
+    gate: new Gate(config),
   };
   if (config.reportFile) {
+    // A CI step reads a `.json` report with jq; people read the Markdown.
+    const json = config.reportFile.toLowerCase().endsWith(".json");
     ctx.reportFile = new ReportFile(
       config.reportFile,
-      () => labReportMarkdown(ctx.state.reportedClients(), config, transport),
+      () => {
+        const clients = ctx.state.reportedClients();
+        return json
+          ? `${
+            JSON.stringify(labReport(clients, config, transport), null, 2)
+          }\n`
+          : labReportMarkdown(clients, config, transport);
+      },
       log,
     );
   }
@@ -2101,7 +2145,8 @@ function createLabContext(
 }
 
 /**
- * `--report-file`: the Markdown report written whole or not at all (to a
+ * `--report-file`: the Markdown report (or, for a path ending in `.json`, the
+ * `/report` document) written whole or not at all (to a
  * temporary file beside it, renamed over it), one write at a time, after a
  * client ends and at shutdown. A write that fails is one warn line; the lab
  * goes on.
@@ -3425,6 +3470,10 @@ export interface Lab {
   report: () => LabReport;
   /** Ends every session and stream, printing each client's verdict. */
   close: () => Promise<void>;
+  /** Every client so far, oldest first, for the gate's verdict lines. */
+  clients: () => LabClient[];
+  /** Settles when the lab should shut down by itself (`Gate`). */
+  due: Promise<string>;
 }
 
 const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
@@ -3611,6 +3660,7 @@ export function createLab(
   }
 
   async function close() {
+    ctx.gate.stop();
     await legacy.close();
     await modern.close();
     for (const client of state.stopAll()) printVerdict(log, client, config);
@@ -3618,7 +3668,107 @@ export function createLab(
     await ctx.reportFile?.flush();
   }
 
-  return { fetch, counts, report, close };
+  return {
+    fetch,
+    counts,
+    report,
+    close,
+    clients: () => state.reportedClients(),
+    due: ctx.gate.due,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The CI gate: shutting down by itself, an exit status from the levels
+// ---------------------------------------------------------------------------
+
+/**
+ * When the lab shuts down by itself: once `--exit-after-clients` clients
+ * have ended (as the report file counts them: a 2025 session closed or
+ * expired, a stdio client gone, a stateless client evicted), or at
+ * `--deadline` seconds after it started, whichever comes first. With
+ * neither set it never does.
+ */
+class Gate {
+  #ended = 0;
+  #due = Promise.withResolvers<string>();
+  #timer?: ReturnType<typeof setTimeout>;
+
+  constructor(private readonly config: LabConfig) {
+    const { deadlineSeconds } = config;
+    if (deadlineSeconds > 0) {
+      this.#timer = setTimeout(
+        () => this.#due.resolve(`deadline of ${deadlineSeconds} s reached`),
+        deadlineSeconds * 1000,
+      );
+    }
+  }
+
+  /** Settles with the reason, in words, once the lab should shut down. */
+  get due(): Promise<string> {
+    return this.#due.promise;
+  }
+
+  clientEnded() {
+    const wanted = this.config.exitAfterClients;
+    if (wanted > 0 && ++this.#ended === wanted) {
+      this.#due.resolve(`${wanted} client(s) ended`);
+    }
+  }
+
+  /** The lab is shutting down anyway: no deadline may fire after it. */
+  stop() {
+    clearTimeout(this.#timer);
+  }
+}
+
+/**
+ * `--require-level`: one stable line per client (`verdict client=… level=…
+ * required=… pass|fail missing=…`), or one saying no client came, and the
+ * exit status: 0 when there was a client and every one reached the level.
+ */
+export function gateVerdicts(
+  clients: LabClient[],
+  config: LabConfig,
+): { lines: string[]; status: number } {
+  const required = config.requireLevel ?? 0;
+  if (clients.length === 0) {
+    return {
+      lines: [
+        `verdict clients=0 required=${required} fail missing=${
+          lineValue("no client came before the lab shut down")
+        }`,
+      ],
+      status: 1,
+    };
+  }
+  let status = 0;
+  const lines = clients.map((client) => {
+    const verdict = verdictOf(client, config);
+    const pass = verdict.level >= required;
+    if (!pass) status = 1;
+    return `verdict client=${
+      lineValue(clientLabel(client))
+    } level=${verdict.level} required=${required} ${
+      pass ? "pass" : "fail"
+    } missing=${lineValue(verdict.missing)}`;
+  });
+  return { lines, status };
+}
+
+/**
+ * The exit status of a lab that has shut down: with `--require-level`, the
+ * gate's verdict lines go to `sink` and decide it; else 0.
+ */
+function gateStatus(
+  clients: LabClient[],
+  config: LabConfig,
+  sink: LineSink,
+): number {
+  if (config.requireLevel === null) return 0;
+  const { lines, status } = gateVerdicts(clients, config);
+  lines.forEach((line) => sink(line));
+  return status;
 }
 
 // ---------------------------------------------------------------------------
@@ -3775,11 +3925,17 @@ async function serveHttp(config: LabConfig): Promise<number> {
       });
     }
   }
-  const signal = await signalled.promise;
-  labLine(config, `[lab] ${signal}: closing sessions and streams`, {
-    signal,
-    closing: true,
-  });
+  const ending = await Promise.race([
+    signalled.promise.then((signal) => ({ signal })),
+    lab.due.then((reason) => ({ reason })),
+  ]);
+  labLine(
+    config,
+    `[lab] ${
+      "signal" in ending ? ending.signal : ending.reason
+    }: closing sessions and streams`,
+    { ...ending, closing: true },
+  );
   // Never hang: a stuck connection must not keep the lab alive.
   const deadline = setTimeout(() => Deno.exit(1), 2000);
   await lab.close();
@@ -3788,7 +3944,7 @@ async function serveHttp(config: LabConfig): Promise<number> {
   for (const [name, listener] of listeners) {
     Deno.removeSignalListener(name, listener);
   }
-  return 0;
+  return gateStatus(lab.clients(), config, console.log);
 }
 
 // ---------------------------------------------------------------------------
@@ -3984,25 +4140,39 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
 /**
  * Serves the lab to one client over stdin/stdout, both eras (the SDK's stdio
  * entry decides the era from the opening message). Logs go to `sink`, which
- * must not be stdout. Resolves when the client closes its end, after the
- * report file (`--report-file`) has been written.
+ * must not be stdout. Resolves when the client closes its end (or at
+ * `--deadline`, which closes it), after the report file (`--report-file`)
+ * has been written, with the exit status (`gateStatus`).
  */
 async function serveLabOverStdio(
   config: LabConfig,
   sink: LineSink,
   wire?: Transport,
-): Promise<void> {
+): Promise<number> {
   const context = createLabContext(config, sink, "stdio");
-  await new StdioLab(context).serve(
-    wire ??
-      new LineTransport(
-        Deno.stdin.readable,
-        Deno.stdout.writable,
-        (refusal) => logRefusal(context.log, refusal),
-      ),
-  );
+  const transport = wire ??
+    new LineTransport(
+      Deno.stdin.readable,
+      Deno.stdout.writable,
+      (refusal) => logRefusal(context.log, refusal),
+    );
+  const served = new StdioLab(context).serve(transport);
+  const ending = await Promise.race([
+    served.then(() => null),
+    context.gate.due,
+  ]);
+  if (ending !== null) {
+    labLine(config, `[lab] ${ending}: closing stdio`, {
+      reason: ending,
+      closing: true,
+    }, sink);
+    await transport.close();
+    await served;
+  }
+  context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();
+  return gateStatus(context.state.reportedClients(), config, sink);
 }
 
 /** The one client of a stdio connection, as the lab sees its messages. */
@@ -4222,8 +4392,7 @@ export async function main(
     },
     stderrLine,
   );
-  await serveLabOverStdio(config, stderrLine);
-  return 0;
+  return await serveLabOverStdio(config, stderrLine);
 }
 
 // No top-level await: `main.ts probe` imports probe.ts, which imports this

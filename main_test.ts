@@ -881,6 +881,26 @@ const BAD_VALUES: [string, string, string][] = [
     "mcp",
     'config error: MCP_TEST_PATH="mcp" is not allowed: expected a path starting with / (not /healthz or /report), without spaces, ? or #',
   ],
+  [
+    "MCP_TEST_REQUIRE_LEVEL",
+    "7",
+    'config error: MCP_TEST_REQUIRE_LEVEL="7" is not allowed: expected a level from 1 to 6 (level 7, the agent\'s context, is not observable by the lab)',
+  ],
+  [
+    "MCP_TEST_REQUIRE_LEVEL",
+    "0",
+    'config error: MCP_TEST_REQUIRE_LEVEL="0" is not allowed: expected a level from 1 to 6 (level 7, the agent\'s context, is not observable by the lab)',
+  ],
+  [
+    "MCP_TEST_EXIT_AFTER_CLIENTS",
+    "-1",
+    'config error: MCP_TEST_EXIT_AFTER_CLIENTS="-1" is not allowed: expected an integer from 0 to 1000000',
+  ],
+  [
+    "MCP_TEST_DEADLINE_SECONDS",
+    "soon",
+    'config error: MCP_TEST_DEADLINE_SECONDS="soon" is not allowed: expected a number of seconds from 0 to 86400, fractions allowed',
+  ],
 ];
 
 for (const [name, value, message] of BAD_VALUES) {
@@ -3507,4 +3527,254 @@ Deno.test("MCP_TEST_REPORT_FILE over HTTP: written when a session ends and again
   assert.match(final, /^\| still-here \| 1\.0\.0 \|/m);
   assert.match(final, /^\| raw-legacy \| 0\.0\.1 \|/m);
   await Deno.remove(dir, { recursive: true });
+});
+
+// ---------------------------------------------------------------------------
+// The CI gate: --exit-after-clients, --deadline, --require-level
+// ---------------------------------------------------------------------------
+
+const GATE_PASS_MISSING =
+  "level 7 (the agent's context shows the update) is not observable from the server";
+
+/**
+ * A 2025 client of the gate's lab: reads version 1 and, with `subscribe`,
+ * subscribes, waits for the update and reads version 2; then ends its
+ * session with a DELETE, which the gate counts as a client that ended.
+ */
+async function gateClient(url: URL, name: string, subscribe: boolean) {
+  const transport = new StreamableHTTPClientTransport(url);
+  const client = new Client({ name, version: "1.0.0" }, {
+    versionNegotiation: { mode: "legacy" },
+  });
+  await client.connect(transport);
+  await client.listResources();
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  if (subscribe) {
+    await subscribeUntilUpdated(client);
+    assert.equal(await readReview(client), VERSION_2_TEXT);
+  }
+  await transport.terminateSession();
+  await client.close();
+}
+
+/** The gate's lab as a command: its exit status, stdout lines and stderr. */
+async function gateRun(
+  env: Record<string, string>,
+  client?: (url: URL) => Promise<void>,
+) {
+  const lab = await spawnLabProcess({
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+    MCP_TEST_LOG_LEVEL: "warn",
+    ...env,
+  });
+  await client?.(lab.url);
+  const status = await within(lab.child.status, 30_000, "the gate's exit");
+  await lab.read;
+  return { code: status.code, lines: lab.lines, stderr: await lab.stderr };
+}
+
+Deno.test("gate: a level-6 client passes --require-level 6; the lab ends once it has, and the .json report file holds its verdict", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/verdict.JSON`;
+  const run = await gateRun({
+    MCP_TEST_REQUIRE_LEVEL: "6",
+    MCP_TEST_EXIT_AFTER_CLIENTS: "1",
+    MCP_TEST_DEADLINE_SECONDS: "60",
+    MCP_TEST_REPORT_FILE: path,
+  }, (url) => gateClient(url, "gate-subscriber", true));
+  assert.equal(run.code, 0, run.lines.join("\n"));
+  assert.equal(run.stderr, "");
+  assert.ok(
+    run.lines.includes(
+      "[lab] 1 client(s) ended: closing sessions and streams",
+    ),
+    run.lines.join("\n"),
+  );
+  assert.deepEqual(run.lines.filter((line) => line.startsWith("verdict ")), [
+    `verdict client=gate-subscriber/1.0.0 level=6 required=6 pass missing=${
+      lineValue(GATE_PASS_MISSING)
+    }`,
+  ]);
+  const report = JSON.parse(await Deno.readTextFile(path)) as LabReport;
+  assert.deepEqual(
+    report.clients.map(({ name, level, era }) => ({ name, level, era })),
+    [{ name: "gate-subscriber", level: 6, era: "2025" }],
+  );
+  assert.equal(report.lab, LAB_VERSION);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("gate: a client that reads and never subscribes fails --require-level 6 with exit 1", async () => {
+  const run = await gateRun({
+    MCP_TEST_REQUIRE_LEVEL: "6",
+    MCP_TEST_EXIT_AFTER_CLIENTS: "1",
+    MCP_TEST_DEADLINE_SECONDS: "60",
+  }, (url) => gateClient(url, "gate-reader", false));
+  assert.equal(run.code, 1, run.lines.join("\n"));
+  assert.deepEqual(run.lines.filter((line) => line.startsWith("verdict ")), [
+    `verdict client=gate-reader/1.0.0 level=3 required=6 fail missing=${
+      lineValue(`never subscribed to ${REVIEW_URI} (resources/subscribe)`)
+    }`,
+  ]);
+});
+
+Deno.test("gate: with two clients, the lab waits for both and fails if either falls short", async () => {
+  const run = await gateRun({
+    MCP_TEST_REQUIRE_LEVEL: "3",
+    MCP_TEST_EXIT_AFTER_CLIENTS: "2",
+    MCP_TEST_DEADLINE_SECONDS: "60",
+  }, async (url) => {
+    await gateClient(url, "gate-first", false);
+    // A client that connects and leaves without reading: level 1.
+    const transport = new StreamableHTTPClientTransport(url);
+    const client = new Client({ name: "gate-second", version: "1.0.0" }, {
+      versionNegotiation: { mode: "legacy" },
+    });
+    await client.connect(transport);
+    await transport.terminateSession();
+    await client.close();
+  });
+  assert.equal(run.code, 1, run.lines.join("\n"));
+  assert.deepEqual(
+    run.lines.filter((line) => line.startsWith("verdict ")).map((line) =>
+      line.split(" missing=")[0]
+    ),
+    [
+      "verdict client=gate-first/1.0.0 level=3 required=3 pass",
+      "verdict client=gate-second/1.0.0 level=1 required=3 fail",
+    ],
+  );
+});
+
+Deno.test("gate: no client before --deadline fails --require-level; without it the deadline exits 0", async () => {
+  const failed = await gateRun({
+    MCP_TEST_REQUIRE_LEVEL: "6",
+    MCP_TEST_DEADLINE_SECONDS: "0.5",
+  });
+  assert.equal(failed.code, 1);
+  assert.ok(
+    failed.lines.includes(
+      "[lab] deadline of 0.5 s reached: closing sessions and streams",
+    ),
+    failed.lines.join("\n"),
+  );
+  assert.deepEqual(
+    failed.lines.filter((line) => line.startsWith("verdict ")),
+    [
+      'verdict clients=0 required=6 fail missing="no client came before the lab shut down"',
+    ],
+  );
+  const plain = await gateRun({ MCP_TEST_DEADLINE_SECONDS: "0.5" });
+  assert.equal(plain.code, 0);
+  assert.deepEqual(
+    plain.lines.filter((line) => line.startsWith("verdict ")),
+    [],
+  );
+});
+
+Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line", async (t) => {
+  const cases: [string[], string][] = [
+    [
+      ["--require-level", "7"],
+      'config error: --require-level="7" is not allowed: expected a level from 1 to 6 (level 7, the agent\'s context, is not observable by the lab)',
+    ],
+    [
+      ["--require-level", "6.5"],
+      'config error: --require-level="6.5" is not allowed: expected a level from 1 to 6 (level 7, the agent\'s context, is not observable by the lab)',
+    ],
+    [
+      ["--exit-after-clients", "two"],
+      'config error: --exit-after-clients="two" is not allowed: expected an integer from 0 to 1000000',
+    ],
+    [
+      ["--deadline=-5"],
+      'config error: --deadline="-5" is not allowed: expected a number of seconds from 0 to 86400, fractions allowed',
+    ],
+  ];
+  for (const [flags, message] of cases) {
+    await t.step(flags.join(" "), async () => {
+      for (const stdio of [[], ["--stdio"]]) {
+        const output = await labCommand([...stdio, ...flags], {
+          MCP_TEST_PORT: "0",
+        }).output();
+        assert.equal(output.code, 2);
+        assert.equal(new TextDecoder().decode(output.stderr), `${message}\n`);
+        assert.equal(new TextDecoder().decode(output.stdout), "");
+      }
+    });
+  }
+});
+
+/**
+ * The lab over stdio as a gate, driven by raw lines: a 2025 client that
+ * reads version 1 and closes stdin (or, with `keepOpen`, leaves it open).
+ */
+async function stdioGate(flags: string[], keepOpen = false) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio", "--log-level", "warn", ...flags],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const answers = linesOf(child.stdout);
+  const stderr = new Response(child.stderr).text();
+  const send = (message: unknown) =>
+    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  await send(
+    initializeMessage({ name: "stdio-gate", version: "1.0.0" }, "2025-11-25"),
+  );
+  await within(answers.next(), 10_000, "the initialize answer");
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/read",
+    params: { uri: REVIEW_URI },
+  });
+  await within(answers.next(), 10_000, "the read answer");
+  if (!keepOpen) await writer.close();
+  const status = await within(child.status, 30_000, "the stdio gate's exit");
+  if (keepOpen) await writer.close().catch(() => {});
+  for await (const _ of answers) { /* drain */ }
+  return { code: status.code, stderr: await stderr };
+}
+
+Deno.test("gate over stdio: the exit status when the client closes stdin, the verdict line on stderr, the .json report file", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/stdio.json`;
+  const run = await stdioGate(["--require-level", "3", "--report-file", path]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(
+    run.stderr.includes(
+      `verdict client=stdio-gate/1.0.0 level=3 required=3 pass missing=${
+        lineValue(`never subscribed to ${REVIEW_URI} (resources/subscribe)`)
+      }\n`,
+    ),
+    run.stderr,
+  );
+  const report = JSON.parse(await Deno.readTextFile(path)) as LabReport;
+  assert.deepEqual(report.clients.map(({ name, level }) => ({ name, level })), [
+    { name: "stdio-gate", level: 3 },
+  ]);
+  const failed = await stdioGate(["--require-level", "4"]);
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.match(
+    failed.stderr,
+    /^verdict client=stdio-gate\/1\.0\.0 level=3 required=4 fail missing=/m,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("gate over stdio: --deadline closes a client that stays connected and judges it", async () => {
+  const run = await stdioGate(
+    ["--require-level", "6", "--deadline", "1"],
+    true,
+  );
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /^\[lab\] deadline of 1 s reached: closing stdio$/m);
+  assert.match(
+    run.stderr,
+    /^verdict client=stdio-gate\/1\.0\.0 level=3 required=6 fail missing=/m,
+  );
 });
