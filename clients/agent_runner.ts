@@ -7,7 +7,12 @@
  * @module
  */
 
-import type { ClientDefinition, ModeId } from "./catalog.ts";
+import {
+  type ClientDefinition,
+  isStdioMode,
+  type LaunchContext,
+  type ModeId,
+} from "./catalog.ts";
 import { dirname, join } from "node:path";
 import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
@@ -16,7 +21,11 @@ import {
   joinedDetail,
   type LabReports,
   NO_LAB_REPORTS,
+  type RunningLab,
   startRunLab,
+  type StdioLabCommand,
+  stdioLabCommand,
+  stdioLabReports,
 } from "./lab.ts";
 import {
   commandLine,
@@ -293,46 +302,49 @@ export async function runAgentClient(
   });
   const seconds = () => Math.round((performance.now() - started) / 1000);
   const folders = await freshRunDir(options.runDir);
-  const lab = await startRunLab(options, trigger, {
-    enableTool: client.enableTool,
-    enableWaitTool: route === "wait-tool",
-  });
+  const denoDir = options.denoDir ?? defaultDenoDir();
+  const lab = await runLab(client, mode, trigger, options, denoDir);
   if ("failed" in lab) {
     return notStarted(base, "lab-failed", lab.failed, seconds());
   }
+  const labUrl = "url" in lab ? lab.url : "";
   const model = startScriptedModel({
     ...client.script,
     waitSeconds: options.delaySeconds + WAIT_MARGIN_SECONDS,
     ...routeScript(client, route, {
-      probe: harnessProbe(
-        options.labMainPath,
-        options.denoDir ?? defaultDenoDir(),
-      ),
-      labUrl: lab.url,
+      probe: harnessProbe(options.labMainPath, denoDir),
+      labUrl,
       delaySeconds: options.delaySeconds,
     }),
   });
   // Both checks relay the client through the counter; only the control
   // removes the progressToken.
   const relay = options.progressCheck
-    ? startProgressRelay(lab.url, options.progressCheck === "no-progress")
+    ? startProgressRelay(labUrl, options.progressCheck === "no-progress")
     : undefined;
   let ran: AgentProcess = { command: "", result: NOT_SPAWNED };
   let reports: LabReports | { unavailable: string } = NO_LAB_REPORTS;
   let daemon: string | undefined;
   try {
     ran = await launchAgent(client, mode, options, folders, {
-      labUrl: relay?.url ?? lab.url,
+      labUrl: relay?.url ?? labUrl,
+      stdioLab: "stdio" in lab ? lab.stdio : undefined,
+      denoDir,
       modelOrigin: model.origin,
     });
     if (client.daemonPidFile) {
       daemon = await stopAgentDaemon(`${folders.home}/${client.daemonPidFile}`);
     }
-    reports = await finalLabReports(lab);
+    reports = "stdio" in lab
+      ? stdioLabReports(
+        await Deno.readTextFile(`${options.runDir}/lab.log`).catch(() => ""),
+        { trigger, updateDelaySeconds: options.delaySeconds },
+      )
+      : await finalLabReports(lab);
   } finally {
     await relay?.close();
     await model.close();
-    await lab.stop();
+    if ("stop" in lab) await lab.stop();
   }
   await Deno.writeTextFile(
     `${options.runDir}/transcript.json`,
@@ -361,6 +373,35 @@ export async function runAgentClient(
   };
 }
 
+/**
+ * The run's lab: over HTTP, started here; in a stdio mode, the command the
+ * client starts it with, its stderr (and so its verdict) in the run's
+ * `lab.log`.
+ */
+async function runLab(
+  client: ClientDefinition,
+  mode: ModeId,
+  trigger: Trigger,
+  options: RunOptions,
+  denoDir: string,
+): Promise<RunningLab | { stdio: StdioLabCommand } | { failed: string }> {
+  const tools = {
+    enableTool: client.enableTool,
+    enableWaitTool: options.route === "wait-tool",
+  };
+  if (!isStdioMode(mode)) return await startRunLab(options, trigger, tools);
+  return {
+    stdio: stdioLabCommand({
+      labMainPath: options.labMainPath,
+      denoDir,
+      stderrPath: `${options.runDir}/lab.log`,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      ...tools,
+    }),
+  };
+}
+
 /** An agent's process: its command as evidence, and how it ended. */
 interface AgentProcess {
   command: string;
@@ -383,7 +424,10 @@ async function launchAgent(
   mode: ModeId,
   options: RunOptions,
   folders: { home: string; workDir: string; tmpDir: string },
-  endpoints: { labUrl: string; modelOrigin: string },
+  endpoints: Pick<
+    LaunchContext,
+    "labUrl" | "stdioLab" | "denoDir" | "modelOrigin"
+  >,
 ): Promise<AgentProcess> {
   const { home, workDir, tmpDir } = folders;
   const launch = client.launch({

@@ -10,31 +10,46 @@
  * @module
  */
 
-import { REVIEW_URI } from "../main.ts";
+import { LAB_VERSION, REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { NpmRuntime } from "./install.ts";
+import type { StdioLabCommand } from "./lab.ts";
 import type { WireFormat } from "./scripted_model.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
  * protocol era; `notifications` its opt-in to pass resource-change
  * notifications on to its model (oh-my-pi's `mcp.notifications`); `stdio`
- * the lab as a local server the client launches itself (`--stdio`).
+ * the lab as a local server the client launches itself (`--stdio`), and
+ * `stdio-2026-07-28` the same in that era; `no-updates` the client with its
+ * update handling turned off (the reference host's negative control).
  */
 export const MODES = [
   "default",
   "2026-07-28",
   "notifications",
   "stdio",
+  "stdio-2026-07-28",
+  "no-updates",
 ] as const;
 export type ModeId = (typeof MODES)[number];
+
+/** The modes in which the client starts the lab over stdio itself. */
+export function isStdioMode(mode: ModeId): boolean {
+  return mode === "stdio" || mode === "stdio-2026-07-28";
+}
 
 export interface LaunchContext {
   /** Isolated HOME (XDG folders and TMPDIR live under it). */
   home: string;
   /** The folder the client runs in (its project). */
   workDir: string;
+  /** The lab over HTTP; empty in a stdio mode, where `stdioLab` is set. */
   labUrl: string;
+  /** In a stdio mode: the command that starts the lab over stdio. */
+  stdioLab?: StdioLabCommand;
+  /** The harness's deno cache (a client run by this Deno reads it). */
+  denoDir: string;
   /** Scripted model origin, `http://127.0.0.1:PORT`. */
   modelOrigin: string;
   prompt: string;
@@ -84,6 +99,12 @@ export interface ClientDefinition {
    * version's installer asks for (npm does not have that one).
    */
   platformBinary?: PlatformBinary;
+  /**
+   * A client of this checkout rather than npm (the reference host): its
+   * script, which this Deno runs; its modules are cached instead of an
+   * install.
+   */
+  localScript?: string;
   launch(context: LaunchContext): Launch;
 }
 
@@ -176,6 +197,75 @@ function httpServer(labUrl: string, toolTimeoutSeconds: number | undefined) {
       : { timeout: toolTimeoutSeconds * 1000 }),
   };
 }
+
+/** The reference host's script, in this checkout. */
+const REFERENCE_HOST_SCRIPT = new URL("./reference_host.ts", import.meta.url)
+  .pathname;
+
+/**
+ * The reference host (`reference_host.ts`): what level 7 looks like, run by
+ * this Deno from the checkout against the scripted model, in both eras over
+ * HTTP and stdio, and with its update handling off as the control.
+ */
+const REFERENCE_HOST: ClientDefinition = {
+  id: "reference-host",
+  displayName: "Reference host",
+  npmPackage: "(this repository)",
+  version: LAB_VERSION,
+  bin: "reference_host.ts",
+  wire: "openai-chat",
+  script: {
+    read: { name: "read_resource", input: { uri: REVIEW_URI } },
+    nudge: { name: "list_resources", input: {} },
+  },
+  modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28", "no-updates"],
+  enableTool: false,
+  shell: {
+    unavailable:
+      "the reference host offers its model no shell tool, only resources and the server's tools",
+  },
+  localScript: REFERENCE_HOST_SCRIPT,
+  launch({ labUrl, stdioLab, denoDir, modelOrigin, prompt, mode }) {
+    const era = mode.endsWith("2026-07-28") ? "2026-07-28" : "2025";
+    // The host hands a stdio server only the SDK's safe variables, so the
+    // lab's settings and deno cache travel on its command line, through env.
+    const server = stdioLab
+      ? [
+        "--stdio",
+        "--",
+        "env",
+        ...Object.entries(stdioLab.env).map(([name, value]) =>
+          `${name}=${value}`
+        ),
+        stdioLab.command,
+        ...stdioLab.args,
+      ]
+      : ["--url", labUrl];
+    return {
+      args: [
+        "run",
+        "-A",
+        "--cached-only",
+        REFERENCE_HOST_SCRIPT,
+        "--era",
+        era,
+        "--base-url",
+        `${modelOrigin}/v1`,
+        "--model",
+        "scripted",
+        ...(mode === "no-updates" ? ["--no-updates"] : []),
+        prompt,
+        ...server,
+      ],
+      env: {
+        OPENAI_API_KEY: FAKE_API_KEY,
+        DENO_DIR: denoDir,
+        DENO_NO_UPDATE_CHECK: "1",
+      },
+      files: {},
+    };
+  },
+};
 
 export const CLIENTS: ClientDefinition[] = [
   {
@@ -882,6 +972,7 @@ export const CLIENTS: ClientDefinition[] = [
       };
     },
   },
+  REFERENCE_HOST,
 ];
 
 export function clientById(id: string): ClientDefinition | undefined {

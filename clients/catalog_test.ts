@@ -28,6 +28,7 @@ const context: LaunchContext = {
   home: "/runs/x/home",
   workDir: "/runs/x/work",
   labUrl: "http://127.0.0.1:40001/mcp",
+  denoDir: "/cache/deno",
   modelOrigin: "http://127.0.0.1:40002",
   prompt: "Read the MCP resource test://review/status.",
   mode: "default",

@@ -39,6 +39,7 @@ import type {
   ModeId,
 } from "./catalog.ts";
 import {
+  cacheModules,
   freePort,
   labReports,
   NO_LAB_REPORTS,
@@ -219,7 +220,7 @@ async function setUp(
   const denoDir = options.denoDir ?? defaultDenoDir();
   let lab: RunningLab | undefined;
   if (mode === "stdio") {
-    const cached = await cacheLab(options.labMainPath, denoDir);
+    const cached = await cacheModules(options.labMainPath, denoDir);
     if (cached) return { failed: cached };
   } else {
     const started = await startRunLab(options, trigger);
@@ -261,28 +262,6 @@ async function setUp(
     await Deno.writeTextFile(path, content);
   }
   return { folders, shortDir, lab, context, model };
-}
-
-/**
- * Caches the lab's modules in the deno cache the stdio lab runs from (it
- * runs with `--cached-only`); why not, when that fails.
- */
-async function cacheLab(
-  labMainPath: string,
-  denoDir: string,
-): Promise<string | undefined> {
-  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["cache", "--quiet", labMainPath],
-    env: { DENO_DIR: denoDir },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  return success
-    ? undefined
-    : `could not cache main.ts for the stdio lab: ${
-      printableLine(new TextDecoder().decode(stderr), 300)
-    }`;
 }
 
 /** code-server's arguments as evidence: the run's folders by name. */

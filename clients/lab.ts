@@ -334,6 +334,8 @@ export function stdioLabCommand(options: {
   stderrPath: string;
   trigger: Exclude<UpdateTrigger, "connect">;
   delaySeconds: number;
+  enableTool?: boolean;
+  enableWaitTool?: boolean;
 }): StdioLabCommand {
   return {
     command: "sh",
@@ -348,12 +350,35 @@ export function stdioLabCommand(options: {
       "--stdio",
     ],
     env: {
-      ...labRunEnv({ ...options, enableTool: false }),
+      ...labRunEnv({ enableTool: false, ...options }),
       MCP_TEST_LOG_FORMAT: "json",
       DENO_DIR: options.denoDir,
       DENO_NO_UPDATE_CHECK: "1",
     },
   };
+}
+
+/**
+ * Caches a module's dependencies (the lab's `main.ts`, the probe, the
+ * reference host) in `denoDir`, for a run that uses it with
+ * `--cached-only`; why not, in one line, when that fails.
+ */
+export async function cacheModules(
+  path: string,
+  denoDir: string,
+): Promise<string | undefined> {
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", path],
+    env: { DENO_DIR: denoDir },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  return success
+    ? undefined
+    : `could not cache ${path.split("/").at(-1)}'s modules: ${
+      printableLine(new TextDecoder().decode(stderr), 300)
+    }`;
 }
 
 /** How many of a stdio lab's stderr lines its report shows. */

@@ -35,6 +35,7 @@ import {
   aptInstallCommand,
   defaultCacheDir,
   installClient,
+  type InstallResult,
   missingDebianPackages,
 } from "./install.ts";
 import {
@@ -51,7 +52,12 @@ import {
   rowFromRun,
   SUMMARY_SVG,
 } from "./matrix.ts";
-import { PROGRESS_CHECK, runAgentClient } from "./agent_runner.ts";
+import {
+  defaultDenoDir,
+  PROGRESS_CHECK,
+  runAgentClient,
+} from "./agent_runner.ts";
+import { cacheModules } from "./lab.ts";
 import {
   bypassProxyForLoopback,
   formatFiles,
@@ -435,20 +441,8 @@ async function cacheProbeModules(options: ClientsOptions) {
     !isUnsupportedClient(client)
   );
   if (!agents || !options.routes.includes("shell-probe")) return;
-  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["cache", "--quiet", `${repoRoot}/probe.ts`],
-    cwd: repoRoot,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!success) {
-    console.log(
-      `   could not cache probe.ts's modules (shell-probe runs will say why): ${
-        printableLine(new TextDecoder().decode(stderr), 300)
-      }`,
-    );
-  }
+  const failed = await cacheModules(`${repoRoot}/probe.ts`, defaultDenoDir());
+  if (failed) console.log(`   ${failed} (shell-probe runs will say why)`);
 }
 
 /** What the runs of every selected client produced, and what the budget cut. */
@@ -542,7 +536,9 @@ async function readyToRun(
   ) {
     return undefined;
   }
-  const install = await installClient(client, options.cacheDir);
+  const install = "localScript" in client && client.localScript
+    ? await cacheLocalClient(client.localScript)
+    : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
       `   install failed after ${install.seconds} s: ${install.reason}`,
@@ -563,6 +559,25 @@ async function readyToRun(
     `   ${install.cached ? "cached" : `installed in ${install.seconds} s`}`,
   );
   return { binPath: install.binPath, runtimePath: install.runtimePath };
+}
+
+/**
+ * A client of this checkout (the reference host) installs nothing: its
+ * modules, and the lab's for its stdio modes, are cached where it runs from
+ * with `--cached-only`, and this Deno runs it.
+ */
+async function cacheLocalClient(script: string): Promise<InstallResult> {
+  const started = performance.now();
+  const failed = await cacheModules(script, defaultDenoDir()) ??
+    await cacheModules(`${repoRoot}/main.ts`, defaultDenoDir());
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
+  return failed ? { ok: false, reason: failed, seconds } : {
+    ok: true,
+    prefix: repoRoot,
+    binPath: Deno.execPath(),
+    seconds,
+    cached: false,
+  };
 }
 
 /**
