@@ -1,36 +1,31 @@
 /**
  * A reference MCP host: an agent loop that brings resource updates to its
- * model. It is what the lab calls level 7, in a file short enough to read
- * and copy from.
+ * model (the lab's level 7), short enough to read and copy from.
  *
- * The story: the host connects to one MCP server and offers its model three
- * kinds of tools, `read_resource`, `list_resources` and the server's own
- * tools. When the model reads a resource, the host remembers that this
- * conversation has seen it and asks the server to say when it changes:
- * `resources/subscribe` in the 2025 era, a `subscriptions/listen` stream
- * with the resource in `resourceSubscriptions` in 2026-07-28. When
- * `notifications/resources/updated` names a resource the conversation has
- * read, the host reads it again at once and keeps the new text. Before its
- * next request to the model, it adds one message per changed resource,
+ * The model is offered `read_resource`, `list_resources` and the server's
+ * tools (`mcp__<name>`). A resource the model reads is watched:
+ * `resources/subscribe` in the 2025 era, a `subscriptions/listen` naming it
+ * in `resourceSubscriptions` in 2026-07-28. On
+ * `notifications/resources/updated` for it the host reads it again at once,
+ * and before the next model request adds one message per changed resource,
  * marked as an update from the server (which resource, when), holding the
- * latest text: several notifications in between give one entry. The model
- * never has to ask. Updates for resources it never read are ignored, and
- * every text that enters the conversation is cut to `MAX_CONTENT_CHARS`.
+ * latest text: the model never has to ask. Resources the conversation never
+ * read are not watched; every text given the model is cut to
+ * `MAX_CONTENT_CHARS`.
  *
  * ```sh
- * deno run -A clients/reference_host.ts --url http://127.0.0.1:8089/mcp \
- *   --model gpt-4.1 "Read test://review/status and tell me when it changes"
+ * OPENAI_API_KEY=… deno run -A clients/reference_host.ts --model gpt-4.1 \
+ *   --url http://127.0.0.1:8089/mcp "Read test://review/status …"
  * deno run -A clients/reference_host.ts --era 2026-07-28 --model m PROMPT \
  *   --stdio -- deno run -A main.ts --stdio
  * ```
  *
- * The model is any OpenAI-compatible Chat Completions endpoint:
- * `--base-url` (or `OPENAI_BASE_URL`), `--model` (`OPENAI_MODEL`) and the key
- * in `OPENAI_API_KEY` (or `--api-key`), never printed. `--no-updates` turns
- * the update handling off (no subscription, notifications ignored): the
- * host as most agents ship, the negative control. The model's answer goes to
- * stdout, the host's own lines to stderr; exit 0 once the model answered, 1
- * when the server or the model failed, 2 for a bad flag.
+ * The model: any OpenAI-compatible Chat Completions endpoint, `--base-url`
+ * (or `OPENAI_BASE_URL`), `--model` (`OPENAI_MODEL`), the key in
+ * `OPENAI_API_KEY`, never printed nor passed to a stdio server.
+ * `--no-updates` turns the watching off: the negative control. Exit 0 once
+ * the model answered (on stdout), 1 when the server or model failed, 2 for
+ * a bad flag.
  *
  * @module
  */
@@ -45,79 +40,78 @@ import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../main.ts";
 
 /** The most characters of one resource or tool result the model is shown. */
 export const MAX_CONTENT_CHARS = 16_000;
-/** The most bytes of one model response the host reads. */
-const MAX_MODEL_RESPONSE_BYTES = 4 * 1024 * 1024;
-/** The most requests one prompt may take. */
+/** The most bytes of one model answer the host reads. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const MAX_MODEL_REQUESTS = 12;
-
-/** The mark that opens an update message, so a reader of a transcript finds it. */
+/** Opens every update message, so a reader of a transcript finds them. */
 export const UPDATE_MARK = "[Update from the MCP server]";
 
 const optionsSchema = z.object({
-  url: z.url({ protocol: /^https?$/ }).optional(),
-  stdio: z.array(z.string()).optional(),
+  url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })
+    .optional(),
+  stdio: z.array(z.string()).min(1, "--stdio needs -- COMMAND…").optional(),
   era: z.enum(["auto", "2025", "2026-07-28"], {
     error: "--era must be auto, 2025 or 2026-07-28",
   }),
-  baseUrl: z.url({ error: "--base-url (OPENAI_BASE_URL) is not a URL" }),
-  model: z.string().min(1, "no model: pass --model or set OPENAI_MODEL"),
-  apiKey: z.string(),
-  updates: z.boolean(),
+  "base-url": z.url({ error: "--base-url is not a URL" }),
+  model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
+  "no-updates": z.boolean(),
   prompt: z.string().min(1, "no prompt: give it after the flags"),
 }).refine((options) => (options.url === undefined) !== !options.stdio, {
-  error: "give --url URL or --stdio -- COMMAND…, not both",
+  error: "give --url URL or --stdio -- COMMAND…, one of them",
 });
-type HostOptions = z.output<typeof optionsSchema>;
+type HostOptions = z.output<typeof optionsSchema> & { apiKey: string };
 
-/** The command line, as `optionsSchema` checks it; a `ConfigError` if bad. */
-export function parseHostArgs(args: string[], env = Deno.env.toObject()) {
-  const split = args.indexOf("--");
-  const { values, positionals } = parseFlags(
-    split < 0 ? args : args.slice(0, split),
-    {
-      url: { type: "string" },
-      stdio: { type: "boolean" },
-      era: { type: "string", default: "auto" },
-      "base-url": { type: "string" },
-      model: { type: "string" },
-      "api-key": { type: "string" },
-      "no-updates": { type: "boolean", default: false },
-    },
-    { allowPositionals: true, help: "the module doc of reference_host.ts" },
-  );
+/** The command line and environment, checked; a `ConfigError` if bad. */
+export function parseHostArgs(
+  args: string[],
+  env: Record<string, string | undefined>,
+): HostOptions {
+  const split = args.includes("--") ? args.indexOf("--") : args.length;
+  const { values, positionals } = parseFlags(args.slice(0, split), {
+    url: { type: "string" },
+    stdio: { type: "boolean" },
+    era: { type: "string", default: "auto" },
+    "base-url": { type: "string", default: env.OPENAI_BASE_URL },
+    model: { type: "string", default: env.OPENAI_MODEL },
+    "no-updates": { type: "boolean", default: false },
+  }, { allowPositionals: true, help: "reference_host.ts's module doc" });
   const parsed = optionsSchema.safeParse({
-    url: values.url,
+    "base-url": "https://api.openai.com/v1",
+    ...values,
     stdio: values.stdio ? args.slice(split + 1) : undefined,
-    era: values.era,
-    baseUrl: values["base-url"] ?? env.OPENAI_BASE_URL ??
-      "https://api.openai.com/v1",
-    model: values.model ?? env.OPENAI_MODEL ?? "",
-    apiKey: values["api-key"] ?? env.OPENAI_API_KEY ?? "",
-    updates: !values["no-updates"],
     prompt: positionals.join(" "),
   });
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(parsed.error.issues[0].message);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues[0].message);
+  return { ...parsed.data, apiKey: env.OPENAI_API_KEY ?? "" };
 }
 
 /** Text cut to `MAX_CONTENT_CHARS`, saying how much was left out. */
 function bounded(text: string): string {
-  return text.length <= MAX_CONTENT_CHARS
-    ? text
-    : `${text.slice(0, MAX_CONTENT_CHARS)}\n[… ${
-      text.length - MAX_CONTENT_CHARS
-    } more characters not shown]`;
+  if (text.length <= MAX_CONTENT_CHARS) return text;
+  const cut = text.length - MAX_CONTENT_CHARS;
+  return `${text.slice(0, MAX_CONTENT_CHARS)}\n[… ${cut} more characters]`;
 }
 
-/** One of the host's own lines on stderr; server and model text escaped. */
-function say(words: string) {
-  console.error(`[host] ${lineText(words)}`);
-}
+/** One of the host's lines on stderr, control characters escaped. */
+const say = (words: string) => console.error(`[host] ${lineText(words)}`);
+
+/** A Chat Completions message, as far as this host uses them. */
+type Message =
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+type ToolCall = z.output<typeof toolCallSchema>;
+const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
 
 /**
- * The heart of the host: which resources the conversation has read, how
- * the server is asked to watch them, and the updates not yet shown to the
- * model (the latest per resource).
+ * The heart of the host: the resources the conversation has read, how the
+ * server watches them, and the updates the model has not seen yet (the
+ * latest per resource).
  */
 class ResourceWatch {
   #read = new Set<string>();
@@ -133,13 +127,26 @@ class ResourceWatch {
     );
   }
 
-  /** Reads a resource for the model, then asks to hear when it changes. */
+  get #modern() {
+    return this.client.getNegotiatedProtocolVersion() === "2026-07-28";
+  }
+
+  /** Reads a resource for the model; the first time, asks to be told of changes. */
   async read(uri: string): Promise<string> {
     const text = await this.#text(uri);
-    if (this.on && !this.#read.has(uri)) {
-      this.#read.add(uri);
-      await this.#watch(uri);
+    if (!this.on || this.#read.has(uri)) return text;
+    this.#read.add(uri);
+    if (!this.#modern) {
+      await this.client.subscribeResource({ uri });
+    } else {
+      // One listen names every resource read so far; it replaces the last.
+      const previous = this.#listen;
+      this.#listen = await this.client.listen({
+        resourceSubscriptions: [...this.#read],
+      });
+      await previous?.close();
     }
+    say(`watching ${JSON.stringify(uri)}`);
     return text;
   }
 
@@ -149,29 +156,11 @@ class ResourceWatch {
       .join("\n");
   }
 
-  /** 2025: subscribe to this URI; 2026-07-28: one listen for every URI read. */
-  async #watch(uri: string) {
-    if (this.client.getNegotiatedProtocolVersion() !== "2026-07-28") {
-      await this.client.subscribeResource({ uri });
-      return say(`subscribed to ${JSON.stringify(uri)}`);
-    }
-    const previous = this.#listen;
-    this.#listen = await this.client.listen({
-      resourceSubscriptions: [...this.#read],
-    });
-    await previous?.close();
-    const honored = this.#listen.honoredFilter.resourceSubscriptions ?? [];
-    say(`listening for ${JSON.stringify(honored)}`);
-  }
-
-  /** A notification: re-read a resource the conversation knows, keep the latest. */
+  /** A notification: re-read what the conversation knows, keep the latest. */
   #updated(uri: string) {
     if (!this.#read.has(uri)) return;
-    const reread = this.#text(uri).then(
-      (text) => {
-        this.#pending.set(uri, { at: new Date(), text });
-        say(`${JSON.stringify(uri)} changed; re-read for the model`);
-      },
+    const reread: Promise<void> = this.#text(uri).then(
+      (text) => void this.#pending.set(uri, { at: new Date(), text }),
       (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
     ).finally(() => this.#rereads.delete(reread));
     this.#rereads.add(reread);
@@ -180,104 +169,77 @@ class ResourceWatch {
   /** The update messages for the next model request, one per resource. */
   async takeUpdates(): Promise<Message[]> {
     await Promise.all(this.#rereads);
-    const updates = [...this.#pending].map(([uri, { at, text }]) => ({
-      role: "user" as const,
-      content: `${UPDATE_MARK} ${uri} changed at ${at.toISOString()} ` +
-        `(the server notified the host, which read it again). ` +
-        `Its content now:\n${bounded(text)}`,
-    }));
+    const updates = [...this.#pending].map(([uri, { at, text }]) => {
+      say(`${JSON.stringify(uri)} changed: the update goes to the model`);
+      return {
+        role: "user" as const,
+        content: `${UPDATE_MARK} ${uri} changed at ${at.toISOString()} ` +
+          `(the server notified the host, which read it again). ` +
+          `Its content now:\n${bounded(text)}`,
+      };
+    });
     this.#pending.clear();
     return updates;
   }
 
-  /** Stops watching: unsubscribe (2025) or close the listen (2026-07-28). */
+  /** Stops watching: the listen closed, or each resource unsubscribed. */
   async stop() {
     await this.#listen?.close();
-    if (this.client.getNegotiatedProtocolVersion() === "2026-07-28") return;
+    if (this.#modern) return;
     for (const uri of this.#read) {
-      await this.client.unsubscribeResource({ uri }).catch(() => {});
+      await this.client.unsubscribeResource({ uri });
     }
   }
 }
 
-/** A Chat Completions message, as far as this host uses them. */
-type Message =
-  | { role: "system" | "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
-  | { role: "tool"; tool_call_id: string; content: string };
-interface ToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-const modelAnswerSchema = z.object({
+const answerSchema = z.object({
   choices: z.array(z.object({
     message: z.object({
       content: z.string().nullish(),
-      tool_calls: z.array(z.object({
-        id: z.string(),
-        type: z.literal("function"),
-        function: z.object({ name: z.string(), arguments: z.string() }),
-      })).nullish(),
+      tool_calls: z.array(toolCallSchema).nullish(),
     }),
   })).min(1),
 });
 
 /** One request to the model: its next message. */
-async function askModel(
-  options: HostOptions,
-  messages: Message[],
-  tools: unknown[],
-) {
+async function askModel(options: HostOptions, body: object) {
   const response = await fetch(
-    `${options.baseUrl.replace(/\/$/, "")}/chat/completions`,
+    `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
     {
       method: "POST",
       headers: {
         "content-type": "application/json",
         authorization: `Bearer ${options.apiKey}`,
       },
-      body: JSON.stringify({ model: options.model, messages, tools }),
+      body: JSON.stringify({ model: options.model, ...body }),
     },
   );
-  const reader = response.body?.getReader();
-  const parts: Uint8Array[] = [];
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  for (let read = await reader?.read(); read && !read.done;) {
-    size += read.value.length;
-    if (size > MAX_MODEL_RESPONSE_BYTES) {
-      await reader?.cancel();
-      throw new Error(`the model's answer is over ${size} bytes`);
+  for await (const chunk of response.body ?? []) {
+    if ((size += chunk.length) > MAX_ANSWER_BYTES) {
+      throw new Error(`the model's answer is over ${MAX_ANSWER_BYTES} bytes`);
     }
-    parts.push(read.value);
-    read = await reader?.read();
+    chunks.push(chunk);
   }
-  const text = await new Blob(parts as BlobPart[]).text();
+  const text = await new Blob(chunks as BlobPart[]).text();
   if (!response.ok) {
     throw new Error(
       `the model answered ${response.status}: ${text.slice(0, 300)}`,
     );
   }
-  return modelAnswerSchema.parse(JSON.parse(text)).choices[0].message;
+  return answerSchema.parse(JSON.parse(text)).choices[0].message;
 }
 
 /** The function tools the model is offered: resources, then the server's tools. */
 async function toolsFor(client: Client) {
-  const uri = {
-    type: "object",
-    properties: { uri: { type: "string" } },
-    required: ["uri"],
-  };
-  const own = [
-    ["read_resource", "Read an MCP resource by its URI", uri],
-    ["list_resources", "List the MCP server's resources", { type: "object" }],
-  ];
+  const uri = { type: "object", properties: { uri: { type: "string" } } };
   const { tools } = client.getServerCapabilities()?.tools
     ? await client.listTools()
     : { tools: [] };
   return [
-    ...own,
+    ["read_resource", "Read an MCP resource by its URI", uri],
+    ["list_resources", "List the MCP server's resources", { type: "object" }],
     ...tools.map((tool) => [
       `mcp__${tool.name}`,
       tool.description ?? "",
@@ -289,48 +251,45 @@ async function toolsFor(client: Client) {
   }));
 }
 
-/** Runs one tool call of the model's; a failure is the call's result. */
+/** Runs one of the model's tool calls; a failure is the call's result. */
 async function runTool(client: Client, watch: ResourceWatch, call: ToolCall) {
+  const { name, arguments: raw } = call.function;
   try {
-    const input = JSON.parse(call.function.arguments || "{}");
-    if (call.function.name === "read_resource") {
-      return await watch.read(String(input.uri));
-    }
-    if (call.function.name === "list_resources") {
+    const input = JSON.parse(raw || "{}");
+    if (name === "read_resource") return await watch.read(String(input.uri));
+    if (name === "list_resources") {
       return JSON.stringify((await client.listResources()).resources);
     }
-    const name = call.function.name.replace(/^mcp__/, "");
-    const result = await client.callTool({ name, arguments: input });
+    const result = await client.callTool({
+      name: name.replace(/^mcp__/, ""),
+      arguments: input,
+    });
     return JSON.stringify(result.content);
   } catch (error) {
     return `The call failed: ${(error as Error).message}`;
   }
 }
 
-/** The agent loop: ask, run the tools, bring in updates, until the model answers. */
+/** The agent loop: updates in, ask, run the tools, until the model answers. */
 async function converse(options: HostOptions, client: Client): Promise<string> {
-  const watch = new ResourceWatch(client, options.updates);
+  const watch = new ResourceWatch(client, !options["no-updates"]);
   const tools = await toolsFor(client);
   const messages: Message[] = [{ role: "user", content: options.prompt }];
   try {
     for (let request = 0; request < MAX_MODEL_REQUESTS; request++) {
       messages.push(...await watch.takeUpdates());
-      const answer = await askModel(options, messages, tools);
+      const answer = await askModel(options, { messages, tools });
       const calls = answer.tool_calls ?? [];
+      if (calls.length === 0) return answer.content ?? "";
       messages.push({
         role: "assistant",
         content: answer.content ?? null,
-        ...calls.length > 0 ? { tool_calls: calls } : {},
+        tool_calls: calls,
       });
-      if (calls.length === 0) return answer.content ?? "";
       for (const call of calls) {
         say(`the model calls ${JSON.stringify(call.function.name)}`);
-        const result = await runTool(client, watch, call);
-        messages.push({
-          role: "tool",
-          tool_call_id: call.id,
-          content: bounded(result),
-        });
+        const content = bounded(await runTool(client, watch, call));
+        messages.push({ role: "tool", tool_call_id: call.id, content });
       }
     }
     throw new Error(`no answer after ${MAX_MODEL_REQUESTS} model requests`);
@@ -339,34 +298,33 @@ async function converse(options: HostOptions, client: Client): Promise<string> {
   }
 }
 
-/** Connects to the server, runs the conversation, prints the answer; the exit status. */
-export async function hostMain(args: string[]): Promise<number> {
+/** Connects, converses, prints the model's answer; the exit status. */
+export async function hostMain(
+  args: string[],
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): Promise<number> {
   let options: HostOptions;
   try {
-    options = parseHostArgs(args);
+    options = parseHostArgs(args, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`reference-host error: ${error.message}`);
     return 2;
   }
+  const era = options.era;
   const client = new Client({ name: "reference-host", version: LAB_VERSION }, {
     versionNegotiation: {
-      mode: options.era === "auto"
-        ? "auto"
-        : options.era === "2025"
-        ? "legacy"
-        : { pin: "2026-07-28" },
+      mode: era === "auto" ? "auto" : era === "2025" ? "legacy" : { pin: era },
     },
   });
   const [command, ...commandArgs] = options.stdio ?? [];
-  // A stdio server gets the SDK's short list of safe variables, never the key.
+  // A stdio server gets the SDK's few safe variables, never the key.
   const transport = options.url
     ? new StreamableHTTPClientTransport(new URL(options.url))
     : new StdioClientTransport({ command, args: commandArgs });
   try {
     await client.connect(transport);
-    const answer = await converse(options, client);
-    console.log(lineText(answer));
+    console.log(lineText(await converse(options, client)));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);
