@@ -8,6 +8,7 @@ import {
 import { clientById, type ClientDefinition } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
 import { routeScript } from "./agent_runner.ts";
+import { chatConversation } from "./wire_openai_chat.ts";
 
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
@@ -751,4 +752,37 @@ Deno.test("decide (oh-my-pi, routes): the wait tool under its mcp__lab_ prefix; 
       i: "Run the lab's subscription probe",
     },
   });
+});
+
+/**
+ * The reference host's own requests, recorded from a run against the lab
+ * (2025, HTTP) and the scripted model: as shipped, and with --no-updates.
+ */
+const REFERENCE_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("./testdata/reference_host_requests.json", import.meta.url),
+  ),
+) as Record<"default" | "no-updates", unknown[]>;
+
+Deno.test("decide: the reference host's recorded conversation is the positive case of level 7, and its --no-updates run the negative", () => {
+  const host = clientById("reference-host")!;
+  const hostScript = { ...host.script, waitSeconds: 5 };
+  const stages = (mode: "default" | "no-updates") =>
+    REFERENCE_REQUESTS[mode].map((body) => {
+      const decision = decide(chatConversation(body), hostScript);
+      return [decision.stage, decision.contextUpdated];
+    });
+  // Version 2 came in, marked as an update, before the model asked again.
+  assert.deepEqual(stages("default"), [
+    ["read-v1", undefined],
+    ["wait-then-nudge", undefined],
+    ["check-context-then-reread", true],
+    ["final", true],
+  ]);
+  assert.deepEqual(stages("no-updates"), [
+    ["read-v1", undefined],
+    ["wait-then-nudge", undefined],
+    ["check-context-then-reread", false],
+    ["final", false],
+  ]);
 });
