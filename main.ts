@@ -427,7 +427,7 @@ function versionText(): string {
 function helpText(): string {
   const rows = Object.values(SETTINGS).map((setting) =>
     [
-      `  --${setting.flag}`.padEnd(22),
+      `  --${setting.flag}`.padEnd(24),
       setting.env.padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
@@ -445,7 +445,7 @@ function helpText(): string {
     "  --version         print the lab's version",
     "",
     "Options (each also read from its environment variable; a flag wins):",
-    `${"  FLAG".padEnd(22)}${"VARIABLE".padEnd(34)}${
+    `${"  FLAG".padEnd(24)}${"VARIABLE".padEnd(34)}${
       "DEFAULT".padEnd(11)
     }MEANING`,
     ...rows,

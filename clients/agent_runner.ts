@@ -13,7 +13,7 @@ import {
   type LaunchContext,
   type ModeId,
 } from "./catalog.ts";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
 import {
@@ -445,8 +445,18 @@ async function launchAgent(
     await Deno.mkdir(dirname(path), { recursive: true });
     await Deno.writeTextFile(path, content);
   }
+  // A script of this checkout is shown by its path in it, this Deno as deno.
   const command = commandLine(client.bin, launch.args, { home, workDir }, {
     [PROMPT]: '"<prompt>"',
+    [Deno.execPath()]: "deno",
+    ...client.localScript
+      ? {
+        [client.localScript]: relative(
+          dirname(options.labMainPath),
+          client.localScript,
+        ),
+      }
+      : {},
   });
   const result = await runProcess(options.binPath, launch.args, {
     cwd: workDir,

@@ -212,7 +212,8 @@ const REFERENCE_HOST: ClientDefinition = {
   displayName: "Reference host",
   npmPackage: "(this repository)",
   version: LAB_VERSION,
-  bin: "reference_host.ts",
+  // This Deno runs it (`launch` names the script first).
+  bin: "deno",
   wire: "openai-chat",
   script: {
     read: { name: "read_resource", input: { uri: REVIEW_URI } },

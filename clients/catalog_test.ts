@@ -11,9 +11,11 @@ import {
   groupsOf,
   isBrowserClient,
   isCommandClient,
+  isStdioMode,
   isUnsupportedClient,
   type Launch,
   type LaunchContext,
+  type ModeId,
   vscodeResourceUri,
 } from "./catalog.ts";
 
@@ -34,6 +36,53 @@ const context: LaunchContext = {
   mode: "default",
   route: "native",
 };
+
+/** A stdio lab command as `stdioLabCommand` gives it, for the stdio modes. */
+const STDIO_LAB = {
+  command: "sh",
+  args: ["-c", 'exec "$0" "$@" 2>>/runs/x/lab.log', "/bin/deno", "run"],
+  env: { MCP_TEST_UPDATE_DELAY_SECONDS: "3", DENO_DIR: "/cache/deno" },
+};
+
+Deno.test("catalog: the reference host runs from the checkout: its era, its control, the stdio lab with its settings on the command line, the key in its environment only", () => {
+  const host = clientById("reference-host")!;
+  const args = (mode: ModeId) =>
+    host.launch({
+      ...context,
+      mode,
+      ...isStdioMode(mode) ? { labUrl: "", stdioLab: STDIO_LAB } : {},
+    }).args;
+  const era = (mode: ModeId) => args(mode)[args(mode).indexOf("--era") + 1];
+  assert.deepEqual(host.modes.map(era), [
+    "2025",
+    "2026-07-28",
+    "2025",
+    "2026-07-28",
+    "2025",
+  ]);
+  assert.deepEqual(args("default").slice(0, 4), [
+    "run",
+    "-A",
+    "--cached-only",
+    host.localScript,
+  ]);
+  assert.deepEqual(args("default").slice(-2), ["--url", context.labUrl]);
+  assert.ok(args("no-updates").includes("--no-updates"));
+  assert.ok(!args("default").includes("--no-updates"));
+  const stdio = args("stdio-2026-07-28");
+  assert.deepEqual(stdio.slice(stdio.indexOf("--stdio")), [
+    "--stdio",
+    "--",
+    "env",
+    "MCP_TEST_UPDATE_DELAY_SECONDS=3",
+    "DENO_DIR=/cache/deno",
+    ...[STDIO_LAB.command, ...STDIO_LAB.args],
+  ]);
+  const launch = host.launch(context);
+  assert.equal(launch.env.OPENAI_API_KEY, FAKE_API_KEY);
+  assert.ok(!launch.args.join(" ").includes(FAKE_API_KEY));
+  assert.equal(launch.env.DENO_DIR, context.denoDir);
+});
 
 Deno.test("catalog: the README's pinned-version table matches the catalog", async () => {
   const readme = await Deno.readTextFile(
@@ -80,9 +129,27 @@ Deno.test("catalog: every client's versions are exact pins and ids are unique", 
 Deno.test("catalog: every launch stays in its run folder and talks to loopback only", () => {
   for (const client of CLIENTS) {
     for (const mode of client.modes) {
-      const launch = client.launch({ ...context, mode });
+      const launch = client.launch({
+        ...context,
+        mode,
+        ...isStdioMode(mode) ? { labUrl: "", stdioLab: STDIO_LAB } : {},
+      });
       const files = Object.entries(launch.files);
-      assert.ok(files.length > 0, `${client.id} writes its own config`);
+      // A client of this checkout takes everything on its command line.
+      if (client.localScript) {
+        assert.ok(
+          launch.args.includes(client.localScript),
+          `${client.id} runs its script`,
+        );
+        assert.ok(
+          isStdioMode(mode)
+            ? launch.args.includes(STDIO_LAB.command)
+            : launch.args.includes(context.labUrl),
+          `${client.id} is pointed at the lab`,
+        );
+      } else {
+        assert.ok(files.length > 0, `${client.id} writes its own config`);
+      }
       for (const [path] of files) {
         assert.ok(
           path.startsWith(`${context.home}/`) ||
@@ -92,7 +159,8 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
       }
       // Some clients keep the model and the MCP servers in separate files.
       assert.ok(
-        files.some(([, content]) => content.includes(context.labUrl)),
+        client.localScript ||
+          files.some(([, content]) => content.includes(context.labUrl)),
         `${client.id}: a config file names the lab`,
       );
       const everything = JSON.stringify([

@@ -512,8 +512,15 @@ async function readyToRun(
     );
     return undefined;
   }
+  const local = "localScript" in client ? client.localScript : undefined;
   console.log(
-    `== ${client.displayName} (${client.npmPackage}@${client.version})`,
+    `== ${client.displayName} (${
+      local
+        ? `${
+          local.slice(repoRoot.length + 1)
+        } of this checkout, lab ${client.version}`
+        : `${client.npmPackage}@${client.version}`
+    })`,
   );
   if (isUnsupportedClient(client)) {
     console.log(`   not run: ${client.reason}`);
@@ -536,8 +543,8 @@ async function readyToRun(
   ) {
     return undefined;
   }
-  const install = "localScript" in client && client.localScript
-    ? await cacheLocalClient(client.localScript)
+  const install = local
+    ? await cacheLocalClient(local)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -556,7 +563,11 @@ async function readyToRun(
     return undefined;
   }
   console.log(
-    `   ${install.cached ? "cached" : `installed in ${install.seconds} s`}`,
+    `   ${
+      install.cached
+        ? "cached"
+        : `${local ? "modules cached" : "installed"} in ${install.seconds} s`
+    }`,
   );
   return { binPath: install.binPath, runtimePath: install.runtimePath };
 }

@@ -97,6 +97,9 @@ function measuredRow(
       ? ["native", "read"]
       : [column, undefined];
     if (route !== "native" && !model) return { level: null, text: "no model" };
+    if (route === "shell-probe" && !hasShellTool(first.clientId)) {
+      return { level: null, text: "no shell tool" };
+    }
     return levelCell(
       rows.filter((row) =>
         (row.route ?? "native") === route &&
@@ -124,6 +127,12 @@ function measuredRow(
 function hasModel(clientId: string): boolean {
   const client = ALL_CLIENTS.find((known) => known.id === clientId);
   return !client || !(isCommandClient(client) || isBrowserClient(client));
+}
+
+/** Whether the client offers its model a shell tool (the reference host: no). */
+function hasShellTool(clientId: string): boolean {
+  const client = ALL_CLIENTS.find((known) => known.id === clientId);
+  return !client || !("shell" in client) || !("unavailable" in client.shell);
 }
 
 /**

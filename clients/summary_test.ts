@@ -199,3 +199,21 @@ Deno.test("summarySvg: well-formed, one colored cell per client and route, names
   assert.ok(!svg.includes("<b>"));
   assert.ok(texts.includes("7 · 6"));
 });
+
+Deno.test("summaryRows: the reference host's shell-probe cell says it has no shell tool, whatever its runs recorded", () => {
+  const [row] = summaryRows({
+    rows: [
+      matrixRow({ clientId: "reference-host", trigger: "subscribe", level: 7 }),
+      matrixRow({ clientId: "reference-host", route: "wait-tool", level: 7 }),
+      matrixRow({ clientId: "reference-host", route: "shell-probe", level: 4 }),
+    ],
+    cited: [],
+    requests: {},
+  });
+  assert.deepEqual(row.cells, {
+    "native-subscribe": { level: 7, text: "7" },
+    "native-read": { level: null, text: "not run" },
+    "wait-tool": { level: 7, text: "7" },
+    "shell-probe": { level: null, text: "no shell tool" },
+  });
+});
