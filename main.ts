@@ -578,6 +578,14 @@ interface Progress {
   lost: string[];
   /** A read of version 2 or later after a delivered notification. */
   reread?: { version: number; via: ReadRoute };
+  /** A notification is being written to the client right now. */
+  notifying?: boolean;
+  /**
+   * A read of version 2 that came while the first notification was still
+   * being written (a quick client over stdio): the re-read, once that
+   * notification is recorded as delivered.
+   */
+  readWhileNotifying?: { version: number; via: ReadRoute; step: Step };
   /** What the wait tool did for this client. */
   waitTool: {
     calls: number;
@@ -781,11 +789,15 @@ function noteProgress(
       // A read through the wait tool is that route's evidence, never the
       // client's own re-read after a notification.
       if (
-        version >= 2 && progress.notified && !progress.reread &&
-        facts.via !== "wait-tool"
+        version >= 2 && !progress.reread && facts.via !== "wait-tool"
       ) {
-        progress.reread = { version, via: facts.via ?? "resource" };
-        proof.reread = step;
+        const via = facts.via ?? "resource";
+        if (progress.notified) {
+          progress.reread = { version, via };
+          proof.reread = step;
+        } else if (progress.notifying) {
+          progress.readWhileNotifying ??= { version, via, step };
+        }
       }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
@@ -817,7 +829,13 @@ function noteProgress(
       if (facts.delivery?.delivered) {
         progress.notified ??= facts.notification;
         proof.notified ??= step;
+        const early = progress.readWhileNotifying;
+        if (early && !progress.reread) {
+          progress.reread = { version: early.version, via: early.via };
+          proof.reread = early.step;
+        }
       } else if (facts.delivery) {
+        progress.readWhileNotifying = undefined;
         progress.lost.push(facts.delivery.reason);
         proof.lost ??= step;
       }
@@ -1010,6 +1028,8 @@ class LabState {
   /** Sends one change notification and records whether it got through. */
   async #notify(client: LabClient, notification: ChangeNotification) {
     let delivery: Delivery;
+    // A client may read before the write of its notification has returned.
+    client.progress.notifying = true;
     try {
       delivery = await client.deliver(notification);
     } catch (error) {
@@ -1017,6 +1037,8 @@ class LabState {
         delivered: false,
         reason: `send failed: ${(error as Error).message}`,
       };
+    } finally {
+      client.progress.notifying = false;
     }
     this.record(client, "notify", {
       tag: "notification/send",

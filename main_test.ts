@@ -794,6 +794,9 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     logLevel: "debug",
     logFormat: "text",
     reportFile: "",
+    exitAfterClients: 0,
+    deadlineSeconds: 0,
+    requireLevel: null,
     logSessionIds: false,
   });
   const config = loadConfig({

@@ -61,7 +61,6 @@ import { cacheModules } from "./lab.ts";
 import {
   bypassProxyForLoopback,
   formatFiles,
-  printableLine,
 } from "./process.ts";
 import {
   notStarted,
