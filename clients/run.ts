@@ -58,10 +58,7 @@ import {
   runAgentClient,
 } from "./agent_runner.ts";
 import { cacheModules } from "./lab.ts";
-import {
-  bypassProxyForLoopback,
-  formatFiles,
-} from "./process.ts";
+import { bypassProxyForLoopback, formatFiles } from "./process.ts";
 import {
   notStarted,
   type ProgressCheck,
