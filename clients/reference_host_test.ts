@@ -10,7 +10,11 @@
 import assert from "node:assert/strict";
 import { REVIEW_URI } from "../main.ts";
 import { spawnLab } from "./lab.ts";
-import { UPDATE_MARK } from "./reference_host.ts";
+import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
+import {
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "npm:@modelcontextprotocol/server@2.4.0";
 import { prepareTestEnvironment } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();
@@ -25,13 +29,13 @@ interface ChatMessage {
 }
 
 /**
- * A Chat Completions endpoint that reads the resource, waits `waitMs` and
- * lists resources (time for the lab's updates to arrive), then answers.
+ * A Chat Completions endpoint that reads the resource (`uri`), waits
+ * `waitMs` and lists resources (time for the lab's updates to arrive), then answers.
  */
-function startModel(waitMs: number) {
+function startModel(waitMs: number, uri = REVIEW_URI) {
   const requests: ChatMessage[][] = [];
   const calls = [
-    { name: "read_resource", arguments: { uri: REVIEW_URI } },
+    { name: "read_resource", arguments: { uri } },
     { name: "list_resources", arguments: {} },
   ];
   const server = Deno.serve(
@@ -243,4 +247,103 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
       await lab.stop();
     }
   });
+});
+
+/**
+ * A 2025 server of two resources, `big://a` (20,000 characters) and
+ * `other://b`: a subscribe to `big://a` makes it send an update for
+ * `other://b`, which the conversation never read, then change `big://a`
+ * and send its update.
+ */
+function startTwoResourceServer() {
+  let version = 1;
+  const text = () => `version ${version} ${"x".repeat(20_000)}`;
+  const build = () => {
+    const server = new Server({ name: "two", version: "0.0.1" }, {
+      capabilities: { resources: { subscribe: true } },
+    });
+    server.setRequestHandler("resources/list", () => ({
+      resources: [
+        { uri: "big://a", name: "a" },
+        { uri: "other://b", name: "b" },
+      ],
+    }));
+    server.setRequestHandler("resources/read", ({ params }) => ({
+      contents: [{
+        uri: params.uri,
+        text: params.uri === "big://a" ? text() : "b",
+      }],
+    }));
+    server.setRequestHandler("resources/subscribe", () => {
+      setTimeout(async () => {
+        await server.sendResourceUpdated({ uri: "other://b" });
+        version = 2;
+        await server.sendResourceUpdated({ uri: "big://a" });
+      }, 300);
+      return {};
+    });
+    server.setRequestHandler("resources/unsubscribe", () => ({}));
+    return server;
+  };
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = request.method === "POST" ? await request.json() : undefined;
+      const id = request.headers.get("mcp-session-id");
+      const known = id ? sessions.get(id) : undefined;
+      if (known) return known.handleRequest(request, { parsedBody: body });
+      const transport: WebStandardStreamableHTTPServerTransport =
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            sessions.set(sessionId, transport);
+          },
+        });
+      await build().connect(transport);
+      return transport.handleRequest(request, { parsedBody: body });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    async close() {
+      for (const transport of sessions.values()) await transport.close();
+      await http.shutdown();
+    },
+  };
+}
+
+Deno.test("reference host: an update for a resource it never read is ignored; what reaches the model is cut to 16,000 characters", async () => {
+  const server = startTwoResourceServer();
+  const model = startModel(1500, "big://a");
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    // 20,010 characters cut to 16,000, compared as booleans (no diff of
+    // 16,000 x's when it fails).
+    const cut = (version: number) =>
+      `version ${version} ${
+        "x".repeat(MAX_CONTENT_CHARS - 10)
+      }\n[… 4010 more characters]`;
+    const firstRead = model.requests[1].at(-1)?.content ?? "";
+    assert.ok(firstRead === cut(1), firstRead.slice(-80));
+    const updates = updatesIn(model.requests[2]);
+    assert.equal(updates.length, 1, updates.map((u) => u.slice(0, 60)).join());
+    assert.match(updates[0], /^\[Update from the MCP server\] big:\/\/a /);
+    assert.ok(
+      updates[0].endsWith(`Its content now:\n${cut(2)}`),
+      updates[0].slice(-80),
+    );
+    assert.ok(
+      !model.requests.flat().some((message) =>
+        message.content?.includes("other://b changed")
+      ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
 });
