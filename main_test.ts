@@ -3452,42 +3452,13 @@ Deno.test("/report.md with 1,000 clients stays within 65,536 characters: the tab
 Deno.test("--stdio --report-file: the Markdown report is written when the client ends, whole, with how to start that lab", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/lab-report.md`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      MAIN_PATH,
-      "--stdio",
-      "--report-file",
-      path,
-      "--delay",
-      "30",
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const answers = linesOf(child.stdout);
-  const send = (message: unknown) =>
-    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
-  await send(
-    initializeMessage(
-      { name: "report-file-client", version: "2.0.0" },
-      "2025-11-25",
-    ),
+  const { child, writer, stderr } = await stdioReadOnce(
+    ["--report-file", path, "--delay", "30"],
+    { name: "report-file-client", version: "2.0.0" },
   );
-  await within(answers.next(), 10_000, "the initialize answer");
-  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await send({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "resources/read",
-    params: { uri: REVIEW_URI },
-  });
-  await within(answers.next(), 10_000, "the read answer");
   await writer.close();
   assert.equal((await child.status).code, 0);
+  await stderr;
   const report = await Deno.readTextFile(path);
   assert.match(
     report,
@@ -3709,12 +3680,15 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
 });
 
 /**
- * The lab over stdio as a gate, driven by raw lines: a 2025 client that
- * reads version 1 and closes stdin (or, with `keepOpen`, leaves it open).
+ * The lab over stdio (`main.ts --stdio FLAGS`) after a 2025 client, by raw
+ * lines, initialized and read version 1; its stdin is still open.
  */
-async function stdioGate(flags: string[], keepOpen = false) {
+async function stdioReadOnce(
+  flags: string[],
+  clientInfo: { name: string; version: string },
+) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN_PATH, "--stdio", "--log-level", "warn", ...flags],
+    args: ["run", "-A", MAIN_PATH, "--stdio", ...flags],
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -3724,9 +3698,7 @@ async function stdioGate(flags: string[], keepOpen = false) {
   const stderr = new Response(child.stderr).text();
   const send = (message: unknown) =>
     writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
-  await send(
-    initializeMessage({ name: "stdio-gate", version: "1.0.0" }, "2025-11-25"),
-  );
+  await send(initializeMessage(clientInfo, "2025-11-25"));
   await within(answers.next(), 10_000, "the initialize answer");
   await send({ jsonrpc: "2.0", method: "notifications/initialized" });
   await send({
@@ -3736,10 +3708,25 @@ async function stdioGate(flags: string[], keepOpen = false) {
     params: { uri: REVIEW_URI },
   });
   await within(answers.next(), 10_000, "the read answer");
+  // The rest of stdout is drained, so the lab never waits on it.
+  const drained = (async () => {
+    for await (const _ of answers) { /* drained */ }
+  })();
+  return { child, writer, stderr: drained.then(() => stderr) };
+}
+
+/**
+ * The lab over stdio as a gate: a client that reads version 1 and closes
+ * stdin (or, with `keepOpen`, leaves it open); its exit status and stderr.
+ */
+async function stdioGate(flags: string[], keepOpen = false) {
+  const { child, writer, stderr } = await stdioReadOnce(
+    ["--log-level", "warn", ...flags],
+    { name: "stdio-gate", version: "1.0.0" },
+  );
   if (!keepOpen) await writer.close();
   const status = await within(child.status, 30_000, "the stdio gate's exit");
   if (keepOpen) await writer.close().catch(() => {});
-  for await (const _ of answers) { /* drain */ }
   return { code: status.code, stderr: await stderr };
 }
 

@@ -17,9 +17,9 @@ import {
   isLegacyRequest,
   ProtocolError,
   Server,
-  WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { createLab, LAB_VERSION, loadConfig, REVIEW_URI } from "./main.ts";
+import { LegacySessions } from "./testdata/legacy_sessions.ts";
 import {
   probeLines,
   probeMarkdown,
@@ -512,7 +512,7 @@ function startOddServer(odd: OddServer) {
     }
     return server;
   };
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new LegacySessions(build);
   const modern = createMcpHandler(build, { legacy: "reject" });
   const http = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
@@ -536,25 +536,14 @@ function startOddServer(odd: OddServer) {
           : body;
         return modern.fetch(forwarded, { parsedBody });
       }
-      const id = request.headers.get("mcp-session-id");
-      const known = id ? sessions.get(id) : undefined;
-      if (known) return known.handleRequest(forwarded, { parsedBody: body });
-      const transport: WebStandardStreamableHTTPServerTransport =
-        new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: () => crypto.randomUUID(),
-          onsessioninitialized: (sessionId) => {
-            sessions.set(sessionId, transport);
-          },
-        });
-      await build().connect(transport);
-      return transport.handleRequest(forwarded, { parsedBody: body });
+      return sessions.handle(forwarded, body);
     },
   );
   return {
     url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
     async [Symbol.asyncDispose]() {
       for (const timer of timers) clearInterval(timer);
-      for (const transport of sessions.values()) await transport.close();
+      await sessions.close();
       await modern.close();
       await http.shutdown();
     },

@@ -11,10 +11,8 @@ import assert from "node:assert/strict";
 import { REVIEW_URI } from "../main.ts";
 import { spawnLab } from "./lab.ts";
 import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
-import {
-  Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "npm:@modelcontextprotocol/server@2.4.0";
+import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+import { LegacySessions } from "../testdata/legacy_sessions.ts";
 import { prepareTestEnvironment } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();
@@ -285,29 +283,19 @@ function startTwoResourceServer() {
     server.setRequestHandler("resources/unsubscribe", () => ({}));
     return server;
   };
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new LegacySessions(build);
   const http = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) => {
-      const body = request.method === "POST" ? await request.json() : undefined;
-      const id = request.headers.get("mcp-session-id");
-      const known = id ? sessions.get(id) : undefined;
-      if (known) return known.handleRequest(request, { parsedBody: body });
-      const transport: WebStandardStreamableHTTPServerTransport =
-        new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: () => crypto.randomUUID(),
-          onsessioninitialized: (sessionId) => {
-            sessions.set(sessionId, transport);
-          },
-        });
-      await build().connect(transport);
-      return transport.handleRequest(request, { parsedBody: body });
-    },
+    async (request) =>
+      sessions.handle(
+        request,
+        request.method === "POST" ? await request.json() : undefined,
+      ),
   );
   return {
     url: `http://127.0.0.1:${http.addr.port}/mcp`,
     async close() {
-      for (const transport of sessions.values()) await transport.close();
+      await sessions.close();
       await http.shutdown();
     },
   };
