@@ -116,7 +116,8 @@ const toolCallSchema = z.object({
 class ResourceWatch {
   #read = new Set<string>();
   #pending = new Map<string, { at: Date; text: string }>();
-  #rereads = new Set<Promise<void>>();
+  #rereads = new Map<string, Promise<void>>();
+  #again = new Set<string>();
   #listen?: Awaited<ReturnType<Client["listen"]>>;
 
   constructor(private readonly client: Client, private readonly on: boolean) {
@@ -156,19 +157,30 @@ class ResourceWatch {
       .join("\n");
   }
 
-  /** A notification: re-read what the conversation knows, keep the latest. */
+  /**
+   * A notification: re-read what the conversation knows and keep the text.
+   * One re-read per resource at a time; notifications meanwhile ask for one
+   * more, so a flood costs two reads and the text kept is the latest.
+   */
   #updated(uri: string) {
     if (!this.#read.has(uri)) return;
-    const reread: Promise<void> = this.#text(uri).then(
-      (text) => void this.#pending.set(uri, { at: new Date(), text }),
-      (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
-    ).finally(() => this.#rereads.delete(reread));
-    this.#rereads.add(reread);
+    if (this.#rereads.has(uri)) return void this.#again.add(uri);
+    const reread = (async () => {
+      do {
+        this.#again.delete(uri);
+        await this.#text(uri).then(
+          (text) => void this.#pending.set(uri, { at: new Date(), text }),
+          (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
+        );
+      } while (this.#again.has(uri));
+      this.#rereads.delete(uri);
+    })();
+    this.#rereads.set(uri, reread);
   }
 
   /** The update messages for the next model request, one per resource. */
   async takeUpdates(): Promise<Message[]> {
-    await Promise.all(this.#rereads);
+    await Promise.all(this.#rereads.values());
     const updates = [...this.#pending].map(([uri, { at, text }]) => {
       say(`${JSON.stringify(uri)} changed: the update goes to the model`);
       return {
