@@ -1211,9 +1211,9 @@ interface Evidence {
 
 /**
  * What may not stand bare in a text line's value: whitespace (line breaks
- * among it), quotes, backslashes, control and format characters.
+ * among it), quotes, backslashes, brackets, control and format characters.
  */
-const UNSAFE_IN_LINE = /[\s"'\\\p{Cc}\p{Cf}]/u;
+const UNSAFE_IN_LINE = /[\s"'\\[\]\p{Cc}\p{Cf}]/u;
 
 /** What JSON.stringify leaves raw that a terminal or a line reader would act on. */
 const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
@@ -1234,13 +1234,22 @@ export function jsonText(value: unknown, indent?: number): string {
 }
 
 /**
+ * `[` and `]` as the JSON escapes `\u005b` and `\u005d`: only the lab's own
+ * event tags are bracketed, so a grep for any `[tag]` finds real events.
+ */
+function unbracketed(text: string): string {
+  return text.replace(/[[\]]/g, (char) => char === "[" ? "\\u005b" : "\\u005d");
+}
+
+/**
  * A value in a text line: as it is when it is plain (no space, quote,
- * backslash, control or format character), else a JSON string. So each
- * event stays one line, and no value can pose as a field or an event.
+ * backslash, bracket, control or format character), else a JSON string
+ * with its brackets escaped too. So each event stays one line, and no value
+ * can pose as a field, an event or a verdict.
  */
 export function lineValue(value: FieldValue): string {
   const text = String(value);
-  return UNSAFE_IN_LINE.test(text) ? jsonText(text) : text;
+  return UNSAFE_IN_LINE.test(text) ? unbracketed(jsonText(text)) : text;
 }
 
 /** Free text in a line (words, notes): control and format characters escaped. */
@@ -1251,6 +1260,14 @@ export function lineText(text: string): string {
   );
 }
 
+/**
+ * Words in a line that may hold what a client or server sent (a request
+ * path, an error message): `lineText`, and brackets escaped as in values.
+ */
+export function lineWords(text: string): string {
+  return unbracketed(lineText(text));
+}
+
 /** The text form of an event: `[tag] words key=value ... client=… at=…`. */
 function renderEvidence(
   { tag, words, fields = {} }: Evidence,
@@ -1258,7 +1275,7 @@ function renderEvidence(
   at: number,
 ): string {
   const parts = [`[${tag}]`];
-  if (words) parts.push(lineText(words));
+  if (words) parts.push(lineWords(words));
   for (const [key, value] of Object.entries(fields)) {
     if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
   }
@@ -2085,7 +2102,7 @@ function verdictBlock(
     ...(verdict.waitToolLevel === null ? [] : [
       `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
     ]),
-    `  next: ${verdict.missing}`,
+    `  next: ${lineWords(verdict.missing)}`,
     ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
 }

@@ -3207,8 +3207,28 @@ Deno.test("a hostile client's name and URIs: every text log line is one line of 
   assert.equal(verdicts.length, 1);
   assert.match(
     verdicts[0],
-    /^\[verdict\] level=4 client="\\u001b\[2J\\u001b\[H\\r\\u2028\\u202eevil\|/,
+    /^\[verdict\] level=4 client="\\u001b\\u005b2J\\u001b\\u005bH\\r\\u2028\\u202eevil\|/,
   );
+  // The docs' greps, unanchored as a user types them, find no forged event:
+  // a bracket inside a value or a verdict's words is an escape.
+  for (
+    const grep of [
+      /\[resources\/read\] uri=test:\/\/review\/status version=2/,
+      /\[verdict\] level=[67]/,
+    ]
+  ) {
+    assert.deepEqual(lab.lines.filter((line) => grep.test(line)), []);
+  }
+  for (const line of lab.lines) {
+    const tags = [...line.matchAll(/\[[a-z/]+\]/g)].map((tag) => tag.index);
+    // One tag per line: the event's, or the evidence under a verdict.
+    assert.ok(
+      tags.length === 0 ||
+        (tags.length === 1 &&
+          (tags[0] === 0 || line.startsWith("  evidence: ["))),
+      line,
+    );
+  }
   assert.equal(
     lab.lines.filter((line) =>
       line.startsWith("[resources/read] uri=test://review/status version=2")
@@ -3219,7 +3239,10 @@ Deno.test("a hostile client's name and URIs: every text log line is one line of 
     line.startsWith("[resources/read] uri=")
   )!;
   assert.ok(
-    unknown.startsWith(`[resources/read] uri=${JSON.stringify(HOSTILE_URI)} `),
+    unknown.startsWith(
+      String
+        .raw`[resources/read] uri="test://x\n\u005bresources/read\u005d uri=test://review/status version=2 client=claude-code/2.1.332" `,
+    ),
     unknown,
   );
 });
