@@ -1625,11 +1625,21 @@ const MARKDOWN_ENTITIES: Record<string, string> = {
  * Text in Markdown (a table cell, a heading, a sentence), as it reads but
  * inert: pipes, backticks, brackets, backslashes and `<`, `>`, `&` as
  * entities (no cell boundary, code span, link or HTML), each line break as
- * a visible ⏎, other control and format characters as `\uXXXX`. Every
- * value a client or server sent reaches `/report.md` and the probe's report
+ * a visible ⏎, other control and format characters as `\uXXXX`, and a
+ * `<wbr>` where GitHub would make a link or a mention (`@` before a name or
+ * an e-mail domain, `http://`, `https://`, `ftp://`, `www.`). Every value a
+ * client or server sent reaches `/report.md` and the probe's report
  * through it.
  */
 export function cell(text: string): string {
+  return markdownText(text).replace(
+    /@(?=\w)|(?<=\b(?:https?|ftp)):(?=\/\/)|\bwww(?=\.)/gi,
+    (found) => `${found}<wbr>`,
+  );
+}
+
+/** `cell` without the `<wbr>`: for the lab's own text, links left as links. */
+function markdownText(text: string): string {
   return text
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
     .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])
@@ -1882,10 +1892,9 @@ function settingFlags(config: LabConfig): string[] {
     if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
     if (value === true) flags.push(`--${setting.flag}`);
     else {
-      flags.push(
-        `--${setting.flag}`,
-        shellQuote(Array.isArray(value) ? value.join(",") : String(value)),
-      );
+      // One word: a value that starts with "-" is not taken for a flag.
+      const text = Array.isArray(value) ? value.join(",") : String(value);
+      flags.push(`--${setting.flag}=${shellQuote(text)}`);
     }
   }
   return flags;
@@ -1898,8 +1907,10 @@ function reproduceOf(
 ): Reproduce {
   const guides = new Map<string, Reproduce["clients"][number]>();
   for (const client of clients) {
-    const guide = CLIENT_GUIDES[client.name];
-    if (guide) guides.set(client.name, guide);
+    // Own keys only: a client named "constructor" has no guide.
+    if (Object.hasOwn(CLIENT_GUIDES, client.name)) {
+      guides.set(client.name, CLIENT_GUIDES[client.name]);
+    }
   }
   return {
     command: [
@@ -1942,7 +1953,7 @@ function reproduceMarkdown(reproduce: Reproduce): string[] {
     `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
     ...reproduce.clients.flatMap(({ client, setup, tracker }) => [
       "",
-      `${client}: ${cell(setup)} (issues: ${tracker})`,
+      `${client}: ${markdownText(setup)} (issues: ${tracker})`,
     ]),
   ];
 }
@@ -1957,13 +1968,19 @@ function reportMarkdownResponse(
   config: LabConfig,
   name: string | null,
 ): Response {
+  // The name as sent, or as the report's table shows it (`a&#124;b`).
   const chosen = name === null
     ? clients
-    : clients.filter((client) => client.name === name);
+    : clients.filter((client) =>
+      client.name === name || cell(client.name) === name
+    );
   if (chosen.length === 0 && name !== null) {
     const names = [...new Set(clients.map((client) => client.name))];
+    const shownName = name.length > 64 ? `${name.slice(0, 63)}…` : name;
     return new Response(
-      `Not Found: no client named ${lineValue(name)} in the report; it holds ${
+      `Not Found: no client named ${
+        lineValue(shownName)
+      } in the report; it holds ${
         names.length === 0
           ? "no client yet"
           : names.slice(0, 50).map(lineValue).join(", ") +

@@ -22,6 +22,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/std
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import {
+  cell,
   type ClientReport,
   ConfigError,
   createLab,
@@ -3315,7 +3316,7 @@ Deno.test("/report.md with a hostile 2026-07-28 client: its identity in the head
     line.startsWith("## ") && line !== "## Reproduce"
   );
   assert.deepEqual(headings, [
-    "## x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;/1.0.0 (2026-07-28, x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;@1.0.0)",
+    "## x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;/1.0.0 (2026-07-28, x ⏎ ## forged ⏎ &lt;b&gt;&#96;&#124;@<wbr>1.0.0)",
   ]);
 });
 
@@ -3398,7 +3399,7 @@ Deno.test("/report.md ends with how to reproduce this lab: its non-default setti
   const json = await (await fetch(`${lab.base}/report`, { headers: auth }))
     .text();
   const command =
-    "deno run -A main.ts --delay 0.2 --trigger read --initial-status 'waiting on CI' --enable-tool --log-level info";
+    "deno run -A main.ts --delay=0.2 --trigger=read --initial-status='waiting on CI' --enable-tool --log-level=info";
   const reproduce = markdown.split("## Reproduce\n")[1];
   assert.deepEqual(reproduce.split("\n"), [
     "",
@@ -3489,7 +3490,7 @@ Deno.test("--stdio --report-file: the Markdown report is written when the client
   );
   assert.ok(
     report.includes(
-      `\`\`\`sh\ndeno run -A main.ts --stdio --delay 30 --report-file ${path}\n\`\`\``,
+      `\`\`\`sh\ndeno run -A main.ts --stdio --delay=30 --report-file=${path}\n\`\`\``,
     ),
     report,
   );
@@ -3790,4 +3791,119 @@ Deno.test("gate over stdio: --deadline closes a client that stays connected and 
     run.stderr,
     /^verdict client=stdio-gate\/1\.0\.0 level=3 required=6 fail missing=/m,
   );
+});
+
+// ---------------------------------------------------------------------------
+// Reports under hostile names: prototype keys, links, mentions, long names
+// ---------------------------------------------------------------------------
+
+/** A 2026-07-28 client that reads the resource once, under `name`. */
+async function readAs(url: URL, name: string) {
+  const answer = await postModern(url, "resources/read", { uri: REVIEW_URI }, {
+    client: name,
+  });
+  await answer.body?.cancel();
+}
+
+const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype);
+
+Deno.test("clients named after every Object.prototype key: /report.md answers, /report has no null guide, ?client= finds each", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_LEVEL: "silent" });
+  for (const name of PROTOTYPE_NAMES) await readAs(lab.url, name);
+  const markdown = await fetch(`${lab.base}/report.md`);
+  assert.equal(markdown.status, 200);
+  const text = await markdown.text();
+  for (const name of PROTOTYPE_NAMES) {
+    assert.match(text, new RegExp(`^\\| ${cell(name)} \\| 1\\.0\\.0 \\|`, "m"));
+  }
+  const report = await (await fetch(`${lab.base}/report`)).json();
+  assert.deepEqual(report.reproduce.clients, []);
+  for (const name of ["constructor", "toString", "__proto__"]) {
+    const one = await fetch(
+      `${lab.base}/report.md?client=${encodeURIComponent(name)}`,
+    );
+    assert.equal(one.status, 200, name);
+    assert.match(
+      await one.text(),
+      new RegExp(`^## ${cell(name)}/1\\.0\\.0 `, "m"),
+    );
+  }
+});
+
+Deno.test("--stdio --report-file: a client named constructor still gets its report written", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.md`;
+  const { child, writer, stderr } = await stdioReadOnce(
+    ["--report-file", path],
+    { name: "constructor", version: "1.0.0" },
+  );
+  await writer.close();
+  assert.equal((await child.status).code, 0);
+  await stderr;
+  assert.match(await Deno.readTextFile(path), /^\| constructor \| 1\.0\.0 \|/m);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("/report.md: names and versions that GitHub would link or mention stay inert text outside code", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_LEVEL: "silent" });
+  const names = [
+    "https://evil.example/x",
+    "HTTP://evil.example",
+    "ftp://evil.example",
+    "www.evil.example",
+    "@team",
+    "@org/team",
+    "a@b.c",
+  ];
+  for (const name of names) await readAs(lab.url, name);
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  let inFence = false;
+  for (const line of markdown.split("\n")) {
+    if (line.startsWith("```")) inFence = !inFence;
+    if (inFence) continue;
+    assert.doesNotMatch(line, /(https?|ftp):\/\/|www\.|@\w/i, line);
+  }
+  assert.match(markdown, /^\| https:<wbr>\/\/evil\.example\/x \| 1\.0\.0 \|/m);
+  assert.match(markdown, /^\| a@<wbr>b\.c \| 1\.0\.0 \|/m);
+  // Asked for as the table shows it, the client is found.
+  const one = await fetch(
+    `${lab.base}/report.md?client=${encodeURIComponent("a@<wbr>b.c")}`,
+  );
+  assert.equal(one.status, 200);
+});
+
+Deno.test("/report.md?client=: a name as the table shows it is found; an unknown long name is echoed cut to 64 characters", async () => {
+  await using lab = startLab({ MCP_TEST_LOG_LEVEL: "silent" });
+  await readAs(lab.url, "a|b");
+  const shown = await fetch(
+    `${lab.base}/report.md?client=${encodeURIComponent("a&#124;b")}`,
+  );
+  assert.equal(shown.status, 200);
+  assert.match(await shown.text(), /^## a&#124;b\/1\.0\.0 /m);
+  const long = await fetch(
+    `${lab.base}/report.md?client=${"n".repeat(60_000)}`,
+  );
+  assert.equal(long.status, 404);
+  assert.equal(
+    await long.text(),
+    `Not Found: no client named ${
+      "n".repeat(63)
+    }… in the report; it holds a|b\n`,
+  );
+});
+
+Deno.test("Reproduce: a value that starts with - is written --flag=value, and the command reads back the same settings", async () => {
+  await using lab = startLab({
+    MCP_TEST_INITIAL_STATUS: "-x",
+    MCP_TEST_UPDATED_STATUS: "--done",
+  });
+  const reproduce = lab.lab.report().reproduce!;
+  assert.equal(
+    reproduce.command,
+    "deno run -A main.ts --delay=0.2 --initial-status=-x --updated-status=--done --log-level=info",
+  );
+  const { flags } = parseCommandLine(reproduce.command.split(" ").slice(4));
+  const config = loadConfig({}, flags);
+  assert.equal(config.initialStatus, "-x");
+  assert.equal(config.updatedStatus, "--done");
 });

@@ -1109,7 +1109,7 @@ Deno.test("from a URL served as text/plain: the lab serves and main.ts probe rea
   const source = `${files.origin}/lab/main.ts`;
   assert.ok(
     report.includes(
-      `\`\`\`sh\ndeno run -A ${source} --stdio --delay 0.2 --report-file ${folder.cwd}/report.md\n\`\`\``,
+      `\`\`\`sh\ndeno run -A ${source} --stdio --delay=0.2 --report-file=${folder.cwd}/report.md\n\`\`\``,
     ),
     report,
   );
