@@ -2238,9 +2238,11 @@ class ReportFile {
   }
 
   async #write() {
-    const temporary = `${this.path}.${Deno.pid}.tmp`;
+    // A name nobody can guess, created only if nothing (not even a link)
+    // is there: a planted symlink can never redirect the write.
+    const temporary = `${this.path}.${crypto.randomUUID()}.tmp`;
     try {
-      await Deno.writeTextFile(temporary, this.render());
+      await Deno.writeTextFile(temporary, this.render(), { createNew: true });
       await Deno.rename(temporary, this.path);
     } catch (error) {
       this.log.write("warn", {
@@ -2248,7 +2250,10 @@ class ReportFile {
         words: "the report file could not be written",
         fields: { path: this.path, message: (error as Error).message },
       });
-      await Deno.remove(temporary).catch(() => {});
+      // Only what this write created is removed, never what was there.
+      if (!(error instanceof Deno.errors.AlreadyExists)) {
+        await Deno.remove(temporary).catch(() => {});
+      }
     }
   }
 }

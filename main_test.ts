@@ -3907,3 +3907,29 @@ Deno.test("Reproduce: a value that starts with - is written --flag=value, and th
   assert.equal(config.initialStatus, "-x");
   assert.equal(config.updatedStatus, "--done");
 });
+
+Deno.test("--report-file never writes through a link planted where its temporary file was predictable", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.md`;
+  const victim = `${dir}/victim.txt`;
+  await Deno.writeTextFile(victim, "precious\n");
+  // The name the lab used to write to first: PATH.<pid>.tmp.
+  await Deno.symlink(victim, `${path}.${Deno.pid}.tmp`);
+  const lab = startLab({ MCP_TEST_REPORT_FILE: path });
+  const sessionId = await openRawSession(lab.url);
+  await fetch(lab.url, {
+    method: "DELETE",
+    headers: { "mcp-session-id": sessionId },
+  });
+  await lab[Symbol.asyncDispose]();
+  assert.equal(await Deno.readTextFile(victim), "precious\n");
+  assert.match(await Deno.readTextFile(path), /^\| raw-legacy \| 0\.0\.1 \|/m);
+  // Nothing of the lab's is left beside it: the report, the planted link,
+  // the victim.
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((entry) => entry.name).sort(),
+    ["report.md", `report.md.${Deno.pid}.tmp`, "victim.txt"].sort(),
+  );
+  assert.ok(Deno.lstatSync(path).isFile);
+  await Deno.remove(dir, { recursive: true });
+});
