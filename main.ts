@@ -3953,6 +3953,38 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
   };
 }
 
+/**
+ * Listens for the shutdown signals: `signal` settles with the first one (a
+ * second one while closing changes nothing); `remove()` stops listening.
+ * A signal this platform cannot listen to is one line on `sink`.
+ */
+function shutdownSignalled(config: LabConfig, sink: LineSink) {
+  const signalled = Promise.withResolvers<Deno.Signal>();
+  const listeners: [Deno.Signal, () => void][] = [];
+  for (const signal of shutdownSignals(Deno.build.os)) {
+    const listener = () => signalled.resolve(signal);
+    try {
+      Deno.addSignalListener(signal, listener);
+      listeners.push([signal, listener]);
+    } catch (error) {
+      const message = (error as Error).message;
+      labLine(config, `[lab] not listening to ${signal}: ${message}`, {
+        signal,
+        listening: false,
+        message,
+      }, sink);
+    }
+  }
+  return {
+    signal: signalled.promise,
+    remove() {
+      for (const [name, listener] of listeners) {
+        Deno.removeSignalListener(name, listener);
+      }
+    },
+  };
+}
+
 /** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
 async function serveHttp(config: LabConfig): Promise<number> {
   const lab = createLab(config);
@@ -3969,25 +4001,9 @@ async function serveHttp(config: LabConfig): Promise<number> {
     );
     return 1;
   }
-  const signalled = Promise.withResolvers<Deno.Signal>();
-  // The first signal shuts down; a second one while closing changes nothing.
-  const listeners: [Deno.Signal, () => void][] = [];
-  for (const signal of shutdownSignals(Deno.build.os)) {
-    const listener = () => signalled.resolve(signal);
-    try {
-      Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
-    } catch (error) {
-      const message = (error as Error).message;
-      labLine(config, `[lab] not listening to ${signal}: ${message}`, {
-        signal,
-        listening: false,
-        message,
-      });
-    }
-  }
+  const signalled = shutdownSignalled(config, console.log);
   const ending = await Promise.race([
-    signalled.promise.then((signal) => ({ signal })),
+    signalled.signal.then((signal) => ({ signal })),
     lab.due.then((reason) => ({ reason })),
   ]);
   labLine(
@@ -4002,9 +4018,7 @@ async function serveHttp(config: LabConfig): Promise<number> {
   await lab.close();
   await listener.shutdown();
   clearTimeout(deadline);
-  for (const [name, listener] of listeners) {
-    Deno.removeSignalListener(name, listener);
-  }
+  signalled.remove();
   return gateStatus(lab.clients(), config, console.log);
 }
 
@@ -4218,18 +4232,26 @@ async function serveLabOverStdio(
       (refusal) => logRefusal(context.log, refusal),
     );
   const served = new StdioLab(context).serve(transport);
+  // A signal ends the client as its EOF would, report file written.
+  const signalled = wire ? undefined : shutdownSignalled(config, sink);
   const ending = await Promise.race([
     served.then(() => null),
-    context.gate.due,
+    context.gate.due.then((reason) => ({ reason })),
+    ...signalled ? [signalled.signal.then((signal) => ({ signal }))] : [],
   ]);
   if (ending !== null) {
-    labLine(config, `[lab] ${ending}: closing stdio`, {
-      reason: ending,
-      closing: true,
-    }, sink);
+    labLine(
+      config,
+      `[lab] ${
+        "signal" in ending ? ending.signal : ending.reason
+      }: closing stdio`,
+      { ...ending, closing: true },
+      sink,
+    );
     await transport.close();
     await served;
   }
+  signalled?.remove();
   context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();

@@ -3933,3 +3933,27 @@ Deno.test("--report-file never writes through a link planted where its temporary
   assert.ok(Deno.lstatSync(path).isFile);
   await Deno.remove(dir, { recursive: true });
 });
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.test(`--stdio: ${signal} while the client keeps stdin open writes the report file as its EOF would`, async () => {
+    const dir = await Deno.makeTempDir();
+    const path = `${dir}/report.md`;
+    const { child, writer, stderr } = await stdioReadOnce(
+      ["--report-file", path, "--log-level", "warn"],
+      { name: "signalled", version: "1.0.0" },
+    );
+    child.kill(signal);
+    const status = await within(child.status, 5_000, "the lab's exit");
+    await writer.close().catch(() => {});
+    assert.equal(status.code, 0);
+    assert.deepEqual((await stderr).split("\n").slice(1), [
+      `[lab] ${signal}: closing stdio`,
+      "",
+    ]);
+    assert.match(
+      await Deno.readTextFile(path),
+      /^\| signalled \| 1\.0\.0 \| 2025 \(2025-11-25\) \| stdio \| ✅ \| ❌ \| ✅ \|/m,
+    );
+    await Deno.remove(dir, { recursive: true });
+  });
+}
