@@ -106,6 +106,13 @@ const CHANGE_OUTPUT_LIMIT = 4000;
 
 /** How many distinct unsolicited URIs the result names (all are counted). */
 const UNSOLICITED_URIS_KEPT = 5;
+/** How many unchanged re-reads the result keeps with their text. */
+const UNCHANGED_KEPT = 5;
+/**
+ * How many steps a run keeps (and shows as progress): a flood of
+ * notifications makes two steps per re-read, and the output stays bounded.
+ */
+const STEPS_KEPT = 300;
 
 /** What the probe was asked to do, checked before it connects. */
 export interface ProbeOptions {
@@ -184,8 +191,17 @@ export interface ProbeResult {
   change: ProbeChange | null;
   /** Updates asked for with `--count`: notifications whose re-read changed. */
   expectedUpdates: number;
-  /** Every notification for the URI, changed or not, in order. */
+  /**
+   * Notifications for the URI whose re-read changed, and the first
+   * `UNCHANGED_KEPT` whose re-read did not, in order.
+   */
   updates: ProbeUpdate[];
+  /** Every re-read that showed no change, kept or not. */
+  unchangedNotifications: number;
+  /** Of those, how many came before the first change. */
+  unchangedBeforeChange: number;
+  /** Notifications for the URI that came while a re-read was already due. */
+  collapsedNotifications: number;
   /** Notifications for a URI the probe did not subscribe to. */
   unsolicited: { count: number; uris: string[] };
   unsubscribed: boolean | null;
@@ -429,21 +445,24 @@ function probeHelpText(): string {
 // A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
-/** Updates as they arrive, and whether the stream carrying them closed. */
+/**
+ * Notifications for the watched URI as they arrive, and whether the stream
+ * carrying them closed. At most one waits: a re-read reads the latest, so
+ * notifications that come while one waits collapse into it.
+ */
 class UpdateQueue {
-  #arrived: { uri: string; at: number }[] = [];
+  #waiting?: { uri: string; at: number };
+  #arrived = 0;
   #closed?: string;
   #wake?: () => void;
 
-  /**
-   * A notification for the watched URI. Past 100 waiting, one more says
-   * nothing new: each is a re-read to come, so a flood is not kept.
-   */
-  push(uri: string) {
-    if (this.#arrived.length < 100) {
-      this.#arrived.push({ uri, at: performance.now() });
-    }
+  /** A notification; false when it collapsed into one already waiting. */
+  push(uri: string): boolean {
+    this.#arrived++;
+    const fresh = this.#waiting === undefined;
+    this.#waiting ??= { uri, at: performance.now() };
     this.#wake?.();
+    return fresh;
   }
 
   /** The stream closed (or, with no reason, opened again). */
@@ -452,17 +471,20 @@ class UpdateQueue {
     this.#wake?.();
   }
 
-  /** Drops what arrived so far, returning how many. */
+  /** Drops what is waiting, returning how many arrived since the last drain. */
   drain(): number {
-    return this.#arrived.splice(0).length;
+    const arrived = this.#arrived;
+    this.#arrived = 0;
+    this.#waiting = undefined;
+    return arrived;
   }
 
-  /** The next update, or why none came within `ms`. */
+  /** The next update, or why none came within `ms` (none at all past it). */
   async next(
     ms: number,
   ): Promise<{ uri: string; at: number } | "timeout" | "closed"> {
     const deadline = performance.now() + ms;
-    while (this.#arrived.length === 0) {
+    while (this.#waiting === undefined) {
       if (this.#closed) return "closed";
       const left = deadline - performance.now();
       if (left <= 0) return "timeout";
@@ -475,7 +497,10 @@ class UpdateQueue {
       });
       this.#wake = undefined;
     }
-    return this.#arrived.shift()!;
+    if (performance.now() >= deadline) return "timeout";
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    return waiting;
   }
 }
 
@@ -512,6 +537,9 @@ class ProbeRun {
       change: null,
       expectedUpdates: options.count,
       updates: [],
+      unchangedNotifications: 0,
+      unchangedBeforeChange: 0,
+      collapsedNotifications: 0,
       unsolicited: { count: 0, uris: [] },
       unsubscribed: null,
       quietAfterStop: null,
@@ -530,8 +558,18 @@ class ProbeRun {
     return Math.round((performance.now() - since) / 10) / 100;
   }
 
+  /** Steps past `STEPS_KEPT`, counted and neither kept nor shown. */
+  #stepsDropped = 0;
+
   step(from: ProbeStep["from"], text: string) {
-    this.result.steps.push({ at: this.elapsed(), from, text });
+    const steps = this.result.steps;
+    if (steps.length >= STEPS_KEPT) {
+      if (this.#stepsDropped++ === 0) {
+        this.progress(`-- further steps are counted, not shown`);
+      }
+      return;
+    }
+    steps.push({ at: this.elapsed(), from, text });
     const arrow = from === "server" ? "<-" : from === "probe" ? "->" : "--";
     this.progress(lineText(`${arrow} ${text}`));
   }
@@ -616,8 +654,11 @@ class ProbeRun {
    */
   notified(uri: string) {
     if (uri === this.options.uri && this.asked) {
-      this.updates.push(uri);
-      this.step("server", `notifications/resources/updated ${shown(uri)}`);
+      if (this.updates.push(uri)) {
+        this.step("server", `notifications/resources/updated ${shown(uri)}`);
+      } else {
+        this.result.collapsedNotifications++;
+      }
       return;
     }
     const unsolicited = this.result.unsolicited;
@@ -691,6 +732,13 @@ class ProbeRun {
   /** Grades what the probe saw and settles the exit status. */
   finish(): ProbeResult {
     const result = this.result;
+    if (this.#stepsDropped > 0) {
+      result.steps.push({
+        at: this.elapsed(),
+        from: "note",
+        text: `${this.#stepsDropped} more step(s), not kept`,
+      });
+    }
     const notified = result.updates.length > 0;
     const ladder = [
       true,
@@ -998,9 +1046,7 @@ class ServerProcess implements Transport {
       if (!await exited(STOP_GRACE_MS)) signalGroup(child, "SIGKILL");
     }
     // Whatever the server started is in its group, even after it exited.
-    signalGroup(child, "SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    signalGroup(child, "SIGKILL");
+    await endGroup(child);
     await child.status;
     this.#end();
   }
@@ -1248,6 +1294,16 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
 /** The `--call` tool, then the `--change` command: false when one failed. */
 async function changeResource(run: ProbeRun, client: Client) {
   const { call, change } = run.options;
+  if (call || change) {
+    // Only what comes once the change has begun can be the change.
+    const early = run.updates.drain();
+    if (early > 0) {
+      run.step(
+        "note",
+        `${early} notification(s) before the change began, not counted`,
+      );
+    }
+  }
   return (!call || await callTool(run, client)) &&
     (!change || await runChange(run, change));
 }
@@ -1266,8 +1322,12 @@ async function changeUnasked(run: ProbeRun, client: Client) {
 }
 
 /**
- * Runs `--change` through the platform's shell, bounded by `--timeout`,
- * keeping the first few KB of its output for the report.
+ * Runs `--change` through the platform's shell in a process group of its
+ * own, bounded by `--timeout`: at the timeout the group gets SIGTERM, and
+ * SIGKILL a grace later; when the shell ends, whatever it left in its group
+ * (`cmd &`) is ended too. Only the first `CHANGE_OUTPUT_LIMIT` characters of
+ * its output are kept, the rest drained. A process that left the group
+ * (`setsid`) is out of reach, and its output is not waited for past the grace.
  */
 async function runChange(run: ProbeRun, command: string): Promise<boolean> {
   const started = performance.now();
@@ -1284,7 +1344,6 @@ async function runChange(run: ProbeRun, command: string): Promise<boolean> {
     : ["/bin/sh", "-c", command];
   let timedOut = false;
   try {
-    // Its own process group, so that a timeout ends whatever it started.
     const child = new Deno.Command(shell, {
       args: shellArgs,
       stdin: "null",
@@ -1292,15 +1351,22 @@ async function runChange(run: ProbeRun, command: string): Promise<boolean> {
       stderr: "piped",
       detached: true,
     }).spawn();
+    const output = firstCharacters(
+      [child.stdout, child.stderr],
+      CHANGE_OUTPUT_LIMIT,
+    );
+    let killer: ReturnType<typeof setTimeout> | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
       signalGroup(child, "SIGTERM");
+      killer = setTimeout(() => signalGroup(child, "SIGKILL"), STOP_GRACE_MS);
     }, run.options.timeoutSeconds * 1000);
-    const output = await child.output().finally(() => clearTimeout(timer));
-    const decoder = new TextDecoder();
-    change.output = (decoder.decode(output.stdout) +
-      decoder.decode(output.stderr)).slice(0, CHANGE_OUTPUT_LIMIT);
-    change.exitCode = timedOut ? null : output.code;
+    const status = await child.status;
+    clearTimeout(timer);
+    clearTimeout(killer);
+    await endGroup(child);
+    change.output = await output.within(STOP_GRACE_MS);
+    change.exitCode = timedOut ? null : status.code;
   } catch (error) {
     change.error = `could not run: ${(error as Error).message}`;
   }
@@ -1311,6 +1377,56 @@ async function runChange(run: ProbeRun, command: string): Promise<boolean> {
     : `exited with status ${change.exitCode}`;
   run.fail("change-failed", `--change ${change.error}`);
   return false;
+}
+
+/**
+ * The first `limit` characters of what the streams carry, together, while
+ * the rest is read and dropped. `within(ms)` resolves with them once the
+ * streams end, or after `ms` with what came, cancelling the rest.
+ */
+function firstCharacters(
+  streams: ReadableStream<Uint8Array>[],
+  limit: number,
+) {
+  let kept = "";
+  const readers = streams.map((stream) => stream.getReader());
+  const decoder = new TextDecoder();
+  const done = Promise.all(readers.map(async (reader) => {
+    try {
+      for (let read = await reader.read(); !read.done;) {
+        if (kept.length < limit) {
+          kept += decoder.decode(read.value, { stream: true });
+        }
+        read = await reader.read();
+      }
+    } catch {
+      // Cancelled, or the process is gone.
+    }
+  }));
+  return {
+    async within(ms: number): Promise<string> {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        done,
+        new Promise((resolve) => timer = setTimeout(resolve, ms)),
+      ]);
+      clearTimeout(timer);
+      await Promise.all(
+        readers.map((reader) => reader.cancel().catch(() => {})),
+      );
+      return kept.slice(0, limit);
+    },
+  };
+}
+
+/**
+ * Ends what is left of a detached child's process group once the child
+ * itself is gone: SIGTERM, then SIGKILL 100 ms later.
+ */
+async function endGroup(child: Deno.ChildProcess) {
+  signalGroup(child, "SIGTERM");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  signalGroup(child, "SIGKILL");
 }
 
 /**
@@ -1345,11 +1461,18 @@ async function awaitUpdates(run: ProbeRun, client: Client) {
       }
       const update = await reread(run, client, arrival.uri, since, previous);
       if (update.changed) {
+        result.updates.push(update);
         previous = update.final;
         changed++;
         break;
       }
+      // Counted; only the first few are kept, with their text.
       unchanged++;
+      result.unchangedNotifications++;
+      if (changed === 0) result.unchangedBeforeChange++;
+      if (result.unchangedNotifications <= UNCHANGED_KEPT) {
+        result.updates.push(update);
+      }
     }
   }
   const unchanged = unchangedSummary(result);
@@ -1370,7 +1493,6 @@ async function reread(
     final: null,
     changed: false,
   };
-  run.result.updates.push(update);
   try {
     const read = await client.readResource(
       { uri: run.options.uri },
@@ -1424,13 +1546,12 @@ function missedUpdate(
 export function unchangedSummary(result: ProbeResult): string | null {
   const unchanged = unchangedCount(result);
   if (unchanged === 0) return null;
-  const changed = result.updates.length - unchanged;
+  const changed = changedCount(result);
   const notifications = `${unchanged} notification${
     unchanged === 1 ? "" : "s"
   }`;
   if (changed === 0) return `${notifications}, none with a change`;
-  const firstChange = result.updates.findIndex((update) => update.changed);
-  return firstChange === unchanged
+  return result.unchangedBeforeChange === unchanged
     ? `${notifications} without a change before the ${
       changed === 1 ? "change" : "first change"
     }`
@@ -1478,7 +1599,12 @@ async function closeProbe(
 
 /** Notifications for the watched URI whose re-read showed no change. */
 function unchangedCount(result: ProbeResult): number {
-  return result.updates.filter((update) => !update.changed).length;
+  return result.unchangedNotifications;
+}
+
+/** Notifications for the watched URI whose re-read showed the change. */
+function changedCount(result: ProbeResult): number {
+  return result.updates.filter((update) => update.changed).length;
 }
 
 /** The default output: one `key value` line per fact, stable for scripts. */
@@ -1568,7 +1694,7 @@ export function probeLines(
     `missing ${result.missing}`,
     `error-code ${result.errorCode ?? "null"}`,
     `summary level=${result.level} era=${result.era ?? "none"} notifications=${
-      result.updates.length - unchangedCount(result)
+      changedCount(result)
     }/${result.expectedUpdates} error-code=${
       result.errorCode ?? "null"
     } exit=${result.exitStatus}`,

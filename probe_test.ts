@@ -425,6 +425,10 @@ interface OddServer {
   textPrefix?: string;
   /** 2025: once subscribed, notifies a URI nobody asked for every millisecond. */
   flood?: boolean;
+  /** 2025: once subscribed, notifies the watched URI every millisecond. */
+  floodWatched?: boolean;
+  /** 2025: notifies the watched URI once, as it subscribes, and never again. */
+  notifyOnSubscribeOnly?: boolean;
 }
 
 const ODD_URI = "odd://thing";
@@ -495,6 +499,11 @@ function startOddServer(odd: OddServer) {
         for (const uri of odd.unsolicited ?? []) await notify(uri);
         if (odd.flood) {
           timers.add(setInterval(() => notify("other://flood"), 1));
+        }
+        if (odd.floodWatched) timers.add(setInterval(notify, 1));
+        if (odd.notifyOnSubscribeOnly) {
+          await notify();
+          return {};
         }
         timer = odd.unchangedFirst !== undefined
           ? setTimeout(notify, 50)
@@ -593,16 +602,19 @@ Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchang
     assert.equal(result.errorCode, "reread-unchanged");
     assert.equal(result.exitStatus, 17);
     assert.equal(result.level, 5);
-    // Notified every 100 ms for the whole second, each re-read the same.
-    assert.ok(result.updates.length >= 3, `${result.updates.length}`);
+    // Notified every 100 ms for the whole second, each re-read the same:
+    // all counted, the first five kept.
+    const unchanged = result.unchangedNotifications;
+    assert.ok(unchanged >= 3, `${unchanged}`);
+    assert.equal(result.updates.length, Math.min(unchanged, 5));
     assert.ok(result.updates.every((update) => update.changed === false));
     assert.equal(
       result.missing,
-      `notified ${result.updates.length} time(s), but no re-read of ${ODD_URI} showed a change within 1 s`,
+      `notified ${unchanged} time(s), but no re-read of ${ODD_URI} showed a change within 1 s`,
     );
     assert.equal(
       probeLines(result).find((line) => line.startsWith("unchanged-")),
-      `unchanged-notifications ${result.updates.length}`,
+      `unchanged-notifications ${unchanged}`,
     );
   });
 });
@@ -1384,4 +1396,128 @@ Deno.test("probe: a flood of notifications for other URIs is counted, not kept, 
     line.includes("notifications for resources not subscribed to so far")
   );
   assert.ok(told.length <= 4, told.join("\n"));
+});
+
+// ---------------------------------------------------------------------------
+// The probe's wait and --change under pressure
+// ---------------------------------------------------------------------------
+
+Deno.test("probe --change: a notification that came before the change began is not counted", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/thing.txt`;
+  await Deno.writeTextFile(file, "first\n");
+  // The server notifies once as the probe subscribes, never again; the
+  // change then alters the file, so a re-read would show a change.
+  const result = await probeOdd({ file, notifyOnSubscribeOnly: true }, "2025", {
+    change: `echo second >> ${file}`,
+    timeoutSeconds: 1,
+  });
+  assert.equal(result.errorCode, "notification-timeout");
+  assert.equal(result.exitStatus, 16);
+  assert.equal(result.level, 4);
+  assert.deepEqual(result.updates, []);
+  assert.ok(
+    result.steps.some((step) =>
+      step.text === "1 notification(s) before the change began, not counted"
+    ),
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("probe: a flood of notifications for an unchanged resource ends at --timeout, collapsed, counted and bounded", async () => {
+  await using server = startOddServer({
+    floodWatched: true,
+    textPrefix: "x".repeat(100_000),
+  });
+  const started = performance.now();
+  const run = await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    ODD_URI,
+    "--era",
+    "2025",
+    "--timeout",
+    "2",
+  ]);
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(run.code, 17, run.stderr.slice(-500));
+  // The wait ends at --timeout whatever is queued (then unsubscribe, a
+  // second of quiet, close).
+  assert.ok(seconds < 10, `${seconds} s`);
+  const lines = run.stdout.trimEnd().split("\n");
+  assert.ok(
+    lines.filter((line) => line.startsWith("changed false")).length <= 5,
+  );
+  const unchanged = Number(
+    lines.find((line) => line.startsWith("unchanged-notifications "))
+      ?.split(" ")[1],
+  );
+  assert.ok(unchanged > 5, `${unchanged}`);
+  assert.ok(run.stdout.length < 1_000_000, `${run.stdout.length}`);
+  assert.ok(run.stderr.split("\n").length < 400, "progress lines bounded");
+});
+
+Deno.test("probe --change: its process group is ended with it, at the timeout a command that ignores SIGTERM is killed, and a flood of output is drained, not kept", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/thing.txt`;
+  await Deno.writeTextFile(file, "first\n");
+  /** Whether `pid` still runs (a zombie does not) after up to 3 s. */
+  const alive = async (pid: number) => {
+    const running = () => {
+      try {
+        // Linux: a killed process lingers as a zombie until it is reaped.
+        return !/^\d+ \(.*\) Z/.test(
+          Deno.readTextFileSync(`/proc/${pid}/stat`),
+        );
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return false;
+        try {
+          Deno.kill(pid, "SIGCONT");
+          return true;
+        } catch {
+          return false;
+        }
+      }
+    };
+    for (let tries = 0; tries < 30 && running(); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return running();
+  };
+  await t.step("a background child does not outlive the probe", async () => {
+    const pidFile = `${dir}/background.pid`;
+    const result = await probeOdd({ file }, "2025", {
+      change: `sleep 300 & echo $! > ${pidFile}; echo second >> ${file}`,
+    });
+    assert.equal(result.level, 7);
+    const pid = Number(await Deno.readTextFile(pidFile));
+    assert.equal(await alive(pid), false, `background sleep ${pid} runs`);
+  });
+  await t.step(
+    "a command that ignores SIGTERM ends at the timeout plus a grace",
+    async () => {
+      const started = performance.now();
+      const result = await probeOdd({ file }, "2025", {
+        change: "trap '' TERM; while :; do sleep 0.1; done",
+        timeoutSeconds: 1,
+      });
+      assert.equal(result.errorCode, "change-failed");
+      assert.equal(result.missing, "--change did not finish within 1 s");
+      const seconds = (performance.now() - started) / 1000;
+      assert.ok(seconds < 8, `${seconds} s`);
+    },
+  );
+  await t.step(
+    "100 MB of output: the first 4,000 characters kept",
+    async () => {
+      const result = await probeOdd({ file }, "2025", {
+        change:
+          `head -c 100000000 /dev/zero | tr '\\0' x; echo third >> ${file}`,
+      });
+      assert.equal(result.change?.exitCode, 0);
+      assert.equal(result.change?.output, "x".repeat(4000));
+    },
+  );
+  await Deno.remove(dir, { recursive: true });
 });
