@@ -4026,6 +4026,12 @@ async function serveHttp(config: LabConfig): Promise<number> {
 // Serving stdio: one client over stdin/stdout
 // ---------------------------------------------------------------------------
 
+/**
+ * How many requests may wait for their reply, or replies for their write,
+ * before the lab over stdio stops reading its input.
+ */
+const STDIO_BACKLOG = 256;
+
 /** One line of a newline-delimited stream, or the size of one past the limit. */
 export type BoundedLine = { line: string } | { tooLong: number };
 
@@ -4090,7 +4096,10 @@ export async function* boundedLines(
  * JSON is answered -32700, JSON that is not one JSON-RPC message -32600, a
  * line over `MAX_BODY_BYTES` -32700 with its size (skipped, never held), each
  * with id null and logged through `refused`, and the lab goes on serving,
- * as it does over HTTP.
+ * as it does over HTTP. Input waits while `STDIO_BACKLOG` requests are
+ * unanswered or replies unwritten (a client that never reads its stdout
+ * cannot grow the lab); when the client closes its end of stdout, the lab
+ * says so once through `outputClosed` and ends as at EOF.
  */
 class LineTransport implements Transport {
   onclose?: () => void;
@@ -4099,11 +4108,16 @@ class LineTransport implements Transport {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #encoder = new TextEncoder();
   #closed = false;
+  /** Requests read and not answered yet, and replies not written yet. */
+  #backlog = 0;
+  #room?: () => void;
+  #outputGone = false;
 
   constructor(
     private readonly input: ReadableStream<Uint8Array>,
     output: WritableStream<Uint8Array>,
     private readonly refused: (refusal: Refusal) => void,
+    private readonly outputClosed: (message: string) => void = () => {},
   ) {
     this.#writer = output.getWriter();
   }
@@ -4116,6 +4130,7 @@ class LineTransport implements Transport {
   async #read() {
     try {
       for await (const read of boundedLines(this.input, MAX_BODY_BYTES)) {
+        if (this.#closed) break;
         const parsed = "line" in read ? parseMessage(read.line) : {
           refusal: {
             status: 413,
@@ -4125,16 +4140,16 @@ class LineTransport implements Transport {
           },
         };
         if ("message" in parsed) {
+          if (isJSONRPCRequest(parsed.message)) this.#backlog++;
           this.onmessage?.(parsed.message as JSONRPCMessage);
-          continue;
+        } else {
+          const { code, message } = parsed.refusal;
+          this.refused(parsed.refusal);
+          this.#write({ jsonrpc: "2.0", id: null, error: { code, message } });
         }
-        const { code, message } = parsed.refusal;
-        this.refused(parsed.refusal);
-        await this.#write({
-          jsonrpc: "2.0",
-          id: null,
-          error: { code, message },
-        });
+        while (this.#backlog >= STDIO_BACKLOG && !this.#closed) {
+          await new Promise<void>((resolve) => this.#room = resolve);
+        }
       }
     } catch (error) {
       if (!this.#closed) this.onerror?.(error as Error);
@@ -4142,20 +4157,51 @@ class LineTransport implements Transport {
     await this.close();
   }
 
-  #write(message: unknown): Promise<void> {
-    return this.#writer.write(
-      this.#encoder.encode(`${JSON.stringify(message)}\n`),
-    );
+  async #write(message: unknown): Promise<void> {
+    if (this.#outputGone) return;
+    this.#backlog++;
+    try {
+      await this.#writer.write(
+        this.#encoder.encode(`${JSON.stringify(message)}\n`),
+      );
+    } catch (error) {
+      if (!this.#outputGone) {
+        this.#outputGone = true;
+        this.outputClosed((error as Error).message);
+        this.close();
+      }
+    } finally {
+      this.#backlog--;
+      this.#wake();
+    }
+  }
+
+  #wake() {
+    const room = this.#room;
+    this.#room = undefined;
+    room?.();
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    // A reply settles the request it answers.
+    if ("id" in message && ("result" in message || "error" in message)) {
+      this.#backlog = Math.max(0, this.#backlog - 1);
+    }
     return this.#write(message);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#writer.ready.catch(() => {});
+    this.#wake();
+    // Replies still queued get a moment to go out, not forever: the client
+    // may not be reading.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#writer.ready.catch(() => {}),
+      new Promise((resolve) => timer = setTimeout(resolve, 1000)),
+    ]);
+    clearTimeout(timer);
     this.#writer.releaseLock();
     this.onclose?.();
   }
@@ -4230,6 +4276,12 @@ async function serveLabOverStdio(
       Deno.stdin.readable,
       Deno.stdout.writable,
       (refusal) => logRefusal(context.log, refusal),
+      (message) =>
+        context.log.write("warn", {
+          tag: "stdio/closed",
+          words: "the client closed its end of stdout: no more replies",
+          fields: { message },
+        }),
     );
   const served = new StdioLab(context).serve(transport);
   // A signal ends the client as its EOF would, report file written.

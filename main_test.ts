@@ -3710,6 +3710,7 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
 async function stdioReadOnce(
   flags: string[],
   clientInfo: { name: string; version: string },
+  { drain = true } = {},
 ) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN_PATH, "--stdio", ...flags],
@@ -3732,11 +3733,12 @@ async function stdioReadOnce(
     params: { uri: REVIEW_URI },
   });
   await within(answers.next(), 10_000, "the read answer");
+  if (!drain) return { child, writer, answers, stderr };
   // The rest of stdout is drained, so the lab never waits on it.
   const drained = (async () => {
     for await (const _ of answers) { /* drained */ }
   })();
-  return { child, writer, stderr: drained.then(() => stderr) };
+  return { child, writer, answers, stderr: drained.then(() => stderr) };
 }
 
 /**
@@ -3957,3 +3959,83 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     await Deno.remove(dir, { recursive: true });
   });
 }
+
+// ---------------------------------------------------------------------------
+// The lab over stdio and a client that does not read, or stops reading
+// ---------------------------------------------------------------------------
+
+Deno.test("--stdio: a client that writes requests and never reads its stdout cannot grow the lab: input waits for replies to go out", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio", "--log-level", "silent"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const line = (message: unknown) =>
+    new TextEncoder().encode(`${JSON.stringify(message)}\n`);
+  let written = 0;
+  const writing = (async () => {
+    await writer.write(
+      line(initializeMessage({ name: "flood", version: "1" })),
+    );
+    await writer.write(
+      line({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    );
+    for (let id = 2; id < 100_000; id++) {
+      const bytes = line({ jsonrpc: "2.0", id, method: "ping" });
+      await writer.write(bytes);
+      written += bytes.length;
+    }
+  })().catch(() => {});
+  await delay(3000);
+  // 100,000 pings are 4.6 MB; the lab reads a few hundred past what the
+  // pipes hold, then waits for its replies to be read.
+  assert.ok(written < 1_000_000, `${written} bytes taken`);
+  let rss: number | undefined;
+  try {
+    const status = Deno.readTextFileSync(`/proc/${child.pid}/status`);
+    rss = Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1]) * 1024;
+  } catch {
+    // No /proc here: the bytes taken say it.
+  }
+  if (rss !== undefined) assert.ok(rss < 400 * 2 ** 20, `RSS ${rss}`);
+  child.kill("SIGKILL");
+  await child.status;
+  await writing;
+  await child.stdout.cancel();
+});
+
+Deno.test("--stdio: a client that closes its end of stdout gets one line on stderr, and the lab ends as at EOF with its report written", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.md`;
+  const { child, writer, answers, stderr } = await stdioReadOnce(
+    ["--report-file", path, "--log-level", "warn"],
+    { name: "gone-reader", version: "1.0.0" },
+    { drain: false },
+  );
+  // The client stops reading: its end of the lab's stdout is closed.
+  await answers.return(undefined);
+  for (let id = 3; id < 53; id++) {
+    await writer.write(
+      new TextEncoder().encode(
+        `${JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })}\n`,
+      ),
+    ).catch(() => {});
+  }
+  const status = await within(child.status, 10_000, "the lab's exit");
+  await writer.close().catch(() => {});
+  assert.equal(status.code, 0);
+  const lines = (await stderr).split("\n").filter(Boolean);
+  assert.equal(
+    lines.filter((line) => line.startsWith("[stdio/closed]")).length,
+    1,
+    lines.join("\n"),
+  );
+  assert.deepEqual(lines.filter((line) => line.startsWith("[mcp/error]")), []);
+  assert.match(
+    await Deno.readTextFile(path),
+    /^\| gone-reader \| 1\.0\.0 \| 2025 \(2025-11-25\) \| stdio \|/m,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
