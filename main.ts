@@ -2575,21 +2575,41 @@ const listenParamsSchema = z.object({
   }).passthrough(),
 }).passthrough();
 
+/** The most URIs a listen filter may name (`-32602` past it). */
+export const MAX_LISTEN_URIS = 100;
+
 /**
- * Keeps only the URIs the lab serves in a listen filter, so the
- * acknowledgement tells the client exactly what it will hear about.
+ * Keeps only the URI the lab serves in a listen filter, once, so the
+ * acknowledgement tells the client exactly what it will hear about; of the
+ * others only how many there were and the first, clipped, are kept. A
+ * filter of more than `MAX_LISTEN_URIS` URIs is a `refusal` to answer with.
  */
-function narrowListenFilter(params: unknown) {
+function narrowListenFilter(
+  params: unknown,
+): ListenFilter | { refusal: Refusal } | undefined {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
   const { notifications } = listen.data;
   const requested = notifications.resourceSubscriptions;
-  const served = requested?.filter((uri) => uri === REVIEW_URI) ?? [];
-  const ignored = requested?.filter((uri) => uri !== REVIEW_URI) ?? [];
+  if (requested && requested.length > MAX_LISTEN_URIS) {
+    return {
+      refusal: {
+        status: 200,
+        code: -32602,
+        message:
+          `Invalid params: resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`,
+      },
+    };
+  }
+  const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
+  const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
     served,
-    ignored,
+    ignoredCount: ignored.size,
+    firstIgnored: ignored.size > 0
+      ? clip([...ignored][0], MAX_URI_LENGTH)
+      : undefined,
     watches: served.length > 0,
     listChanged: notifications.resourcesListChanged === true,
     params: requested
@@ -2601,7 +2621,26 @@ function narrowListenFilter(params: unknown) {
   };
 }
 
-type ListenFilter = NonNullable<ReturnType<typeof narrowListenFilter>>;
+/** A listen's filter as the lab keeps it: the URI it serves, once. */
+interface ListenFilter {
+  served: string[];
+  /** How many other URIs it named, distinct, and the first, clipped. */
+  ignoredCount: number;
+  firstIgnored?: string;
+  watches: boolean;
+  listChanged: boolean;
+  /** The listen's params with the narrowed filter, for the SDK. */
+  params: z.output<typeof listenParamsSchema>;
+}
+
+/** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
+function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
+  return {
+    jsonrpc: "2.0" as const,
+    id: id as RequestId,
+    error: { code: code ?? -32603, message },
+  };
+}
 
 function recordListen(
   state: LabState,
@@ -2612,9 +2651,8 @@ function recordListen(
     tag: "subscriptions/listen",
     fields: {
       uris: filter.served.join(","),
-      ignored: filter.ignored.length
-        ? clip(filter.ignored.join(","), MAX_URI_LENGTH)
-        : undefined,
+      ignored: filter.firstIgnored,
+      ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
       listChanged: filter.listChanged || undefined,
     },
   }, { watches: filter.watches });
@@ -3369,8 +3407,13 @@ class ModernEra implements EraServer {
     const client = this.#clientFor(params?._meta);
     if (method === "server/discover") this.#discovered(client);
     const listen = method === "subscriptions/listen"
-      ? narrowListenFilter(params)
+      ? this.#listenFilter(client, params)
       : undefined;
+    if (listen && "refusal" in listen) {
+      logRefusal(log, listen.refusal, request, client);
+      const id = (message.data as { id?: RequestId }).id ?? null;
+      return Response.json(errorAnswer(id, listen.refusal));
+    }
     const exchange: ModernExchange = { client, listen };
     const parsedBody = listen
       ? { ...message.data, params: listen.params }
@@ -3391,6 +3434,34 @@ class ModernEra implements EraServer {
       await logSdkRefusal(log, request, response);
     }
     return response;
+  }
+
+  /**
+   * A listen's filter, narrowed; or a refusal: too many URIs, or this
+   * client identity already holds its share of the listen streams (a tenth
+   * of `MCP_TEST_MAX_SESSIONS`, at least one), so one identity cannot take
+   * every stream from the others.
+   */
+  #listenFilter(
+    client: LabClient,
+    params: unknown,
+  ): ListenFilter | { refusal: Refusal } | undefined {
+    const filter = narrowListenFilter(params);
+    const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
+    if (
+      filter && !("refusal" in filter) &&
+      this.#listens.openCount(client) >= share
+    ) {
+      return {
+        refusal: {
+          status: 200,
+          code: -32603,
+          message:
+            `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
+        },
+      };
+    }
+    return filter;
   }
 
   counts(): Partial<LabCounts> {
@@ -4221,13 +4292,16 @@ class ObservedTransport implements Transport {
   constructor(
     private readonly inner: Transport,
     private readonly observer: {
-      inbound: (message: JSONRPCMessage) => JSONRPCMessage;
+      /** The message to pass on, or null when the lab answered it itself. */
+      inbound: (message: JSONRPCMessage) => JSONRPCMessage | null;
       outbound: (message: JSONRPCMessage) => void;
       closed: () => void;
     },
   ) {
-    inner.onmessage = (message, extra) =>
-      this.onmessage?.(observer.inbound(message), extra);
+    inner.onmessage = (message, extra) => {
+      const passed = observer.inbound(message);
+      if (passed) this.onmessage?.(passed, extra);
+    };
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
       observer.closed();
@@ -4317,6 +4391,8 @@ class StdioLab {
   #listens: ListenSet;
   /** Listens asked for, by request id; `stream` once acknowledged. */
   #asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
+  /** The client's wire, for the answers the lab gives itself. */
+  #wire?: Transport;
 
   constructor(private readonly ctx: LabContext) {
     this.#listens = new ListenSet(ctx.state);
@@ -4331,6 +4407,7 @@ class StdioLab {
 
   serve(wire: Transport): Promise<void> {
     const { promise, resolve } = Promise.withResolvers<void>();
+    this.#wire = wire;
     const observed = new ObservedTransport(wire, {
       inbound: (message) => this.#inbound(message),
       outbound: (message) => this.#outbound(message),
@@ -4390,7 +4467,7 @@ class StdioLab {
   }
 
   /** Names the client, sees discover and listens, narrows listen filters. */
-  #inbound(message: JSONRPCMessage): JSONRPCMessage {
+  #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
     const { state } = this.ctx;
     const client = this.#client;
     const meta = metaOf(message);
@@ -4411,6 +4488,12 @@ class StdioLab {
       isJSONRPCRequest(message) && message.method === "subscriptions/listen"
     ) {
       const listen = narrowListenFilter(message.params);
+      if (listen && "refusal" in listen) {
+        // Answered here: the SDK never sees a filter past the bound.
+        logRefusal(this.ctx.log, listen.refusal, undefined, client);
+        this.#wire?.send(errorAnswer(message.id, listen.refusal));
+        return null;
+      }
       if (listen) {
         this.#asked.set(message.id, listen);
         return { ...message, params: listen.params };

@@ -1409,13 +1409,17 @@ Deno.test("MCP_TEST_MAX_SESSIONS caps sessions (503) and listen streams (-32603)
   assert.match(answer.error.message, /limit reached/);
   assert.equal(await readReview(first), VERSION_1_TEXT);
 
+  // Two identities, a listen each (each holds its share of one); a third
+  // listen is over the cap.
   await using modern = await connectClient(lab.url, "listener", "auto");
+  await using other = await connectClient(lab.url, "other-listener", "auto");
   const listens = [
     await modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
-    await modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    await other.listen({ resourceSubscriptions: [REVIEW_URI] }),
   ];
+  await using third = await connectClient(lab.url, "third-listener", "auto");
   await assert.rejects(
-    modern.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    third.listen({ resourceSubscriptions: [REVIEW_URI] }),
     (error: { code?: number; message: string }) =>
       error.code === -32603 && /limit reached/.test(error.message),
   );
@@ -4038,4 +4042,87 @@ Deno.test("--stdio: a client that closes its end of stdout gets one line on stde
     /^\| gone-reader \| 1\.0\.0 \| 2025 \(2025-11-25\) \| stdio \|/m,
   );
   await Deno.remove(dir, { recursive: true });
+});
+
+// ---------------------------------------------------------------------------
+// Listen filters: duplicates, size, and each identity's share
+// ---------------------------------------------------------------------------
+
+/** A raw 2026-07-28 listen naming `uris`, as `client`. */
+function rawListen(url: URL, uris: string[], client = "filter-client") {
+  return postModern(url, "subscriptions/listen", {
+    notifications: { resourceSubscriptions: uris },
+  }, { client, headers: { accept: "application/json, text/event-stream" } });
+}
+
+Deno.test("a listen naming the lab's URI a hundred times is acknowledged with it once, and its log line stays short", async () => {
+  await using lab = startLab();
+  await using client = await connectClient(lab.url, "duplicates", "auto");
+  const uris = [
+    ...Array(99).fill(REVIEW_URI),
+    ...Array.from({ length: 1 }, () => "other://x".repeat(100)),
+  ];
+  const listen = await client.listen({ resourceSubscriptions: uris });
+  assert.deepEqual(listen.honoredFilter, {
+    resourceSubscriptions: [REVIEW_URI],
+  });
+  await listen.close();
+  const line = lab.lines.find((line) =>
+    line.startsWith("[subscriptions/listen] uris=")
+  )!;
+  assert.ok(line.length < 600, `${line.length}: ${line}`);
+  assert.match(
+    line,
+    /^\[subscriptions\/listen\] uris=test:\/\/review\/status ignored=other:\/\/x\S+… client=duplicates\/1\.0\.0 /,
+  );
+});
+
+Deno.test("a listen filter of more than 100 URIs is refused with -32602 saying so, over HTTP and stdio, and the lab goes on", async () => {
+  await using lab = startLab();
+  const uris = Array(10_000).fill(REVIEW_URI);
+  const answer = await rawListen(lab.url, uris);
+  assert.equal(answer.status, 200);
+  assert.deepEqual(await answer.json(), {
+    jsonrpc: "2.0",
+    id: 1,
+    error: {
+      code: -32602,
+      message:
+        "Invalid params: resourceSubscriptions names 10000 URIs; at most 100",
+    },
+  });
+  assert.ok(lab.lines.every((line) => line.length < 2000));
+  const transport = stdioLab("ignore");
+  const client = new Client({ name: "stdio-filter", version: "1.0.0" }, {
+    versionNegotiation: { mode: "auto" },
+  });
+  await client.connect(transport);
+  await assert.rejects(
+    client.listen({ resourceSubscriptions: uris.slice(0, 101) }),
+    (error: { code?: number; message: string }) =>
+      error.code === -32602 &&
+      error.message.includes("names 101 URIs; at most 100"),
+  );
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await client.close();
+});
+
+Deno.test("each client identity holds at most a tenth of the listen streams, so one cannot take them all", async () => {
+  await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "20" });
+  await using greedy = await connectClient(lab.url, "greedy", "auto");
+  const held = [
+    await greedy.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    await greedy.listen({ resourceSubscriptions: [REVIEW_URI] }),
+  ];
+  await assert.rejects(
+    greedy.listen({ resourceSubscriptions: [REVIEW_URI] }),
+    (error: { code?: number; message: string }) =>
+      error.code === -32603 &&
+      error.message ===
+        "Subscription limit reached for this client: 2 listen streams are open under its clientInfo",
+  );
+  await using modest = await connectClient(lab.url, "modest", "auto");
+  const own = await modest.listen({ resourceSubscriptions: [REVIEW_URI] });
+  assert.deepEqual(own.honoredFilter, { resourceSubscriptions: [REVIEW_URI] });
+  for (const listen of [...held, own]) await listen.close();
 });
