@@ -1638,8 +1638,8 @@ export function cell(text: string): string {
   );
 }
 
-/** `cell` without the `<wbr>`: for the lab's own text, links left as links. */
-function markdownText(text: string): string {
+/** `cell` without the `<wbr>`: for the lab's own text (a catalog's names, its setup lines), links and names left as they are. */
+export function markdownText(text: string): string {
   return text
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
     .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])

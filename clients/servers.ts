@@ -12,7 +12,13 @@
  */
 
 import { resolve } from "node:path";
-import { cell, ConfigError, LAB_VERSION, parseFlags } from "../main.ts";
+import {
+  cell,
+  ConfigError,
+  LAB_VERSION,
+  markdownText,
+  parseFlags,
+} from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { defaultCacheDir, exists, installClient } from "./install.ts";
@@ -457,7 +463,9 @@ export function findings(rows: ServerRow[]): string[] {
       );
     }
     lines.push(
-      `- **${cell(name)}** ${own[0].version}: ${cell(parts.join("; "))}.`,
+      `- **${markdownText(name)}** ${own[0].version}: ${
+        cell(parts.join("; "))
+      }.`,
     );
   }
   return lines;
@@ -498,7 +506,7 @@ export function serversMarkdown(
     ...servers.map((row) =>
       `| ${
         [
-          cell(row.name),
+          markdownText(row.name),
           row.version,
           row.transport,
           eraCell(row),
@@ -516,7 +524,7 @@ export function serversMarkdown(
     ...proxies.map((row) =>
       `| ${
         [
-          cell(row.name),
+          markdownText(row.name),
           row.version,
           row.mode ?? "—",
           row.behind ?? "—",
