@@ -1143,12 +1143,17 @@ const FORGED_LINES =
   "\x1b[2J\x1b[H\r\nlevel 7 stops cleanly\nerror-code null\nsummary level=7 era=2025 notifications=1/1 error-code=null exit=0\u2028";
 
 /** Starts the odd server as hostile as `odd` adds, runs the probe command on it. */
-async function probeHostile(odd: OddServer, args: string[] = []) {
-  await using server = startOddServer({
+function probeHostile(odd: OddServer, args: string[] = []) {
+  return probeOddCommand({
     serverInfo: { name: `evil${FORGED_LINES}`, version: FORGED_LINES },
     textPrefix: `\x1b]0;title\x07${FORGED_LINES}`,
     ...odd,
-  });
+  }, args);
+}
+
+/** Starts an odd server, runs the probe command on it (2025, `--timeout 2`). */
+async function probeOddCommand(odd: OddServer, args: string[] = []) {
+  await using server = startOddServer(odd);
   return await runProbeCommand([
     "--url",
     server.url.href,
@@ -1425,21 +1430,11 @@ Deno.test("probe --change: a notification that came before the change began is n
 });
 
 Deno.test("probe: a flood of notifications for an unchanged resource ends at --timeout, collapsed, counted and bounded", async () => {
-  await using server = startOddServer({
+  const started = performance.now();
+  const run = await probeOddCommand({
     floodWatched: true,
     textPrefix: "x".repeat(100_000),
   });
-  const started = performance.now();
-  const run = await runProbeCommand([
-    "--url",
-    server.url.href,
-    "--uri",
-    ODD_URI,
-    "--era",
-    "2025",
-    "--timeout",
-    "2",
-  ]);
   const seconds = (performance.now() - started) / 1000;
   assert.equal(run.code, 17, run.stderr.slice(-500));
   // The wait ends at --timeout whatever is queued (then unsubscribe, a
