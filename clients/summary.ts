@@ -203,7 +203,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count). No model drives the Inspector's clients, so the other routes do not apply to them. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count). No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
