@@ -31,8 +31,9 @@
  * Reading order, each part built on the ones before it:
  * configuration; the resource; clients; the lab state (update series and
  * their timers, the trigger policy, listen streams); the evidence log;
- * verdicts and reports; the MCP server both eras share, HTTP refusals and
- * guards, the 2025 era and the 2026-07-28 era; serving (HTTP routing,
+ * verdicts, the Markdown report, and how to reproduce a lab; the MCP
+ * server both eras share, listen filters, HTTP refusals and guards, the
+ * 2025 era and the 2026-07-28 era; serving (HTTP routing, the CI gate,
  * `Deno.serve`, stdio); `main()`. The probe, the client side that checks
  * any server, is `probe.ts` beside this file.
  *
@@ -1341,7 +1342,7 @@ function createLogger(config: LabConfig, sink: LineSink): Logger {
 }
 
 // ---------------------------------------------------------------------------
-// Verdicts and reports
+// Verdicts: grading a client, printing its verdict, the JSON report
 // ---------------------------------------------------------------------------
 
 const LEVEL_NAMES = [
@@ -1606,6 +1607,62 @@ function labReport(
   };
 }
 
+/** Prints a client's verdict block (or one JSON object) at info level. */
+function printVerdict(log: Logger, client: LabClient, config: LabConfig) {
+  const verdict = verdictOf(client, config);
+  log.block(() => verdictBlock(client, config, verdict), () => ({
+    event: "verdict",
+    ...clientReport(client, config, verdict),
+    timeline: undefined,
+    evidence: keyEvidence(client),
+  }));
+}
+
+/** The short block printed when a client's session ends, and at shutdown. */
+function verdictBlock(
+  client: LabClient,
+  config: LabConfig,
+  verdict: Verdict,
+): string[] {
+  return [
+    `[verdict] level=${verdict.level} client=${
+      lineValue(clientLabel(client))
+    } era=${client.era} protocol=${lineValue(client.protocolVersion)} id=${
+      lineValue(client.id)
+    } trigger=${config.updateTrigger}`,
+    `  level ${verdict.level} of 7: ${verdict.levelName}`,
+    ...(verdict.waitToolLevel === null ? [] : [
+      `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
+    ]),
+    `  next: ${lineWords(verdict.missing)}`,
+    ...keyEvidence(client).map((line) => `  evidence: ${line}`),
+  ];
+}
+
+/**
+ * The lines that prove how far a client got: its subscription, the
+ * notification (delivered or lost) and the re-read, or failing those, its
+ * first read and list.
+ */
+function keyEvidence(client: LabClient): string[] {
+  const { proof } = client;
+  const decisive = [
+    proof.subscribed,
+    proof.notified ?? proof.lost,
+    proof.reread,
+  ]
+    .filter((step) => step !== undefined);
+  const steps = decisive.length > 0
+    ? decisive
+    : [proof.readV1, proof.listed, proof.connected]
+      .filter((step) => step !== undefined).slice(0, 2);
+  return steps.map((step) => lineOf(step, client));
+}
+
+// ---------------------------------------------------------------------------
+// The Markdown report: tables, verdicts, evidence and diagrams
+// ---------------------------------------------------------------------------
+
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
 
@@ -1788,6 +1845,144 @@ function reportDetail(client: LabClient): string {
 }
 
 /**
+ * `GET /report.md`, or with `?client=NAME` the clients of that name alone
+ * (the name as the table shows it); an unknown name is a 404 that lists the
+ * names the report holds.
+ */
+function reportMarkdownResponse(
+  clients: LabClient[],
+  config: LabConfig,
+  name: string | null,
+): Response {
+  // The name as sent, or as the report's table shows it (`a&#124;b`).
+  const chosen = name === null
+    ? clients
+    : clients.filter((client) =>
+      client.name === name || cell(client.name) === name
+    );
+  if (chosen.length === 0 && name !== null) {
+    const names = [...new Set(clients.map((client) => client.name))];
+    const shownName = name.length > 64 ? `${name.slice(0, 63)}…` : name;
+    return new Response(
+      `Not Found: no client named ${
+        lineValue(shownName)
+      } in the report; it holds ${
+        names.length === 0
+          ? "no client yet"
+          : names.slice(0, 50).map(lineValue).join(", ") +
+            (names.length > 50 ? `, and ${names.length - 50} more` : "")
+      }\n`,
+      { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
+    );
+  }
+  return new Response(
+    labReportMarkdown(chosen, config, "streamable-http"),
+    { headers: { "content-type": "text/markdown; charset=utf-8" } },
+  );
+}
+
+/** A level step's cell: reached natively, or only through the wait tool. */
+function byRoute(native: boolean, waitToolLevel: number | null): string {
+  return native || waitToolLevel === null ? MARK(native) : "via wait tool";
+}
+
+/** Says when several listen streams were open at once under one identity. */
+function sharedIdentityNote(client: LabClient): string {
+  return client.peakListens > 1
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: the stateless era cannot tell copies of one client apart)`
+    : "";
+}
+
+/**
+ * A label in a mermaid diagram (a participant's alias, a message, a note):
+ * one line, with the characters mermaid acts on as its entity codes: `;`
+ * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
+ * (arrows, HTML), and backticks (a fence around the diagram). No label can
+ * add a participant, an arrow or a note, or end the code block.
+ */
+export function mermaidText(text: string): string {
+  return text
+    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")
+    .replace(/[;#%<>`]/g, (char) => `#${char.charCodeAt(0)};`);
+}
+
+/** What the client actually did, as a mermaid sequence diagram. */
+function sequenceDiagram(client: LabClient): string[] {
+  const diagram = [
+    "sequenceDiagram",
+    `    participant C as ${mermaidText(clientLabel(client))}`,
+    "    participant L as Lab",
+  ];
+  for (const step of client.timeline) {
+    const arrow = diagramArrow(step, client);
+    if (!arrow) continue;
+    // "C->>L: label": the head is the lab's, the label may hold what the
+    // client sent.
+    const colon = arrow.indexOf(": ");
+    diagram.push(
+      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
+    );
+  }
+  if (client.droppedSteps > 0) {
+    diagram.push(
+      `    Note over C,L: ${client.droppedSteps} later steps left out`,
+    );
+  }
+  return diagram;
+}
+
+function diagramArrow(
+  { kind, evidence }: Step,
+  client: LabClient,
+): string | undefined {
+  const fields = evidence.fields ?? {};
+  switch (kind) {
+    case "connect":
+      return evidence.tag === "initialize"
+        ? `C->>L: initialize (${client.protocolVersion})`
+        : "C->>L: server/discover";
+    case "list":
+      return "C->>L: resources/list";
+    case "read":
+      if (fields.name === WAIT_TOOL) {
+        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
+      }
+      return evidence.tag === "tools/call"
+        ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
+        : `C->>L: resources/read (v${fields.version})`;
+    case "read-unknown":
+      return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
+    case "subscribe":
+      return "C->>L: resources/subscribe";
+    case "unsubscribe":
+      return "C->>L: resources/unsubscribe";
+    case "listen":
+      return `C->>L: subscriptions/listen (${
+        [fields.uris || undefined, fields.listChanged && "list changes"]
+          .filter(Boolean).join(", ") || "nothing the lab serves"
+      })`;
+    case "listen-closed":
+      return "Note over C,L: listen stream closed";
+    case "stream-opened":
+      return "C->>L: GET (opens the notification stream)";
+    case "stream-closed":
+      return "Note over C,L: GET stream closed";
+    case "update":
+      return `Note over L: resource moves to v${fields.version}`;
+    case "notify":
+      return fields.delivered
+        ? `L-->>C: ${evidence.words}`
+        : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
+    case "session-end":
+      return `Note over C,L: session ended (${fields.reason})`;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reproduce: how to start the same lab, and where to file the report
+// ---------------------------------------------------------------------------
+
+/**
  * Where the lab came from: its URL when run from one (a raw file at a tag
  * is the way to pin it), else the local file.
  */
@@ -1956,192 +2151,6 @@ function reproduceMarkdown(reproduce: Reproduce): string[] {
       `${client}: ${markdownText(setup)} (issues: ${tracker})`,
     ]),
   ];
-}
-
-/**
- * `GET /report.md`, or with `?client=NAME` the clients of that name alone
- * (the name as the table shows it); an unknown name is a 404 that lists the
- * names the report holds.
- */
-function reportMarkdownResponse(
-  clients: LabClient[],
-  config: LabConfig,
-  name: string | null,
-): Response {
-  // The name as sent, or as the report's table shows it (`a&#124;b`).
-  const chosen = name === null
-    ? clients
-    : clients.filter((client) =>
-      client.name === name || cell(client.name) === name
-    );
-  if (chosen.length === 0 && name !== null) {
-    const names = [...new Set(clients.map((client) => client.name))];
-    const shownName = name.length > 64 ? `${name.slice(0, 63)}…` : name;
-    return new Response(
-      `Not Found: no client named ${
-        lineValue(shownName)
-      } in the report; it holds ${
-        names.length === 0
-          ? "no client yet"
-          : names.slice(0, 50).map(lineValue).join(", ") +
-            (names.length > 50 ? `, and ${names.length - 50} more` : "")
-      }\n`,
-      { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
-    );
-  }
-  return new Response(
-    labReportMarkdown(chosen, config, "streamable-http"),
-    { headers: { "content-type": "text/markdown; charset=utf-8" } },
-  );
-}
-
-/** A level step's cell: reached natively, or only through the wait tool. */
-function byRoute(native: boolean, waitToolLevel: number | null): string {
-  return native || waitToolLevel === null ? MARK(native) : "via wait tool";
-}
-
-/** Says when several listen streams were open at once under one identity. */
-function sharedIdentityNote(client: LabClient): string {
-  return client.peakListens > 1
-    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: the stateless era cannot tell copies of one client apart)`
-    : "";
-}
-
-/**
- * A label in a mermaid diagram (a participant's alias, a message, a note):
- * one line, with the characters mermaid acts on as its entity codes: `;`
- * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
- * (arrows, HTML), and backticks (a fence around the diagram). No label can
- * add a participant, an arrow or a note, or end the code block.
- */
-export function mermaidText(text: string): string {
-  return text
-    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")
-    .replace(/[;#%<>`]/g, (char) => `#${char.charCodeAt(0)};`);
-}
-
-/** What the client actually did, as a mermaid sequence diagram. */
-function sequenceDiagram(client: LabClient): string[] {
-  const diagram = [
-    "sequenceDiagram",
-    `    participant C as ${mermaidText(clientLabel(client))}`,
-    "    participant L as Lab",
-  ];
-  for (const step of client.timeline) {
-    const arrow = diagramArrow(step, client);
-    if (!arrow) continue;
-    // "C->>L: label": the head is the lab's, the label may hold what the
-    // client sent.
-    const colon = arrow.indexOf(": ");
-    diagram.push(
-      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
-    );
-  }
-  if (client.droppedSteps > 0) {
-    diagram.push(
-      `    Note over C,L: ${client.droppedSteps} later steps left out`,
-    );
-  }
-  return diagram;
-}
-
-function diagramArrow(
-  { kind, evidence }: Step,
-  client: LabClient,
-): string | undefined {
-  const fields = evidence.fields ?? {};
-  switch (kind) {
-    case "connect":
-      return evidence.tag === "initialize"
-        ? `C->>L: initialize (${client.protocolVersion})`
-        : "C->>L: server/discover";
-    case "list":
-      return "C->>L: resources/list";
-    case "read":
-      if (fields.name === WAIT_TOOL) {
-        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
-      }
-      return evidence.tag === "tools/call"
-        ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
-        : `C->>L: resources/read (v${fields.version})`;
-    case "read-unknown":
-      return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
-    case "subscribe":
-      return "C->>L: resources/subscribe";
-    case "unsubscribe":
-      return "C->>L: resources/unsubscribe";
-    case "listen":
-      return `C->>L: subscriptions/listen (${
-        [fields.uris || undefined, fields.listChanged && "list changes"]
-          .filter(Boolean).join(", ") || "nothing the lab serves"
-      })`;
-    case "listen-closed":
-      return "Note over C,L: listen stream closed";
-    case "stream-opened":
-      return "C->>L: GET (opens the notification stream)";
-    case "stream-closed":
-      return "Note over C,L: GET stream closed";
-    case "update":
-      return `Note over L: resource moves to v${fields.version}`;
-    case "notify":
-      return fields.delivered
-        ? `L-->>C: ${evidence.words}`
-        : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
-    case "session-end":
-      return `Note over C,L: session ended (${fields.reason})`;
-  }
-}
-
-/** Prints a client's verdict block (or one JSON object) at info level. */
-function printVerdict(log: Logger, client: LabClient, config: LabConfig) {
-  const verdict = verdictOf(client, config);
-  log.block(() => verdictBlock(client, config, verdict), () => ({
-    event: "verdict",
-    ...clientReport(client, config, verdict),
-    timeline: undefined,
-    evidence: keyEvidence(client),
-  }));
-}
-
-/** The short block printed when a client's session ends, and at shutdown. */
-function verdictBlock(
-  client: LabClient,
-  config: LabConfig,
-  verdict: Verdict,
-): string[] {
-  return [
-    `[verdict] level=${verdict.level} client=${
-      lineValue(clientLabel(client))
-    } era=${client.era} protocol=${lineValue(client.protocolVersion)} id=${
-      lineValue(client.id)
-    } trigger=${config.updateTrigger}`,
-    `  level ${verdict.level} of 7: ${verdict.levelName}`,
-    ...(verdict.waitToolLevel === null ? [] : [
-      `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
-    ]),
-    `  next: ${lineWords(verdict.missing)}`,
-    ...keyEvidence(client).map((line) => `  evidence: ${line}`),
-  ];
-}
-
-/**
- * The lines that prove how far a client got: its subscription, the
- * notification (delivered or lost) and the re-read, or failing those, its
- * first read and list.
- */
-function keyEvidence(client: LabClient): string[] {
-  const { proof } = client;
-  const decisive = [
-    proof.subscribed,
-    proof.notified ?? proof.lost,
-    proof.reread,
-  ]
-    .filter((step) => step !== undefined);
-  const steps = decisive.length > 0
-    ? decisive
-    : [proof.readV1, proof.listed, proof.connected]
-      .filter((step) => step !== undefined).slice(0, 2);
-  return steps.map((step) => lineOf(step, client));
 }
 
 // ---------------------------------------------------------------------------
@@ -2567,6 +2576,10 @@ function buildLabServer(
   }
   return server;
 }
+
+// ---------------------------------------------------------------------------
+// Listen filters and stateless identities (2026-07-28, HTTP and stdio)
+// ---------------------------------------------------------------------------
 
 const listenParamsSchema = z.object({
   notifications: z.object({
