@@ -1265,7 +1265,7 @@ export function lineText(text: string): string {
  * Words in a line that may hold what a client or server sent (a request
  * path, an error message): `lineText`, and brackets escaped as in values.
  */
-export function lineWords(text: string): string {
+function lineWords(text: string): string {
   return unbracketed(lineText(text));
 }
 
@@ -2589,7 +2589,7 @@ const listenParamsSchema = z.object({
 }).passthrough();
 
 /** The most URIs a listen filter may name (`-32602` past it). */
-export const MAX_LISTEN_URIS = 100;
+const MAX_LISTEN_URIS = 100;
 
 /**
  * Keeps only the URI the lab serves in a listen filter, once, so the
@@ -3872,7 +3872,7 @@ class Gate {
  * required=… pass|fail missing=…`), or one saying no client came, and the
  * exit status: 0 when there was a client and every one reached the level.
  */
-export function gateVerdicts(
+function gateVerdicts(
   clients: LabClient[],
   config: LabConfig,
 ): { lines: string[]; status: number } {

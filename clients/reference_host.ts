@@ -63,7 +63,7 @@ const optionsSchema = z.object({
 type HostOptions = z.output<typeof optionsSchema> & { apiKey: string };
 
 /** The command line and environment, checked; a `ConfigError` if bad. */
-export function parseHostArgs(
+function parseHostArgs(
   args: string[],
   env: Record<string, string | undefined>,
 ): HostOptions {
@@ -311,7 +311,7 @@ async function converse(options: HostOptions, client: Client): Promise<string> {
 }
 
 /** Connects, converses, prints the model's answer; the exit status. */
-export async function hostMain(
+async function hostMain(
   args: string[],
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ): Promise<number> {
