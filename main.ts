@@ -65,6 +65,7 @@ import {
   Server,
   type ServerEvent,
   type ServerEventBus,
+  SUBSCRIPTION_ID_META_KEY,
   type Transport,
   type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
@@ -94,6 +95,10 @@ type LogLevel = (typeof LOG_LEVELS)[number];
 const UPDATE_TRIGGERS = ["subscribe", "read", "connect"] as const;
 /** What starts a client's updates. */
 export type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
+
+const INLINE_SHAPES = ["off", "sep-3119", "fastrmcp"] as const;
+/** A shape the new text takes inside an update notification. */
+type InlineShape = Exclude<(typeof INLINE_SHAPES)[number], "off">;
 
 /** A status word: one short line of visible text. */
 const statusWord = z.string().regex(/^[^\r\n]{1,80}$/);
@@ -193,6 +198,15 @@ const SETTINGS = {
     description: "Also send notifications/resources/list_changed on update",
     allowed: "true/false/1/0/yes/no/on/off",
     schema: booleanWord,
+  },
+  inlineContent: {
+    env: "MCP_TEST_INLINE_CONTENT",
+    flag: "inline-content",
+    defaultValue: "off",
+    description:
+      "Put the new text in every update notification, unasked: sep-3119 or fastrmcp shape",
+    allowed: INLINE_SHAPES.join("/"),
+    schema: z.enum(INLINE_SHAPES),
   },
   enableTool: {
     env: "MCP_TEST_ENABLE_TOOL",
@@ -533,7 +547,19 @@ type UpdateTimer = ReturnType<typeof setTimeout>;
 type ChangeNotification = "updated" | "list_changed";
 
 /** Whether a notification reached a stream the client reads, and if not why. */
-type Delivery = { delivered: true } | { delivered: false; reason: string };
+type Delivery =
+  | { delivered: true; inline?: InlineContent }
+  | { delivered: false; reason: string };
+
+/**
+ * The new text an update notification carried: in which shapes, whether
+ * the listen asked for it (`embedResources`), and its size in bytes.
+ */
+interface InlineContent {
+  shapes: InlineShape[];
+  asked: boolean;
+  bytes: number;
+}
 
 /** What a timeline step records. */
 export type StepKind =
@@ -579,6 +605,10 @@ interface Progress {
   lost: string[];
   /** A read of version 2 or later after a delivered notification. */
   reread?: { version: number; via: ReadRoute };
+  /** A listen asked for the content in its notifications (SEP-3119). */
+  embedAsked: boolean;
+  /** The version the client asked for and received inside a notification. */
+  deliveredInline?: number;
   /** A notification is being written to the client right now. */
   notifying?: boolean;
   /**
@@ -669,6 +699,7 @@ function freshProgress(): Progress {
     listed: false,
     subscribed: false,
     listenedWithoutResource: false,
+    embedAsked: false,
     getStreamOpened: false,
     lost: [],
     lastVersionRead: 0,
@@ -759,6 +790,8 @@ interface StepFacts {
   notification?: ChangeNotification;
   /** For a listen: whether its filter holds the lab's resource. */
   watches?: boolean;
+  /** For a listen: whether it asked for the content (`embedResources`). */
+  embed?: boolean;
   /** For a wait: the version it waited past, and for how many seconds. */
   since?: number;
   waited?: number;
@@ -816,6 +849,7 @@ function noteProgress(
       proof.subscribed ??= step;
       break;
     case "listen":
+      if (facts.embed) progress.embedAsked = true;
       if (facts.watches) {
         progress.subscribed = true;
         proof.subscribed ??= step;
@@ -830,6 +864,9 @@ function noteProgress(
       if (facts.delivery?.delivered) {
         progress.notified ??= facts.notification;
         proof.notified ??= step;
+        if (facts.delivery.inline?.asked) {
+          progress.deliveredInline ??= facts.version;
+        }
         const early = progress.readWhileNotifying;
         if (early && !progress.reread) {
           progress.reread = { version: early.version, via: early.via };
@@ -1041,6 +1078,7 @@ class LabState {
     } finally {
       client.progress.notifying = false;
     }
+    const inline = delivery.delivered ? delivery.inline : undefined;
     this.record(client, "notify", {
       tag: "notification/send",
       words: `notifications/resources/${notification}`,
@@ -1048,8 +1086,12 @@ class LabState {
         uri: notification === "updated" ? REVIEW_URI : undefined,
         delivered: delivery.delivered,
         reason: delivery.delivered ? undefined : delivery.reason,
+        // The text's shape and size; the text itself is the resource's.
+        inline: inline?.shapes.join("+"),
+        bytes: inline?.bytes,
+        embedResources: inline?.asked || undefined,
       },
-    }, { delivery, notification });
+    }, { delivery, notification, version: client.reviewVersion });
   }
 
   #updateFailed(client: LabClient, error: unknown) {
@@ -1088,8 +1130,42 @@ class LabState {
 interface ListenStream {
   watches: boolean;
   listChanged: boolean;
+  /** It asked for the content in each update (`embedResources`, SEP-3119). */
+  embed: boolean;
+  /** The listen request's id, which its notifications carry. */
+  subscriptionId: string;
   /** Writes a change event on this stream (HTTP; stdio's entry routes its own). */
   push?: (event: ServerEvent) => void;
+}
+
+/**
+ * The new text an update notification carries, if any: SEP-3119's flat
+ * `mimeType` and `text` where a listen asked (`embed`), and the
+ * `--inline-content` shape, unasked, for every client.
+ */
+function inlineUpdate(
+  config: LabConfig,
+  client: LabClient,
+  embed: boolean,
+  subscriptionId: string,
+): { params: Record<string, unknown>; inline: InlineContent } | undefined {
+  const shapes = new Set<InlineShape>(embed ? ["sep-3119"] : []);
+  if (config.inlineContent !== "off") shapes.add(config.inlineContent);
+  if (shapes.size === 0) return undefined;
+  const text = reviewStatus(config, client.reviewVersion);
+  const content = { mimeType: REVIEW_MIME_TYPE, text };
+  const params: Record<string, unknown> = shapes.has("sep-3119")
+    ? { ...content }
+    : {};
+  if (shapes.has("fastrmcp")) {
+    Object.assign(params, {
+      subscription_id: subscriptionId,
+      content: { uri: REVIEW_URI, ...content },
+      timestamp: new Date().toISOString(),
+    });
+  }
+  const bytes = new TextEncoder().encode(text).length;
+  return { params, inline: { shapes: [...shapes], asked: embed, bytes } };
 }
 
 /** The change event the SDK's listen streams carry for a notification. */
@@ -1108,7 +1184,10 @@ class ListenSet {
   #streams = new Map<LabClient, Set<ListenStream>>();
   #open = 0;
 
-  constructor(private readonly state: LabState) {}
+  constructor(
+    private readonly state: LabState,
+    private readonly config: LabConfig,
+  ) {}
 
   /** Open streams, across clients (for `/healthz`). */
   get size(): number {
@@ -1160,9 +1239,20 @@ class ListenSet {
     );
   }
 
+  /** What an update on `stream` carries inline, if anything. */
+  inlineOn(client: LabClient, stream: ListenStream) {
+    return inlineUpdate(
+      this.config,
+      client,
+      stream.embed,
+      stream.subscriptionId,
+    );
+  }
+
   /**
    * Hands a notification to the streams that asked for it through `send`,
-   * or says why no stream did.
+   * or says why no stream did; a delivered update says what it carried
+   * inline (to a stream that asked, first).
    */
   async deliver(
     client: LabClient,
@@ -1179,7 +1269,14 @@ class ListenSet {
       };
     }
     await send(targets);
-    return { delivered: true };
+    if (notification !== "updated") return { delivered: true };
+    const carried = targets.flatMap((stream) =>
+      this.inlineOn(client, stream)?.inline ?? []
+    );
+    return {
+      delivered: true,
+      inline: carried.find((inline) => inline.asked) ?? carried[0],
+    };
   }
 }
 
@@ -1380,6 +1477,7 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
     subscribed: progress.subscribed,
     notificationDelivered: progress.notified !== undefined,
     rereadAfterNotification: progress.reread !== undefined,
+    deliveredInline: progress.deliveredInline !== undefined,
     contextUpdated: "not observable" as const,
   };
   const ladder = [
@@ -1389,12 +1487,17 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
     steps.readV1,
     steps.subscribed,
     steps.notificationDelivered,
-    steps.rereadAfterNotification,
+    // Asked for and sent inside the notification, version 2 needs no read.
+    steps.rereadAfterNotification || steps.deliveredInline,
   ];
   const level = ladder.lastIndexOf(true);
   return {
     level,
-    levelName: LEVEL_NAMES[level],
+    levelName: level === 6 && steps.deliveredInline
+      ? `version ${progress.deliveredInline} delivered inline, ${
+        steps.rereadAfterNotification ? "re-read anyway" : "not re-read"
+      }`
+      : LEVEL_NAMES[level],
     missing: missingStep(client, config, level),
     steps,
     // One wait that returned a newer version both told the client and gave
@@ -1487,6 +1590,8 @@ export interface VerdictSteps {
   subscribed: boolean;
   notificationDelivered: boolean;
   rereadAfterNotification: boolean;
+  /** Version 2 came inside the notification, as the client asked (SEP-3119). */
+  deliveredInline: boolean;
   contextUpdated: "not observable";
 }
 
@@ -1521,6 +1626,8 @@ export interface ClientReport {
    * above 1, several streams (often several copies of one client) shared it.
    */
   listenStreamsAtOnce: number;
+  /** Whether a listen asked for the content in its updates (SEP-3119). */
+  embedResources: boolean;
   timeline: { at: string; kind: StepKind; line: string }[];
   timelineDropped: number;
 }
@@ -1538,6 +1645,7 @@ export interface LabReport {
     updateCount: number;
     updateIntervalSeconds: number;
     sendListChanged: boolean;
+    inlineContent: (typeof INLINE_SHAPES)[number];
     toolEnabled: boolean;
   };
   clients: ClientReport[];
@@ -1575,6 +1683,7 @@ function clientReport(
       level: verdict.waitToolLevel,
     },
     listenStreamsAtOnce: client.peakListens,
+    embedResources: client.progress.embedAsked,
     timeline: client.timeline.map((step) => ({
       at: new Date(step.at).toISOString(),
       kind: step.kind,
@@ -1601,6 +1710,7 @@ function labReport(
       updateCount: config.updateCount,
       updateIntervalSeconds: config.updateIntervalSeconds,
       sendListChanged: config.sendListChanged,
+      inlineContent: config.inlineContent,
       toolEnabled: config.enableTool,
     },
     clients: clients.map((client) => clientReport(client, config)),
@@ -1721,6 +1831,10 @@ function labReportMarkdown(
   const scenario =
     `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)${
       config.sendListChanged ? ", list_changed on" : ""
+    }${
+      config.inlineContent === "off"
+        ? ""
+        : `, content inline (${config.inlineContent})`
     }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}`;
   const head = [
     "# MCP resource subscription lab report",
@@ -1803,7 +1917,9 @@ function reportRow(client: LabClient, verdict: Verdict): string {
       MARK(steps.readV1),
       MARK(steps.subscribed),
       byRoute(steps.notificationDelivered, verdict.waitToolLevel),
-      byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
+      steps.deliveredInline
+        ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
+        : byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
       "not observable",
       verdict.waitToolLevel === null
         ? `${verdict.level}`
@@ -1971,7 +2087,9 @@ function diagramArrow(
       return `Note over L: resource moves to v${fields.version}`;
     case "notify":
       return fields.delivered
-        ? `L-->>C: ${evidence.words}`
+        ? `L-->>C: ${evidence.words}${
+          fields.inline ? `, new text inline (${fields.inline})` : ""
+        }`
         : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
     case "session-end":
       return `Note over C,L: session ended (${fields.reason})`;
@@ -2599,6 +2717,7 @@ const MAX_LISTEN_URIS = 100;
  */
 function narrowListenFilter(
   params: unknown,
+  id: RequestId | undefined,
 ): ListenFilter | { refusal: Refusal } | undefined {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
@@ -2625,6 +2744,8 @@ function narrowListenFilter(
       : undefined,
     watches: served.length > 0,
     listChanged: notifications.resourcesListChanged === true,
+    embed: listen.data.embedResources === true,
+    subscriptionId: String(id),
     params: requested
       ? {
         ...listen.data,
@@ -2642,8 +2763,19 @@ interface ListenFilter {
   firstIgnored?: string;
   watches: boolean;
   listChanged: boolean;
+  /** It asked for the content in each update (SEP-3119's `embedResources`). */
+  embed: boolean;
+  subscriptionId: string;
   /** The listen's params with the narrowed filter, for the SDK. */
   params: z.output<typeof listenParamsSchema>;
+}
+
+/** The stream a listen opens, writing through `push` over HTTP. */
+function listenStream(
+  { watches, listChanged, embed, subscriptionId }: ListenFilter,
+  push?: (event: ServerEvent) => void,
+): ListenStream {
+  return { watches, listChanged, embed, subscriptionId, push };
 }
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
@@ -2667,8 +2799,9 @@ function recordListen(
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
       listChanged: filter.listChanged || undefined,
+      embedResources: filter.embed || undefined,
     },
-  }, { watches: filter.watches });
+  }, { watches: filter.watches, embed: filter.embed });
 }
 
 const protocolVersionSchema = clippedName.catch("2026-07-28");
@@ -3258,7 +3391,8 @@ class LegacyEra implements EraServer {
       transport,
       server,
     };
-    client.deliver = (notification) => legacyDelivery(session, notification);
+    client.deliver = (notification) =>
+      legacyDelivery(session, notification, this.ctx.config);
     server.onclose = () => this.#end(session, "closed");
     await server.connect(transport);
     const response = await transport.handleRequest(request, {
@@ -3357,17 +3491,41 @@ class LegacyEra implements EraServer {
 async function legacyDelivery(
   session: LegacySession,
   notification: ChangeNotification,
+  config: LabConfig,
 ): Promise<Delivery> {
-  const delivery: Delivery = session.getStreams > 0
-    ? { delivered: true }
-    : { delivered: false, reason: "no GET stream open" };
-  if (notification === "updated") {
-    if (delivery.delivered) session.notifiedAt = Date.now();
-    await session.server.sendResourceUpdated({ uri: REVIEW_URI });
-  } else {
-    await session.server.sendResourceListChanged();
+  const delivered = session.getStreams > 0;
+  if (delivered && notification === "updated") session.notifiedAt = Date.now();
+  const { server, client, id } = session;
+  const inline = await sendLegacyChange(
+    server,
+    notification,
+    config,
+    client,
+    id,
+  );
+  return delivered
+    ? { delivered, inline }
+    : { delivered, reason: "no GET stream open" };
+}
+
+/**
+ * Sends a 2025 change notification (over HTTP or stdio); an update carries
+ * the `--inline-content` shape, if one is set, and says so.
+ */
+async function sendLegacyChange(
+  server: Server,
+  notification: ChangeNotification,
+  config: LabConfig,
+  client: LabClient,
+  subscriptionId: string,
+): Promise<InlineContent | undefined> {
+  if (notification === "list_changed") {
+    await server.sendResourceListChanged();
+    return undefined;
   }
-  return delivery;
+  const update = inlineUpdate(config, client, false, subscriptionId);
+  await server.sendResourceUpdated({ uri: REVIEW_URI, ...update?.params });
+  return update?.inline;
 }
 
 // ---------------------------------------------------------------------------
@@ -3396,7 +3554,7 @@ class ModernEra implements EraServer {
   #handler: ReturnType<typeof createMcpHandler>;
 
   constructor(private readonly ctx: LabContext) {
-    this.#listens = new ListenSet(ctx.state);
+    this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#handler = createMcpHandler(() => this.#buildServer(), {
       legacy: "reject",
       bus: this.#bus(),
@@ -3419,13 +3577,13 @@ class ModernEra implements EraServer {
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
     if (method === "server/discover") this.#discovered(client);
+    const id = (message.data as { id?: RequestId }).id;
     const listen = method === "subscriptions/listen"
-      ? this.#listenFilter(client, params)
+      ? this.#listenFilter(client, params, id)
       : undefined;
     if (listen && "refusal" in listen) {
       logRefusal(log, listen.refusal, request, client);
-      const id = (message.data as { id?: RequestId }).id ?? null;
-      return Response.json(errorAnswer(id, listen.refusal));
+      return Response.json(errorAnswer(id ?? null, listen.refusal));
     }
     const exchange: ModernExchange = { client, listen };
     const parsedBody = listen
@@ -3458,8 +3616,9 @@ class ModernEra implements EraServer {
   #listenFilter(
     client: LabClient,
     params: unknown,
+    id: RequestId | undefined,
   ): ListenFilter | { refusal: Refusal } | undefined {
-    const filter = narrowListenFilter(params);
+    const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     if (
       filter && !("refusal" in filter) &&
@@ -3541,11 +3700,7 @@ class ModernEra implements EraServer {
         const exchange = exchanges.getStore();
         if (!exchange?.listen) return () => {};
         const { client, listen } = exchange;
-        const stream: ListenStream = {
-          watches: listen.watches,
-          listChanged: listen.listChanged,
-          push,
-        };
+        const stream = listenStream(listen, push);
         listens().open(client, stream);
         return () => listens().close(client, stream);
       },
@@ -3572,7 +3727,15 @@ class ModernEra implements EraServer {
     }));
     client.deliver = (notification) =>
       this.#listens.deliver(client, notification, (targets) => {
-        for (const stream of targets) stream.push?.(changeEvent(notification));
+        for (const stream of targets) {
+          const inline = notification === "updated"
+            ? this.#listens.inlineOn(client, stream)
+            : undefined;
+          stream.push?.({
+            ...changeEvent(notification),
+            params: inline?.params,
+          });
+        }
       });
     this.#clients.set(client.id, client);
     return client;
@@ -4307,7 +4470,8 @@ class ObservedTransport implements Transport {
     private readonly observer: {
       /** The message to pass on, or null when the lab answered it itself. */
       inbound: (message: JSONRPCMessage) => JSONRPCMessage | null;
-      outbound: (message: JSONRPCMessage) => void;
+      /** The message to send, as the lab completed it. */
+      outbound: (message: JSONRPCMessage) => JSONRPCMessage;
       closed: () => void;
     },
   ) {
@@ -4327,8 +4491,7 @@ class ObservedTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions) {
-    this.observer.outbound(message);
-    return this.inner.send(message, options);
+    return this.inner.send(this.observer.outbound(message), options);
   }
 
   close(): Promise<void> {
@@ -4408,7 +4571,7 @@ class StdioLab {
   #wire?: Transport;
 
   constructor(private readonly ctx: LabContext) {
-    this.#listens = new ListenSet(ctx.state);
+    this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#client = ctx.state.track(newLabClient({
       id: "stdio",
       era: "2025",
@@ -4467,16 +4630,28 @@ class StdioLab {
   async #deliver(notification: ChangeNotification): Promise<Delivery> {
     const server = this.#server;
     if (!server) return { delivered: false, reason: "no server yet" };
-    const send = () =>
-      notification === "updated"
-        ? server.sendResourceUpdated({ uri: REVIEW_URI })
-        : server.sendResourceListChanged();
-    // In 2026-07-28 the SDK's entry routes these onto the matching listens.
-    if (this.#client.era === "2026-07-28") {
-      return await this.#listens.deliver(this.#client, notification, send);
+    const { config } = this.ctx;
+    const client = this.#client;
+    // In 2026-07-28 the SDK's entry routes these onto the matching listens,
+    // and `#outbound` adds to each update what its listen carries inline.
+    if (client.era === "2026-07-28") {
+      return await this.#listens.deliver(
+        client,
+        notification,
+        () =>
+          notification === "updated"
+            ? server.sendResourceUpdated({ uri: REVIEW_URI })
+            : server.sendResourceListChanged(),
+      );
     }
-    await send();
-    return { delivered: true };
+    const inline = await sendLegacyChange(
+      server,
+      notification,
+      config,
+      client,
+      client.id,
+    );
+    return { delivered: true, inline };
   }
 
   /** Names the client, sees discover and listens, narrows listen filters. */
@@ -4500,7 +4675,7 @@ class StdioLab {
     if (
       isJSONRPCRequest(message) && message.method === "subscriptions/listen"
     ) {
-      const listen = narrowListenFilter(message.params);
+      const listen = narrowListenFilter(message.params, message.id);
       if (listen && "refusal" in listen) {
         // Answered here: the SDK never sees a filter past the bound.
         logRefusal(this.ctx.log, listen.refusal, undefined, client);
@@ -4522,26 +4697,37 @@ class StdioLab {
     return message;
   }
 
-  /** A listen opens when acknowledged and ends with its own response. */
-  #outbound(message: JSONRPCMessage) {
+  /**
+   * A listen opens when acknowledged and ends with its own response; an
+   * update on it gets the content the listen carries inline.
+   */
+  #outbound(message: JSONRPCMessage): JSONRPCMessage {
+    const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
+    if (
+      isJSONRPCNotification(message) &&
+      message.method === "notifications/resources/updated"
+    ) {
+      const stream = this.#asked.get(id)?.stream;
+      const inline = stream && this.#listens.inlineOn(this.#client, stream);
+      return inline
+        ? { ...message, params: { ...message.params, ...inline.params } }
+        : message;
+    }
     if (
       isJSONRPCNotification(message) &&
       message.method === "notifications/subscriptions/acknowledged"
     ) {
-      const id = metaOf(message)?.["io.modelcontextprotocol/subscriptionId"];
-      const listen = this.#asked.get(id as RequestId);
+      const listen = this.#asked.get(id);
       if (listen && !listen.stream) {
         recordListen(this.ctx.state, this.#client, listen);
-        listen.stream = {
-          watches: listen.watches,
-          listChanged: listen.listChanged,
-        };
+        listen.stream = listenStream(listen);
         this.#listens.open(this.#client, listen.stream);
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
       this.#endListen(message.id as RequestId);
     }
+    return message;
   }
 
   #endListen(id: RequestId) {

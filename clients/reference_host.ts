@@ -5,9 +5,11 @@
  * The model is offered `read_resource`, `list_resources` and the server's
  * tools (`mcp__<name>`). A resource the model reads is watched:
  * `resources/subscribe` in the 2025 era, a `subscriptions/listen` naming it
- * in `resourceSubscriptions` in 2026-07-28. On
- * `notifications/resources/updated` for it the host reads it again at once,
- * and before the next model request adds one message per changed resource,
+ * in `resourceSubscriptions` in 2026-07-28, asking for the new content in
+ * each notification (`embedResources`, the SEP-3119 proposal). On
+ * `notifications/resources/updated` for it the host takes the content the
+ * notification carries, or else reads it again at once, and before the
+ * next model request adds one message per changed resource,
  * marked as an update from the server (which resource, when), holding the
  * latest text: the model never has to ask. Resources the conversation never
  * read are not watched; every text given the model is cut to
@@ -33,7 +35,11 @@
 import { z } from "npm:zod@4.6.7";
 import {
   Client,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
   StreamableHTTPClientTransport,
+  type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../main.ts";
@@ -109,18 +115,69 @@ const toolCallSchema = z.object({
 });
 
 /**
+ * Asks every `subscriptions/listen` on a transport for the new content in
+ * its notifications (`embedResources: true`, SEP-3119), and keeps the text
+ * an update carries, by URI, until `take` claims it. The SDK's client has
+ * no option for either: it sends only the filter, and drops a
+ * notification's params beyond `uri` and `_meta` before a handler sees
+ * them. So both happen on the transport, before `connect`: the SDK chains
+ * a handler already set there, and `send` adds the flag.
+ */
+export class InlineUpdates {
+  #texts = new Map<string, string>();
+
+  constructor(transport: Transport) {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) =>
+      send(
+        isJSONRPCRequest(message) && message.method === "subscriptions/listen"
+          ? { ...message, params: { ...message.params, embedResources: true } }
+          : message,
+        options,
+      );
+    transport.onmessage = (message) => this.#keep(message);
+  }
+
+  /** The text the last update for `uri` carried, once; else undefined. */
+  take(uri: string): string | undefined {
+    const text = this.#texts.get(uri);
+    this.#texts.delete(uri);
+    return text;
+  }
+
+  #keep(message: JSONRPCMessage) {
+    if (
+      !isJSONRPCNotification(message) ||
+      message.method !== "notifications/resources/updated"
+    ) return;
+    const { uri, text } = message.params ?? {};
+    if (typeof uri !== "string" || typeof text !== "string") return;
+    this.#texts.delete(uri);
+    this.#texts.set(uri, text);
+    // Texts for resources the conversation never read are never taken.
+    if (this.#texts.size > 100) {
+      this.#texts.delete(this.#texts.keys().next().value!);
+    }
+  }
+}
+
+/**
  * The heart of the host: the resources the conversation has read, how the
  * server watches them, and the updates the model has not seen yet (the
  * latest per resource).
  */
 class ResourceWatch {
   #read = new Set<string>();
-  #pending = new Map<string, { at: Date; text: string }>();
+  #pending = new Map<string, { at: Date; text: string; inline: boolean }>();
   #rereads = new Map<string, Promise<void>>();
   #again = new Set<string>();
   #listen?: Awaited<ReturnType<Client["listen"]>>;
 
-  constructor(private readonly client: Client, private readonly on: boolean) {
+  constructor(
+    private readonly client: Client,
+    private readonly on: boolean,
+    private readonly inline?: InlineUpdates,
+  ) {
     if (!on) return;
     client.setNotificationHandler(
       "notifications/resources/updated",
@@ -164,12 +221,23 @@ class ResourceWatch {
    */
   #updated(uri: string) {
     if (!this.#read.has(uri)) return;
+    const inline = this.inline?.take(uri);
+    if (inline !== undefined) {
+      say(`${JSON.stringify(uri)}: the notification carried its content`);
+      this.#pending.set(uri, { at: new Date(), text: inline, inline: true });
+      return;
+    }
     if (this.#rereads.has(uri)) return void this.#again.add(uri);
     const reread = (async () => {
       do {
         this.#again.delete(uri);
         await this.#text(uri).then(
-          (text) => void this.#pending.set(uri, { at: new Date(), text }),
+          (text) =>
+            void this.#pending.set(uri, {
+              at: new Date(),
+              text,
+              inline: false,
+            }),
           (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
         );
       } while (this.#again.has(uri));
@@ -181,12 +249,14 @@ class ResourceWatch {
   /** The update messages for the next model request, one per resource. */
   async takeUpdates(): Promise<Message[]> {
     await Promise.all(this.#rereads.values());
-    const updates = [...this.#pending].map(([uri, { at, text }]) => {
+    const updates = [...this.#pending].map(([uri, { at, text, inline }]) => {
       say(`${JSON.stringify(uri)} changed: the update goes to the model`);
       return {
         role: "user" as const,
         content: `${UPDATE_MARK} ${uri} changed at ${at.toISOString()} ` +
-          `(the server notified the host, which read it again). ` +
+          (inline
+            ? "(the server sent the new content with its notification). "
+            : "(the server notified the host, which read it again). ") +
           `Its content now:\n${bounded(text)}`,
       };
     });
@@ -283,8 +353,12 @@ async function runTool(client: Client, watch: ResourceWatch, call: ToolCall) {
 }
 
 /** The agent loop: updates in, ask, run the tools, until the model answers. */
-async function converse(options: HostOptions, client: Client): Promise<string> {
-  const watch = new ResourceWatch(client, !options["no-updates"]);
+async function converse(
+  options: HostOptions,
+  client: Client,
+  inline?: InlineUpdates,
+): Promise<string> {
+  const watch = new ResourceWatch(client, !options["no-updates"], inline);
   const tools = await toolsFor(client);
   const messages: Message[] = [{ role: "user", content: options.prompt }];
   try {
@@ -334,9 +408,12 @@ async function hostMain(
   const transport = options.url
     ? new StreamableHTTPClientTransport(new URL(options.url))
     : new StdioClientTransport({ command, args: commandArgs });
+  const inline = options["no-updates"]
+    ? undefined
+    : new InlineUpdates(transport);
   try {
     await client.connect(transport);
-    console.log(lineText(await converse(options, client)));
+    console.log(lineText(await converse(options, client, inline)));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);
