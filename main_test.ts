@@ -787,6 +787,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     initialStatus: "pending",
     updatedStatus: "reviewed",
     sendListChanged: false,
+    inlineContent: "off",
     enableTool: false,
     enableWaitTool: false,
     allowedHosts: [],
@@ -1830,6 +1831,7 @@ for (const mode of ["legacy", "auto"] as const) {
       subscribed: true,
       notificationDelivered: true,
       rereadAfterNotification: true,
+      deliveredInline: false,
       contextUpdated: "not observable",
     });
     assert.equal(
@@ -2123,6 +2125,7 @@ Deno.test("/report: stable fields for every client", async () => {
     updateCount: 1,
     updateIntervalSeconds: 5,
     sendListChanged: false,
+    inlineContent: "off",
     toolEnabled: false,
   });
   const [entry] = report.clients;
@@ -2148,6 +2151,7 @@ Deno.test("/report: stable fields for every client", async () => {
     "readVia",
     "waitTool",
     "listenStreamsAtOnce",
+    "embedResources",
     "timeline",
     "timelineDropped",
   ]);
@@ -2481,7 +2485,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 24);
+  assert.equal(help.length, 25);
   assert.deepEqual(await readmeSettings(), help);
 });
 
