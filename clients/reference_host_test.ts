@@ -145,7 +145,7 @@ Deno.test("reference host (2025, HTTP): three notifications before the next requ
   }
 });
 
-Deno.test("reference host (2026-07-28, stdio): it listens for what it read and brings version 2 to the model", async () => {
+Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks for the content in the update, and brings version 2 to the model without a re-read", async () => {
   const model = startModel(2500);
   try {
     const run = await runHost([
@@ -164,13 +164,25 @@ Deno.test("reference host (2026-07-28, stdio): it listens for what it read and b
     ], model.baseUrl);
     assert.equal(run.code, 0, run.stderr);
     const [update] = updatesIn(model.requests[2]);
-    assert.match(update, /\nstatus: reviewed\nversion: 2\n/);
+    assert.match(
+      update,
+      /\(the server sent the new content with its notification\)\. Its content now:\nstatus: reviewed\nversion: 2\n/,
+    );
     assert.match(run.stderr, /^\[host\] watching "test:\/\/review\/status"$/m);
+    assert.match(
+      run.stderr,
+      /^\[host\] "test:\/\/review\/status": the notification carried its content$/m,
+    );
     // The lab's verdict, on the stderr the host passed on.
     assert.match(
       run.stderr,
       /^\[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
     );
+    assert.match(
+      run.stderr,
+      /^ {2}level 6 of 7: version 2 delivered inline, not re-read$/m,
+    );
+    assert.doesNotMatch(run.stderr, /\[resources\/read\] uri=\S+ version=2/);
   } finally {
     await model.close();
   }
