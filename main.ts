@@ -4110,12 +4110,23 @@ function labLine(
   );
 }
 
-/** The startup banner: where the lab listens, its versions and settings. */
+/**
+ * The startup banner: where the lab listens, its versions and settings.
+ * Bound to every interface (`0.0.0.0`, `::`), it names the loopback URL,
+ * which a user can open (in a container, through a published port).
+ */
 function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  const every = hostname === "0.0.0.0" || hostname === "::";
+  const shown = every ? (hostname === "::" ? "::1" : "127.0.0.1") : hostname;
+  const host = shown.includes(":") ? `[${shown}]` : shown;
+  const bound = every ? ` (bound to ${hostname}: every interface)` : "";
   for (const path of new Set(["/mcp", config.path])) {
     const url = `http://${host}:${port}${path}`;
-    labLine(config, `listening on ${url}`, { event: "listening", url });
+    labLine(config, `listening on ${url}${bound}`, {
+      event: "listening",
+      url,
+      bound: every ? hostname : undefined,
+    });
   }
   const versions = {
     version: LAB_VERSION,
@@ -4133,8 +4144,10 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
     report,
     json: `http://${host}:${port}/report`,
   });
-  const shown = { ...config, authToken: config.authToken ? "(set)" : "" };
-  labLine(config, `[lab] config ${JSON.stringify(shown)}`, { config: shown });
+  const settings = { ...config, authToken: config.authToken ? "(set)" : "" };
+  labLine(config, `[lab] config ${JSON.stringify(settings)}`, {
+    config: settings,
+  });
 }
 
 /** How often a stopped accept loop tries to listen again. */

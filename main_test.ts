@@ -161,7 +161,7 @@ async function spawnLabProcess(
       lines.push(line);
       // The banner's line, in text or (MCP_TEST_LOG_FORMAT=json) as JSON.
       const match = line.match(
-        /^(?:listening on |\{"event":"listening","url":")(http:\/\/127\.0\.0\.1:\d+)\/mcp"?\}?$/,
+        /^(?:listening on |\{"event":"listening","url":")(http:\/\/127\.0\.0\.1:\d+)\/mcp(?: \(bound to 0\.0\.0\.0: every interface\)|"?\}?)$/,
       );
       if (match) listening.resolve(match[1]);
     }
@@ -2455,6 +2455,28 @@ Deno.test("a second SIGTERM while closing neither closes twice nor changes the e
     1,
     lab.lines.join("\n"),
   );
+});
+
+Deno.test("bound to 0.0.0.0, the banner names the loopback URL a user can open", async () => {
+  const lab = await spawnLabProcess({ MCP_TEST_HOST: "0.0.0.0" });
+  try {
+    const port = new URL(lab.origin).port;
+    assert.equal(
+      lab.lines[0],
+      `listening on http://127.0.0.1:${port}/mcp (bound to 0.0.0.0: every interface)`,
+    );
+    const report =
+      `[lab] report at http://127.0.0.1:${port}/report.md (JSON: /report)`;
+    await eventually(() => lab.lines.includes(report), lab.lines.join("\n"));
+    const health = await fetch(`${lab.origin}/healthz`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  } finally {
+    lab.child.kill("SIGTERM");
+    await lab.child.status;
+    await lab.read;
+    await lab.stderr;
+  }
 });
 
 /** The README's configuration rows: variable, flag and default. */
