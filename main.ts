@@ -1857,8 +1857,6 @@ function labReportMarkdown(
   const tail = [
     "",
     ...reproduceMarkdown(reproduceOf(config, transport, clients)),
-    "",
-    `Where to file this report, and the requests already open: ${BUG_REPORTS_PAGE}.`,
   ];
   // Room for the note that says what was trimmed.
   const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
@@ -2108,68 +2106,27 @@ const LAB_SOURCE = new URL(import.meta.url);
 const FROM_URL = LAB_SOURCE.protocol === "https:" ||
   LAB_SOURCE.protocol === "http:";
 
-/** docs/bug-reports.md beside the lab's source, or where to find it. */
-const BUG_REPORTS_PAGE = FROM_URL
-  ? new URL("docs/bug-reports.md", LAB_SOURCE).href
-  : "docs/bug-reports.md in the lab's repository";
+/** A page of the lab's docs beside its source, or where to find it. */
+const docsPage = (page: string) =>
+  FROM_URL
+    ? new URL(`docs/${page}`, LAB_SOURCE).href
+    : `docs/${page} in the lab's repository`;
 
 /**
- * The clients docs/client-setup.md covers, by the name they send in
- * `clientInfo` (as the lab's runs saw it): how to point each at the lab,
- * and where its maintainers take reports.
+ * The clients the docs cover, by the name they send in `clientInfo` (as the
+ * lab's runs saw it), with the name the docs give them: their setup lines
+ * are in docs/client-setup.md and their trackers in docs/bug-reports.md, the
+ * one place each is kept (a test holds both pages to these names).
  */
-const CLIENT_GUIDES: Record<
-  string,
-  { client: string; setup: string; tracker: string }
-> = {
-  "claude-code": {
-    client: "Claude Code",
-    setup:
-      'claude --mcp-config lab.json --strict-mcp-config, lab.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}',
-    tracker: "https://github.com/anthropics/claude-code/issues",
-  },
-  "gemini-cli-mcp-client": {
-    client: "Gemini CLI",
-    setup:
-      '~/.gemini/settings.json: {"mcpServers":{"lab":{"httpUrl":"http://127.0.0.1:8089/mcp","trust":true}}}',
-    tracker: "https://github.com/google-gemini/gemini-cli/issues",
-  },
-  "codex-mcp-client": {
-    client: "Codex CLI",
-    setup:
-      '$CODEX_HOME/config.toml: [mcp_servers.lab] with url = "http://127.0.0.1:8089/mcp"',
-    tracker: "https://github.com/openai/codex/issues",
-  },
-  opencode: {
-    client: "OpenCode",
-    setup:
-      'opencode.json: "mcp":{"lab":{"type":"remote","url":"http://127.0.0.1:8089/mcp","oauth":false}}',
-    tracker: "https://github.com/anomalyco/opencode/issues",
-  },
-  "copilot-cli": {
-    client: "Copilot CLI",
-    setup:
-      '$COPILOT_HOME/mcp-config.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp","tools":["*"]}}}',
-    tracker: "https://github.com/github/copilot-cli/issues",
-  },
-  "factory-cli": {
-    client: "Factory Droid",
-    setup:
-      '~/.factory/mcp.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}',
-    tracker: "https://github.com/Factory-AI/factory/issues",
-  },
-  "omp-coding-agent": {
-    client: "oh-my-pi",
-    setup:
-      '~/.omp/agent/mcp.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}; to subscribe, ~/.omp/agent/config.yml: mcp: {notifications: true}',
-    tracker: "https://github.com/can1357/oh-my-pi/issues",
-  },
-  "code-server": {
-    client: "VS Code",
-    setup:
-      'mcp.json: {"servers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}}, then F1, "MCP: Browse Resources"',
-    tracker: "https://github.com/microsoft/vscode/issues",
-  },
+export const DOCUMENTED_CLIENTS: Record<string, string> = {
+  "claude-code": "Claude Code",
+  "gemini-cli-mcp-client": "Gemini CLI",
+  "codex-mcp-client": "Codex CLI",
+  opencode: "OpenCode",
+  "copilot-cli": "Copilot CLI",
+  "factory-cli": "Factory Droid",
+  "omp-coding-agent": "oh-my-pi",
+  "code-server": "VS Code",
 };
 
 /** How to start this lab again, with this run's settings. */
@@ -2184,8 +2141,8 @@ export interface Reproduce {
   os: string;
   /** The lab was started with a bearer token; the token is never shown. */
   tokenRequired: boolean;
-  /** Setup lines for the clients in the report that the docs cover. */
-  clients: { client: string; setup: string; tracker: string }[];
+  /** The clients in the report that the docs cover, as the docs name them. */
+  clients: string[];
 }
 
 /** Shell-quotes one argument when it needs it. */
@@ -2218,13 +2175,10 @@ function reproduceOf(
   transport: LabTransportKind,
   clients: LabClient[],
 ): Reproduce {
-  const guides = new Map<string, Reproduce["clients"][number]>();
-  for (const client of clients) {
-    // Own keys only: a client named "constructor" has no guide.
-    if (Object.hasOwn(CLIENT_GUIDES, client.name)) {
-      guides.set(client.name, CLIENT_GUIDES[client.name]);
-    }
-  }
+  // Own keys only: a client named "constructor" is not documented.
+  const documented = clients.flatMap(({ name }) =>
+    Object.hasOwn(DOCUMENTED_CLIENTS, name) ? [DOCUMENTED_CLIENTS[name]] : []
+  );
   return {
     command: [
       "deno run -A",
@@ -2238,7 +2192,7 @@ function reproduceOf(
     deno: Deno.version.deno,
     os: `${Deno.build.os} ${Deno.build.arch}`,
     tokenRequired: config.authToken !== "",
-    clients: [...guides.values()],
+    clients: [...new Set(documented)],
   };
 }
 
@@ -2264,10 +2218,16 @@ function reproduceMarkdown(reproduce: Reproduce): string[] {
       : [],
     "",
     `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
-    ...reproduce.clients.flatMap(({ client, setup, tracker }) => [
+    ...reproduce.clients.length === 0 ? [] : [
       "",
-      `${client}: ${markdownText(setup)} (issues: ${tracker})`,
-    ]),
+      `How to point ${reproduce.clients.join(", ")} at the lab: ${
+        docsPage("client-setup.md")
+      }.`,
+    ],
+    "",
+    `Where to file this report, and the requests already open: ${
+      docsPage("bug-reports.md")
+    }.`,
   ];
 }
 

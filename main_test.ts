@@ -27,6 +27,7 @@ import {
   type ClientReport,
   ConfigError,
   createLab,
+  DOCUMENTED_CLIENTS,
   type Lab,
   LAB_VERSION,
   type LabReport,
@@ -3447,13 +3448,26 @@ Deno.test("/report.md ends with how to reproduce this lab: its non-default setti
     "",
     `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno}, ${Deno.build.os} ${Deno.build.arch}.`,
     "",
-    'Claude Code: claude --mcp-config lab.json --strict-mcp-config, lab.json: {"mcpServers":{"lab":{"type":"http","url":"http://127.0.0.1:8089/mcp"}}} (issues: https://github.com/anthropics/claude-code/issues)',
+    "How to point Claude Code at the lab: docs/client-setup.md in the lab's repository.",
     "",
     "Where to file this report, and the requests already open: docs/bug-reports.md in the lab's repository.",
     "",
   ]);
   assert.equal(JSON.parse(json).reproduce.command, command);
   assert.ok(!markdown.includes(token) && !json.includes(token));
+});
+
+Deno.test("every client the report recognises has its setup in docs/client-setup.md and its tracker in docs/bug-reports.md", async () => {
+  const rows = async (page: string) =>
+    (await Deno.readTextFile(new URL(`./docs/${page}`, import.meta.url)))
+      .split("\n").filter((line) => line.startsWith("| "))
+      .map((line) => line.split("|")[1].trim());
+  const setup = await rows("client-setup.md");
+  const trackers = await rows("bug-reports.md");
+  for (const name of Object.values(DOCUMENTED_CLIENTS)) {
+    assert.ok(setup.includes(name), `${name} not in docs/client-setup.md`);
+    assert.ok(trackers.includes(name), `${name} not in docs/bug-reports.md`);
+  }
 });
 
 Deno.test("/report.md?client=NAME: that client's row, verdict, evidence and diagram alone; an unknown name is a 404 listing the names", async () => {
