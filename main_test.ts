@@ -2480,6 +2480,11 @@ Deno.test("bound to 0.0.0.0, the banner names the loopback URL a user can open",
   }
 });
 
+Deno.test("the README stays a front page: at most 14,000 bytes", async () => {
+  const readme = await Deno.readFile(new URL("./README.md", import.meta.url));
+  assert.ok(readme.length <= 14_000, `README.md is ${readme.length} bytes`);
+});
+
 /** The README's configuration rows: variable, flag and default. */
 async function readmeSettings(): Promise<string[]> {
   const readme = await Deno.readTextFile(
