@@ -29,8 +29,10 @@
  * `GET /report` and `GET /report.md` give the verdicts.
  *
  * Reading order, each part built on the ones before it:
- * configuration; the resource; clients; the lab state (update series and
- * their timers, the trigger policy, listen streams); the evidence log;
+ * configuration; what the probe and the harness share with the lab
+ * (escaping, bounded lines, streams); the resource; clients; the lab state
+ * (update series and their timers, the trigger policy); listen streams and
+ * the content an update carries; the evidence log;
  * verdicts, the Markdown report, and how to reproduce a lab; the MCP
  * server both eras share, listen filters, HTTP refusals and guards, the
  * 2025 era and the 2026-07-28 era; serving (HTTP routing, the CI gate,
@@ -469,6 +471,251 @@ function helpText(): string {
 }
 
 // ---------------------------------------------------------------------------
+// Shared with the probe and the harness: inert text, bounded lines, streams
+// ---------------------------------------------------------------------------
+
+// What `probe.ts` and `clients/` take from the lab, in one place: the
+// escaping every log line, report and diagram goes through, bounded line
+// reading, watching a stream end, and the environment. They also take
+// `parseFlags` and `ConfigError` above and the report types further on.
+
+type FieldValue = string | number | boolean;
+
+/**
+ * What may not stand bare in a text line's value: whitespace (line breaks
+ * among it), quotes, backslashes, brackets, control and format characters.
+ */
+const UNSAFE_IN_LINE = /[\s"'\\[\]\p{Cc}\p{Cf}]/u;
+
+/** What JSON.stringify leaves raw that a terminal or a line reader would act on. */
+const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
+
+/**
+ * `value` as JSON, with DEL, C1 controls, format characters (bidi
+ * overrides) and U+2028/U+2029 escaped too: one line, nothing a terminal
+ * acts on. Every JSON line the lab and the probe print goes through it.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
+    RAW_IN_JSON,
+    (char) =>
+      char.split("").map((unit) =>
+        `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`
+      ).join(""),
+  );
+}
+
+/**
+ * `[` and `]` as the JSON escapes `\u005b` and `\u005d`: only the lab's own
+ * event tags are bracketed, so a grep for any `[tag]` finds real events.
+ */
+function unbracketed(text: string): string {
+  return text.replace(/[[\]]/g, (char) => char === "[" ? "\\u005b" : "\\u005d");
+}
+
+/**
+ * A value in a text line: as it is when it is plain (no space, quote,
+ * backslash, bracket, control or format character), else a JSON string
+ * with its brackets escaped too. So each event stays one line, and no value
+ * can pose as a field, an event or a verdict.
+ */
+export function lineValue(value: FieldValue): string {
+  const text = String(value);
+  return UNSAFE_IN_LINE.test(text) ? unbracketed(jsonText(text)) : text;
+}
+
+/** Free text in a line (words, notes): control and format characters escaped. */
+export function lineText(text: string): string {
+  return text.replace(
+    /[\p{Cc}\p{Cf}\u2028\u2029]/gu,
+    (char) => jsonText(char).slice(1, -1),
+  );
+}
+
+/**
+ * Words in a line that may hold what a client or server sent (a request
+ * path, an error message): `lineText`, and brackets escaped as in values.
+ */
+function lineWords(text: string): string {
+  return unbracketed(lineText(text));
+}
+
+/** A reached (✅) or missed (❌) step in a report's table. */
+export const MARK = (reached: boolean) => reached ? "✅" : "❌";
+
+/** Characters Markdown would act on, as HTML entities. */
+const MARKDOWN_ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  "|": "&#124;",
+  "`": "&#96;",
+  "[": "&#91;",
+  "]": "&#93;",
+  "\\": "&#92;",
+};
+
+/**
+ * Text in Markdown (a table cell, a heading, a sentence), as it reads but
+ * inert: pipes, backticks, brackets, backslashes and `<`, `>`, `&` as
+ * entities (no cell boundary, code span, link or HTML), each line break as
+ * a visible ⏎, other control and format characters as `\uXXXX`, and a
+ * `<wbr>` where GitHub would make a link or a mention (`@` before a name or
+ * an e-mail domain, `http://`, `https://`, `ftp://`, `www.`). Every value a
+ * client or server sent reaches `/report.md` and the probe's report
+ * through it.
+ */
+export function cell(text: string): string {
+  return markdownText(text).replace(
+    /@(?=\w)|(?<=\b(?:https?|ftp)):(?=\/\/)|\bwww(?=\.)/gi,
+    (found) => `${found}<wbr>`,
+  );
+}
+
+/** `cell` without the `<wbr>`: for the lab's own text (a catalog's names, its setup lines), links and names left as they are. */
+export function markdownText(text: string): string {
+  return text
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
+    .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])
+    .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
+}
+
+/**
+ * A label in a mermaid diagram (a participant's alias, a message, a note):
+ * one line, with the characters mermaid acts on as its entity codes: `;`
+ * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
+ * (arrows, HTML), and backticks (a fence around the diagram). No label can
+ * add a participant, an arrow or a note, or end the code block.
+ */
+export function mermaidText(text: string): string {
+  return text
+    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")
+    .replace(/[;#%<>`]/g, (char) => `#${char.charCodeAt(0)};`);
+}
+
+/** Whether a response is an open server-sent event stream. */
+export function isEventStream(response: Response): boolean {
+  return response.ok &&
+    (response.headers.get("content-type") ?? "").startsWith(
+      "text/event-stream",
+    );
+}
+
+/**
+ * Passes a stream through and calls `onEnd` once when it finishes, fails, or
+ * is cancelled by a client that went away (`byClient`).
+ */
+export function whenStreamEnds(
+  source: ReadableStream<Uint8Array>,
+  onEnd: (byClient: boolean) => void,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let ended = false;
+  const end = (byClient = false) => {
+    if (!ended) {
+      ended = true;
+      onEnd(byClient);
+    }
+  };
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end(true);
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** One line of a newline-delimited stream, or the size of one past the limit. */
+export type BoundedLine = { line: string } | { tooLong: number };
+
+/**
+ * The lines of a byte stream (newline-delimited JSON-RPC, as stdio carries
+ * it), each at most `maxBytes`: a longer line is skipped to its end, never
+ * kept, and reported by its size. A trailing CR is dropped, blank lines are
+ * skipped. The lab over stdio and the probe's stdio client read with it.
+ */
+export async function* boundedLines(
+  stream: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): AsyncGenerator<BoundedLine> {
+  const decoder = new TextDecoder();
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  /** Bytes of the line being skipped; 0 when not skipping. */
+  let skipped = 0;
+  const finish = (): BoundedLine | undefined => {
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const part of parts) {
+      bytes.set(part, offset);
+      offset += part.length;
+    }
+    parts = [];
+    size = 0;
+    const line = decoder.decode(bytes).replace(/\r$/, "");
+    return line.trim() === "" ? undefined : { line };
+  };
+  for await (const chunk of stream) {
+    let start = 0;
+    while (start < chunk.length) {
+      const end = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
+      if (skipped > 0 || size + piece.length > maxBytes) {
+        skipped = (skipped || size) + piece.length;
+        parts = [];
+        size = 0;
+      } else {
+        parts.push(piece.slice());
+        size += piece.length;
+      }
+      if (end === -1) break;
+      start = end + 1;
+      if (skipped > 0) {
+        yield { tooLong: skipped };
+        skipped = 0;
+        continue;
+      }
+      const line = finish();
+      if (line) yield line;
+    }
+  }
+  if (skipped > 0) yield { tooLong: skipped };
+  const last = size > 0 ? finish() : undefined;
+  if (last) yield last;
+}
+
+/**
+ * The named environment variables, read one by one so that no access to the
+ * rest is needed; one the process may not read counts as unset. The lab
+ * reads its `MCP_TEST_*` settings, the probe its token variable.
+ */
+export function readEnvironment(
+  names: string[],
+): Record<string, string | undefined> {
+  return Object.fromEntries(names.map((variable) => {
+    const access = Deno.permissions.querySync({ name: "env", variable });
+    return [
+      variable,
+      access.state === "granted" ? Deno.env.get(variable) : undefined,
+    ];
+  }));
+}
+
+// ---------------------------------------------------------------------------
 // The resource
 // ---------------------------------------------------------------------------
 
@@ -779,7 +1026,7 @@ const TIMELINE_LIMIT = 300;
 const ENDED_CLIENTS_KEPT = 100;
 
 // ---------------------------------------------------------------------------
-// Lab state: update series and their timers, the trigger policy, listen streams
+// Lab state: update series and their timers, the trigger policy
 // ---------------------------------------------------------------------------
 
 /** What a step proves beyond its kind. */
@@ -1126,6 +1373,10 @@ class LabState {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Listen streams and the content in an update (2026-07-28, HTTP and stdio)
+// ---------------------------------------------------------------------------
+
 /** An open 2026-07-28 listen stream and what its filter lets through. */
 interface ListenStream {
   watches: boolean;
@@ -1295,8 +1546,6 @@ const LEVEL_RANK: Record<LogLevel, number> = {
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-type FieldValue = string | number | boolean;
-
 /**
  * One log event: `[tag] words key=value ...` as text, or the same fields as a
  * JSON object (`event` for the tag, `text` for the words).
@@ -1305,65 +1554,6 @@ interface Evidence {
   tag: string;
   words?: string;
   fields?: Record<string, FieldValue | undefined>;
-}
-
-/**
- * What may not stand bare in a text line's value: whitespace (line breaks
- * among it), quotes, backslashes, brackets, control and format characters.
- */
-const UNSAFE_IN_LINE = /[\s"'\\[\]\p{Cc}\p{Cf}]/u;
-
-/** What JSON.stringify leaves raw that a terminal or a line reader would act on. */
-const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
-
-/**
- * `value` as JSON, with DEL, C1 controls, format characters (bidi
- * overrides) and U+2028/U+2029 escaped too: one line, nothing a terminal
- * acts on. Every JSON line the lab and the probe print goes through it.
- */
-export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(
-    RAW_IN_JSON,
-    (char) =>
-      char.split("").map((unit) =>
-        `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`
-      ).join(""),
-  );
-}
-
-/**
- * `[` and `]` as the JSON escapes `\u005b` and `\u005d`: only the lab's own
- * event tags are bracketed, so a grep for any `[tag]` finds real events.
- */
-function unbracketed(text: string): string {
-  return text.replace(/[[\]]/g, (char) => char === "[" ? "\\u005b" : "\\u005d");
-}
-
-/**
- * A value in a text line: as it is when it is plain (no space, quote,
- * backslash, bracket, control or format character), else a JSON string
- * with its brackets escaped too. So each event stays one line, and no value
- * can pose as a field, an event or a verdict.
- */
-export function lineValue(value: FieldValue): string {
-  const text = String(value);
-  return UNSAFE_IN_LINE.test(text) ? unbracketed(jsonText(text)) : text;
-}
-
-/** Free text in a line (words, notes): control and format characters escaped. */
-export function lineText(text: string): string {
-  return text.replace(
-    /[\p{Cc}\p{Cf}\u2028\u2029]/gu,
-    (char) => jsonText(char).slice(1, -1),
-  );
-}
-
-/**
- * Words in a line that may hold what a client or server sent (a request
- * path, an error message): `lineText`, and brackets escaped as in values.
- */
-function lineWords(text: string): string {
-  return unbracketed(lineText(text));
 }
 
 /** The text form of an event: `[tag] words key=value ... client=… at=…`. */
@@ -1773,46 +1963,6 @@ function keyEvidence(client: LabClient): string[] {
 // The Markdown report: tables, verdicts, evidence and diagrams
 // ---------------------------------------------------------------------------
 
-/** A reached (✅) or missed (❌) step in a report's table. */
-export const MARK = (reached: boolean) => reached ? "✅" : "❌";
-
-/** Characters Markdown would act on, as HTML entities. */
-const MARKDOWN_ENTITIES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "\\": "&#92;",
-};
-
-/**
- * Text in Markdown (a table cell, a heading, a sentence), as it reads but
- * inert: pipes, backticks, brackets, backslashes and `<`, `>`, `&` as
- * entities (no cell boundary, code span, link or HTML), each line break as
- * a visible ⏎, other control and format characters as `\uXXXX`, and a
- * `<wbr>` where GitHub would make a link or a mention (`@` before a name or
- * an e-mail domain, `http://`, `https://`, `ftp://`, `www.`). Every value a
- * client or server sent reaches `/report.md` and the probe's report
- * through it.
- */
-export function cell(text: string): string {
-  return markdownText(text).replace(
-    /@(?=\w)|(?<=\b(?:https?|ftp)):(?=\/\/)|\bwww(?=\.)/gi,
-    (found) => `${found}<wbr>`,
-  );
-}
-
-/** `cell` without the `<wbr>`: for the lab's own text (a catalog's names, its setup lines), links and names left as they are. */
-export function markdownText(text: string): string {
-  return text
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
-    .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])
-    .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
-}
-
 /** The most characters a Markdown report holds: GitHub's limit on an issue body. */
 export const REPORT_LIMIT = 65_536;
 
@@ -2005,19 +2155,6 @@ function sharedIdentityNote(client: LabClient): string {
   return client.peakListens > 1
     ? ` (${client.peakListens} listen streams were open at once under this clientInfo: the stateless era cannot tell copies of one client apart)`
     : "";
-}
-
-/**
- * A label in a mermaid diagram (a participant's alias, a message, a note):
- * one line, with the characters mermaid acts on as its entity codes: `;`
- * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
- * (arrows, HTML), and backticks (a fence around the diagram). No label can
- * add a participant, an arrow or a note, or end the code block.
- */
-export function mermaidText(text: string): string {
-  return text
-    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")
-    .replace(/[;#%<>`]/g, (char) => `#${char.charCodeAt(0)};`);
 }
 
 /** What the client actually did, as a mermaid sequence diagram. */
@@ -3063,52 +3200,6 @@ function isJSONRPCMessage(message: unknown): boolean {
   if (fields.jsonrpc !== "2.0") return false;
   if (typeof fields.method === "string") return true;
   return "id" in fields && ("result" in fields || "error" in fields);
-}
-
-/** Whether a response is an open server-sent event stream. */
-export function isEventStream(response: Response): boolean {
-  return response.ok &&
-    (response.headers.get("content-type") ?? "").startsWith(
-      "text/event-stream",
-    );
-}
-
-/**
- * Passes a stream through and calls `onEnd` once when it finishes, fails, or
- * is cancelled by a client that went away (`byClient`).
- */
-export function whenStreamEnds(
-  source: ReadableStream<Uint8Array>,
-  onEnd: (byClient: boolean) => void,
-): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  let ended = false;
-  const end = (byClient = false) => {
-    if (!ended) {
-      ended = true;
-      onEnd(byClient);
-    }
-  };
-  return new ReadableStream({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
-      } catch (error) {
-        end();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      end(true);
-      return reader.cancel(reason);
-    },
-  });
 }
 
 /** For each wait tool call over HTTP: aborts when its client leaves. */
@@ -4252,65 +4343,6 @@ async function serveHttp(config: LabConfig): Promise<number> {
  */
 const STDIO_BACKLOG = 256;
 
-/** One line of a newline-delimited stream, or the size of one past the limit. */
-export type BoundedLine = { line: string } | { tooLong: number };
-
-/**
- * The lines of a byte stream (newline-delimited JSON-RPC, as stdio carries
- * it), each at most `maxBytes`: a longer line is skipped to its end, never
- * kept, and reported by its size. A trailing CR is dropped, blank lines are
- * skipped. The lab over stdio and the probe's stdio client read with it.
- */
-export async function* boundedLines(
-  stream: ReadableStream<Uint8Array>,
-  maxBytes: number,
-): AsyncGenerator<BoundedLine> {
-  const decoder = new TextDecoder();
-  let parts: Uint8Array[] = [];
-  let size = 0;
-  /** Bytes of the line being skipped; 0 when not skipping. */
-  let skipped = 0;
-  const finish = (): BoundedLine | undefined => {
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const part of parts) {
-      bytes.set(part, offset);
-      offset += part.length;
-    }
-    parts = [];
-    size = 0;
-    const line = decoder.decode(bytes).replace(/\r$/, "");
-    return line.trim() === "" ? undefined : { line };
-  };
-  for await (const chunk of stream) {
-    let start = 0;
-    while (start < chunk.length) {
-      const end = chunk.indexOf(10, start);
-      const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
-      if (skipped > 0 || size + piece.length > maxBytes) {
-        skipped = (skipped || size) + piece.length;
-        parts = [];
-        size = 0;
-      } else {
-        parts.push(piece.slice());
-        size += piece.length;
-      }
-      if (end === -1) break;
-      start = end + 1;
-      if (skipped > 0) {
-        yield { tooLong: skipped };
-        skipped = 0;
-        continue;
-      }
-      const line = finish();
-      if (line) yield line;
-    }
-  }
-  if (skipped > 0) yield { tooLong: skipped };
-  const last = size > 0 ? finish() : undefined;
-  if (last) yield last;
-}
-
 /**
  * The lab's stdio wire: one JSON-RPC message per line. A line that is not
  * JSON is answered -32700, JSON that is not one JSON-RPC message -32600, a
@@ -4714,23 +4746,6 @@ class StdioLab {
 // ---------------------------------------------------------------------------
 // Entry: command line
 // ---------------------------------------------------------------------------
-
-/**
- * The named environment variables, read one by one so that no access to the
- * rest is needed; one the process may not read counts as unset. The lab
- * reads its `MCP_TEST_*` settings, the probe its token variable.
- */
-export function readEnvironment(
-  names: string[],
-): Record<string, string | undefined> {
-  return Object.fromEntries(names.map((variable) => {
-    const access = Deno.permissions.querySync({ name: "env", variable });
-    return [
-      variable,
-      access.state === "granted" ? Deno.env.get(variable) : undefined,
-    ];
-  }));
-}
 
 /**
  * Runs the lab as the command line asks: `--help`, `--version`, `--stdio`,
