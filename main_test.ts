@@ -39,58 +39,19 @@ import {
   shutdownSignals,
 } from "./main.ts";
 import { InlineUpdates } from "./clients/reference_host.ts";
+import {
+  MAIN_PATH,
+  prepareLabTests,
+  startLab,
+  VERSION_1_TEXT,
+  VERSION_2_TEXT,
+} from "./testdata/lab.ts";
 
-// These tests and the processes they start reach loopback directly and print
-// the same whatever this machine's environment holds: no proxy, no extra
-// certificates, no colour, no update check.
-for (
-  const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_CERT_FILE"]
-) {
-  Deno.env.delete(name);
-  Deno.env.delete(name.toLowerCase());
-}
-Deno.env.set("NO_COLOR", "1");
-Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+prepareLabTests();
 
-const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
-
-const VERSION_1_TEXT = [
-  "status: pending",
-  "version: 1",
-  "message: Waiting for simulated review result.",
-].join("\n");
-
-const VERSION_2_TEXT = [
-  "status: reviewed",
-  "version: 2",
-  "message: Simulated review result is now available.",
-].join("\n");
-
-/** A lab on a free port, its captured log lines, and its address. */
-function startLab(env: Record<string, string> = {}) {
-  const config = loadConfig({
-    MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
-    MCP_TEST_LOG_LEVEL: "info",
-    ...env,
-  });
-  const lines: string[] = [];
-  const lab = createLab(config, (line) => lines.push(line));
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    lab.fetch,
-  );
-  const base = `http://127.0.0.1:${server.addr.port}`;
-  return {
-    lab,
-    lines,
-    base,
-    url: new URL(`${base}/mcp`),
-    async [Symbol.asyncDispose]() {
-      await lab.close();
-      await server.shutdown();
-    },
-  };
-}
+// ---------------------------------------------------------------------------
+// Helpers: the lab as a command, SDK clients, raw requests
+// ---------------------------------------------------------------------------
 
 /** `deno run -A main.ts ARGS` (or `-P`): stdin closed, output piped. */
 function labCommand(
@@ -254,6 +215,10 @@ function assertLinesInOrder(lines: string[], patterns: string[]) {
     from = at + 1;
   }
 }
+
+// ---------------------------------------------------------------------------
+// Both eras, end to end
+// ---------------------------------------------------------------------------
 
 Deno.test("2025 era: list, read v1, subscribe, notification, read v2", async () => {
   await using lab = startLab();
@@ -511,6 +476,10 @@ function rawSubscribe(url: URL, sessionId: string): Promise<Response> {
 function delay(ms: number) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+// ---------------------------------------------------------------------------
+// Each era's methods, answers and errors
+// ---------------------------------------------------------------------------
 
 Deno.test("2025 era: unsubscribe before the delay cancels the update", async () => {
   await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0.3" });
@@ -776,6 +745,10 @@ Deno.test("2026-07-28 era: GET and DELETE are 405", async (t) => {
   }
 });
 
+// ---------------------------------------------------------------------------
+// Configuration, flags and the command line
+// ---------------------------------------------------------------------------
+
 Deno.test("loadConfig: defaults, fractions, boolean words", () => {
   assert.deepEqual(loadConfig({}), {
     port: 8089,
@@ -921,6 +894,10 @@ for (const [name, value, message] of BAD_VALUES) {
   });
 }
 
+// ---------------------------------------------------------------------------
+// Shutdown and help
+// ---------------------------------------------------------------------------
+
 Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async () => {
   const lab = await spawnLabProcess({ MCP_TEST_UPDATE_DELAY_SECONDS: "60" });
   const isBanner = (line: string) => /^\[lab\] version=/.test(line);
@@ -964,6 +941,10 @@ Deno.test("--help prints the configuration table and exits 0", async () => {
   assert.match(help, /^ {2}--trigger +MCP_TEST_UPDATE_TRIGGER +subscribe +/m);
   assert.match(help, /^ {2}--log-format +MCP_TEST_LOG_FORMAT +text +/m);
 });
+
+// ---------------------------------------------------------------------------
+// Bad input, hosts, tokens and limits: the lab keeps serving
+// ---------------------------------------------------------------------------
 
 /** One row of the README's bad-input table. */
 interface BadInput {
@@ -4369,7 +4350,7 @@ for (const mode of ["legacy", "auto"] as const) {
       );
       assert.match(
         log,
-        /^  level 6 of 7: version 2 delivered inline, not re-read$/m,
+        /^ {2}level 6 of 7: version 2 delivered inline, not re-read$/m,
       );
       assert.match(log, / inline=sep-3119 bytes=\d+ embedResources=true /);
     } else {
