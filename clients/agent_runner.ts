@@ -338,7 +338,11 @@ export async function runAgentClient(
     reports = "stdio" in lab
       ? stdioLabReports(
         await Deno.readTextFile(`${options.runDir}/lab.log`).catch(() => ""),
-        { trigger, updateDelaySeconds: options.delaySeconds },
+        {
+          trigger,
+          updateDelaySeconds: options.delaySeconds,
+          inlineContent: options.inlineContent,
+        },
       )
       : await finalLabReports(lab);
   } finally {
@@ -397,6 +401,7 @@ async function runLab(
       stderrPath: `${options.runDir}/lab.log`,
       trigger,
       delaySeconds: options.delaySeconds,
+      inlineContent: options.inlineContent,
       ...tools,
     }),
   };

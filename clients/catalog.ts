@@ -10,7 +10,7 @@
  * @module
  */
 
-import { LAB_VERSION, REVIEW_URI } from "../main.ts";
+import { LAB_VERSION, type LabReport, REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
 import type { NpmRuntime } from "./install.ts";
 import type { StdioLabCommand } from "./lab.ts";
@@ -22,7 +22,13 @@ import type { WireFormat } from "./scripted_model.ts";
  * notifications on to its model (oh-my-pi's `mcp.notifications`); `stdio`
  * the lab as a local server the client launches itself (`--stdio`), and
  * `stdio-2026-07-28` the same in that era; `no-updates` the client with its
- * update handling turned off (the reference host's negative control).
+ * update handling turned off (the reference host's negative control);
+ * `inline-content` the client as in `default` against a lab that puts the
+ * new text in every update (`--inline-content sep-3119`), a mode every
+ * client that runs gets (`plannedRuns` in `run.ts`), so no client lists
+ * it. A launch tests only for its own opt-in modes, so it launches
+ * `inline-content` as `default` (`catalog_test.ts` holds every client to
+ * that).
  */
 export const MODES = [
   "default",
@@ -31,8 +37,17 @@ export const MODES = [
   "stdio",
   "stdio-2026-07-28",
   "no-updates",
+  "inline-content",
 ] as const;
 export type ModeId = (typeof MODES)[number];
+
+/** The lab's `--inline-content` setting (`off`, `sep-3119`, `fastrmcp`). */
+export type InlineContentSetting = LabReport["scenario"]["inlineContent"];
+
+/** The lab's `--inline-content` for a run in `mode`: SEP-3119's shape in mode `inline-content`, else off. */
+export function labInlineContent(mode: ModeId): InlineContentSetting {
+  return mode === "inline-content" ? "sep-3119" : "off";
+}
 
 /** The modes in which the client starts the lab over stdio itself. */
 export function isStdioMode(mode: ModeId): boolean {

@@ -7,15 +7,18 @@ import {
   CLIENTS,
   type CodeServerContext,
   type CodeServerDefinition,
+  COMMAND_CLIENTS,
   FAKE_API_KEY,
   groupsOf,
   isBrowserClient,
   isCommandClient,
   isStdioMode,
   isUnsupportedClient,
+  labInlineContent,
   type Launch,
   type LaunchContext,
   type ModeId,
+  MODES,
   vscodeResourceUri,
 } from "./catalog.ts";
 
@@ -82,6 +85,50 @@ Deno.test("catalog: the reference host runs from the checkout: its era, its cont
   assert.equal(launch.env.OPENAI_API_KEY, FAKE_API_KEY);
   assert.ok(!launch.args.join(" ").includes(FAKE_API_KEY));
   assert.equal(launch.env.DENO_DIR, context.denoDir);
+});
+
+Deno.test("catalog: mode inline-content launches every client as its default mode, against a lab with SEP-3119's inline content", () => {
+  for (const client of CLIENTS) {
+    assert.deepEqual(
+      client.launch({ ...context, mode: "inline-content" }),
+      client.launch(context),
+      client.id,
+    );
+  }
+  const commandContext = {
+    home: context.home,
+    labUrl: context.labUrl,
+    delaySeconds: 3,
+  };
+  for (const client of COMMAND_CLIENTS) {
+    assert.deepEqual(
+      client.steps({ ...commandContext, mode: "inline-content" }),
+      client.steps({ ...commandContext, mode: "default" }),
+      client.id,
+    );
+  }
+  // VS Code's files and arguments do not depend on the mode; the web UI's do.
+  const web = BROWSER_CLIENTS.find((client) => client.ui === "inspector")!;
+  assert.ok(web.ui === "inspector");
+  assert.deepEqual(
+    web.serveArgs({ labUrl: context.labUrl, mode: "inline-content" }),
+    web.serveArgs({ labUrl: context.labUrl, mode: "default" }),
+  );
+  assert.equal(isStdioMode("inline-content"), false);
+  // No client lists it: the harness plans it for every client that runs.
+  assert.deepEqual(
+    ALL_CLIENTS.filter((client) => client.modes.includes("inline-content")),
+    [],
+  );
+  assert.deepEqual(MODES.map(labInlineContent), [
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "sep-3119",
+  ]);
 });
 
 Deno.test("catalog: the README's pinned-version table matches the catalog", async () => {

@@ -253,6 +253,7 @@ async function setUp(
         stderrPath: `${options.runDir}/lab.log`,
         trigger,
         delaySeconds: options.delaySeconds,
+        inlineContent: options.inlineContent,
       }),
     },
     modelOrigin: model.origin,
@@ -284,6 +285,7 @@ async function stdioReports(
   const reports = stdioLabReports(stderr, {
     trigger,
     updateDelaySeconds: options.delaySeconds,
+    inlineContent: options.inlineContent,
   });
   if ("unavailable" in reports) {
     log.detail = log.detail

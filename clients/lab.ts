@@ -8,6 +8,7 @@
  */
 
 import type { ClientReport, LabReport, UpdateTrigger } from "../main.ts";
+import type { InlineContentSetting } from "./catalog.ts";
 import { printableLine, shellQuote } from "./process.ts";
 
 /** How to run the lab: its `main.ts`, flags and environment. */
@@ -174,6 +175,8 @@ export interface LabOptions {
   enableTool: boolean;
   /** Start the lab with `MCP_TEST_ENABLE_WAIT_TOOL=true` (the wait-tool route). */
   enableWaitTool?: boolean;
+  /** The new text in every update (`MCP_TEST_INLINE_CONTENT`); off when absent. */
+  inlineContent?: InlineContentSetting;
   logPath: string;
 }
 
@@ -186,18 +189,24 @@ export interface RunningLab {
 }
 
 /**
- * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update,
- * its tools, every log line.
+ * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update
+ * (and whether it carries the new text), its tools, every log line. Each is
+ * set, so none comes from the harness's own environment.
  */
 export function labRunEnv(
   options: Pick<
     LabOptions,
-    "trigger" | "delaySeconds" | "enableTool" | "enableWaitTool"
+    | "trigger"
+    | "delaySeconds"
+    | "enableTool"
+    | "enableWaitTool"
+    | "inlineContent"
   >,
 ): Record<string, string> {
   return {
     MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
     MCP_TEST_UPDATE_TRIGGER: options.trigger,
+    MCP_TEST_INLINE_CONTENT: options.inlineContent ?? "off",
     MCP_TEST_ENABLE_TOOL: String(options.enableTool),
     MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
     MCP_TEST_LOG_LEVEL: "debug",
@@ -247,7 +256,12 @@ export async function startLab(options: LabOptions): Promise<RunningLab> {
  * string why it could not: a lab that fails is a row, not an error.
  */
 export async function startRunLab(
-  options: { labMainPath: string; runDir: string; delaySeconds: number },
+  options: {
+    labMainPath: string;
+    runDir: string;
+    delaySeconds: number;
+    inlineContent?: InlineContentSetting;
+  },
   trigger: Exclude<UpdateTrigger, "connect">,
   tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
 ): Promise<RunningLab | { failed: string }> {
@@ -258,6 +272,7 @@ export async function startRunLab(
       delaySeconds: options.delaySeconds,
       enableTool: tools.enableTool ?? false,
       enableWaitTool: tools.enableWaitTool,
+      inlineContent: options.inlineContent,
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
@@ -336,6 +351,7 @@ export function stdioLabCommand(options: {
   delaySeconds: number;
   enableTool?: boolean;
   enableWaitTool?: boolean;
+  inlineContent?: InlineContentSetting;
 }): StdioLabCommand {
   return {
     command: "sh",
@@ -406,7 +422,9 @@ function stdioBanner(line: string): { lab: string; sdk: string } | undefined {
  */
 export function stdioLabReports(
   stderr: string,
-  scenario: Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">,
+  scenario:
+    & Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">
+    & Partial<Pick<LabReport["scenario"], "inlineContent">>,
 ): LabReports | { unavailable: string } {
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const banner = lines.map(stdioBanner).find((found) => found !== undefined);
@@ -434,6 +452,7 @@ export function stdioLabReports(
         updateCount: 1,
         updateIntervalSeconds: 5,
         sendListChanged: false,
+        inlineContent: scenario.inlineContent ?? "off",
         toolEnabled: false,
       },
       clients,

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { LAB_VERSION, REVIEW_URI, SDK_VERSION } from "../main.ts";
 import { defaultDenoDir } from "./agent_runner.ts";
-import { labRunEnv, stdioLabCommand, stdioLabReports } from "./lab.ts";
+import {
+  labRunEnv,
+  startRunLab,
+  stdioLabCommand,
+  stdioLabReports,
+} from "./lab.ts";
 import { labClient, prepareTestEnvironment } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();
@@ -14,11 +19,84 @@ Deno.test("labRunEnv: the run's update, tools and debug logs as MCP_TEST_* setti
     {
       MCP_TEST_UPDATE_DELAY_SECONDS: "3",
       MCP_TEST_UPDATE_TRIGGER: "read",
+      MCP_TEST_INLINE_CONTENT: "off",
       MCP_TEST_ENABLE_TOOL: "true",
       MCP_TEST_ENABLE_WAIT_TOOL: "false",
       MCP_TEST_LOG_LEVEL: "debug",
     },
   );
+});
+
+Deno.test("labRunEnv: mode inline-content's lab puts SEP-3119's text in every update, over HTTP and stdio", () => {
+  const inline = {
+    trigger: "subscribe" as const,
+    delaySeconds: 3,
+    inlineContent: "sep-3119" as const,
+  };
+  assert.deepEqual(labRunEnv({ ...inline, enableTool: false }), {
+    MCP_TEST_UPDATE_DELAY_SECONDS: "3",
+    MCP_TEST_UPDATE_TRIGGER: "subscribe",
+    MCP_TEST_INLINE_CONTENT: "sep-3119",
+    MCP_TEST_ENABLE_TOOL: "false",
+    MCP_TEST_ENABLE_WAIT_TOOL: "false",
+    MCP_TEST_LOG_LEVEL: "debug",
+  });
+  const stdio = stdioLabCommand({
+    ...inline,
+    labMainPath: "/lab/main.ts",
+    denoDir: "/cache/deno",
+    stderrPath: "/runs/lab.log",
+  });
+  assert.equal(stdio.env.MCP_TEST_INLINE_CONTENT, "sep-3119");
+  // A stdio report's scenario is the run's: off unless the run set it.
+  const stderr = [
+    '{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0"}',
+    '{"event":"verdict","id":"stdio","name":"demo","version":"1.0.0","level":1,"steps":{"connected":true}}',
+  ].join("\n");
+  const scenarioOf = (reports: ReturnType<typeof stdioLabReports>) =>
+    "labReport" in reports ? reports.labReport?.scenario.inlineContent : null;
+  assert.equal(
+    scenarioOf(
+      stdioLabReports(stderr, {
+        trigger: "subscribe",
+        updateDelaySeconds: 3,
+        inlineContent: "sep-3119",
+      }),
+    ),
+    "sep-3119",
+  );
+  assert.equal(
+    scenarioOf(
+      stdioLabReports(stderr, {
+        trigger: "subscribe",
+        updateDelaySeconds: 3,
+        inlineContent: undefined,
+      }),
+    ),
+    "off",
+  );
+});
+
+Deno.test("startRunLab: a run's inlineContent reaches the lab it starts, whose report says so", async () => {
+  const runDir = await Deno.makeTempDir({ prefix: "inline-lab-" });
+  try {
+    const lab = await startRunLab(
+      { labMainPath, runDir, delaySeconds: 3, inlineContent: "sep-3119" },
+      "subscribe",
+    );
+    assert.ok("url" in lab, "failed" in lab ? lab.failed : "");
+    try {
+      const { scenario } = await lab.report();
+      assert.deepEqual([scenario.trigger, scenario.inlineContent], [
+        "subscribe",
+        "sep-3119",
+      ]);
+    } finally {
+      await lab.stop();
+    }
+  } finally {
+    await Deno.remove(runDir, { recursive: true });
+  }
 });
 
 Deno.test("stdioLabCommand: this Deno runs main.ts --stdio from the cache only, its stderr appended to the run's log", () => {
@@ -44,6 +122,7 @@ Deno.test("stdioLabCommand: this Deno runs main.ts --stdio from the cache only, 
     env: {
       MCP_TEST_UPDATE_DELAY_SECONDS: "5",
       MCP_TEST_UPDATE_TRIGGER: "subscribe",
+      MCP_TEST_INLINE_CONTENT: "off",
       MCP_TEST_ENABLE_TOOL: "false",
       MCP_TEST_ENABLE_WAIT_TOOL: "false",
       MCP_TEST_LOG_LEVEL: "debug",
@@ -157,6 +236,7 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       updateCount: 1,
       updateIntervalSeconds: 5,
       sendListChanged: false,
+      inlineContent: "off",
       toolEnabled: false,
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);

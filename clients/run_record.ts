@@ -6,7 +6,12 @@
  * @module
  */
 
-import type { AnyClient, ClientDefinition, ModeId } from "./catalog.ts";
+import type {
+  AnyClient,
+  ClientDefinition,
+  InlineContentSetting,
+  ModeId,
+} from "./catalog.ts";
 import type { LabReport } from "../main.ts";
 import type { Route } from "./decide.ts";
 import type { ProcessOutcome } from "./process.ts";
@@ -34,6 +39,8 @@ export interface BaseRunOptions {
   binPath: string;
   delaySeconds: number;
   timeoutSeconds: number;
+  /** The lab's `--inline-content` (`labInlineContent`); off when absent. */
+  inlineContent?: InlineContentSetting;
   /** Keep the run's home, work and tmp folders (for debugging a client). */
   keepHome?: boolean;
 }
