@@ -79,6 +79,12 @@ export interface MatrixRow extends RunFields, StepFields {
   /** The row's level: the lab's, or 7 when the context showed the update. */
   level: number;
   notes: string;
+  /**
+   * An inline-content row against the client's default row under the same
+   * route and trigger (`withDefaultComparison`); absent on other rows and
+   * on one that never reached the lab.
+   */
+  versusDefault?: VersusDefault;
   /** Evidence file, relative to `results/`, with the trigger's anchor. */
   evidence: string;
 }
@@ -541,15 +547,8 @@ export function rowNotes(
   }
   if (labClient === undefined) {
     notes.push("never reached the lab");
-  } else if (labClient.level < 6) {
-    notes.push(labClient.missing);
-  } else if (
-    run.kind === undefined &&
-    rereadByItself(labClient, run.transcript) === false
-  ) {
-    notes.push(
-      "notified, but read version 2 only when the model asked: the client did not re-read by itself",
-    );
+  } else {
+    notes.push(...deliveryNotes(run, labClient, contextUpdated));
   }
   if (labClient?.readVia === "tool") {
     notes.push("reads through the lab's get_review_status tool");
@@ -588,6 +587,62 @@ export function rowNotes(
     notes.push("version 2 was not in the agent's context until it asked");
   }
   return notes.join("; ").replaceAll("\n", " ");
+}
+
+/**
+ * Whether an update delivered to the client carried version 2's text: as
+ * it asked (`embedResources`), or unasked (the lab's `--inline-content`).
+ */
+export function updateCarriedText(
+  run: Pick<RunRecord, "labReport">,
+  labClient: ClientReport,
+): boolean {
+  const unasked = (run.labReport?.scenario.inlineContent ?? "off") !== "off";
+  return labClient.steps.deliveredInline === true ||
+    unasked && labClient.steps.notificationDelivered;
+}
+
+/**
+ * What the client did with the update, in the lab's words and the
+ * transcript's: the step that stopped it, the text the update carried and
+ * whether it stood in for a re-read, or a re-read only the model asked for.
+ */
+function deliveryNotes(
+  run: RunRecord,
+  labClient: ClientReport,
+  contextUpdated: boolean | null,
+): string[] {
+  const notes = labClient.level < 6 ? [labClient.missing] : [];
+  const byItself = run.kind === undefined
+    ? rereadByItself(labClient, run.transcript)
+    : null;
+  if (labClient.steps.deliveredInline) {
+    notes.push(
+      `version 2 came inside the notification, as the client asked (embedResources), and the client ${
+        byItself === true ? "re-read it anyway" : "did not re-read it"
+      }`,
+    );
+    return notes;
+  }
+  if (!updateCarriedText(run, labClient)) {
+    if (labClient.level >= 6 && byItself === false) {
+      notes.push(
+        "notified, but read version 2 only when the model asked: the client did not re-read by itself",
+      );
+    }
+    return notes;
+  }
+  notes.push(
+    `the update carried version 2's text, unasked (--inline-content ${run.labReport?.scenario.inlineContent})`,
+  );
+  if (byItself === false || byItself === null && contextUpdated === true) {
+    notes.push(
+      contextUpdated === true
+        ? "the client passed that text on to the model without a re-read"
+        : "the client did not re-read by itself, nor pass the text on to the model",
+    );
+  }
+  return notes;
 }
 
 export function rowFromRun(run: RunRecord): MatrixRow {
@@ -636,6 +691,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     subscribed: steps?.subscribed ?? false,
     notificationDelivered,
     rereadAfterNotification: steps?.rereadAfterNotification ?? false,
+    deliveredInline: steps?.deliveredInline ?? false,
     contextUpdated,
     hostNotice: notice.reached,
     hostNoticeSeconds: notice.seconds,
@@ -690,6 +746,115 @@ export function mergeRows(
 }
 
 const MARK = (reached: boolean) => reached ? "✅" : "❌";
+
+/**
+ * The Re-read v2 cell: "inline" where version 2 came inside the
+ * notification as the client asked (its Notes say whether it re-read too).
+ */
+function rereadCell(row: MatrixRow): string {
+  return row.deliveredInline ? "inline" : MARK(row.rereadAfterNotification);
+}
+
+/** An inline-content row against the client's default row. */
+export interface VersusDefault {
+  /** The default row's level; null when the matrix has no such row. */
+  defaultLevel: number | null;
+  /** What differs, in words: the level, steps lost or gained, the outcome. */
+  differences: string[];
+  /**
+   * It broke on the extra fields: it did not complete where the default
+   * row did, reached a lower level, or lost a step before the re-read (a
+   * re-read the text stood in for, at no lower level, is no break).
+   */
+  broke: boolean;
+}
+
+/** The steps a row marks, in the lab's order, as the matrix titles them. */
+const STEP_TITLES: [keyof StepFields, string][] = [
+  ["connected", "connected"],
+  ["listed", "listed"],
+  ["readV1", "read v1"],
+  ["subscribed", "subscribed"],
+  ["notificationDelivered", "notified"],
+  ["rereadAfterNotification", "re-read v2"],
+];
+
+/** How an inline-content row compares with its default row (`undefined`: none). */
+export function versusDefault(
+  row: MatrixRow,
+  defaultRow: MatrixRow | undefined,
+): VersusDefault {
+  if (defaultRow === undefined) {
+    return { defaultLevel: null, differences: [], broke: false };
+  }
+  const lost = STEP_TITLES.filter(([step]) => defaultRow[step] && !row[step]);
+  const gained = STEP_TITLES.filter(([step]) => !defaultRow[step] && row[step]);
+  const worseOutcome = defaultRow.outcome === "completed" &&
+    row.outcome !== "completed";
+  return {
+    defaultLevel: defaultRow.level,
+    differences: [
+      ...(row.level === defaultRow.level
+        ? []
+        : [`level ${row.level} (default ${defaultRow.level})`]),
+      ...(lost.length
+        ? [`lost ${lost.map(([, title]) => title).join(", ")}`]
+        : []),
+      ...(gained.length
+        ? [`gained ${gained.map(([, title]) => title).join(", ")}`]
+        : []),
+      ...(row.outcome === defaultRow.outcome
+        ? []
+        : [`ended ${row.outcome} (default ${defaultRow.outcome})`]),
+    ],
+    broke: worseOutcome || row.level < defaultRow.level ||
+      lost.some(([step]) => step !== "rereadAfterNotification"),
+  };
+}
+
+/**
+ * The rows with each inline-content row compared with its client's
+ * default row under the same route and trigger: recomputed whenever the
+ * matrix is written, so a fresher default row counts.
+ */
+export function withDefaultComparison(rows: MatrixRow[]): MatrixRow[] {
+  const plain = (row: MatrixRow) => !row.longWait && !row.progressCheck;
+  return rows.map((row) => {
+    if (row.mode !== "inline-content") return row;
+    const { versusDefault: _stale, ...fresh } = row;
+    if (row.labClient === null) return fresh;
+    const defaultRow = rows.find((other) =>
+      other.clientId === row.clientId && other.mode === "default" &&
+      (other.route ?? "native") === row.route &&
+      other.trigger === row.trigger && plain(other)
+    );
+    return { ...fresh, versusDefault: versusDefault(row, defaultRow) };
+  });
+}
+
+/** What an inline-content row's Notes say of its default row. */
+export function versusDefaultNote(versus: VersusDefault): string {
+  if (versus.defaultLevel === null) {
+    return "no default row under this route and trigger to compare with";
+  }
+  if (versus.differences.length === 0) {
+    return `as in its default row: level ${versus.defaultLevel}, the same steps`;
+  }
+  return `${
+    versus.broke
+      ? "broke on the extra fields, against its default row"
+      : "against its default row, no break"
+  }: ${versus.differences.join(", ")}`;
+}
+
+/** A row's Notes cell: its run's notes, and an inline-content row's comparison. */
+function notesCell(row: MatrixRow): string {
+  const notes = [
+    row.notes,
+    row.versusDefault && versusDefaultNote(row.versusDefault),
+  ].filter(Boolean).join("; ");
+  return notes || "—";
+}
 
 function cell(text: string): string {
   return text.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -793,7 +958,7 @@ export function matrixMarkdown(
       document.generatedAt.slice(0, 10)
     } with lab ${
       document.labVersion ?? "(unknown)"
-    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. Its web UI has none either: the harness clicked through it in headless Chromium, and its rows give the level before a user's Refresh click, with the level after that click in a separate note. [How to read a row and re-run](README.md).`,
+    }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. Its web UI has none either: the harness clicked through it in headless Chromium, and its rows give the level before a user's Refresh click, with the level after that click in a separate note. Mode \`inline-content\` is each client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update notification unasked (\`--inline-content sep-3119\`); its Notes compare it with the default row. A Re-read v2 cell says \`inline\` where version 2 came inside the notification because the client asked for it (\`embedResources\`, SEP-3119). [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
     "",
@@ -821,10 +986,10 @@ export function matrixMarkdown(
           MARK(row.readV1),
           MARK(row.subscribed),
           MARK(row.notificationDelivered),
-          MARK(row.rereadAfterNotification),
+          rereadCell(row),
           contextCell(row),
           String(row.level),
-          row.notes || "—",
+          notesCell(row),
           evidenceCell(row),
         ].map(cell).join(" | ")
       } |`,
@@ -935,6 +1100,8 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     "",
     `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients${
       route === "native" ? "" : ` --route ${route}`
+    }${
+      first.mode === "inline-content" ? " --mode inline-content" : ""
     } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
     "",
   ];

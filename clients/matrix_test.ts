@@ -18,6 +18,8 @@ import {
   ROUTE_TEXT,
   rowFromRun,
   rowLevel,
+  versusDefaultNote,
+  withDefaultComparison,
 } from "./matrix.ts";
 import { runHeader } from "./run_record.ts";
 import {
@@ -888,8 +890,9 @@ Deno.test("evidenceMarkdown: the transcript marks the first request that held th
   );
 });
 
-Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio", () => {
+Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio, inline-content", () => {
   const merged = mergeRows([], [
+    row({ mode: "inline-content" }),
     row({ mode: "stdio" }),
     row({ mode: "notifications" }),
     row({ mode: "2026-07-28" }),
@@ -900,5 +903,272 @@ Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, no
     "2026-07-28",
     "notifications",
     "stdio",
+    "inline-content",
   ]);
+});
+
+/** The lab's record of a client notified at 3 s whose first read of version 2 came `rereadAt` s in. */
+function notifiedClient(
+  rereadAt: number,
+  fields: Partial<ClientReport> = {},
+): ClientReport {
+  return labClient({
+    trigger: "subscribe",
+    level: 6,
+    levelName: "re-read version 2 after the notification",
+    missing: "level 7 … not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      { at: at(3), kind: "update", line: "[update] version=2" },
+      {
+        at: at(rereadAt),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+    ...fields,
+  });
+}
+
+/** A transcript whose check at 6 s found version 2 already in the context. */
+const CONTEXT_UPDATED = [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+  transcriptEntry(6, "check-context-then-reread", {
+    versionsSeen: [1, 2],
+    contextUpdated: true,
+  }),
+  transcriptEntry(7, "final", {
+    versionsSeen: [1, 2, 2],
+    contextUpdated: true,
+  }),
+];
+
+/** The cells of a row's line in the matrix's full table. */
+function tableCells(matrixRowFields: MatrixRow): string[] {
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [matrixRowFields],
+    },
+    [],
+    {},
+  );
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo CLI")
+  )!;
+  return line.split(/(?<!\\)\|/).map((text) => text.trim()).slice(1, 17);
+}
+
+Deno.test("rowFromRun: version 2 delivered inline as the client asked: the re-read cell says inline, level 7 from the transcript", () => {
+  const asked = (rereadAt: number) =>
+    rowFromRun(runRecord({
+      mode: "2026-07-28",
+      trigger: "subscribe",
+      labReport: labReport([notifiedClient(rereadAt, {
+        levelName: "version 2 delivered inline, re-read anyway",
+        embedResources: true,
+        steps: {
+          ...notifiedClient(0).steps,
+          deliveredInline: true,
+        },
+      })]),
+      transcript: CONTEXT_UPDATED,
+    }));
+  // The only read of version 2 is the model's, after it asked at 6 s.
+  const inline = asked(6.2);
+  assert.deepEqual(
+    [inline.deliveredInline, inline.labLevel, inline.level],
+    [true, 6, 7],
+  );
+  assert.equal(
+    inline.notes,
+    "version 2 came inside the notification, as the client asked (embedResources), and the client did not re-read it; version 2 reached the agent's context before it asked again",
+  );
+  assert.deepEqual(tableCells(inline).slice(9, 14), [
+    "✅",
+    "✅",
+    "inline",
+    "✅",
+    "7",
+  ]);
+  // A client that re-read at 4 s, before the model asked, did so anyway.
+  assert.match(
+    asked(4).notes,
+    /as the client asked \(embedResources\), and the client re-read it anyway;/,
+  );
+  // Without an inline delivery the cell is the lab's mark.
+  assert.equal(tableCells(row({ rereadAfterNotification: true }))[11], "✅");
+});
+
+Deno.test("rowFromRun (inline-content): the text the update carried unasked, and whether it reached the model without a re-read", () => {
+  const inlineRun = (
+    client: ClientReport,
+    transcript = runRecord().transcript,
+  ) => {
+    const report = labReport([client]);
+    return rowFromRun(runRecord({
+      mode: "inline-content",
+      trigger: "subscribe",
+      labReport: {
+        ...report,
+        scenario: {
+          ...report.scenario,
+          trigger: "subscribe",
+          inlineContent: "sep-3119",
+        },
+      },
+      transcript,
+    }));
+  };
+  const passedOn = inlineRun(notifiedClient(6.2), CONTEXT_UPDATED);
+  assert.deepEqual([passedOn.labLevel, passedOn.level], [6, 7]);
+  assert.equal(passedOn.deliveredInline, false);
+  assert.equal(
+    passedOn.notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); the client passed that text on to the model without a re-read; version 2 reached the agent's context before it asked again",
+  );
+  const ignored = inlineRun(notifiedClient(6.2));
+  assert.deepEqual([ignored.labLevel, ignored.level], [6, 6]);
+  assert.equal(
+    ignored.notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); the client did not re-read by itself, nor pass the text on to the model; version 2 was not in the agent's context until it asked",
+  );
+  // A client that re-read by itself needs no word on the text's use.
+  assert.equal(
+    inlineRun(notifiedClient(4), CONTEXT_UPDATED).notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); version 2 reached the agent's context before it asked again",
+  );
+  // Never subscribed: no update, so no text, and the lab's missing step.
+  assert.equal(
+    inlineRun(labClient({ trigger: "subscribe", updatesSent: 0 })).notes,
+    labClient().missing,
+  );
+});
+
+Deno.test("withDefaultComparison: each inline-content row against its client's default row, native under trigger subscribe", () => {
+  const steps = {
+    subscribed: true,
+    notificationDelivered: true,
+    rereadAfterNotification: true,
+  };
+  const defaultRow = row({ trigger: "subscribe", level: 6, ...steps });
+  const inlineRow = (fields: Partial<MatrixRow>) =>
+    row({ mode: "inline-content", trigger: "subscribe", ...steps, ...fields });
+  const compared = (fields: Partial<MatrixRow>, others = [defaultRow]) =>
+    withDefaultComparison([...others, inlineRow(fields)]).at(-1)!
+      .versusDefault;
+  assert.deepEqual(compared({ level: 6 }), {
+    defaultLevel: 6,
+    differences: [],
+    broke: false,
+  });
+  assert.deepEqual(
+    compared({ level: 5, labLevel: 5, rereadAfterNotification: false }),
+    {
+      defaultLevel: 6,
+      differences: ["level 5 (default 6)", "lost re-read v2"],
+      broke: true,
+    },
+  );
+  // The text stood in for the re-read: version 2 still reached the model.
+  assert.deepEqual(
+    compared({ level: 7, labLevel: 5, rereadAfterNotification: false }),
+    {
+      defaultLevel: 6,
+      differences: ["level 7 (default 6)", "lost re-read v2"],
+      broke: false,
+    },
+  );
+  assert.deepEqual(
+    compared({
+      level: 3,
+      labLevel: 3,
+      outcome: "exit-nonzero",
+      subscribed: false,
+      notificationDelivered: false,
+      rereadAfterNotification: false,
+    }),
+    {
+      defaultLevel: 6,
+      differences: [
+        "level 3 (default 6)",
+        "lost subscribed, notified, re-read v2",
+        "ended exit-nonzero (default completed)",
+      ],
+      broke: true,
+    },
+  );
+  assert.deepEqual(
+    compared({ level: 6, subscribed: true }, [
+      row({ trigger: "subscribe", level: 3 }),
+    ])?.differences,
+    ["level 6 (default 3)", "gained subscribed, notified, re-read v2"],
+  );
+  // Only the default mode's native subscribe row counts.
+  assert.deepEqual(
+    compared({ level: 6 }, [
+      row({ trigger: "read", level: 6, ...steps }),
+      row({ mode: "2026-07-28", trigger: "subscribe", level: 6, ...steps }),
+      row({ route: "wait-tool", trigger: "subscribe", level: 7, ...steps }),
+    ]),
+    { defaultLevel: null, differences: [], broke: false },
+  );
+  // A row that never reached the lab compares nothing; a stale comparison goes.
+  const unreached = withDefaultComparison([
+    defaultRow,
+    inlineRow({
+      labClient: null,
+      outcome: "install-failed",
+      versusDefault: { defaultLevel: 1, differences: ["old"], broke: true },
+    }),
+  ])[1];
+  assert.equal("versusDefault" in unreached, false);
+  // Other rows are left as they were.
+  assert.deepEqual(withDefaultComparison([defaultRow]), [defaultRow]);
+});
+
+Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes cell", () => {
+  const note = (versus: Parameters<typeof versusDefaultNote>[0]) =>
+    versusDefaultNote(versus);
+  assert.equal(
+    note({ defaultLevel: null, differences: [], broke: false }),
+    "no default row under this route and trigger to compare with",
+  );
+  assert.equal(
+    note({ defaultLevel: 5, differences: [], broke: false }),
+    "as in its default row: level 5, the same steps",
+  );
+  assert.equal(
+    note({
+      defaultLevel: 6,
+      differences: ["level 7 (default 6)", "lost re-read v2"],
+      broke: false,
+    }),
+    "against its default row, no break: level 7 (default 6), lost re-read v2",
+  );
+  assert.equal(
+    note({
+      defaultLevel: 5,
+      differences: ["level 1 (default 5)", "lost listed"],
+      broke: true,
+    }),
+    "broke on the extra fields, against its default row: level 1 (default 5), lost listed",
+  );
+  const [, inline] = withDefaultComparison([
+    row({ trigger: "subscribe", notes: "read only" }),
+    row({ mode: "inline-content", trigger: "subscribe", notes: "read only" }),
+  ]);
+  assert.equal(
+    tableCells(inline)[14],
+    "read only; as in its default row: level 3, the same steps",
+  );
 });

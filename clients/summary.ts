@@ -12,12 +12,16 @@ import { ALL_CLIENTS, isBrowserClient, isCommandClient } from "./catalog.ts";
 import type { CitedHost, UpstreamRequest } from "./cited.ts";
 import type { MatrixRow } from "./matrix.ts";
 
-/** The native route under each trigger, then the two other routes. */
+/**
+ * The native route under each trigger, then the two other routes, then the
+ * mode inline-content (native, trigger subscribe) in the default row.
+ */
 export const SUMMARY_COLUMNS = [
   { key: "native-subscribe", title: "Native, trigger subscribe" },
   { key: "native-read", title: "Native, trigger read" },
   { key: "wait-tool", title: "Wait tool" },
   { key: "shell-probe", title: "Shell probe" },
+  { key: "inline-content", title: "Inline content" },
 ] as const;
 
 export type SummaryColumn = (typeof SUMMARY_COLUMNS)[number]["key"];
@@ -63,9 +67,18 @@ export function summaryRows(sources: SummarySources): SummaryRow[] {
   const plain = sources.rows.filter((row) =>
     !row.longWait && !row.progressCheck
   );
-  const groups = Map.groupBy(plain, (row) => `${row.clientId}|${row.mode}`);
-  const measured = [...groups.values()].map((rows) =>
-    measuredRow(rows, sources.requests[rows[0].clientId] ?? [])
+  // An inline-content row is a cell of its client's default row.
+  const groups = Map.groupBy(
+    plain,
+    (row) =>
+      `${row.clientId}|${row.mode === "inline-content" ? "default" : row.mode}`,
+  );
+  const measured = [...groups].map(([key, rows]) =>
+    measuredRow(
+      key.slice(key.indexOf("|") + 1),
+      rows,
+      sources.requests[rows[0].clientId] ?? [],
+    )
   );
   const ran = new Set(
     plain.filter((row) => row.outcome !== "install-failed").map((row) =>
@@ -80,6 +93,7 @@ export function summaryRows(sources: SummarySources): SummaryRow[] {
 
 /** One client in one mode, from its rows of the matrix. */
 function measuredRow(
+  mode: string,
   rows: MatrixRow[],
   requests: UpstreamRequest[],
 ): SummaryRow {
@@ -91,6 +105,11 @@ function measuredRow(
     : undefined;
   const cell = (column: SummaryColumn): SummaryCell => {
     if (missed) return { level: null, text: missed };
+    if (column === "inline-content") {
+      return mode === "default"
+        ? levelCell(rows.filter((row) => row.mode === "inline-content"))
+        : { level: null, text: "default mode only" };
+    }
     const [route, trigger] = column === "native-subscribe"
       ? ["native", "subscribe"]
       : column === "native-read"
@@ -102,6 +121,7 @@ function measuredRow(
     }
     return levelCell(
       rows.filter((row) =>
+        row.mode !== "inline-content" &&
         (row.route ?? "native") === route &&
         (trigger === undefined || row.trigger === trigger)
       ),
@@ -110,7 +130,7 @@ function measuredRow(
   return {
     clientId: first.clientId,
     name: first.client,
-    mode: first.mode === "default" ? null : first.mode,
+    mode: mode === "default" ? null : mode,
     version: first.version,
     evidence: first.outcome === "not-supported" ? "documentation" : "run",
     cells: {
@@ -118,6 +138,7 @@ function measuredRow(
       "native-read": cell("native-read"),
       "wait-tool": cell("wait-tool"),
       "shell-probe": cell("shell-probe"),
+      "inline-content": cell("inline-content"),
     },
     requests,
   };
@@ -137,18 +158,24 @@ function hasShellTool(clientId: string): boolean {
 
 /**
  * The level of a route's rows: one trigger's, or both as "subscribe · read"
- * when they differ (colored by the lower); "+ notice" when the host told
- * the model the resource changed, which is not the update itself.
+ * when they differ (colored by the lower); ", inline" when version 2 came
+ * inside the notification as the client asked; "+ notice" when the host
+ * told the model the resource changed, which is not the update itself;
+ * "(broke)" when an inline-content row did worse than its default row.
  */
 function levelCell(rows: MatrixRow[]): SummaryCell {
   if (rows.length === 0) return { level: null, text: "not run" };
   const missed = rows.map((row) => NOT_REACHED[row.outcome]).find(Boolean);
   if (missed) return { level: null, text: missed };
   const levels = [...new Set(rows.map((row) => row.level))];
+  const inline = rows.some((row) => row.deliveredInline === true);
   const notice = rows.some((row) => row.hostNotice === true);
+  const broke = rows.some((row) => row.versusDefault?.broke === true);
   return {
     level: Math.min(...levels),
-    text: `${levels.join(" · ")}${notice ? " + notice" : ""}`,
+    text: `${levels.join(" · ")}${inline ? ", inline" : ""}${
+      notice ? " + notice" : ""
+    }${broke ? " (broke)" : ""}`,
   };
 }
 
@@ -173,6 +200,7 @@ function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
       "native-read": none,
       "wait-tool": none,
       "shell-probe": none,
+      "inline-content": none,
     },
     requests,
   };
@@ -203,7 +231,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count). No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
@@ -391,7 +419,7 @@ function svgLegend(top: number): string[] {
     svgText(
       margin,
       top + 38,
-      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking; + notice: the host told the model of the change, without the content",
+      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2 (inline: sent in the notification, as asked), 7 version 2 in the agent's context without asking; + notice: the host told the model of the change, without the content",
       ' font-size="11"',
     ),
   );

@@ -47,6 +47,7 @@ Deno.test("summaryRows: one row per client and mode, the level per route and tri
     "native-read": { level: 6, text: "6" },
     "wait-tool": { level: 6, text: "7 · 6" },
     "shell-probe": { level: 7, text: "7" },
+    "inline-content": { level: null, text: "not run" },
   });
   assert.deepEqual(rows[0].requests, [REQUEST]);
   assert.deepEqual(rows[1].cells["native-read"], { level: 4, text: "4" });
@@ -121,6 +122,7 @@ Deno.test("summaryRows: install failures, no MCP, clients without a model, hosts
     "native-read": { level: null, text: "—" },
     "wait-tool": { level: null, text: "—" },
     "shell-probe": { level: null, text: "—" },
+    "inline-content": { level: null, text: "—" },
   });
 });
 
@@ -137,10 +139,10 @@ Deno.test("summaryMarkdown: the picture, then a table row per client with its re
     "![The level each client reached on each route](compatibility-summary.svg)",
   );
   assert.deepEqual(lines.slice(-4), [
-    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Requests upstream |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
-    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | none found |",
+    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Requests upstream |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | none found |",
   ]);
 });
 
@@ -182,14 +184,17 @@ Deno.test("summarySvg: well-formed, one colored cell per client and route, names
       "demo native-read 6 #4ade80",
       "demo wait-tool 6 #4ade80",
       "demo shell-probe 7 #15803d",
+      "demo inline-content none #e5e7eb",
       "evil native-subscribe none #e5e7eb",
       "evil native-read 3 #f97316",
       "evil wait-tool none #e5e7eb",
       "evil shell-probe none #e5e7eb",
+      "evil inline-content none #e5e7eb",
       "zed native-subscribe none #e5e7eb",
       "zed native-read none #e5e7eb",
       "zed wait-tool none #e5e7eb",
       "zed shell-probe none #e5e7eb",
+      "zed inline-content none #e5e7eb",
     ],
   );
   const texts = [...root.getElementsByTagName("text")].map((text) =>
@@ -215,5 +220,77 @@ Deno.test("summaryRows: the reference host's shell-probe cell says it has no she
     "native-read": { level: null, text: "not run" },
     "wait-tool": { level: 7, text: "7" },
     "shell-probe": { level: null, text: "no shell tool" },
+    "inline-content": { level: null, text: "not run" },
   });
+});
+
+Deno.test("summaryRows: inline content is a cell of the client's default row; inline delivery and a break say so, in Markdown and SVG", () => {
+  const host = (fields: Parameters<typeof matrixRow>[0]) =>
+    matrixRow({
+      clientId: "reference-host",
+      client: "Reference host",
+      trigger: "subscribe",
+      ...fields,
+    });
+  const rows = summaryRows({
+    rows: [
+      host({ level: 7 }),
+      host({ mode: "2026-07-28", level: 7, deliveredInline: true }),
+      host({ mode: "inline-content", level: 7 }),
+      matrixRow({
+        clientId: "mcpdo",
+        client: "mcpdo",
+        trigger: "subscribe",
+        level: 5,
+      }),
+      matrixRow({
+        clientId: "mcpdo",
+        client: "mcpdo",
+        mode: "inline-content",
+        trigger: "subscribe",
+        level: 1,
+        versusDefault: {
+          defaultLevel: 5,
+          differences: ["level 1 (default 5)"],
+          broke: true,
+        },
+      }),
+    ],
+    cited: [],
+    requests: {},
+  });
+  assert.deepEqual(
+    rows.map((row) => [
+      row.clientId,
+      row.mode,
+      row.cells["native-subscribe"],
+      row.cells["inline-content"],
+    ]),
+    [
+      ["reference-host", null, { level: 7, text: "7" }, {
+        level: 7,
+        text: "7",
+      }],
+      ["reference-host", "2026-07-28", { level: 7, text: "7, inline" }, {
+        level: null,
+        text: "default mode only",
+      }],
+      ["mcpdo", null, { level: 5, text: "5" }, {
+        level: 1,
+        text: "1 (broke)",
+      }],
+    ],
+  );
+  assert.deepEqual(summaryMarkdown(rows, "s.svg").slice(-3), [
+    "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | none found |",
+    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | none found |",
+    "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | none found |",
+  ]);
+  const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
+  const texts = [...svg.documentElement!.getElementsByTagName("text")].map((
+    text,
+  ) => text.textContent);
+  for (const text of ["Inline content", "7, inline", "1 (broke)"]) {
+    assert.ok(texts.includes(text), text);
+  }
 });
