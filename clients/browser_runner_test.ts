@@ -190,6 +190,8 @@ Deno.test({
     await withCheckedRun(
       [
         "inspector-web",
+        "--mode",
+        "default,2026-07-28",
         "--trigger",
         "subscribe",
         "--delay",

@@ -258,6 +258,8 @@ Deno.test({
     await withCheckedRun(
       [
         "vscode",
+        "--mode",
+        "default,stdio",
         "--trigger",
         "subscribe",
         "--delay",

@@ -16,7 +16,9 @@ import {
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  labInlineContent,
   type ModeId,
+  MODES,
   selectClients,
   type UnsupportedClientDefinition,
 } from "./catalog.ts";
@@ -51,6 +53,7 @@ import {
   refreshNote,
   rowFromRun,
   SUMMARY_SVG,
+  withDefaultComparison,
 } from "./matrix.ts";
 import {
   defaultDenoDir,
@@ -73,7 +76,10 @@ export const CLIENTS_USAGE = `Usage: deno task clients [options] [client...]
 
 Installs each client (all, or those named) at its pinned version, runs it
 against a fresh lab and scripted model in every mode, on every route and
-under both triggers, and regenerates results/.
+under both triggers, and regenerates results/. Every client that runs also
+gets mode inline-content: as in its default mode, natively under trigger
+subscribe, against a lab that puts the new text in every update
+(--inline-content sep-3119).
 
 Options:
   --results-dir DIR  where to write (default: the repository's results/)
@@ -83,6 +89,10 @@ Options:
   --trigger T        only this trigger (subscribe or read; default both)
   --route R[,R…]     these routes (native, wait-tool, shell-probe; default
                      all three); command clients run on native only
+  --mode M[,M…]      only the runs in these modes (default all: default,
+                     2026-07-28, notifications, stdio, stdio-2026-07-28,
+                     no-updates, inline-content); --mode inline-content
+                     runs that mode alone
   --only G[,G…]      these groups: agents (the agent CLIs, with the
                      scripted model), inspector (the MCP Inspector's
                      command clients, mcpdo and the Inspector CLI, and its
@@ -128,6 +138,8 @@ export interface ClientsOptions {
   minLevel: number;
   triggers: Trigger[];
   routes: Route[];
+  /** Runs in other modes are not planned (`--mode`). */
+  modes: ModeId[];
   /** Set for `--long-wait`: the update delay of its runs. */
   longWaitDelay?: number;
   progressCheck: boolean;
@@ -176,6 +188,7 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     delay: { type: "string", default: "3" },
     trigger: { type: "string" },
     route: { type: "string", default: ROUTES.join(",") },
+    mode: { type: "string", default: MODES.join(",") },
     only: { type: "string" },
     "long-wait": { type: "boolean", default: false },
     "long-wait-delay": { type: "string", default: "90" },
@@ -218,6 +231,7 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     minLevel: nonNegative("min-level", values["min-level"]),
     triggers: trigger === undefined ? ["subscribe", "read"] : [trigger],
     routes: listOf("route", values.route, ROUTES),
+    modes: listOf("mode", values.mode, MODES),
     longWaitDelay: longWait ? longWaitDelay : undefined,
     progressCheck: values["progress-check"],
     check: values.check,
@@ -248,7 +262,7 @@ function chosenClients(names: string[], only: string | undefined) {
   return selected;
 }
 
-interface PlannedRun {
+export interface PlannedRun {
   mode: ModeId;
   route: Route;
   trigger: Trigger;
@@ -262,12 +276,23 @@ function sideBySide(options: ClientsOptions): boolean {
   return options.longWaitDelay !== undefined || options.progressCheck;
 }
 
+/** A client's runs in the modes `--mode` asks for (all by default). */
+export function plannedRuns(
+  client: AnyClient,
+  options: ClientsOptions,
+): PlannedRun[] {
+  return runsOf(client, options).filter((run) =>
+    options.modes.includes(run.mode)
+  );
+}
+
 /**
- * A client's runs: every mode, route and trigger, or its one long wait. A
- * command client has no model to take the wait-tool or shell-probe route,
- * nor to wait on a tool call, so it runs natively or not at all.
+ * A client's runs: every mode, route and trigger, then its inline-content
+ * run, or its one long wait. A command client has no model to take the
+ * wait-tool or shell-probe route, nor to wait on a tool call, so it runs
+ * natively or not at all.
  */
-function plannedRuns(client: AnyClient, options: ClientsOptions): PlannedRun[] {
+function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
   const plain = { longWait: false, delaySeconds: options.delaySeconds };
   if (isUnsupportedClient(client)) {
     // One row, no run: it says why.
@@ -277,14 +302,17 @@ function plannedRuns(client: AnyClient, options: ClientsOptions): PlannedRun[] {
   }
   if (isCommandClient(client) || isBrowserClient(client)) {
     if (sideBySide(options) || !options.routes.includes("native")) return [];
-    return client.modes.flatMap((mode) =>
-      options.triggers.map((trigger) => ({
-        mode,
-        route: "native" as const,
-        trigger,
-        ...plain,
-      }))
-    );
+    return [
+      ...client.modes.flatMap((mode) =>
+        options.triggers.map((trigger) => ({
+          mode,
+          route: "native" as const,
+          trigger,
+          ...plain,
+        }))
+      ),
+      ...inlineContentRun(options),
+    ];
   }
   if (options.progressCheck) {
     return (["progress", "no-progress"] as const).map((check) => ({
@@ -305,11 +333,32 @@ function plannedRuns(client: AnyClient, options: ClientsOptions): PlannedRun[] {
       delaySeconds: options.longWaitDelay,
     }];
   }
-  return client.modes.flatMap((mode) =>
-    options.routes.flatMap((route) =>
-      options.triggers.map((trigger) => ({ mode, route, trigger, ...plain }))
-    )
-  );
+  return [
+    ...client.modes.flatMap((mode) =>
+      options.routes.flatMap((route) =>
+        options.triggers.map((trigger) => ({ mode, route, trigger, ...plain }))
+      )
+    ),
+    ...inlineContentRun(options),
+  ];
+}
+
+/**
+ * The one inline-content run every client that runs gets: natively under
+ * trigger subscribe, where its default row shows what it does without the
+ * text, when the command line asks for that route and trigger.
+ */
+function inlineContentRun(options: ClientsOptions): PlannedRun[] {
+  return options.routes.includes("native") &&
+      options.triggers.includes("subscribe")
+    ? [{
+      mode: "inline-content",
+      route: "native",
+      trigger: "subscribe",
+      longWait: false,
+      delaySeconds: options.delaySeconds,
+    }]
+    : [];
 }
 
 /**
@@ -389,6 +438,7 @@ async function runOne(
     binPath: installed.binPath,
     delaySeconds: run.delaySeconds,
     timeoutSeconds: options.timeoutSeconds,
+    inlineContent: labInlineContent(run.mode),
     keepHome: options.keepHomes,
   };
   const browserBase = {
@@ -504,7 +554,7 @@ async function readyToRun(
 ): Promise<Installed | undefined> {
   if (planned.length === 0) {
     console.log(
-      `== ${client.displayName}: skipped (a command client runs only on the native route, and has no long-wait or progress check)`,
+      `== ${client.displayName}: skipped (no run in the routes, triggers and modes asked; a command or browser client runs only on the native route, and has no long-wait or progress check)`,
     );
     return undefined;
   }
@@ -640,11 +690,11 @@ async function writeMatrix(
     previous = undefined;
   }
   const freshRows = records.map(rowFromRun);
-  const rows = mergeRows(
+  const rows = withDefaultComparison(mergeRows(
     previous?.rows ?? [],
     freshRows,
     ALL_CLIENTS.map((client) => client.id),
-  );
+  ));
   const document: MatrixDocument = {
     generatedAt: new Date().toISOString(),
     labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
