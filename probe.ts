@@ -25,6 +25,8 @@ import { z } from "npm:zod@4.6.7";
 import {
   Client,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
   type JSONRPCMessage,
   parseJSONRPCMessage,
   StreamableHTTPClientTransport,
@@ -108,6 +110,11 @@ const CHANGE_OUTPUT_LIMIT = 4000;
 const UNSOLICITED_URIS_KEPT = 5;
 /** How many unchanged re-reads the result keeps with their text. */
 const UNCHANGED_KEPT = 5;
+/** How many names of a server's extra fields the result keeps, each cut to `NAME_KEPT` characters. */
+const NAMES_KEPT = 10;
+const NAME_KEPT = 40;
+/** How much of inline content that differs is shown, from the first difference. */
+const INLINE_SHOWN = 40;
 /**
  * How many steps a run keeps (and shows as progress): a flood of
  * notifications makes two steps per re-read, and the output stays bounded.
@@ -132,6 +139,8 @@ export interface ProbeOptions {
   /** A shell command that changes the resource, run after subscribing. */
   change?: string;
   skipListCheck: boolean;
+  /** 2026-07-28: ask for the content in each notification (SEP-3119). */
+  embed: boolean;
   headers: Record<string, string>;
   /** Sent as a bearer token; never printed. */
   authToken?: string;
@@ -157,6 +166,32 @@ interface ProbeUpdate {
   afterSeconds: number;
   final: string | null;
   changed: boolean | null;
+  /** What the notification carried beside `uri` and `_meta`. */
+  inline: InlineContent;
+}
+
+/** Where a notification put the resource's content, if anywhere. */
+type InlineShape = "sep-3119" | "fastrmcp";
+
+/**
+ * Content a notification carried, compared with the re-read after it. Only
+ * its size and, when it differs, a few characters are kept.
+ */
+interface InlineContent {
+  /** `not-compared`: the re-read failed. */
+  status: "none" | "matches-reread" | "differs-from-reread" | "not-compared";
+  shape: InlineShape | null;
+  mimeType: string | null;
+  /** The inline text's length in UTF-16 characters and in UTF-8 bytes. */
+  chars: number;
+  bytes: number;
+  /** Where it first differs from the re-read, and the inline text from there. */
+  differsAt?: number;
+  inlineThere?: string;
+  /** Differs, and no later notification for the URI can explain it. */
+  defect: boolean;
+  /** Without recognised content: the other params' names, bounded. */
+  extraParams: string[];
 }
 
 /** What the `--change` command did. */
@@ -186,6 +221,8 @@ export interface ProbeResult {
   subscribed: boolean;
   /** 2026-07-28: the filter the acknowledgement honoured, as it came. */
   acknowledged: unknown;
+  /** `--embed`: asked with the listen, or unavailable in the 2025 era. */
+  embed: "asked" | "unavailable" | null;
   call: { name: string; ok: boolean; error?: string } | null;
   /** The `--change` command as it ran, its output cut to a few KB. */
   change: ProbeChange | null;
@@ -202,9 +239,19 @@ export interface ProbeResult {
   unchangedBeforeChange: number;
   /** Notifications for the URI that came while a re-read was already due. */
   collapsedNotifications: number;
+  /** Inline content that contradicts the server's own re-read, in words. */
+  inlineDefect: string | null;
   /** Notifications for a URI the probe did not subscribe to. */
   unsolicited: { count: number; uris: string[] };
   unsubscribed: boolean | null;
+  /** FastRMCP's dialect, reported and never graded. */
+  nonStandard: {
+    /** The names of the fields a `resources/subscribe` result carried. */
+    subscribeResult: string[] | null;
+    listSubscriptions: "supported" | "unsupported" | null;
+    /** Set when only `resources/unsubscribe {subscriptionId}` was accepted. */
+    unsubscribedBy: "subscriptionId" | null;
+  };
   /** No notification within a grace period after unsubscribing. */
   quietAfterStop: boolean | null;
   level: number;
@@ -255,6 +302,7 @@ const probeFlagsSchema = z.object({
   "call-args": z.string().optional(),
   change: z.string().trim().min(1, "--change must not be empty").optional(),
   "skip-list-check": z.boolean().default(false),
+  embed: z.boolean().default(false),
   header: z.array(z.string()).default([]),
   "auth-token": z.string().optional(),
   json: z.boolean().default(false),
@@ -340,6 +388,7 @@ export function parseProbeArgs(
       "call-args": { type: "string" },
       change: { type: "string" },
       "skip-list-check": { type: "boolean" },
+      embed: { type: "boolean" },
       header: { type: "string", multiple: true },
       "auth-token": { type: "string" },
       json: { type: "boolean" },
@@ -396,6 +445,7 @@ export function parseProbeArgs(
     },
     change: flags.change,
     skipListCheck: flags["skip-list-check"],
+    embed: flags.embed,
     headers: headerFlags(flags.header),
     authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
     json: flags.json,
@@ -425,6 +475,8 @@ function probeHelpText(): string {
     "  --change CMD         run CMD in the shell after subscribing (servers whose resources",
     "                       follow files or outside state); bounded by --timeout",
     "  --skip-list-check    do not require the URI in resources/list (dynamic resources)",
+    "  --embed              2026-07-28: listen with embedResources (content in each update,",
+    "                       SEP-3119); the probe still re-reads to compare",
     '  --header "N: v"      extra HTTP header, repeatable',
     "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
     "  --json               print one JSON object instead of key value lines",
@@ -445,24 +497,40 @@ function probeHelpText(): string {
 // A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
+/** A notification for the watched URI, waiting for its re-read. */
+interface Arrival {
+  uri: string;
+  at: number;
+  inline: InlineSeen;
+}
+
 /**
  * Notifications for the watched URI as they arrive, and whether the stream
  * carrying them closed. At most one waits: a re-read reads the latest, so
  * notifications that come while one waits collapse into it.
  */
 class UpdateQueue {
-  #waiting?: { uri: string; at: number };
+  #waiting?: Arrival;
   #arrived = 0;
   #closed?: string;
   #wake?: () => void;
 
-  /** A notification; false when it collapsed into one already waiting. */
-  push(uri: string): boolean {
+  /**
+   * A notification; false when it collapsed into one already waiting, which
+   * then takes its inline content: the re-read reads the latest.
+   */
+  push(uri: string, inline: InlineSeen): boolean {
     this.#arrived++;
     const fresh = this.#waiting === undefined;
-    this.#waiting ??= { uri, at: performance.now() };
+    this.#waiting ??= { uri, at: performance.now(), inline };
+    this.#waiting.inline = inline;
     this.#wake?.();
     return fresh;
+  }
+
+  /** Whether a notification waits for its re-read. */
+  get pending(): boolean {
+    return this.#waiting !== undefined;
   }
 
   /** The stream closed (or, with no reason, opened again). */
@@ -480,9 +548,7 @@ class UpdateQueue {
   }
 
   /** The next update, or why none came within `ms` (none at all past it). */
-  async next(
-    ms: number,
-  ): Promise<{ uri: string; at: number } | "timeout" | "closed"> {
+  async next(ms: number): Promise<Arrival | "timeout" | "closed"> {
     const deadline = performance.now() + ms;
     while (this.#waiting === undefined) {
       if (this.#closed) return "closed";
@@ -533,6 +599,7 @@ class ProbeRun {
       initial: null,
       subscribed: false,
       acknowledged: null,
+      embed: null,
       call: null,
       change: null,
       expectedUpdates: options.count,
@@ -540,8 +607,14 @@ class ProbeRun {
       unchangedNotifications: 0,
       unchangedBeforeChange: 0,
       collapsedNotifications: 0,
+      inlineDefect: null,
       unsolicited: { count: 0, uris: [] },
       unsubscribed: null,
+      nonStandard: {
+        subscribeResult: null,
+        listSubscriptions: null,
+        unsubscribedBy: null,
+      },
       quietAfterStop: null,
       level: 0,
       levelName: PROBE_LEVEL_NAMES[0],
@@ -652,10 +725,16 @@ class ProbeRun {
    * URI after the probe asked for it; otherwise unsolicited, counted, and
    * only the first few kept.
    */
-  notified(uri: string) {
+  notified(uri: string, inline: InlineSeen) {
     if (uri === this.options.uri && this.asked) {
-      if (this.updates.push(uri)) {
-        this.step("server", `notifications/resources/updated ${shown(uri)}`);
+      if (this.updates.push(uri, inline)) {
+        const { shape } = inline.fact;
+        this.step(
+          "server",
+          `notifications/resources/updated ${shown(uri)}${
+            shape ? ` (content inline, ${shape})` : ""
+          }`,
+        );
       } else {
         this.result.collapsedNotifications++;
       }
@@ -681,6 +760,34 @@ class ProbeRun {
       this.progress(
         `<- ${unsolicited.count} notifications for resources not subscribed to so far`,
       );
+    }
+  }
+
+  /**
+   * What the probe sends, as the SDK wrote it; with `--embed` a listen asks
+   * for the content in each notification, which the SDK cannot ask for.
+   */
+  outgoing(message: JSONRPCMessage): JSONRPCMessage {
+    if (
+      !this.options.embed || !isJSONRPCRequest(message) ||
+      message.method !== "subscriptions/listen"
+    ) return message;
+    return { ...message, params: { ...message.params, embedResources: true } };
+  }
+
+  /**
+   * What the server sent, before the SDK's schemas strip what they do not
+   * name: error answers as sent (the SDK reads a 2025 -32002 as -32602),
+   * each notification's params whole.
+   */
+  incoming(message: JSONRPCMessage) {
+    if (isJSONRPCErrorResponse(message)) this.wireError = message.error;
+    else if (
+      isJSONRPCNotification(message) &&
+      message.method === "notifications/resources/updated" &&
+      typeof message.params?.uri === "string"
+    ) {
+      this.notified(message.params.uri, inlineSeen(message.params));
     }
   }
 
@@ -748,15 +855,20 @@ class ProbeRun {
       result.subscribed,
       notified,
       result.updates.some((update) => update.changed),
-      result.unsubscribed === true && result.quietAfterStop === true,
+      // Stopping only in FastRMCP's way is not stopping in the spec's.
+      result.unsubscribed === true && !result.nonStandard.unsubscribedBy &&
+      result.quietAfterStop === true,
     ];
     let level = 0;
     while (level + 1 < ladder.length && ladder[level + 1]) level++;
     result.level = level;
     result.levelName = PROBE_LEVEL_NAMES[level];
+    result.inlineDefect = inlineDefect(result);
     if (!result.missing) {
       result.missing = level === 7
         ? "nothing: the server delivers the update and stops cleanly"
+        : result.nonStandard.unsubscribedBy
+        ? "the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription"
         : result.quietAfterStop === false
         ? "a notification arrived after the probe unsubscribed"
         : "the probe could not unsubscribe";
@@ -777,6 +889,118 @@ function contentsText(
   return contents.map((content) =>
     content.text ?? `[blob: ${content.blob?.length ?? 0} base64 characters]`
   ).join("\n");
+}
+
+/** A notification's content, whole until the re-read is compared with it. */
+interface InlineSeen {
+  fact: InlineContent;
+  /** Text, a blob named by size as reads are, structured content as JSON. */
+  text: string | null;
+  structured: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The content in a notification's params: flat (SEP-3119) or in a
+ * `content` object (FastRMCP); without either, the other params' names.
+ */
+function inlineSeen(params: Record<string, unknown>): InlineSeen {
+  const { content } = params;
+  const fastrmcp = isRecord(content) && contentText(content) !== null;
+  const source = fastrmcp ? content : params;
+  const text = contentText(source);
+  const extras = Object.keys(params).filter((key) =>
+    !["uri", "_meta"].includes(key)
+  );
+  const fact: InlineContent = {
+    status: "none",
+    shape: text === null ? null : fastrmcp ? "fastrmcp" : "sep-3119",
+    mimeType: typeof source.mimeType === "string"
+      ? source.mimeType.slice(0, 100)
+      : null,
+    chars: text?.length ?? 0,
+    bytes: new TextEncoder().encode(text ?? "").length,
+    defect: false,
+    extraParams: text === null ? boundedNames(extras) : [],
+  };
+  const structured = typeof source.text !== "string" &&
+    typeof source.blob !== "string";
+  return { fact, text, structured };
+}
+
+/** Inline content as a read's `contentsText` would give it. */
+function contentText(source: Record<string, unknown>): string | null {
+  if (typeof source.text === "string") return source.text;
+  if (typeof source.blob === "string") {
+    return contentsText([{ blob: source.blob }]);
+  }
+  return source.structuredContent === undefined
+    ? null
+    : sortedJson(source.structuredContent);
+}
+
+/** JSON with every object's keys sorted: their order is no difference. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, inner: unknown) =>
+      isRecord(inner)
+        ? Object.fromEntries(
+          Object.keys(inner).sort().map((key) => [key, inner[key]]),
+        )
+        : inner,
+  ) ?? "null";
+}
+
+/** Names a server chose: `NAMES_KEPT`, each cut to `NAME_KEPT` characters, then how many more. */
+function boundedNames(names: string[]): string[] {
+  const kept = names.slice(0, NAMES_KEPT).map((name) =>
+    name.length > NAME_KEPT ? `${name.slice(0, NAME_KEPT - 1)}…` : name
+  );
+  const more = names.length - kept.length;
+  return more > 0 ? [...kept, `(${more} more)`] : kept;
+}
+
+/**
+ * A notification's content against the re-read after it (`final`, null
+ * when that failed). Content that differs is a defect unless the URI was
+ * notified again meanwhile (`renotified`): the resource may have moved on.
+ */
+function compareInline(
+  { fact, text, structured }: InlineSeen,
+  final: string | null,
+  renotified: boolean,
+): InlineContent {
+  if (text === null) return fact;
+  if (final === null) return { ...fact, status: "not-compared" };
+  let reread = final;
+  try {
+    if (structured) reread = sortedJson(JSON.parse(final));
+  } catch {
+    // Not JSON: structured content cannot match it.
+  }
+  if (text === reread) return { ...fact, status: "matches-reread" };
+  let at = 0;
+  while (text[at] === reread[at]) at++;
+  return {
+    ...fact,
+    status: "differs-from-reread",
+    differsAt: at,
+    inlineThere: text.slice(at, at + INLINE_SHOWN),
+    defect: !renotified,
+  };
+}
+
+/** Inline content that contradicted its re-read, in words; null for none. */
+function inlineDefect(result: ProbeResult): string | null {
+  const defects = result.updates.filter((update) => update.inline.defect);
+  if (defects.length === 0) return null;
+  return `${defects.length} notification(s) carried content that contradicts the server's own resources/read after it (the first from character ${
+    defects[0].inline.differsAt
+  }): a server defect`;
 }
 
 /**
@@ -893,13 +1117,10 @@ export async function probeServer(
       },
     },
   );
-  client.setNotificationHandler(
-    "notifications/resources/updated",
-    (notification) => run.notified(notification.params.uri),
-  );
   const transport = options.url
     ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
     : new ServerProcess(options.command!, run);
+  tapTransport(transport, run);
   try {
     await withinTimeout(client.connect(transport), options.timeoutSeconds);
   } catch (error) {
@@ -912,22 +1133,36 @@ export async function probeServer(
     await transport.close();
     return run.finish();
   }
-  // Error answers as they came on the wire: the SDK reads a 2025 -32002 as
-  // -32602, and the probe reports what the server sent.
-  const tapped = transport as {
-    onmessage?: (message: JSONRPCMessage, ...rest: unknown[]) => void;
-  };
-  const deliver = tapped.onmessage;
-  tapped.onmessage = (message, ...rest) => {
-    if (isJSONRPCErrorResponse(message)) run.wireError = message.error;
-    deliver?.(message, ...rest);
-  };
+  // An error answered while connecting (a 2025 server's to
+  // server/discover) is no later request's.
+  run.wireError = undefined;
   try {
     await probeConnected(run, client);
   } finally {
     await closeProbe(run, client, transport);
   }
   return run.finish();
+}
+
+/**
+ * Puts the run between the transport and the SDK, both ways, from before
+ * connecting: the SDK's schemas drop what they do not name (a
+ * notification's content, a subscribe result's fields), so the run reads
+ * each message as sent, and adds to what the SDK sends.
+ */
+function tapTransport(transport: Transport, run: ProbeRun) {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(run.outgoing(message), options);
+  let tapped: Transport["onmessage"];
+  Object.defineProperty(transport, "onmessage", {
+    get: () => tapped,
+    set(deliver: Transport["onmessage"]) {
+      tapped = deliver && ((message, extra) => {
+        run.incoming(message);
+        deliver(message, extra);
+      });
+    },
+  });
 }
 
 /** How long a stdio server gets after stdin closes, and after SIGTERM. */
@@ -1190,40 +1425,8 @@ async function subscribe(
 ): Promise<(() => Promise<void>) | undefined> {
   const { options, result } = run;
   run.asked = true;
-  if (result.era === "2025") {
-    try {
-      await client.subscribeResource({ uri: options.uri }, run.requestOptions);
-    } catch (error) {
-      const failure = rpcError(error, run);
-      run.fail(
-        "subscribe-refused",
-        `resources/subscribe was refused: ${shown(failure.message)}${
-          failure.code === undefined ? "" : ` (${failure.code})`
-        }`,
-        failure,
-      );
-      return undefined;
-    }
-    result.subscribed = true;
-    run.step("probe", "resources/subscribe");
-    return async () => {
-      try {
-        await client.unsubscribeResource(
-          { uri: options.uri },
-          run.requestOptions,
-        );
-        result.unsubscribed = true;
-        run.step("probe", "resources/unsubscribe");
-      } catch (error) {
-        result.unsubscribed = false;
-        run.step(
-          "note",
-          `unsubscribe failed: ${shown(rpcError(error).message)}`,
-        );
-      }
-      await watchQuiet(run);
-    };
-  }
+  if (result.era === "2025") return await subscribeLegacy(run, client);
+  if (options.embed) result.embed = "asked";
   let listen: Awaited<ReturnType<Client["listen"]>>;
   try {
     listen = await client.listen(
@@ -1240,7 +1443,12 @@ async function subscribe(
     return undefined;
   }
   result.acknowledged = listen.honoredFilter;
-  run.step("probe", `subscriptions/listen ${options.uri}`);
+  run.step(
+    "probe",
+    `subscriptions/listen ${options.uri}${
+      options.embed ? " with embedResources" : ""
+    }`,
+  );
   run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
   let closing = false;
   listen.closed.then((how) => {
@@ -1266,6 +1474,122 @@ async function subscribe(
   }
   result.subscribed = true;
   return stop;
+}
+
+/**
+ * The 2025 way: `resources/subscribe`, then FastRMCP's list; the stop
+ * unsubscribes, in FastRMCP's way when the spec's is refused.
+ */
+async function subscribeLegacy(
+  run: ProbeRun,
+  client: Client,
+): Promise<(() => Promise<void>) | undefined> {
+  const { options, result } = run;
+  if (options.embed) {
+    result.embed = "unavailable";
+    run.step("note", `--embed: ${EMBED_UNAVAILABLE}`);
+  }
+  let answer: Record<string, unknown>;
+  try {
+    // The SDK refuses a result with fields; FastRMCP's has four.
+    answer = await client.request(
+      { method: "resources/subscribe", params: { uri: options.uri } },
+      z.looseObject({}),
+      run.requestOptions,
+    );
+  } catch (error) {
+    const failure = rpcError(error, run);
+    run.fail(
+      "subscribe-refused",
+      `resources/subscribe was refused: ${shown(failure.message)}${
+        failure.code === undefined ? "" : ` (${failure.code})`
+      }`,
+      failure,
+    );
+    return undefined;
+  }
+  result.subscribed = true;
+  run.step("probe", "resources/subscribe");
+  const fields = Object.keys(answer).filter((name) => name !== "_meta");
+  if (fields.length) {
+    result.nonStandard.subscribeResult = boundedNames(fields);
+  }
+  await listSubscriptions(run, client);
+  return async () => {
+    try {
+      await client.unsubscribeResource(
+        { uri: options.uri },
+        run.requestOptions,
+      );
+      result.unsubscribed = true;
+      run.step("probe", "resources/unsubscribe");
+    } catch (error) {
+      run.step(
+        "note",
+        `unsubscribe failed: ${shown(rpcError(error, run).message)}`,
+      );
+      result.unsubscribed = await unsubscribeById(run, client, answer.id);
+    }
+    await watchQuiet(run);
+  };
+}
+
+/** Why `--embed` asks nothing in the 2025 era. */
+const EMBED_UNAVAILABLE =
+  "the 2025 era has no subscriptions/listen to carry embedResources";
+
+/**
+ * A request outside the spec, or in another shape than its: whether the
+ * server answered with a result. At most 5 s: a server may leave a method
+ * it does not know unanswered.
+ */
+async function nonStandardRequest(
+  run: ProbeRun,
+  client: Client,
+  method: string,
+  params?: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    await client.request({ method, params }, z.unknown(), {
+      timeout: Math.min(run.options.timeoutSeconds, 5) * 1000,
+    });
+    return true;
+  } catch {
+    // Its error answer is this request's, no later one's.
+    run.wireError = undefined;
+    return false;
+  }
+}
+
+/**
+ * FastRMCP's `resources/list_subscriptions`, tried once after a 2025
+ * subscribe (a 2026-07-28 server holds no subscriptions to list).
+ */
+async function listSubscriptions(run: ProbeRun, client: Client) {
+  const method = "resources/list_subscriptions";
+  const answered = await nonStandardRequest(run, client, method);
+  run.result.nonStandard.listSubscriptions = answered
+    ? "supported"
+    : "unsupported";
+  run.step(
+    "probe",
+    `${method} (not in the spec): ${answered ? "answered" : "refused"}`,
+  );
+}
+
+/**
+ * FastRMCP's unsubscribe, `{subscriptionId}` with the `id` its subscribe
+ * result gave (`id`), once the spec's `{uri}` was refused.
+ */
+async function unsubscribeById(run: ProbeRun, client: Client, id: unknown) {
+  const params = { subscriptionId: id };
+  if (
+    !["string", "number"].includes(typeof id) ||
+    !await nonStandardRequest(run, client, "resources/unsubscribe", params)
+  ) return false;
+  run.result.nonStandard.unsubscribedBy = "subscriptionId";
+  run.step("probe", "resources/unsubscribe {subscriptionId} (not in the spec)");
+  return true;
 }
 
 /** Calls the `--call` tool that makes the server change the resource. */
@@ -1459,7 +1783,7 @@ async function awaitUpdates(run: ProbeRun, client: Client) {
       if (arrival === "timeout" || arrival === "closed") {
         return missedUpdate(run, arrival, changed, unchanged);
       }
-      const update = await reread(run, client, arrival.uri, since, previous);
+      const update = await reread(run, client, arrival, since, previous);
       if (update.changed) {
         result.updates.push(update);
         previous = update.final;
@@ -1479,19 +1803,23 @@ async function awaitUpdates(run: ProbeRun, client: Client) {
   if (unchanged) run.step("note", unchanged);
 }
 
-/** Re-reads the resource after a notification; records what it showed. */
+/**
+ * Re-reads the resource after a notification; records what it showed, and
+ * how the content the notification carried compares with it.
+ */
 async function reread(
   run: ProbeRun,
   client: Client,
-  uri: string,
+  arrival: Arrival,
   since: number,
   previous: string | null,
 ): Promise<ProbeUpdate> {
   const update: ProbeUpdate = {
-    uri,
+    uri: arrival.uri,
     afterSeconds: run.elapsed(since),
     final: null,
     changed: false,
+    inline: arrival.inline.fact,
   };
   try {
     const read = await client.readResource(
@@ -1507,6 +1835,11 @@ async function reread(
   } catch (error) {
     run.step("note", `re-read failed: ${shown(rpcError(error).message)}`);
   }
+  update.inline = compareInline(
+    arrival.inline,
+    update.final,
+    run.updates.pending,
+  );
   return update;
 }
 
@@ -1643,6 +1976,19 @@ export function probeLines(
   if (result.acknowledged !== null) {
     lines.push(`acknowledged ${jsonText(result.acknowledged)}`);
   }
+  if (result.embed) {
+    lines.push(
+      result.embed === "asked"
+        ? "embed asked"
+        : `embed unavailable: ${EMBED_UNAVAILABLE}`,
+    );
+  }
+  const { subscribeResult, listSubscriptions, unsubscribedBy } =
+    result.nonStandard;
+  if (subscribeResult) {
+    lines.push(`subscribe-result ${shown(subscribeResult.join(","))}`);
+  }
+  if (listSubscriptions) lines.push(`list-subscriptions ${listSubscriptions}`);
   if (result.call) {
     lines.push(
       `called ${shown(result.call.name)} ${
@@ -1668,6 +2014,7 @@ export function probeLines(
     if (update.final !== null) {
       lines.push(`final ${jsonText(update.final)}`);
     }
+    lines.push(inlineLine(update.inline));
   }
   if (result.errorCode === "notification-timeout") {
     lines.push("notification-received false");
@@ -1683,8 +2030,13 @@ export function probeLines(
       }`,
     );
   }
+  if (result.inlineDefect) lines.push(`inline-defect ${result.inlineDefect}`);
   if (result.unsubscribed !== null) {
-    lines.push(`unsubscribed ${result.unsubscribed}`);
+    lines.push(
+      `unsubscribed ${result.unsubscribed}${
+        unsubscribedBy ? ` by=${unsubscribedBy}` : ""
+      }`,
+    );
   }
   if (result.quietAfterStop !== null) {
     lines.push(`quiet-after-unsubscribe ${result.quietAfterStop}`);
@@ -1703,6 +2055,30 @@ export function probeLines(
   return lines.map(lineText);
 }
 
+/**
+ * One notification's inline content: the shape, its size, and where it
+ * first differs from the re-read, never the content whole.
+ */
+function inlineLine(inline: InlineContent): string {
+  if (!inline.shape) {
+    return `inline-content none${
+      inline.extraParams.length > 0
+        ? ` extra-params=${jsonText(inline.extraParams)}`
+        : ""
+    }`;
+  }
+  return [
+    `inline-content ${inline.status} shape=${inline.shape}`,
+    inline.mimeType === null ? "" : ` mime=${shown(inline.mimeType)}`,
+    ` chars=${inline.chars} bytes=${inline.bytes}`,
+    inline.differsAt === undefined
+      ? ""
+      : ` at=${inline.differsAt} inline=${
+        jsonText(inline.inlineThere)
+      } defect=${inline.defect}`,
+  ].join("");
+}
+
 /** Text in a code block no line of it can close. */
 function fenced(text: string): string[] {
   const longest = Math.max(
@@ -1713,12 +2089,55 @@ function fenced(text: string): string[] {
   return [`${fence}text`, ...text.trimEnd().split("\n"), fence];
 }
 
+/** The report's paragraphs on content in the notifications and FastRMCP's dialect. */
+function contentFindings(result: ProbeResult): string[] {
+  const findings: string[] = [];
+  if (result.inlineDefect) {
+    findings.push(`**Server defect:** ${cell(result.inlineDefect)}.`, "");
+  }
+  const inline = result.updates.map((update) =>
+    inlineLine(update.inline).slice("inline-content ".length)
+  );
+  if (result.embed || inline.some((line) => line !== "none")) {
+    findings.push(
+      `Content in the notifications${
+        result.embed ? ` (\`--embed\`: ${result.embed})` : ""
+      }: ${
+        inline.map((line, index) => `${index + 1}. ${cell(line)}`).join("; ") ||
+        "none came"
+      }.`,
+      "",
+    );
+  }
+  const { subscribeResult, listSubscriptions, unsubscribedBy } =
+    result.nonStandard;
+  const dialect = [
+    subscribeResult &&
+    `resources/subscribe answered with fields ${
+      cell(subscribeResult.join(", "))
+    }`,
+    listSubscriptions === "supported" &&
+    "resources/list_subscriptions answered",
+    unsubscribedBy &&
+    "resources/unsubscribe {uri} was refused and {subscriptionId} accepted",
+  ].filter(Boolean);
+  if (dialect.length > 0) {
+    findings.push(
+      `Not in the spec (FastRMCP's dialect), reported and not graded: ${
+        dialect.join("; ")
+      }.`,
+      "",
+    );
+  }
+  return findings;
+}
+
 /**
  * The report's paragraphs beyond the level: notifications without a
  * change, unsolicited ones, and what `--change` did.
  */
 function probeFindings(result: ProbeResult): string[] {
-  const findings: string[] = [];
+  const findings = contentFindings(result);
   const unchanged = unchangedSummary(result);
   if (unchanged) {
     const when = result.updates.filter((update) => !update.changed).map(

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import {
   createMcpHandler,
+  InMemoryServerEventBus,
   isLegacyRequest,
   ProtocolError,
   Server,
@@ -90,6 +91,7 @@ function probeOptions(
     count: 1,
     skipListCheck: false,
     headers: {},
+    embed: false,
     json: false,
     ...overrides,
   };
@@ -170,10 +172,11 @@ for (const era of ["2025", "2026-07-28"] as const) {
       "subscribed true",
       ...era === "2026-07-28"
         ? [`acknowledged {"resourceSubscriptions":["${REVIEW_URI}"]}`]
-        : [],
+        : ["list-subscriptions unsupported"],
       `notification-received true after=Ts uri=${REVIEW_URI}`,
       "changed true",
       `final ${JSON.stringify(VERSION_2_TEXT)}`,
+      "inline-content none",
       "unchanged-notifications 0",
       "unsolicited-notifications 0",
       "unsubscribed true",
@@ -429,6 +432,14 @@ interface OddServer {
   floodWatched?: boolean;
   /** 2025: notifies the watched URI once, as it subscribes, and never again. */
   notifyOnSubscribeOnly?: boolean;
+  /**
+   * 2026-07-28, SEP-3119: its text is "version N", its `poke` tool changes
+   * it and notifies the listen streams, and a listen that asked with
+   * `embedResources` gets the text inline.
+   */
+  embed?: boolean;
+  /** Inline in place of the text: content that its own read contradicts. */
+  inlineText?: string;
 }
 
 const ODD_URI = "odd://thing";
@@ -440,8 +451,12 @@ const ODD_URI = "odd://thing";
 function startOddServer(odd: OddServer) {
   let reads = 0;
   let sent = 0;
+  let pokes = 0;
+  let embedAsked = false;
+  const bus = new InMemoryServerEventBus();
   const timers = new Set<ReturnType<typeof setInterval>>();
   const text = () => {
+    if (odd.embed) return `version ${pokes + 1}`;
     if (odd.file) return Deno.readTextFileSync(odd.file);
     if (odd.unchangedFirst !== undefined) {
       return `version ${Math.max(1, sent - odd.unchangedFirst + 1)}`;
@@ -486,6 +501,19 @@ function startOddServer(odd: OddServer) {
     }));
     server.setRequestHandler("tools/call", async () => {
       if (odd.pokeError) throw new ProtocolError(-32603, odd.pokeError);
+      if (odd.embed) {
+        pokes++;
+        const inline = {
+          mimeType: "text/plain",
+          text: odd.inlineText ?? text(),
+        };
+        bus.publish({
+          kind: "resource_updated",
+          uri: ODD_URI,
+          params: embedAsked ? inline : undefined,
+        });
+        return { content: [] };
+      }
       await notify();
       return { content: [] };
     });
@@ -522,7 +550,7 @@ function startOddServer(odd: OddServer) {
     return server;
   };
   const sessions = new LegacySessions(build);
-  const modern = createMcpHandler(build, { legacy: "reject" });
+  const modern = createMcpHandler(build, { legacy: "reject", bus });
   const http = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
@@ -532,6 +560,9 @@ function startOddServer(odd: OddServer) {
         headers: request.headers,
       });
       if (!await isLegacyRequest(forwarded, body)) {
+        if (body?.method === "subscriptions/listen") {
+          embedAsked = body.params?.embedResources === true;
+        }
         const listen = odd.dropListenFilter &&
           body?.method === "subscriptions/listen";
         const parsedBody = listen
@@ -932,6 +963,7 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--call",
       "--call-args",
       "--skip-list-check",
+      "--embed",
       "--change",
       "--max-bytes",
       "--header",
@@ -1515,4 +1547,380 @@ Deno.test("probe --change: its process group is ended with it, at the timeout a 
     },
   );
   await Deno.remove(dir, { recursive: true });
+});
+
+// ---------------------------------------------------------------------------
+// Content in the update: SEP-3119's embedResources, FastRMCP's dialect
+// ---------------------------------------------------------------------------
+
+/** The probe's lines for `result`, the notification's arrival time as `T`. */
+function timelessLines(result: ProbeResult): string[] {
+  return probeLines(result).map((line) =>
+    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
+  );
+}
+
+const POKE = { name: "poke", arguments: {} };
+
+/** The odd server's lines in 2026-07-28, from `uri` to the listen's acknowledgement. */
+const oddLines2026 = [
+  `uri ${ODD_URI}`,
+  "era 2026-07-28 (2026-07-28)",
+  "server odd 0.0.1",
+  'capabilities {"subscribe":true,"listChanged":false}',
+  "resource-found true",
+  'initial "version 1"',
+  "subscribed true",
+  `acknowledged {"resourceSubscriptions":["${ODD_URI}"]}`,
+];
+
+/** Its last lines when it reaches level 7 with one update. */
+const oddLevel7Lines2026 = [
+  "unchanged-notifications 0",
+  "unsolicited-notifications 0",
+  "unsubscribed true",
+  "quiet-after-unsubscribe true",
+  "level 7 stops cleanly",
+  "missing nothing: the server delivers the update and stops cleanly",
+  "error-code null",
+  "summary level=7 era=2026-07-28 notifications=1/1 error-code=null exit=0",
+];
+
+Deno.test("probe --embed (2026-07-28): a server that honours embedResources sends the content inline, matching the re-read; without --embed, none", async (t) => {
+  for (const embed of [true, false]) {
+    await t.step(embed ? "--embed" : "without --embed", async () => {
+      const result = await probeOdd({ embed: true }, "2026-07-28", {
+        call: POKE,
+        embed,
+      });
+      assert.equal(result.level, 7);
+      assert.equal(result.exitStatus, 0);
+      assert.equal(result.embed, embed ? "asked" : null);
+      assert.equal(result.inlineDefect, null);
+      assert.deepEqual(
+        result.updates[0].inline,
+        embed
+          ? {
+            status: "matches-reread",
+            shape: "sep-3119",
+            mimeType: "text/plain",
+            chars: 9,
+            bytes: 9,
+            defect: false,
+            extraParams: [],
+          }
+          : {
+            status: "none",
+            shape: null,
+            mimeType: null,
+            chars: 0,
+            bytes: 0,
+            defect: false,
+            extraParams: [],
+          },
+      );
+      assert.deepEqual(timelessLines(result).slice(1), [
+        ...oddLines2026,
+        ...embed ? ["embed asked"] : [],
+        "called poke ok",
+        `notification-received true after=Ts uri=${ODD_URI}`,
+        "changed true",
+        'final "version 2"',
+        embed
+          ? "inline-content matches-reread shape=sep-3119 mime=text/plain chars=9 bytes=9"
+          : "inline-content none",
+        ...oddLevel7Lines2026,
+      ]);
+    });
+  }
+});
+
+Deno.test("probe --embed: inline content that contradicts the server's own resources/read is a server defect, said in the lines, the JSON and the report", async () => {
+  const result = await probeOdd(
+    { embed: true, inlineText: "version 99" },
+    "2026-07-28",
+    { call: POKE, embed: true },
+  );
+  // A defect in the content, not in the delivery: level and exit stay.
+  assert.equal(result.level, 7);
+  assert.equal(result.exitStatus, 0);
+  const defect =
+    "1 notification(s) carried content that contradicts the server's own resources/read after it (the first from character 8): a server defect";
+  assert.equal(result.inlineDefect, defect);
+  assert.deepEqual(result.updates[0].inline, {
+    status: "differs-from-reread",
+    shape: "sep-3119",
+    mimeType: "text/plain",
+    chars: 10,
+    bytes: 10,
+    differsAt: 8,
+    inlineThere: "99",
+    defect: true,
+    extraParams: [],
+  });
+  assert.deepEqual(timelessLines(result).slice(1), [
+    ...oddLines2026,
+    "embed asked",
+    "called poke ok",
+    `notification-received true after=Ts uri=${ODD_URI}`,
+    "changed true",
+    'final "version 2"',
+    'inline-content differs-from-reread shape=sep-3119 mime=text/plain chars=10 bytes=10 at=8 inline="99" defect=true',
+    "unchanged-notifications 0",
+    "unsolicited-notifications 0",
+    `inline-defect ${defect}`,
+    ...oddLevel7Lines2026.slice(2),
+  ]);
+  const markdown = probeMarkdown(result);
+  assert.ok(markdown.includes(`\n**Server defect:** ${defect}.\n`), markdown);
+  assert.ok(
+    markdown.includes(
+      '\nContent in the notifications (`--embed`: asked): 1. differs-from-reread shape=sep-3119 mime=text/plain chars=10 bytes=10 at=8 inline="99" defect=true.\n',
+    ),
+    markdown,
+  );
+  assert.match(
+    assertProbeDiagram(markdown, "odd/0.0.1"),
+    /S-->>P: notifications\/resources\/updated odd:\/\/thing \(content inline, sep-3119\)/,
+  );
+});
+
+Deno.test("probe --embed in the 2025 era: nothing to ask with, a note and no failure", async () => {
+  const result = await probeOdd({ changing: true }, "2025", { embed: true });
+  assert.equal(result.level, 7);
+  assert.equal(result.embed, "unavailable");
+  assert.ok(
+    probeLines(result).includes(
+      "embed unavailable: the 2025 era has no subscriptions/listen to carry embedResources",
+    ),
+  );
+});
+
+const COUNTER_URI = "counter://value";
+const FASTRMCP_ID = "6f1c2a9e-0b7d-4e55-9a61-2c8f4d7e1b00";
+
+/**
+ * A server in FastRMCP's dialect, from the wire shapes its documentation
+ * gives (its Subscriptions page and counter example): `resources/subscribe`
+ * answers `{id, uri, created_at, client_id}`; `notifications/resources/updated`
+ * carries `subscription_id`, `uri`, `content` and `timestamp`;
+ * `resources/unsubscribe` takes only `{subscriptionId}`;
+ * `resources/list_subscriptions` lists. 2025 over HTTP, without sessions or
+ * a GET stream: its `increment` tool's answer is an event stream that
+ * carries the notification first. `params` replaces the notification's.
+ */
+function startFastRmcpServer(
+  params?: (text: string) => Record<string, unknown>,
+) {
+  let counter = 0;
+  let subscribed = false;
+  const text = () => JSON.stringify({ value: counter });
+  const results: Record<string, (params: Record<string, unknown>) => unknown> =
+    {
+      initialize: () => ({
+        protocolVersion: "2025-11-25",
+        capabilities: { resources: { subscribe: true }, tools: {} },
+        serverInfo: { name: "subs", version: "1.0.0" },
+      }),
+      "tools/list": () => ({
+        tools: [{ name: "increment", inputSchema: { type: "object" } }],
+      }),
+      "resources/list": () => ({
+        resources: [{ uri: COUNTER_URI, name: "counter" }],
+      }),
+      "resources/read": () => ({
+        contents: [{
+          uri: COUNTER_URI,
+          mimeType: "application/json",
+          text: text(),
+        }],
+      }),
+      "resources/subscribe": () => {
+        subscribed = true;
+        return {
+          id: FASTRMCP_ID,
+          uri: COUNTER_URI,
+          created_at: "2026-12-01T10:00:00Z",
+          client_id: "client-1",
+        };
+      },
+      "resources/unsubscribe": ({ subscriptionId }) => {
+        if (subscriptionId !== FASTRMCP_ID) return undefined;
+        subscribed = false;
+        return {};
+      },
+      "resources/list_subscriptions": () => ({
+        subscriptions: [{ id: FASTRMCP_ID, uri: COUNTER_URI }],
+      }),
+      "tools/call": () => ({
+        content: [{ type: "text", text: `${++counter}` }],
+      }),
+    };
+  const event = (message: unknown) =>
+    `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const { id, method, params: asked = {} } = await request.json();
+      if (id === undefined) return new Response(null, { status: 202 });
+      const result = results[method]?.(asked);
+      const answer = result === undefined
+        ? {
+          jsonrpc: "2.0",
+          id,
+          error: { code: -32602, message: `${method}: invalid params` },
+        }
+        : { jsonrpc: "2.0", id, result };
+      if (method !== "tools/call" || !subscribed) return Response.json(answer);
+      const notification = {
+        jsonrpc: "2.0",
+        method: "notifications/resources/updated",
+        params: params?.(text()) ?? {
+          subscription_id: FASTRMCP_ID,
+          uri: COUNTER_URI,
+          content: {
+            uri: COUNTER_URI,
+            mimeType: "application/json",
+            text: text(),
+          },
+          timestamp: 1699565000,
+        },
+      };
+      return new Response(event(notification) + event(answer), {
+        headers: { "content-type": "text/event-stream" },
+      });
+    },
+  );
+  return {
+    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+    [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}
+
+/** Runs the probe command on a FastRMCP-like server, `--call increment`. */
+async function probeFastRmcp(
+  params?: (text: string) => Record<string, unknown>,
+  args: string[] = ["--json"],
+) {
+  await using server = startFastRmcpServer(params);
+  const run = await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    COUNTER_URI,
+    "--era",
+    "2025",
+    "--call",
+    "increment",
+    ...args,
+  ]);
+  return { ...run, url: server.url };
+}
+
+Deno.test("probe against FastRMCP's dialect: its content inline, subscribe result, list_subscriptions and unsubscribe by subscriptionId are reported, never graded", async () => {
+  const run = await probeFastRmcp();
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as ProbeResult;
+  assert.deepEqual(result.nonStandard, {
+    subscribeResult: ["id", "uri", "created_at", "client_id"],
+    listSubscriptions: "supported",
+    unsubscribedBy: "subscriptionId",
+  });
+  assert.equal(result.updates[0].inline.status, "matches-reread");
+  // The spec's unsubscribe was refused: level 6, as without the dialect.
+  assert.deepEqual(timelessLines(result), [
+    `target ${run.url.href}`,
+    `uri ${COUNTER_URI}`,
+    "era 2025 (2025-11-25)",
+    "server subs 1.0.0",
+    'capabilities {"subscribe":true,"listChanged":false}',
+    "resource-found true",
+    'initial "{\\"value\\":0}"',
+    "subscribed true",
+    "subscribe-result id,uri,created_at,client_id",
+    "list-subscriptions supported",
+    "called increment ok",
+    `notification-received true after=Ts uri=${COUNTER_URI}`,
+    "changed true",
+    'final "{\\"value\\":1}"',
+    "inline-content matches-reread shape=fastrmcp mime=application/json chars=11 bytes=11",
+    "unchanged-notifications 0",
+    "unsolicited-notifications 0",
+    "unsubscribed true by=subscriptionId",
+    "quiet-after-unsubscribe true",
+    "level 6 re-read shows the change",
+    "missing the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription",
+    "error-code null",
+    "summary level=6 era=2025 notifications=1/1 error-code=null exit=0",
+  ]);
+  assert.ok(
+    probeMarkdown(result).includes(
+      "\nNot in the spec (FastRMCP's dialect), reported and not graded: resources/subscribe answered with fields id, uri, created_at, client_id; resources/list_subscriptions answered; resources/unsubscribe {uri} was refused and {subscriptionId} accepted.\n",
+    ),
+  );
+});
+
+Deno.test("probe: a notification's other params are named, bounded and escaped, never printed, and hostile inline content stays on its line", async (t) => {
+  await t.step(
+    "params it does not know: their names, ten at most",
+    async () => {
+      const names = ["type", "data", `${"n".repeat(60)}`, "a4", "a5", "a6"];
+      const run = await probeFastRmcp(() =>
+        Object.fromEntries([
+          ["uri", COUNTER_URI],
+          ...[...names, "a7", "a8", "a9", "a10", "a11"].map((name) => [
+            name,
+            "secret value",
+          ]),
+        ])
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.ok(!run.stdout.includes("secret value"));
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.deepEqual(result.updates[0].inline.extraParams, [
+        "type",
+        "data",
+        `${"n".repeat(39)}…`,
+        "a4",
+        "a5",
+        "a6",
+        "a7",
+        "a8",
+        "a9",
+        "a10",
+        "(1 more)",
+      ]);
+      assert.ok(
+        timelessLines(result).includes(
+          `inline-content none extra-params=["type","data","${
+            "n".repeat(39)
+          }…","a4","a5","a6","a7","a8","a9","a10","(1 more)"]`,
+        ),
+      );
+    },
+  );
+  await t.step("forged lines in its content and its MIME type", async () => {
+    const run = await probeFastRmcp((text) => ({
+      uri: COUNTER_URI,
+      content: { mimeType: FORGED_LINES, text: `${text}${FORGED_LINES}` },
+    }), []);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = assertOwnLines(run);
+    // The MIME type quoted as server text on a line is, the content's
+    // size, and at most 40 characters of it as a JSON string.
+    const inline = `{"value":1}${FORGED_LINES}`;
+    assert.ok(
+      lines.includes(
+        `inline-content differs-from-reread shape=fastrmcp mime=${
+          JSON.stringify(FORGED_LINES.slice(0, 100)).replaceAll("[", "\\u005b")
+        } chars=${inline.length} bytes=${
+          new TextEncoder().encode(inline).length
+        } at=11 inline=${
+          JSON.stringify(FORGED_LINES.slice(0, 40))
+        } defect=true`,
+      ),
+      run.stdout,
+    );
+  });
 });
