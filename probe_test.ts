@@ -1924,3 +1924,29 @@ Deno.test("probe: a notification's other params are named, bounded and escaped, 
     );
   });
 });
+
+Deno.test("probe against the lab's content in the update: version 2 inline matches the re-read, asked with --embed (2026-07-28) and unasked with --inline-content fastrmcp (2025)", async (t) => {
+  const matches = (shape: string) =>
+    `inline-content matches-reread shape=${shape} mime=text/plain chars=${VERSION_2_TEXT.length} bytes=${VERSION_2_TEXT.length}`;
+  await t.step("2026-07-28: a listen with embedResources", async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
+    );
+    assert.equal(result.level, 7);
+    assert.equal(result.exitStatus, 0);
+    assert.equal(result.embed, "asked");
+    assert.equal(result.inlineDefect, null);
+    const lines = probeLines(result);
+    assert.ok(lines.includes("embed asked"), lines.join("\n"));
+    assert.ok(lines.includes(matches("sep-3119")), lines.join("\n"));
+  });
+  await t.step("2025: FastRMCP's shape, unasked", async () => {
+    await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025" }),
+    );
+    assert.equal(result.level, 7);
+    assert.ok(probeLines(result).includes(matches("fastrmcp")));
+  });
+});
