@@ -835,7 +835,8 @@ interface Step {
 }
 
 /** How a client read the resource: natively, or through one of the lab's tools. */
-type ReadRoute = "resource" | "tool" | "wait-tool";
+export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
+type ReadRoute = (typeof READ_ROUTES)[number];
 
 /** What a client has shown so far, kept as it happens (timelines are capped). */
 interface Progress {
@@ -918,13 +919,25 @@ interface LabClient {
 }
 
 /** How a wait ended, when not by the update it waited for. */
-type WaitEnd =
-  | "updated"
-  | "timeout"
-  | "cancelled"
-  | "disconnected"
-  | "session ended"
-  | "shutdown";
+export const WAIT_ENDS = [
+  "updated",
+  "timeout",
+  "cancelled",
+  "disconnected",
+  "session ended",
+  "shutdown",
+] as const;
+type WaitEnd = (typeof WAIT_ENDS)[number];
+
+/** Why a client ended: `[session/end] reason=`, and `ended` in `/report`. */
+export const SESSION_END_REASONS = [
+  "delete",
+  "idle",
+  "closed",
+  "evicted",
+  "shutdown",
+] as const;
+type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 /** A `wait_for_review_update` call in progress: ended once, by `settle`. */
 interface WaitingCall {
@@ -1221,7 +1234,11 @@ class LabState {
   }
 
   /** Ends a client: its updates stop, and `onEnded` hears of it once. */
-  endClient(client: LabClient, reason: string, sessionId?: string) {
+  endClient(
+    client: LabClient,
+    reason: SessionEndReason,
+    sessionId?: string,
+  ) {
     if (client.endedReason) return;
     this.#cancelUpdates(client);
     for (const call of client.waiting) call.settle("session ended");
@@ -3453,7 +3470,7 @@ class LegacyEra implements EraServer {
     return response;
   }
 
-  #end(session: LegacySession, reason: string) {
+  #end(session: LegacySession, reason: SessionEndReason) {
     if (!this.#sessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
     this.ctx.state.endClient(session.client, reason, session.handle);
