@@ -10,11 +10,12 @@
 #
 # The report file (MCP_TEST_REPORT_FILE) may be written under /reports only,
 # a folder the image's deno user (uid 1993) owns. A named volume keeps that
-# owner; a host folder mounted there must be writable by uid 1993:
+# owner; a host folder mounted there needs a user that can write it, such as
+# your own (the cache is readable by any user):
 #   docker run --rm -p 127.0.0.1:8089:8089 -v lab-reports:/reports \
 #     -e MCP_TEST_REPORT_FILE=/reports/report.md mcp-subscription-lab
-#   mkdir reports && sudo chown 1993 reports
-#   docker run --rm -p 127.0.0.1:8089:8089 -v "$PWD/reports:/reports" \
+#   mkdir -p reports && docker run --rm -p 127.0.0.1:8089:8089 \
+#     --user "$(id -u):$(id -g)" -v "$PWD/reports:/reports" \
 #     -e MCP_TEST_REPORT_FILE=/reports/report.md mcp-subscription-lab
 #
 # The image holds the probe too, for a server the container can reach:
