@@ -904,20 +904,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The content in a notification's params: flat (SEP-3119) or in a
- * `content` object (FastRMCP); without either, the other params' names.
+ * The content in a notification's params: flat (SEP-3119, first: what
+ * `--embed` asks for) or in a `content` object (FastRMCP); without either,
+ * the other params' names.
  */
 function inlineSeen(params: Record<string, unknown>): InlineSeen {
   const { content } = params;
-  const fastrmcp = isRecord(content) && contentText(content) !== null;
-  const source = fastrmcp ? content : params;
+  const flat = contentText(params) !== null;
+  const source = !flat && isRecord(content) ? content : params;
   const text = contentText(source);
   const extras = Object.keys(params).filter((key) =>
     !["uri", "_meta"].includes(key)
   );
   const fact: InlineContent = {
     status: "none",
-    shape: text === null ? null : fastrmcp ? "fastrmcp" : "sep-3119",
+    shape: text === null ? null : flat ? "sep-3119" : "fastrmcp",
     mimeType: typeof source.mimeType === "string"
       ? source.mimeType.slice(0, 100)
       : null,

@@ -1941,6 +1941,16 @@ Deno.test("probe against the lab's content in the update: version 2 inline match
     assert.ok(lines.includes("embed asked"), lines.join("\n"));
     assert.ok(lines.includes(matches("sep-3119")), lines.join("\n"));
   });
+  await t.step(
+    "2026-07-28: asked, and FastRMCP's shape beside it: the flat one is read",
+    async () => {
+      await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
+      );
+      assert.ok(probeLines(result).includes(matches("sep-3119")));
+    },
+  );
   await t.step("2025: FastRMCP's shape, unasked", async () => {
     await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
     const result = await probeServer(
