@@ -4,40 +4,23 @@
  * Serves one MCP resource, `test://review/status`, changes it a few seconds
  * after a client subscribes, and logs every step as a bracketed evidence line.
  * For each client it then judges how far the client got (the levels of the
- * verdict) and hands over a report to paste into a bug report, so anyone can
- * see whether an MCP client notices that a resource changed and reads it
- * again.
+ * verdict) and hands over a report to paste into a bug report.
  *
  * Both protocol eras share one endpoint: 2025 clients (`initialize`, sessions,
  * `resources/subscribe`, notifications on the GET stream) and 2026-07-28
  * clients (`server/discover`, stateless requests, `subscriptions/listen`).
  *
- * Run it from a checkout or straight from its URL:
- *
  * ```sh
- * deno run -A main.ts
- * deno run -A https://raw.githubusercontent.com/<owner>/<repo>/main/main.ts
- * # -> listening on http://127.0.0.1:8089/mcp
+ * deno run -A main.ts              # -> listening on http://127.0.0.1:8089/mcp
  * deno run -A main.ts --stdio      # one client over stdin/stdout
  * deno run -P main.ts              # only the permissions deno.json declares
  * deno run -A main.ts probe --url http://127.0.0.1:8080/mcp --uri review://pr/42
  * deno run --allow-net=127.0.0.1 --allow-env='MCP_TEST_*' <url>/main.ts
  * ```
  *
- * Configuration comes from `MCP_TEST_*` environment variables or the matching
- * flags; `--help` prints them with their defaults, `--version` the versions.
- * `GET /report` and `GET /report.md` give the verdicts.
- *
- * Reading order, each part built on the ones before it:
- * configuration; what the probe and the harness share with the lab
- * (escaping, bounded lines, streams); the resource; clients; the lab state
- * (update series and their timers, the trigger policy); listen streams and
- * the content an update carries; the evidence log;
- * verdicts, the Markdown report, and how to reproduce a lab; the MCP
- * server both eras share, listen filters, HTTP refusals and guards, the
- * 2025 era and the 2026-07-28 era; serving (HTTP routing, the CI gate,
- * `Deno.serve`, stdio); `main()`. The probe, the client side that checks
- * any server, is `probe.ts` beside this file.
+ * Settings come from `MCP_TEST_*` environment variables or flags (`--help`);
+ * `GET /report` and `GET /report.md` give the verdicts. Each section builds
+ * on the ones before it; the probe, which checks any server, is `probe.ts`.
  *
  * @module
  */
@@ -102,27 +85,49 @@ const INLINE_SHAPES = ["off", "sep-3119", "fastrmcp"] as const;
 /** A shape the new text takes inside an update notification. */
 type InlineShape = Exclude<(typeof INLINE_SHAPES)[number], "off">;
 
+/** A switch, off by default; its flag takes no value (present means true). */
+const SWITCH = {
+  defaultValue: "false",
+  allowed: "true/false/1/0/yes/no/on/off",
+  schema: booleanWord,
+};
+
+const UP_TO_A_DAY = {
+  allowed: "a number of seconds from 0 to 86400, fractions allowed",
+  schema: seconds.pipe(z.number().max(86400)),
+};
+
 /** A status word: one short line of visible text. */
-const statusWord = z.string().regex(/^[^\r\n]{1,80}$/);
+const STATUS_WORD = {
+  allowed: "1 to 80 characters on one line",
+  schema: z.string().regex(/^[^\r\n]{1,80}$/),
+};
+
+/** An integer setting from `min` to `max`. */
+function integer(min: number, max: number) {
+  const digits = new RegExp(`^\\d{1,${String(max).length}}$`);
+  return {
+    allowed: `an integer from ${min} to ${max}`,
+    schema: z.string().regex(digits).transform(Number).pipe(
+      z.number().min(min).max(max),
+    ),
+  };
+}
 
 /**
  * Every setting the lab reads, in the order `--help` and the README list
- * them: its environment variable, its flag, its default, and its schema.
- * `allowed` is what the one-line error message says when a value fails.
+ * them: its flag, its default, and its schema; its environment variable is
+ * its name in `envName`'s form. `allowed` is what the one-line error message
+ * says when a value fails.
  */
 const SETTINGS = {
   port: {
-    env: "MCP_TEST_PORT",
     flag: "port",
     defaultValue: "8089",
     description: "TCP port the lab listens on (0 picks a free port)",
-    allowed: "an integer from 0 to 65535",
-    schema: z.string().regex(/^\d{1,5}$/).transform(Number).pipe(
-      z.number().max(65535),
-    ),
+    ...integer(0, 65535),
   },
   host: {
-    env: "MCP_TEST_HOST",
     flag: "host",
     defaultValue: "127.0.0.1",
     description: "Interface to bind (0.0.0.0 inside containers)",
@@ -130,7 +135,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\s/]+$/),
   },
   path: {
-    env: "MCP_TEST_PATH",
     flag: "path",
     defaultValue: "/mcp",
     description:
@@ -142,34 +146,25 @@ const SETTINGS = {
     ),
   },
   updateDelaySeconds: {
-    env: "MCP_TEST_UPDATE_DELAY_SECONDS",
     flag: "delay",
     defaultValue: "5",
     description:
       "Seconds from the trigger (a subscribe by default) to the update",
-    allowed: "a number of seconds from 0 to 86400, fractions allowed",
-    schema: seconds.pipe(z.number().max(86400)),
+    ...UP_TO_A_DAY,
   },
   updateCount: {
-    env: "MCP_TEST_UPDATE_COUNT",
     flag: "update-count",
     defaultValue: "1",
     description: "How many updates (version 2, 3, ...) each client gets",
-    allowed: "an integer from 1 to 1000",
-    schema: z.string().regex(/^\d{1,4}$/).transform(Number).pipe(
-      z.number().min(1).max(1000),
-    ),
+    ...integer(1, 1000),
   },
   updateIntervalSeconds: {
-    env: "MCP_TEST_UPDATE_INTERVAL_SECONDS",
     flag: "update-interval",
     defaultValue: "5",
     description: "Seconds between one update and the next",
-    allowed: "a number of seconds from 0 to 86400, fractions allowed",
-    schema: seconds.pipe(z.number().max(86400)),
+    ...UP_TO_A_DAY,
   },
   updateTrigger: {
-    env: "MCP_TEST_UPDATE_TRIGGER",
     flag: "trigger",
     defaultValue: "subscribe",
     description:
@@ -178,31 +173,23 @@ const SETTINGS = {
     schema: z.enum(UPDATE_TRIGGERS),
   },
   initialStatus: {
-    env: "MCP_TEST_INITIAL_STATUS",
     flag: "initial-status",
     defaultValue: "pending",
     description: "Value of the status field at version 1",
-    allowed: "1 to 80 characters on one line",
-    schema: statusWord,
+    ...STATUS_WORD,
   },
   updatedStatus: {
-    env: "MCP_TEST_UPDATED_STATUS",
     flag: "updated-status",
     defaultValue: "reviewed",
     description: "Value of the status field after an update",
-    allowed: "1 to 80 characters on one line",
-    schema: statusWord,
+    ...STATUS_WORD,
   },
   sendListChanged: {
-    env: "MCP_TEST_SEND_LIST_CHANGED",
     flag: "list-changed",
-    defaultValue: "false",
     description: "Also send notifications/resources/list_changed on update",
-    allowed: "true/false/1/0/yes/no/on/off",
-    schema: booleanWord,
+    ...SWITCH,
   },
   inlineContent: {
-    env: "MCP_TEST_INLINE_CONTENT",
     flag: "inline-content",
     defaultValue: "off",
     description:
@@ -211,25 +198,18 @@ const SETTINGS = {
     schema: z.enum(INLINE_SHAPES),
   },
   enableTool: {
-    env: "MCP_TEST_ENABLE_TOOL",
     flag: "enable-tool",
-    defaultValue: "false",
     description:
       "Add a read-only get_review_status tool for models that cannot see resources",
-    allowed: "true/false/1/0/yes/no/on/off",
-    schema: booleanWord,
+    ...SWITCH,
   },
   enableWaitTool: {
-    env: "MCP_TEST_ENABLE_WAIT_TOOL",
     flag: "enable-wait-tool",
-    defaultValue: "false",
     description:
       "Add a wait_for_review_update tool that blocks until the client's next update",
-    allowed: "true/false/1/0/yes/no/on/off",
-    schema: booleanWord,
+    ...SWITCH,
   },
   allowedHosts: {
-    env: "MCP_TEST_ALLOWED_HOSTS",
     flag: "allowed-hosts",
     defaultValue: "",
     description:
@@ -240,7 +220,6 @@ const SETTINGS = {
     ).pipe(z.array(z.string().regex(/^(\*|[a-z0-9.-]+|\[[0-9a-f:.]+\])$/))),
   },
   authToken: {
-    env: "MCP_TEST_AUTH_TOKEN",
     flag: "auth-token",
     defaultValue: "",
     description:
@@ -249,7 +228,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[\x21-\x7e]*$/),
   },
   sessionTtlSeconds: {
-    env: "MCP_TEST_SESSION_TTL_SECONDS",
     flag: "session-ttl",
     defaultValue: "1800",
     description:
@@ -258,7 +236,6 @@ const SETTINGS = {
     schema: seconds.pipe(z.number().positive()),
   },
   bodyTimeoutSeconds: {
-    env: "MCP_TEST_BODY_TIMEOUT_SECONDS",
     flag: "body-timeout",
     defaultValue: "10",
     description:
@@ -267,18 +244,13 @@ const SETTINGS = {
     schema: seconds.pipe(z.number().positive().max(3600)),
   },
   maxSessions: {
-    env: "MCP_TEST_MAX_SESSIONS",
     flag: "max-sessions",
     defaultValue: "1000",
     description:
       "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
-    allowed: "an integer from 1 to 1000000",
-    schema: z.string().regex(/^\d{1,7}$/).transform(Number).pipe(
-      z.number().min(1).max(1_000_000),
-    ),
+    ...integer(1, 1_000_000),
   },
   logLevel: {
-    env: "MCP_TEST_LOG_LEVEL",
     flag: "log-level",
     defaultValue: "debug",
     description: "Log verbosity",
@@ -288,7 +260,6 @@ const SETTINGS = {
     ),
   },
   logFormat: {
-    env: "MCP_TEST_LOG_FORMAT",
     flag: "log-format",
     defaultValue: "text",
     description:
@@ -297,7 +268,6 @@ const SETTINGS = {
     schema: z.enum(["text", "json"]),
   },
   reportFile: {
-    env: "MCP_TEST_REPORT_FILE",
     flag: "report-file",
     defaultValue: "",
     description:
@@ -306,26 +276,19 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\r\n]*$/),
   },
   exitAfterClients: {
-    env: "MCP_TEST_EXIT_AFTER_CLIENTS",
     flag: "exit-after-clients",
     defaultValue: "0",
     description:
       "Shut down once this many clients have ended (0: keep serving)",
-    allowed: "an integer from 0 to 1000000",
-    schema: z.string().regex(/^\d{1,7}$/).transform(Number).pipe(
-      z.number().max(1_000_000),
-    ),
+    ...integer(0, 1_000_000),
   },
   deadlineSeconds: {
-    env: "MCP_TEST_DEADLINE_SECONDS",
     flag: "deadline",
     defaultValue: "0",
     description: "Shut down this many seconds after starting (0: no deadline)",
-    allowed: "a number of seconds from 0 to 86400, fractions allowed",
-    schema: seconds.pipe(z.number().max(86400)),
+    ...UP_TO_A_DAY,
   },
   requireLevel: {
-    env: "MCP_TEST_REQUIRE_LEVEL",
     flag: "require-level",
     defaultValue: "",
     description:
@@ -337,20 +300,22 @@ const SETTINGS = {
     ),
   },
   logSessionIds: {
-    env: "MCP_TEST_LOG_SESSION_IDS",
     flag: "log-session-ids",
-    defaultValue: "false",
     description:
       "Show full 2025 session ids in logs and reports instead of short handles",
-    allowed: "true/false/1/0/yes/no/on/off",
-    schema: booleanWord,
+    ...SWITCH,
   },
 } as const;
 
 type Settings = typeof SETTINGS;
 
+/** A setting's environment variable: `updateCount` → `MCP_TEST_UPDATE_COUNT`. */
+function envName(name: string): string {
+  return `MCP_TEST_${name.replace(/[A-Z]/g, "_$&").toUpperCase()}`;
+}
+
 /** The environment variables behind the settings, all the lab reads. */
-const SETTING_VARIABLES = Object.values(SETTINGS).map(({ env }) => env);
+const SETTING_VARIABLES = Object.keys(SETTINGS).map(envName);
 
 /** The lab's effective configuration, one field per entry of `SETTINGS`. */
 export type LabConfig = {
@@ -359,14 +324,6 @@ export type LabConfig = {
 
 /** A configuration value the lab refuses; its message is one line. */
 export class ConfigError extends Error {}
-
-/** Settings whose flag takes no value: present means true. */
-const BOOLEAN_SETTINGS = new Set<string>([
-  "sendListChanged",
-  "enableTool",
-  "enableWaitTool",
-  "logSessionIds",
-]);
 
 /**
  * Reads the configuration: a flag wins over its environment variable, an
@@ -380,11 +337,13 @@ export function loadConfig(
   const config: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS)) {
     const flagged = flags[setting.flag];
-    const fromEnv = env[setting.env]?.trim() || undefined;
-    const given = flagged === undefined ? fromEnv : String(flagged);
+    const variable = envName(name);
+    const given = flagged === undefined
+      ? env[variable]?.trim() || undefined
+      : String(flagged);
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
-      const source = flagged === undefined ? setting.env : `--${setting.flag}`;
+      const source = flagged === undefined ? variable : `--${setting.flag}`;
       throw new ConfigError(
         `${source}=${
           JSON.stringify(given)
@@ -421,10 +380,8 @@ export function parseCommandLine(args: string[]) {
     version: { type: "boolean" },
     stdio: { type: "boolean" },
   };
-  for (const [name, setting] of Object.entries(SETTINGS)) {
-    options[setting.flag] = {
-      type: BOOLEAN_SETTINGS.has(name) ? "boolean" : "string",
-    };
+  for (const { flag, schema } of Object.values(SETTINGS)) {
+    options[flag] = { type: schema === booleanWord ? "boolean" : "string" };
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
   return {
@@ -442,10 +399,10 @@ function versionText(): string {
 
 /** The `--help` text: usage and the configuration table with defaults. */
 function helpText(): string {
-  const rows = Object.values(SETTINGS).map((setting) =>
+  const rows = Object.entries(SETTINGS).map(([name, setting]) =>
     [
       `  --${setting.flag}`.padEnd(24),
-      setting.env.padEnd(34),
+      envName(name).padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
     ].join("")
@@ -474,26 +431,20 @@ function helpText(): string {
 // Shared with the probe and the harness: inert text, bounded lines, streams
 // ---------------------------------------------------------------------------
 
-// What `probe.ts` and `clients/` take from the lab, in one place: the
-// escaping every log line, report and diagram goes through, bounded line
-// reading, watching a stream end, and the environment. They also take
-// `parseFlags` and `ConfigError` above and the report types further on.
+// What `probe.ts` and `clients/` take from the lab (besides `parseFlags`,
+// `ConfigError` and the report types): escaping, bounded lines, streams.
 
 type FieldValue = string | number | boolean;
 
-/**
- * What may not stand bare in a text line's value: whitespace (line breaks
- * among it), quotes, backslashes, brackets, control and format characters.
- */
+/** What may not stand bare in a line's value (see `lineValue`). */
 const UNSAFE_IN_LINE = /[\s"'\\[\]\p{Cc}\p{Cf}]/u;
 
 /** What JSON.stringify leaves raw that a terminal or a line reader would act on. */
 const RAW_IN_JSON = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
 
 /**
- * `value` as JSON, with DEL, C1 controls, format characters (bidi
- * overrides) and U+2028/U+2029 escaped too: one line, nothing a terminal
- * acts on. Every JSON line the lab and the probe print goes through it.
+ * `value` as JSON with DEL, C1 controls, format characters (bidi overrides)
+ * and U+2028/U+2029 escaped too: every JSON line the lab and probe print.
  */
 export function jsonText(value: unknown, indent?: number): string {
   return JSON.stringify(value, null, indent).replace(
@@ -514,10 +465,9 @@ function unbracketed(text: string): string {
 }
 
 /**
- * A value in a text line: as it is when it is plain (no space, quote,
- * backslash, bracket, control or format character), else a JSON string
- * with its brackets escaped too. So each event stays one line, and no value
- * can pose as a field, an event or a verdict.
+ * A value in a text line: bare when plain (no space, quote, backslash,
+ * bracket, control or format character), else a JSON string with brackets
+ * escaped, so no value can pose as a field, an event or a verdict.
  */
 export function lineValue(value: FieldValue): string {
   const text = String(value);
@@ -556,14 +506,10 @@ const MARKDOWN_ENTITIES: Record<string, string> = {
 };
 
 /**
- * Text in Markdown (a table cell, a heading, a sentence), as it reads but
- * inert: pipes, backticks, brackets, backslashes and `<`, `>`, `&` as
- * entities (no cell boundary, code span, link or HTML), each line break as
- * a visible ⏎, other control and format characters as `\uXXXX`, and a
- * `<wbr>` where GitHub would make a link or a mention (`@` before a name or
- * an e-mail domain, `http://`, `https://`, `ftp://`, `www.`). Every value a
- * client or server sent reaches `/report.md` and the probe's report
- * through it.
+ * Text in Markdown (a cell, a heading, a sentence), inert: `markdownText`,
+ * plus a `<wbr>` where GitHub would make a link or a mention (`@name`,
+ * `http://`, `https://`, `ftp://`, `www.`). Every value a client or server
+ * sent reaches `/report.md` and the probe's report through it.
  */
 export function cell(text: string): string {
   return markdownText(text).replace(
@@ -572,7 +518,11 @@ export function cell(text: string): string {
   );
 }
 
-/** `cell` without the `<wbr>`: for the lab's own text (a catalog's names, its setup lines), links and names left as they are. */
+/**
+ * Markdown text as it reads: pipes, backticks, brackets, backslashes, `<`,
+ * `>`, `&` as entities, line breaks as ⏎, other controls as `\uXXXX`; links
+ * and names left as they are (for the lab's own text).
+ */
 export function markdownText(text: string): string {
   return text
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
@@ -581,11 +531,9 @@ export function markdownText(text: string): string {
 }
 
 /**
- * A label in a mermaid diagram (a participant's alias, a message, a note):
- * one line, with the characters mermaid acts on as its entity codes: `;`
- * (ends a statement), `#` (starts an entity), `%` (comments), `<` and `>`
- * (arrows, HTML), and backticks (a fence around the diagram). No label can
- * add a participant, an arrow or a note, or end the code block.
+ * A label in a mermaid diagram: one line, with `;`, `#`, `%`, `<`, `>` and
+ * backticks as entity codes, so no label can add a participant, an arrow or
+ * a note, or end the code block.
  */
 export function mermaidText(text: string): string {
   return text
@@ -643,10 +591,9 @@ export function whenStreamEnds(
 export type BoundedLine = { line: string } | { tooLong: number };
 
 /**
- * The lines of a byte stream (newline-delimited JSON-RPC, as stdio carries
- * it), each at most `maxBytes`: a longer line is skipped to its end, never
- * kept, and reported by its size. A trailing CR is dropped, blank lines are
- * skipped. The lab over stdio and the probe's stdio client read with it.
+ * The lines of a byte stream (stdio's JSON-RPC), each at most `maxBytes`: a
+ * longer one is skipped, never kept, and reported by its size. A trailing CR
+ * is dropped, blank lines are skipped.
  */
 export async function* boundedLines(
   stream: ReadableStream<Uint8Array>,
@@ -699,9 +646,8 @@ export async function* boundedLines(
 }
 
 /**
- * The named environment variables, read one by one so that no access to the
- * rest is needed; one the process may not read counts as unset. The lab
- * reads its `MCP_TEST_*` settings, the probe its token variable.
+ * The named environment variables, read one by one (no access to the rest
+ * needed); one the process may not read counts as unset.
  */
 export function readEnvironment(
   names: string[],
@@ -790,7 +736,6 @@ function reviewStatus(config: LabConfig, version: number): string {
 export type Era = "2025" | "2026-07-28";
 /** How a client reaches the lab. */
 export type LabTransportKind = "streamable-http" | "stdio";
-type UpdateTimer = ReturnType<typeof setTimeout>;
 type ChangeNotification = "updated" | "list_changed";
 
 /** Whether a notification reached a stream the client reads, and if not why. */
@@ -798,10 +743,7 @@ type Delivery =
   | { delivered: true; inline?: InlineContent }
   | { delivered: false; reason: string };
 
-/**
- * The new text an update notification carried: in which shapes, whether
- * the listen asked for it (`embedResources`), and its size in bytes.
- */
+/** The new text an update carried: its shapes, whether asked for, its bytes. */
 interface InlineContent {
   shapes: InlineShape[];
   asked: boolean;
@@ -824,10 +766,7 @@ export type StepKind =
   | "notify"
   | "session-end";
 
-/**
- * One step of a client: when, what kind, and the evidence it logged. The
- * text line is rendered only when a report or a verdict needs it.
- */
+/** One step of a client; its line is rendered only when a report needs it. */
 interface Step {
   at: number;
   kind: StepKind;
@@ -859,11 +798,7 @@ interface Progress {
   deliveredInline?: number;
   /** A notification is being written to the client right now. */
   notifying?: boolean;
-  /**
-   * A read of version 2 that came while the first notification was still
-   * being written (a quick client over stdio): the re-read, once that
-   * notification is recorded as delivered.
-   */
+  /** A read of version 2 while that notification was being written (stdio). */
   readWhileNotifying?: { version: number; via: ReadRoute; step: Step };
   /** What the wait tool did for this client. */
   waitTool: {
@@ -881,10 +816,8 @@ interface Progress {
 }
 
 /**
- * One client as the lab sees it: who it is, its own resource version and
- * update series, how to reach it, and the evidence of what it did. A 2025
- * session is one client; in the stateless era a client is the `clientInfo`
- * name@version its requests carry; over stdio the connection is the client.
+ * One client, with its own resource version and update series: a 2025
+ * session, a stateless era's `clientInfo` name@version, or a stdio connection.
  */
 interface LabClient {
   id: string;
@@ -894,9 +827,8 @@ interface LabClient {
   version: string;
   protocolVersion: string;
   reviewVersion: number;
-  /** The update series: its pending timer, whether it started, how far it got. */
   updates: {
-    timer?: UpdateTimer;
+    timer?: ReturnType<typeof setTimeout>;
     started: boolean;
     sent: number;
     series: number;
@@ -1000,11 +932,7 @@ function newLabClient(fields: {
   return client;
 }
 
-/**
- * The longest client-supplied name, version or protocol version the lab
- * keeps; longer ones are cut, ending in "…", before they are stored or
- * logged, so one client cannot grow the lab's memory or its reports.
- */
+/** The longest client-supplied name, version or protocol version kept. */
 export const MAX_NAME_LENGTH = 64;
 /** The longest client-supplied URI the lab keeps in a log line. */
 export const MAX_URI_LENGTH = 256;
@@ -1148,11 +1076,9 @@ interface UpdateRun {
 }
 
 /**
- * The lab's clients and their update series, shared by the HTTP and stdio
- * entries: every step a client takes is logged and recorded here. The eras
- * report facts (`record`, `reached`, `withdrew`); the trigger policy, which
- * decides when a client's updates start and stop, lives here alone.
- * `onEnded` hears of every client that ends, for its verdict.
+ * The lab's clients and their update series, for HTTP and stdio alike. The
+ * eras report facts (`record`, `reached`, `withdrew`); the trigger policy,
+ * when a client's updates start and stop, lives here alone.
  */
 class LabState {
   #live = new Set<LabClient>();
@@ -1161,7 +1087,7 @@ class LabState {
   constructor(
     private readonly config: LabConfig,
     private readonly log: Logger,
-    private readonly onEnded: (client: LabClient) => void = () => {},
+    private readonly onEnded: (client: LabClient) => void,
   ) {}
 
   /** Logs a step and keeps it in the client's timeline and progress. */
@@ -1183,13 +1109,21 @@ class LabState {
     this.log.write("info", evidence, client, at);
   }
 
-  /**
-   * The trigger policy: the client reached a moment of its run (it
-   * connected, read the resource, or subscribed); the configured trigger
-   * says whether that starts its updates.
-   */
+  /** The client reached a moment of its run: the trigger may start updates. */
   reached(client: LabClient, moment: UpdateTrigger) {
     if (this.config.updateTrigger === moment) this.#startUpdates(client);
+  }
+
+  /** The client connected: `initialize` in 2025, else `server/discover`. */
+  connected(client: LabClient, fields?: Evidence["fields"]) {
+    this.record(
+      client,
+      "connect",
+      client.era === "2025"
+        ? { tag: "initialize", words: "client connected", fields }
+        : { tag: "server/discover", words: "requested", fields },
+    );
+    this.reached(client, "connect");
   }
 
   /**
@@ -1202,10 +1136,7 @@ class LabState {
     }
   }
 
-  /**
-   * The client called the wait tool: an explicit wish to be told, so its
-   * updates start whatever the trigger.
-   */
+  /** The client called the wait tool: its updates start whatever the trigger. */
   askedToWait(client: LabClient) {
     this.#startUpdates(client);
   }
@@ -1394,17 +1325,13 @@ class LabState {
 // Listen streams and the content in an update (2026-07-28, HTTP and stdio)
 // ---------------------------------------------------------------------------
 
-/** An open 2026-07-28 listen stream and what its filter lets through. */
-interface ListenStream {
-  watches: boolean;
-  listChanged: boolean;
-  /** It asked for the content in each update (`embedResources`, SEP-3119). */
-  embed: boolean;
-  /** The listen request's id, which its notifications carry. */
-  subscriptionId: string;
-  /** Writes a change event on this stream (HTTP; stdio's entry routes its own). */
-  push?: (event: ServerEvent) => void;
-}
+/**
+ * An open 2026-07-28 listen stream, as its filter says (`ListenFilter`);
+ * `push` writes a change event on it (HTTP; stdio's entry routes its own).
+ */
+type ListenStream =
+  & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
+  & { push?: (event: ServerEvent) => void };
 
 /**
  * The new text an update notification carries, if any: SEP-3119's flat
@@ -1414,24 +1341,21 @@ interface ListenStream {
 function inlineUpdate(
   config: LabConfig,
   client: LabClient,
-  embed: boolean,
-  subscriptionId: string,
+  { embed, subscriptionId }: Pick<ListenStream, "embed" | "subscriptionId">,
 ): { params: Record<string, unknown>; inline: InlineContent } | undefined {
   const shapes = new Set<InlineShape>(embed ? ["sep-3119"] : []);
   if (config.inlineContent !== "off") shapes.add(config.inlineContent);
   if (shapes.size === 0) return undefined;
   const text = reviewStatus(config, client.reviewVersion);
   const content = { mimeType: REVIEW_MIME_TYPE, text };
-  const params: Record<string, unknown> = shapes.has("sep-3119")
-    ? { ...content }
-    : {};
-  if (shapes.has("fastrmcp")) {
-    Object.assign(params, {
+  const params = {
+    ...shapes.has("sep-3119") && content,
+    ...shapes.has("fastrmcp") && {
       subscription_id: subscriptionId,
       content: { uri: REVIEW_URI, ...content },
       timestamp: new Date().toISOString(),
-    });
-  }
+    },
+  };
   const bytes = new TextEncoder().encode(text).length;
   return { params, inline: { shapes: [...shapes], asked: embed, bytes } };
 }
@@ -1460,11 +1384,6 @@ class ListenSet {
   /** Open streams, across clients (for `/healthz`). */
   get size(): number {
     return this.#open;
-  }
-
-  /** Whether the client has any open stream. */
-  has(client: LabClient): boolean {
-    return this.#streams.has(client);
   }
 
   /** How many streams the client has open. */
@@ -1509,12 +1428,7 @@ class ListenSet {
 
   /** What an update on `stream` carries inline, if anything. */
   inlineOn(client: LabClient, stream: ListenStream) {
-    return inlineUpdate(
-      this.config,
-      client,
-      stream.embed,
-      stream.subscriptionId,
-    );
+    return inlineUpdate(this.config, client, stream);
   }
 
   /**
@@ -1552,21 +1466,10 @@ class ListenSet {
 // The evidence log
 // ---------------------------------------------------------------------------
 
-const LEVEL_RANK: Record<LogLevel, number> = {
-  debug: 0,
-  info: 1,
-  warn: 2,
-  error: 3,
-  silent: 4,
-};
-
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-/**
- * One log event: `[tag] words key=value ...` as text, or the same fields as a
- * JSON object (`event` for the tag, `text` for the words).
- */
+/** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`, …). */
 interface Evidence {
   tag: string;
   words?: string;
@@ -1615,7 +1518,7 @@ interface Logger {
 
 function createLogger(config: LabConfig, sink: LineSink): Logger {
   const enabled = (level: LogLevel) =>
-    LEVEL_RANK[level] >= LEVEL_RANK[config.logLevel];
+    LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
   return {
     enabled,
     write(level, evidence, client, at = Date.now()) {
@@ -1802,42 +1705,11 @@ export interface VerdictSteps {
   contextUpdated: "not observable";
 }
 
-/** One client in `GET /report`: stable field names, documented in `docs/reports.md`. */
-export interface ClientReport {
-  id: string;
-  name: string;
-  version: string;
-  era: Era;
-  protocolVersion: string;
-  transport: LabTransportKind;
-  firstSeen: string;
-  lastSeen: string;
-  ended: string | null;
-  trigger: UpdateTrigger;
-  level: number;
-  levelName: string;
-  missing: string;
-  steps: VerdictSteps;
-  resourceVersion: number;
-  lastVersionRead: number;
-  updatesSent: number;
-  notificationsLost: number;
-  readVia: ReadRoute | null;
-  /**
-   * The wait tool's part: how often it was called, the longest wait, and
-   * the level reached through it (6, or null): never part of `level`.
-   */
-  waitTool: { calls: number; longestWaitSeconds: number; level: number | null };
-  /**
-   * The most 2026-07-28 listen streams open at once under this identity:
-   * above 1, several streams (often several copies of one client) shared it.
-   */
-  listenStreamsAtOnce: number;
-  /** Whether a listen asked for the content in its updates (SEP-3119). */
-  embedResources: boolean;
-  timeline: { at: string; kind: StepKind; line: string }[];
-  timelineDropped: number;
-}
+/**
+ * One client in `GET /report`: stable field names, documented in
+ * `docs/reports.md`.
+ */
+export type ClientReport = ReturnType<typeof clientReport>;
 
 /** `GET /report`: the lab, its scenario, and every client it knows. */
 export interface LabReport {
@@ -1863,7 +1735,7 @@ function clientReport(
   client: LabClient,
   config: LabConfig,
   verdict = verdictOf(client, config),
-): ClientReport {
+) {
   return {
     id: client.id,
     name: client.name,
@@ -1884,11 +1756,13 @@ function clientReport(
     updatesSent: client.updates.sent,
     notificationsLost: client.progress.lost.length,
     readVia: client.progress.readV1 ?? null,
+    // Never part of `level`: the wait tool's level is 6 or null.
     waitTool: {
       calls: client.progress.waitTool.calls,
       longestWaitSeconds: client.progress.waitTool.longestSeconds,
       level: verdict.waitToolLevel,
     },
+    // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
     embedResources: client.progress.embedAsked,
     timeline: client.timeline.map((step) => ({
@@ -3441,12 +3315,7 @@ class LegacyEra implements EraServer {
         state.track(client);
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
-        state.record(client, "connect", {
-          tag: "initialize",
-          words: "client connected",
-          fields: { session: session.handle },
-        });
-        state.reached(client, "connect");
+        state.connected(client, { session: session.handle });
       },
       onsessionclosed: () => this.#end(session, "delete"),
     });
@@ -3591,7 +3460,7 @@ async function sendLegacyChange(
     await server.sendResourceListChanged();
     return undefined;
   }
-  const update = inlineUpdate(config, client, false, subscriptionId);
+  const update = inlineUpdate(config, client, { embed: false, subscriptionId });
   await server.sendResourceUpdated({ uri: REVIEW_URI, ...update?.params });
   return update?.inline;
 }
@@ -3722,12 +3591,7 @@ class ModernEra implements EraServer {
     const { state } = this.ctx;
     const open = this.#listens.openCount(client);
     if (open === 0) state.restartRun(client);
-    state.record(client, "connect", {
-      tag: "server/discover",
-      words: "requested",
-      fields: { openListens: open || undefined },
-    });
-    state.reached(client, "connect");
+    state.connected(client, { openListens: open || undefined });
   }
 
   /** The server for one request, speaking for the request's client. */
@@ -3817,7 +3681,7 @@ class ModernEra implements EraServer {
   #evictIdleClient() {
     if (this.#clients.size < this.ctx.config.maxSessions) return;
     for (const [id, client] of this.#clients) {
-      if (this.#listens.has(client)) continue;
+      if (this.#listens.openCount(client) > 0) continue;
       this.#clients.delete(id);
       this.ctx.state.endClient(client, "evicted");
       return;
@@ -4638,11 +4502,7 @@ class StdioLab {
         nameClient(client, server.getClientVersion());
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
-        state.record(client, "connect", {
-          tag: "initialize",
-          words: "client connected",
-        });
-        state.reached(client, "connect");
+        state.connected(client);
       };
     }
     this.#server = server;
@@ -4688,11 +4548,7 @@ class StdioLab {
     }
     if (isJSONRPCRequest(message) && message.method === "server/discover") {
       client.era = "2026-07-28";
-      state.record(client, "connect", {
-        tag: "server/discover",
-        words: "requested",
-      });
-      state.reached(client, "connect");
+      state.connected(client);
     }
     if (
       isJSONRPCRequest(message) && message.method === "subscriptions/listen"
