@@ -603,6 +603,22 @@ export function updateCarriedText(
 }
 
 /**
+ * Whether the client re-read version 2 by itself: the lab's re-read for a
+ * client no model drives; natively, one before the model asked (its own
+ * read comes after its check); null where that cannot be told (another
+ * route, or a stdio lab's report, which has no timeline).
+ */
+function clientReread(
+  run: RunRecord,
+  labClient: ClientReport,
+): boolean | null {
+  if (!labClient.steps.rereadAfterNotification) return false;
+  if (run.kind !== undefined) return true;
+  if ((run.route ?? "native") !== "native") return null;
+  return rereadByItself(labClient, run.transcript);
+}
+
+/**
  * What the client did with the update, in the lab's words and the
  * transcript's: the step that stopped it, the text the update carried and
  * whether it stood in for a re-read, or a re-read only the model asked for.
@@ -613,19 +629,21 @@ function deliveryNotes(
   contextUpdated: boolean | null,
 ): string[] {
   const notes = labClient.level < 6 ? [labClient.missing] : [];
-  const byItself = run.kind === undefined
-    ? rereadByItself(labClient, run.transcript)
-    : null;
+  const reread = clientReread(run, labClient);
   if (labClient.steps.deliveredInline) {
     notes.push(
-      `version 2 came inside the notification, as the client asked (embedResources), and the client ${
-        byItself === true ? "re-read it anyway" : "did not re-read it"
+      `version 2 came inside the notification, as the client asked (embedResources)${
+        reread === null
+          ? ""
+          : reread
+          ? ", and the client re-read it anyway"
+          : ", and the client did not re-read it"
       }`,
     );
     return notes;
   }
   if (!updateCarriedText(run, labClient)) {
-    if (labClient.level >= 6 && byItself === false) {
+    if (labClient.level >= 6 && reread === false) {
       notes.push(
         "notified, but read version 2 only when the model asked: the client did not re-read by itself",
       );
@@ -635,9 +653,9 @@ function deliveryNotes(
   notes.push(
     `the update carried version 2's text, unasked (--inline-content ${run.labReport?.scenario.inlineContent})`,
   );
-  if (byItself === false || byItself === null && contextUpdated === true) {
+  if (reread === false && contextUpdated !== null) {
     notes.push(
-      contextUpdated === true
+      contextUpdated
         ? "the client passed that text on to the model without a re-read"
         : "the client did not re-read by itself, nor pass the text on to the model",
     );

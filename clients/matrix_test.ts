@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import type { ClientReport } from "../main.ts";
+import type { Route } from "./decide.ts";
 import { installFailureReason } from "./install.ts";
 import {
+  COMMAND_NOTE,
   demoteHeadings,
   evidenceMarkdown,
   HISTORY,
@@ -969,10 +971,11 @@ function tableCells(matrixRowFields: MatrixRow): string[] {
 }
 
 Deno.test("rowFromRun: version 2 delivered inline as the client asked: the re-read cell says inline, level 7 from the transcript", () => {
-  const asked = (rereadAt: number) =>
+  const asked = (rereadAt: number, route: Route = "native") =>
     rowFromRun(runRecord({
       mode: "2026-07-28",
       trigger: "subscribe",
+      route,
       labReport: labReport([notifiedClient(rereadAt, {
         levelName: "version 2 delivered inline, re-read anyway",
         embedResources: true,
@@ -1004,6 +1007,27 @@ Deno.test("rowFromRun: version 2 delivered inline as the client asked: the re-re
   assert.match(
     asked(4).notes,
     /as the client asked \(embedResources\), and the client re-read it anyway;/,
+  );
+  // Who re-read cannot be told on another route (the wait tool's answer
+  // is a read of version 2 too), nor from a stdio lab's verdict, which has
+  // no timeline: the note says nothing of a re-read there.
+  const unknown =
+    "version 2 came inside the notification, as the client asked (embedResources)";
+  assert.equal(
+    asked(4, "wait-tool").notes.split("; ")[0],
+    unknown,
+  );
+  const stdio = notifiedClient(6.2, {
+    timeline: [],
+    steps: { ...notifiedClient(0).steps, deliveredInline: true },
+  });
+  assert.equal(
+    rowFromRun(runRecord({
+      mode: "stdio-2026-07-28",
+      labReport: labReport([stdio]),
+      transcript: CONTEXT_UPDATED,
+    })).notes.split("; ")[0],
+    unknown,
   );
   // Without an inline delivery the cell is the lab's mark.
   assert.equal(tableCells(row({ rereadAfterNotification: true }))[11], "✅");
@@ -1046,6 +1070,26 @@ Deno.test("rowFromRun (inline-content): the text the update carried unasked, and
   assert.equal(
     inlineRun(notifiedClient(4), CONTEXT_UPDATED).notes,
     "the update carried version 2's text, unasked (--inline-content sep-3119); version 2 reached the agent's context before it asked again",
+  );
+  // A client no model drives: the lab's step and the text, nothing of a model.
+  const commandRow = rowFromRun(runRecord({
+    kind: "command",
+    mode: "inline-content",
+    trigger: "subscribe",
+    labReport: {
+      ...labReport([notifiedClient(0, {
+        level: 5,
+        missing: "never read test://review/status again after the notification",
+        steps: { ...notifiedClient(0).steps, rereadAfterNotification: false },
+        timeline: [],
+      })]),
+      scenario: { ...labReport([]).scenario, inlineContent: "sep-3119" },
+    },
+    transcript: [],
+  }));
+  assert.equal(
+    commandRow.notes,
+    `never read test://review/status again after the notification; the update carried version 2's text, unasked (--inline-content sep-3119); ${COMMAND_NOTE}`,
   );
   // Never subscribed: no update, so no text, and the lab's missing step.
   assert.equal(
