@@ -1788,7 +1788,10 @@ function reportFor(lab: { lab: Lab }, name: string): ClientReport {
 
 /** Polls until `check` holds (the lab records some steps after answering). */
 async function eventually(check: () => boolean, what: string) {
-  for (let i = 0; i < 100 && !check(); i++) await delay(10);
+  // Up to 10 s: a lab in a child process under a loaded machine (the whole
+  // suite at once) may take seconds; a check that holds returns at once.
+  const until = Date.now() + 10_000;
+  while (!check() && Date.now() < until) await delay(10);
   assert.ok(check(), what);
 }
 
