@@ -70,7 +70,7 @@ export type ProbeErrorCode =
   | "change-failed"
   | "too-large";
 
-/** The exit status of each error code; 0 is level 6 or 7, 2 bad input. */
+/** The exit status of each error code; 0 is no error code, 2 bad input. */
 export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
   "unreachable": 10,
   "not-mcp": 11,
@@ -483,7 +483,8 @@ function probeHelpText(): string {
     "  --report FILE        also write a Markdown report (- for stdout instead of lines)",
     "  --help               print this help",
     "",
-    "Exit status: 0 at level 6 or 7, 2 for bad flags; otherwise the error code's",
+    "Exit status: 0 with no error code (level 6 or 7, every update --count asks",
+    "for), 2 for bad flags; otherwise the error code's",
     `status: ${
       Object.entries(PROBE_EXIT_STATUS).map(([code, status]) =>
         `${status} ${code}`

@@ -19,9 +19,18 @@ import {
   ProtocolError,
   Server,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { createLab, LAB_VERSION, loadConfig, REVIEW_URI } from "./main.ts";
+import { LAB_VERSION, REVIEW_URI } from "./main.ts";
+import {
+  MAIN_PATH,
+  prepareLabTests,
+  PROBE_PATH,
+  startLab,
+  VERSION_1_TEXT,
+  VERSION_2_TEXT,
+} from "./testdata/lab.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
 import {
+  PROBE_EXIT_STATUS,
   probeLines,
   probeMarkdown,
   type ProbeOptions,
@@ -30,51 +39,9 @@ import {
   unchangedSummary,
 } from "./probe.ts";
 
-// These tests and the processes they start reach loopback directly and print
-// the same whatever this machine's environment holds: no proxy, no extra
-// certificates, no colour, no update check.
-for (
-  const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_CERT_FILE"]
-) {
-  Deno.env.delete(name);
-  Deno.env.delete(name.toLowerCase());
-}
-Deno.env.set("NO_COLOR", "1");
-Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+prepareLabTests();
 
 const CHECKOUT = new URL("./", import.meta.url);
-const MAIN_PATH = new URL("main.ts", CHECKOUT).pathname;
-const PROBE_PATH = new URL("probe.ts", CHECKOUT).pathname;
-
-const VERSION_1_TEXT =
-  "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
-const VERSION_2_TEXT =
-  "status: reviewed\nversion: 2\nmessage: Simulated review result is now available.";
-
-/** The lab in this process on a free loopback port. */
-function startLab(env: Record<string, string> = {}) {
-  const lab = createLab(
-    loadConfig({
-      MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
-      MCP_TEST_LOG_LEVEL: "silent",
-      ...env,
-    }),
-  );
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    lab.fetch,
-  );
-  const base = `http://127.0.0.1:${server.addr.port}`;
-  return {
-    lab,
-    base,
-    url: new URL(`${base}/mcp`),
-    async [Symbol.asyncDispose]() {
-      await lab.close();
-      await server.shutdown();
-    },
-  };
-}
 
 /** Probe options for `target`, as `probe --url` (or `--stdio`) would set them. */
 function probeOptions(
@@ -1017,6 +984,24 @@ Deno.test("probe --count: waits for each update and re-reads it; fewer than aske
       `no notifications/resources/updated for ${REVIEW_URI} within 0.5 s (1 of 2 came)`,
     );
   });
+});
+
+Deno.test("docs/probe.md's exit table is the probe's: every error code with its status, 0 for none, 2 for bad flags", async () => {
+  const page = await Deno.readTextFile(new URL("docs/probe.md", CHECKOUT));
+  const table = page.split("## Exit status and error codes")[1]
+    .split("\n## ")[0];
+  const rows = table.split("\n").flatMap((line) => {
+    const match = line.match(/^\| (\d+) +\| (?:`([\w-]+)`)? *\|/);
+    return match ? [[Number(match[1]), match[2] ?? ""]] : [];
+  });
+  assert.deepEqual(rows, [
+    [0, "null"],
+    [2, ""],
+    ...Object.entries(PROBE_EXIT_STATUS).map(([code, status]) => [
+      status,
+      code,
+    ]),
+  ]);
 });
 
 Deno.test("probe --header: extra headers reach the server (a bearer token given as a header)", async () => {
