@@ -777,12 +777,12 @@ interface Step {
 export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
 type ReadRoute = (typeof READ_ROUTES)[number];
 
-/** What a client has shown so far, kept as it happens (timelines are capped). */
+/**
+ * What a client has shown so far, kept as it happens (timelines are capped);
+ * `LabClient.proof` says whether it connected, listed and subscribed.
+ */
 interface Progress {
-  connected: boolean;
-  listed: boolean;
   readV1?: ReadRoute;
-  subscribed: boolean;
   /** A listen stream without the resource in its filter (list changes only). */
   listenedWithoutResource: boolean;
   getStreamOpened: boolean;
@@ -885,22 +885,29 @@ type ProofKey =
   | "lost"
   | "reread";
 
-function freshProgress(): Progress {
+/** A client's run as it starts: version 1, nothing shown yet. */
+function freshRun(): Pick<
+  LabClient,
+  "reviewVersion" | "progress" | "timeline" | "droppedSteps" | "proof"
+> {
   return {
-    connected: false,
-    listed: false,
-    subscribed: false,
-    listenedWithoutResource: false,
-    embedAsked: false,
-    getStreamOpened: false,
-    lost: [],
-    lastVersionRead: 0,
-    closedBeforeUpdate: false,
-    waitTool: { calls: 0, longestSeconds: 0 },
+    reviewVersion: 1,
+    progress: {
+      listenedWithoutResource: false,
+      embedAsked: false,
+      getStreamOpened: false,
+      lost: [],
+      lastVersionRead: 0,
+      closedBeforeUpdate: false,
+      waitTool: { calls: 0, longestSeconds: 0 },
+    },
+    timeline: [],
+    droppedSteps: 0,
+    proof: {},
   };
 }
 
-function newLabClient(fields: {
+function newLabClient({ clientInfo, ...fields }: {
   id: string;
   era: Era;
   transport: LabTransportKind;
@@ -909,26 +916,19 @@ function newLabClient(fields: {
 }): LabClient {
   const now = Date.now();
   const client: LabClient = {
-    id: fields.id,
-    era: fields.era,
-    transport: fields.transport,
+    ...fields,
+    ...freshRun(),
     name: "unknown",
     version: "unknown",
-    protocolVersion: fields.protocolVersion,
-    reviewVersion: 1,
     updates: { started: false, sent: 0, series: 0 },
     deliver: () =>
       Promise.resolve({ delivered: false, reason: "not connected yet" }),
-    progress: freshProgress(),
-    timeline: [],
-    droppedSteps: 0,
     firstSeen: now,
     lastSeen: now,
-    proof: {},
     peakListens: 0,
     waiting: new Set(),
   };
-  nameClient(client, fields.clientInfo);
+  nameClient(client, clientInfo);
   return client;
 }
 
@@ -993,12 +993,10 @@ function noteProgress(
 ) {
   const { progress, proof } = client;
   if (!["update", "notify", "session-end"].includes(step.kind)) {
-    progress.connected = true;
     proof.connected ??= step;
   }
   switch (step.kind) {
     case "list":
-      progress.listed = true;
       proof.listed ??= step;
       break;
     case "read": {
@@ -1010,9 +1008,7 @@ function noteProgress(
       }
       // A read through the wait tool is that route's evidence, never the
       // client's own re-read after a notification.
-      if (
-        version >= 2 && !progress.reread && facts.via !== "wait-tool"
-      ) {
+      if (version >= 2 && !progress.reread && facts.via !== "wait-tool") {
         const via = facts.via ?? "resource";
         if (progress.notified) {
           progress.reread = { version, via };
@@ -1033,17 +1029,12 @@ function noteProgress(
       break;
     }
     case "subscribe":
-      progress.subscribed = true;
       proof.subscribed ??= step;
       break;
     case "listen":
       if (facts.embed) progress.embedAsked = true;
-      if (facts.watches) {
-        progress.subscribed = true;
-        proof.subscribed ??= step;
-      } else {
-        progress.listenedWithoutResource = true;
-      }
+      if (facts.watches) proof.subscribed ??= step;
+      else progress.listenedWithoutResource = true;
       break;
     case "stream-opened":
       progress.getStreamOpened = true;
@@ -1100,11 +1091,8 @@ class LabState {
     const at = Date.now();
     const step: Step = { at, kind, evidence };
     client.lastSeen = at;
-    if (client.timeline.length < TIMELINE_LIMIT) {
-      client.timeline.push(step);
-    } else {
-      client.droppedSteps++;
-    }
+    if (client.timeline.length < TIMELINE_LIMIT) client.timeline.push(step);
+    else client.droppedSteps++;
     noteProgress(client, step, facts);
     this.log.write("info", evidence, client, at);
   }
@@ -1141,22 +1129,20 @@ class LabState {
     this.#startUpdates(client);
   }
 
-  /** Wait tool calls in progress, across clients (for `/healthz`). */
-  waitingCalls(): number {
-    let waiting = 0;
-    for (const client of this.#live) waiting += client.waiting.size;
-    return waiting;
+  /** The `/healthz` counts of live clients: pending updates and waits. */
+  counts(): Pick<LabCounts, "pendingUpdates" | "waitingCalls"> {
+    const live = [...this.#live];
+    return {
+      pendingUpdates: live.filter((client) => client.updates.timer).length,
+      waitingCalls: live.reduce((sum, client) => sum + client.waiting.size, 0),
+    };
   }
 
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
-    client.reviewVersion = 1;
     client.updates = { started: false, sent: 0, series: client.updates.series };
-    client.progress = freshProgress();
-    client.timeline = [];
-    client.droppedSteps = 0;
-    client.proof = {};
+    Object.assign(client, freshRun());
   }
 
   track(client: LabClient): LabClient {
@@ -1199,14 +1185,6 @@ class LabState {
     return [...this.#ended, ...this.#live.values()].sort((a, b) =>
       a.firstSeen - b.firstSeen
     );
-  }
-
-  pendingUpdates(): number {
-    let pending = 0;
-    for (const client of this.#live.values()) {
-      if (client.updates.timer) pending++;
-    }
-    return pending;
   }
 
   /**
@@ -1574,17 +1552,14 @@ interface Verdict {
   waitToolLevel: number | null;
 }
 
-const NOT_OBSERVABLE =
-  "level 7 (the agent's context shows the update) is not observable from the server";
-
 /** Grades a client on the levels: the highest step it reached. */
 function verdictOf(client: LabClient, config: LabConfig): Verdict {
-  const progress = client.progress;
+  const { progress, proof } = client;
   const steps = {
-    connected: progress.connected,
-    listed: progress.listed,
+    connected: proof.connected !== undefined,
+    listed: proof.listed !== undefined,
     readV1: progress.readV1 !== undefined,
-    subscribed: progress.subscribed,
+    subscribed: proof.subscribed !== undefined,
     notificationDelivered: progress.notified !== undefined,
     rereadAfterNotification: progress.reread !== undefined,
     deliveredInline: progress.deliveredInline !== undefined,
@@ -1647,19 +1622,22 @@ function nativeMissingStep(
   level: number,
 ): string {
   const progress = client.progress;
-  const viaTool = readRoute;
-  if (level >= 6) return `${NOT_OBSERVABLE}${viaTool(progress.reread?.via)}`;
-  if (!progress.listed && level < 2) {
+  if (level >= 6) {
+    return `level 7 (the agent's context shows the update) is not observable from the server${
+      readRoute(progress.reread?.via)
+    }`;
+  }
+  if (!client.proof.listed && level < 2) {
     return "never listed resources (resources/list)";
   }
   if (!progress.readV1) {
     return `never read ${REVIEW_URI} (resources/read)`;
   }
   const trigger = config.updateTrigger;
-  if (!progress.subscribed && trigger === "subscribe") {
+  if (!client.proof.subscribed && trigger === "subscribe") {
     if (client.era === "2025") {
       return `never subscribed to ${REVIEW_URI} (resources/subscribe)${
-        viaTool(progress.readV1)
+        readRoute(progress.readV1)
       }`;
     }
     return progress.listenedWithoutResource
@@ -1718,16 +1696,21 @@ export interface LabReport {
   generatedAt: string;
   /** How to start this lab again; absent in reports rebuilt from a stdio log. */
   reproduce?: Reproduce;
-  scenario: {
-    trigger: UpdateTrigger;
-    updateDelaySeconds: number;
-    updateCount: number;
-    updateIntervalSeconds: number;
-    sendListChanged: boolean;
-    inlineContent: (typeof INLINE_SHAPES)[number];
-    toolEnabled: boolean;
-  };
+  scenario: ReturnType<typeof scenarioOf>;
   clients: ClientReport[];
+}
+
+/** The settings that shape what clients see, as `/report` names them. */
+function scenarioOf(config: LabConfig) {
+  return {
+    trigger: config.updateTrigger,
+    updateDelaySeconds: config.updateDelaySeconds,
+    updateCount: config.updateCount,
+    updateIntervalSeconds: config.updateIntervalSeconds,
+    sendListChanged: config.sendListChanged,
+    inlineContent: config.inlineContent,
+    toolEnabled: config.enableTool,
+  };
 }
 
 /** The report entry for one client, graded with `verdict`. */
@@ -1785,15 +1768,7 @@ function labReport(
     sdk: SDK_VERSION,
     generatedAt: new Date().toISOString(),
     reproduce: reproduceOf(config, transport, clients),
-    scenario: {
-      trigger: config.updateTrigger,
-      updateDelaySeconds: config.updateDelaySeconds,
-      updateCount: config.updateCount,
-      updateIntervalSeconds: config.updateIntervalSeconds,
-      sendListChanged: config.sendListChanged,
-      inlineContent: config.inlineContent,
-      toolEnabled: config.enableTool,
-    },
+    scenario: scenarioOf(config),
     clients: clients.map((client) => clientReport(client, config)),
   };
 }
@@ -2268,17 +2243,11 @@ interface LabContext {
   config: LabConfig;
   log: Logger;
   state: LabState;
-  transport: LabTransportKind;
-  /** `--report-file`, when set. */
   reportFile?: ReportFile;
-  /** When the lab shuts down by itself (`--exit-after-clients`, `--deadline`). */
   gate: Gate;
 }
 
-/**
- * A lab's context: its log, and state whose ended clients print verdicts
- * (and rewrite the report file, when there is one).
- */
+/** A lab's context: each client that ends prints its verdict, and more. */
 function createLabContext(
   config: LabConfig,
   sink: LineSink,
@@ -2288,7 +2257,6 @@ function createLabContext(
   const ctx: LabContext = {
     config,
     log,
-    transport,
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -2316,11 +2284,8 @@ function createLabContext(
 }
 
 /**
- * `--report-file`: the Markdown report (or, for a path ending in `.json`, the
- * `/report` document) written whole or not at all (to a
- * temporary file beside it, renamed over it), one write at a time, after a
- * client ends and at shutdown. A write that fails is one warn line; the lab
- * goes on.
+ * `--report-file`, written whole or not at all (a temporary file renamed
+ * over it), one write at a time; a write that fails is one warn line.
  */
 class ReportFile {
   #last: Promise<void> = Promise.resolve();
@@ -2381,11 +2346,7 @@ function resourceNotFound(uri: string): Error {
   return new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
 }
 
-/**
- * Params of the methods that name a URI or a tool. Handlers given their own
- * schema get the SDK's -32602 "Invalid params" for a bad value; without one
- * the SDK answers -32603 "Internal error".
- */
+/** Params of the methods that name a URI or a tool: a bad one is -32602. */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
 const nameParams = { params: z.object({ name: z.string() }).passthrough() };
 const toolCallParams = {
@@ -2401,29 +2362,33 @@ const waitArgumentsSchema = z.object({
   timeout_seconds: z.number().positive().max(MAX_WAIT_SECONDS).default(60),
 }).strict();
 
-/** How often a waiting call reports progress: every 5 s, 4 times at least. */
-export function waitProgressSeconds(timeoutSeconds: number): number {
-  return Math.min(5, timeoutSeconds / 4);
+/** What ends a wait tool call early, and how it reports progress, if asked. */
+interface WaitCallOptions {
+  ends: (AbortSignal | undefined)[];
+  progress?: (elapsed: number, total: number) => Promise<void>;
 }
 
 /**
  * Holds a call until `client`'s resource changes, `seconds` pass, or one of
- * `ends` aborts; reports progress meanwhile. Settles once and leaves no
- * timer behind.
+ * `ends` aborts, reporting progress every 5 s (4 times at least). Settles
+ * once, with how many progress reports it sent, and leaves no timer behind.
  */
 function waitForUpdate(
   client: LabClient,
   seconds: number,
-  ends: (AbortSignal | undefined)[],
-  progress?: (elapsed: number, total: number) => Promise<void>,
-): Promise<WaitEnd> {
-  const { promise, resolve } = Promise.withResolvers<WaitEnd>();
+  { ends, progress }: WaitCallOptions,
+): Promise<{ end: WaitEnd; progressSent: number }> {
+  const { promise, resolve } = Promise.withResolvers<
+    { end: WaitEnd; progressSent: number }
+  >();
+  let progressSent = 0;
   const started = performance.now();
   const timeout = setTimeout(() => call.settle("timeout"), seconds * 1000);
   const ticker = progress && setInterval(() => {
+    progressSent++;
     const elapsed = Math.round((performance.now() - started) / 100) / 10;
     progress(elapsed, seconds).catch(() => call.settle("disconnected"));
-  }, waitProgressSeconds(seconds) * 1000);
+  }, Math.min(5, seconds / 4) * 1000);
   const signals = ends.filter((signal) => signal !== undefined);
   const onAbort = () => call.settle("cancelled");
   const call: WaitingCall = {
@@ -2434,7 +2399,7 @@ function waitForUpdate(
       for (const signal of signals) {
         signal.removeEventListener("abort", onAbort);
       }
-      resolve(end);
+      resolve({ end, progressSent });
     },
   };
   client.waiting.add(call);
@@ -2446,19 +2411,15 @@ function waitForUpdate(
 }
 
 /**
- * `wait_for_review_update`: returns the resource's text once it is newer
- * than `since_version` (at once if it already is), or the unchanged text
- * after the timeout, with a line saying so. Logged and recorded as a read
- * through the wait tool.
+ * `wait_for_review_update`: the resource's text once it is newer than
+ * `since_version` (at once if it already is), or after the timeout with a
+ * line saying so; recorded as a read through the wait tool.
  */
 async function waitToolCall(
   { config, state }: LabContext,
   client: LabClient,
   rawArguments: unknown,
-  call: {
-    ends: (AbortSignal | undefined)[];
-    progress?: (elapsed: number, total: number) => Promise<void>;
-  },
+  call: WaitCallOptions,
 ) {
   const parsed = waitArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) {
@@ -2473,16 +2434,9 @@ async function waitToolCall(
   const seconds = parsed.data.timeout_seconds;
   state.askedToWait(client);
   const started = performance.now();
-  // Counted for the log line: which clients ask for progress shows there.
-  let progressSent = 0;
-  const progress = call.progress &&
-    ((elapsed: number, total: number) => {
-      progressSent++;
-      return call.progress!(elapsed, total);
-    });
-  const end = client.reviewVersion > since
-    ? "updated"
-    : await waitForUpdate(client, seconds, call.ends, progress);
+  const { end, progressSent } = client.reviewVersion > since
+    ? { end: "updated", progressSent: 0 }
+    : await waitForUpdate(client, seconds, call);
   const waited = Math.round((performance.now() - started) / 100) / 10;
   const version = client.reviewVersion;
   state.record(client, "read", {
@@ -2493,6 +2447,7 @@ async function waitToolCall(
       waited: `${waited}s`,
       version,
       ended: end === "updated" ? undefined : end,
+      // Which clients ask for progress shows here.
       progress: call.progress ? progressSent : undefined,
     },
   }, { version, via: "wait-tool", since, waited });
@@ -2512,10 +2467,8 @@ interface ErrorAnswer {
 }
 
 /**
- * The lab's MCP server. Every answer leaves through its transport's `send`,
- * where the lab sees the JSON-RPC errors it answers with and turns the
- * SDK's "resource not found" (see `resourceNotFound`) into the 2025 spec's
- * -32002 for 2025 clients.
+ * The lab's MCP server: its transport's `send` shows the lab each error it
+ * answers with, and turns "resource not found" into -32002 for 2025 clients.
  */
 class LabServer extends Server {
   constructor(
@@ -2567,16 +2520,17 @@ function isResourceNotFoundData(data: unknown): boolean {
 }
 
 /**
- * Builds the MCP server one client talks to: a 2025 session or a stdio
- * connection keeps its server for its lifetime, a 2026-07-28 request gets a
- * fresh one. Only 2025 servers handle `resources/subscribe`; the stateless
- * era subscribes through `subscriptions/listen`, served by the SDK's router.
+ * Builds the MCP server one client talks to (a 2025 session or a stdio
+ * connection keeps it, a 2026-07-28 request gets a fresh one). Only 2025
+ * servers take `resources/subscribe`; 2026-07-28 has `subscriptions/listen`.
+ * Error answers are logged as refusals in a 200 unless `onErrorAnswer` says.
  */
 function buildLabServer(
   labContext: LabContext,
   client: LabClient,
   era: Era,
-  onErrorAnswer: (error: ErrorAnswer) => void,
+  onErrorAnswer = (error: ErrorAnswer) =>
+    logRefusal(labContext.log, { status: 200, ...error }, undefined, client),
 ): Server {
   const { config, log, state } = labContext;
   const server = new LabServer(era, onErrorAnswer);
@@ -2706,21 +2660,18 @@ const MAX_LISTEN_URIS = 100;
 function narrowListenFilter(
   params: unknown,
   id: RequestId | undefined,
-): ListenFilter | { refusal: Refusal } | undefined {
+): ListenFilter | Refused | undefined {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
   const { notifications } = listen.data;
   const requested = notifications.resourceSubscriptions;
   if (requested && requested.length > MAX_LISTEN_URIS) {
-    return {
-      refusal: {
-        status: 200,
-        code: -32602,
-        message:
-          `Invalid params: resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`,
-      },
-    };
+    return refused(
+      200,
+      -32602,
+      `Invalid params: resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`,
+    );
   }
   const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
@@ -2831,6 +2782,13 @@ interface Refusal {
   headers?: HeadersInit;
 }
 
+/** What a check that can fail returns when it does. */
+type Refused = { refusal: Refusal };
+
+function refused(status: number, code: number, message: string): Refused {
+  return { refusal: { status, code, message } };
+}
+
 /** Logs a refusal where it is produced, then builds its answer. */
 function refuse(log: Logger, request: Request, refusal: Refusal): Response {
   logRefusal(log, refusal, request);
@@ -2843,10 +2801,7 @@ function refuse(log: Logger, request: Request, refusal: Refusal): Response {
     );
 }
 
-/**
- * One `[request/rejected]` line: method and path (when the refusal answers
- * a whole request), status, code and message, and the client it concerns.
- */
+/** One `[request/rejected]` line, with the request's method and path, if any. */
 function logRefusal(
   log: Logger,
   { status, code, message }: Refusal,
@@ -2856,19 +2811,11 @@ function logRefusal(
   log.write("warn", {
     tag: "request/rejected",
     words: request && `${request.method} ${pathOf(request)}`,
-    fields: {
-      status,
-      code,
-      message: clip(message, MAX_MESSAGE_LENGTH),
-    },
+    fields: { status, code, message: clip(message, MAX_MESSAGE_LENGTH) },
   }, client);
 }
 
-/**
- * Logs an error answer the SDK built itself (a transport or header check).
- * Only answers that are not OK are read, so a successful request costs no
- * copy of its body.
- */
+/** Logs an error answer the SDK built itself (only those are read). */
 async function logSdkRefusal(
   log: Logger,
   request: Request,
@@ -2896,31 +2843,23 @@ function pathOf(request: Request): string {
 }
 
 /**
- * DNS-rebinding protection: a page in a browser must not reach the lab
- * through a hostile name, so only loopback names (and the configured ones)
- * may appear in Host and Origin. The answer is the SDK's own 403.
+ * DNS-rebinding protection: only loopback names (and the configured ones)
+ * may appear in Host and Origin, so a browser page cannot reach the lab
+ * through a hostile name. The guard answers with the SDK's own 403.
  */
-function foreignHostResponse(
-  config: LabConfig,
-  request: Request,
-): Response | undefined {
-  if (config.allowedHosts.includes("*")) return undefined;
-  let allowed = allowedHostsByConfig.get(config);
-  if (!allowed) {
-    allowed = [
-      ...localhostAllowedHostnames(),
-      ...config.allowedHosts,
-      // A lab bound to a specific address answers to that address too.
-      ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
-    ];
-    allowedHostsByConfig.set(config, allowed);
-  }
-  return hostHeaderValidationResponse(request, allowed) ??
-    originValidationResponse(request, allowed);
+function foreignHostGuard(config: LabConfig) {
+  const allowed = [
+    ...localhostAllowedHostnames(),
+    ...config.allowedHosts,
+    // A lab bound to a specific address answers to that address too.
+    ...(["0.0.0.0", "::"].includes(config.host) ? [] : [config.host]),
+  ];
+  return (request: Request): Response | undefined =>
+    config.allowedHosts.includes("*") ? undefined : (
+      hostHeaderValidationResponse(request, allowed) ??
+        originValidationResponse(request, allowed)
+    );
 }
-
-/** The names each configuration accepts in Host and Origin, built once. */
-const allowedHostsByConfig = new WeakMap<LabConfig, string[]>();
 
 /** A bearer token check, when `MCP_TEST_AUTH_TOKEN` is set. */
 function missingTokenRefusal(
@@ -2949,16 +2888,13 @@ function missingTokenRefusal(
 async function readMessage(
   config: LabConfig,
   request: Request,
-): Promise<{ message: unknown } | { refusal: Refusal }> {
+): Promise<{ message: unknown } | Refused> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
-    return {
-      refusal: {
-        status: 415,
-        code: -32000,
-        message:
-          "Unsupported Media Type: Content-Type must be application/json",
-      },
-    };
+    return refused(
+      415,
+      -32000,
+      "Unsupported Media Type: Content-Type must be application/json",
+    );
   }
   const read = await readBodyText(request, config.bodyTimeoutSeconds);
   if ("refusal" in read) return read;
@@ -2969,59 +2905,43 @@ async function readMessage(
  * One JSON-RPC message from its text, or why not: not JSON (-32700), a
  * batch or not JSON-RPC (-32600). A POST body and a stdio line alike.
  */
-function parseMessage(
-  text: string,
-): { message: unknown } | { refusal: Refusal } {
+function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
   try {
     message = JSON.parse(text);
   } catch {
-    return {
-      refusal: {
-        status: 400,
-        code: -32700,
-        message: "Parse error: the body is not valid JSON",
-      },
-    };
+    return refused(400, -32700, "Parse error: the body is not valid JSON");
   }
   if (Array.isArray(message)) {
-    return {
-      refusal: {
-        status: 400,
-        code: -32600,
-        message:
-          "Invalid Request: JSON-RPC batches are not supported; send one message per request",
-      },
-    };
+    return refused(
+      400,
+      -32600,
+      "Invalid Request: JSON-RPC batches are not supported; send one message per request",
+    );
   }
   if (!isJSONRPCMessage(message)) {
-    return {
-      refusal: {
-        status: 400,
-        code: -32600,
-        message:
-          'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
-      },
-    };
+    return refused(
+      400,
+      -32600,
+      'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
+    );
   }
   return { message };
 }
 
 /**
- * Reads a POST body up to the limit and within the body timeout. A body that
- * declares its length is read whole: the SDK's streaming reader keeps a
- * 64 KiB buffer alive for as long as the request lives, which for a listen
- * stream is as long as the stream. Bodies without a length go through the
- * SDK's bounded reader. A client that stalls gets 408, one that leaves
- * mid-body a refusal line (it is not there to read an answer).
+ * Reads a POST body up to the limit and within the body timeout; a stalled
+ * one gets 408. A body that declares its length is read whole: the SDK's
+ * streaming reader would keep a 64 KiB buffer alive as long as the request
+ * (for a listen, the stream) lives. Bodies without a length take that reader.
  */
 async function readBodyText(
   request: Request,
   timeoutSeconds: number,
-): Promise<{ text: string } | { refusal: Refusal }> {
+): Promise<{ text: string } | Refused> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isSafeInteger(declared) && declared > MAX_BODY_BYTES) {
-    return { refusal: tooLarge() };
+    return TOO_LARGE;
   }
   const reading = Number.isSafeInteger(declared)
     ? request.text()
@@ -3034,42 +2954,35 @@ async function readBodyText(
   });
   try {
     const text = await Promise.race([reading, stalled]);
-    if (text === undefined) return { refusal: tooLarge() };
+    if (text === undefined) return TOO_LARGE;
     if (text !== "stalled") return { text };
     // Cancelling a read in progress leaks its buffer in Deno 2.9; the read
-    // ends by itself when the client leaves, and then there is nothing left
-    // to report.
+    // ends by itself when the client leaves.
     reading.catch(() => {});
-    return {
-      refusal: {
-        status: 408,
-        code: -32000,
-        message:
-          `Request Timeout: the body did not arrive within ${timeoutSeconds} s (MCP_TEST_BODY_TIMEOUT_SECONDS)`,
-      },
-    };
+    return refused(
+      408,
+      -32000,
+      `Request Timeout: the body did not arrive within ${timeoutSeconds} s (MCP_TEST_BODY_TIMEOUT_SECONDS)`,
+    );
   } catch (error) {
-    return {
-      refusal: {
-        status: 400,
-        code: -32000,
-        message: `Bad Request: the client left before its body ended (${
-          (error as Error).message
-        })`,
-      },
-    };
+    // Logged, though the client is not there to read the answer.
+    return refused(
+      400,
+      -32000,
+      `Bad Request: the client left before its body ended (${
+        (error as Error).message
+      })`,
+    );
   } finally {
     clearTimeout(timer);
   }
 }
 
-function tooLarge(): Refusal {
-  return {
-    status: 413,
-    code: -32000,
-    message: `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-  };
-}
+const TOO_LARGE = refused(
+  413,
+  -32000,
+  `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
+);
 
 /** Compares two strings in time that does not depend on where they differ. */
 function timingSafeEqual(given: string, expected: string): boolean {
@@ -3295,13 +3208,7 @@ class LegacyEra implements EraServer {
         MAX_NAME_LENGTH,
       ),
     });
-    // Error answers inside a session travel in a 200 response.
-    const server = buildLabServer(
-      this.ctx,
-      client,
-      "2025",
-      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
-    );
+    const server = buildLabServer(this.ctx, client, "2025");
     // The id is made here so that its handle (a digest, computed
     // asynchronously) is ready when the SDK announces the session.
     const sessionId = crypto.randomUUID();
@@ -3554,21 +3461,18 @@ class ModernEra implements EraServer {
     client: LabClient,
     params: unknown,
     id: RequestId | undefined,
-  ): ListenFilter | { refusal: Refusal } | undefined {
+  ): ListenFilter | Refused | undefined {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     if (
       filter && !("refusal" in filter) &&
       this.#listens.openCount(client) >= share
     ) {
-      return {
-        refusal: {
-          status: 200,
-          code: -32603,
-          message:
-            `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
-        },
-      };
+      return refused(
+        200,
+        -32603,
+        `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
+      );
     }
     return filter;
   }
@@ -3819,6 +3723,7 @@ export function createLab(
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
   const mcpPaths = new Set(["/mcp", config.path]);
+  const foreignHost = foreignHostGuard(config);
 
   function counts(): LabCounts {
     return {
@@ -3826,8 +3731,7 @@ export function createLab(
       listenStreams: 0,
       ...legacy.counts(),
       ...modern.counts(),
-      pendingUpdates: state.pendingUpdates(),
-      waitingCalls: state.waitingCalls(),
+      ...state.counts(),
     };
   }
 
@@ -3835,7 +3739,7 @@ export function createLab(
     labReport(state.reportedClients(), config, "streamable-http");
 
   async function route(request: Request, pathname: string) {
-    const foreign = foreignHostResponse(config, request);
+    const foreign = foreignHost(request);
     if (foreign) {
       await logSdkRefusal(log, request, foreign);
       return foreign;
@@ -4264,21 +4168,17 @@ class LineTransport implements Transport {
     try {
       for await (const read of boundedLines(this.input, MAX_BODY_BYTES)) {
         if (this.#closed) break;
-        const parsed = "line" in read ? parseMessage(read.line) : {
-          refusal: {
-            status: 413,
-            code: -32700,
-            message:
-              `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
-          },
-        };
+        const parsed = "line" in read ? parseMessage(read.line) : refused(
+          413,
+          -32700,
+          `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
+        );
         if ("message" in parsed) {
           if (isJSONRPCRequest(parsed.message)) this.#backlog++;
           this.onmessage?.(parsed.message as JSONRPCMessage);
         } else {
-          const { code, message } = parsed.refusal;
           this.refused(parsed.refusal);
-          this.#write({ jsonrpc: "2.0", id: null, error: { code, message } });
+          this.#write(errorAnswer(null, parsed.refusal));
         }
         while (this.#backlog >= STDIO_BACKLOG && !this.#closed) {
           await new Promise<void>((resolve) => this.#room = resolve);
@@ -4487,16 +4387,11 @@ class StdioLab {
   }
 
   #buildServer(sdkEra: "modern" | "legacy"): Server {
-    const { log, state } = this.ctx;
+    const { state } = this.ctx;
     const client = this.#client;
     const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
     client.era = era;
-    const server = buildLabServer(
-      this.ctx,
-      client,
-      era,
-      (error) => logRefusal(log, { status: 200, ...error }, undefined, client),
-    );
+    const server = buildLabServer(this.ctx, client, era);
     if (era === "2025") {
       server.oninitialized = () => {
         nameClient(client, server.getClientVersion());
