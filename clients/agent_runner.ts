@@ -14,7 +14,7 @@ import {
   type ModeId,
 } from "./catalog.ts";
 import { dirname, join, relative } from "node:path";
-import { REVIEW_URI } from "../main.ts";
+import { REVIEW_URI, whenStreamEnds } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
 import {
   finalLabReports,
@@ -137,12 +137,26 @@ export function startProgressRelay(
       const headers = new Headers(request.headers);
       headers.delete("host");
       headers.delete("content-length");
+      // The upstream call ends when the client leaves, never when its
+      // answer has merely started: Deno's legacy behaviour aborts
+      // `request.signal` after every successful response, which would cut
+      // a streamed answer short, and the next behaviour does not.
+      const upstream = new AbortController();
+      let answered = false;
+      request.signal.addEventListener("abort", () => {
+        if (!answered) upstream.abort();
+      }, { once: true });
       try {
         const answer = await fetch(
           `${target.origin}${url.pathname}${url.search}`,
-          { method: request.method, headers, body, signal: request.signal },
+          { method: request.method, headers, body, signal: upstream.signal },
         );
-        return new Response(answer.body, {
+        answered = true;
+        const passed = answer.body &&
+          whenStreamEnds(answer.body, (byClient) => {
+            if (byClient) upstream.abort();
+          });
+        return new Response(passed, {
           status: answer.status,
           headers: answer.headers,
         });
