@@ -392,11 +392,6 @@ export function parseCommandLine(args: string[]) {
   };
 }
 
-/** The `--version` line: the lab, the SDK it serves with, and Deno. */
-function versionText(): string {
-  return `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})`;
-}
-
 /** The `--help` text: usage and the configuration table with defaults. */
 function helpText(): string {
   const rows = Object.entries(SETTINGS).map(([name, setting]) =>
@@ -2338,14 +2333,6 @@ class ReportFile {
   }
 }
 
-/**
- * "Resource not found" with `data.uri`: the SDK sends it as -32602, and
- * `LabServer` turns it into -32002 for 2025 clients.
- */
-function resourceNotFound(uri: string): Error {
-  return new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
-}
-
 /** Params of the methods that name a URI or a tool: a bad one is -32602. */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };
 const nameParams = { params: z.object({ name: z.string() }).passthrough() };
@@ -2558,7 +2545,8 @@ function buildLabServer(
       tag,
       fields: { uri: clip(uri, MAX_URI_LENGTH), result: "not-found" },
     });
-    throw resourceNotFound(uri);
+    // -32602 with `data.uri`; `LabServer` makes it -32002 for 2025 clients.
+    throw new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
   };
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
     onlyReview("resources/read", uri);
@@ -2581,7 +2569,10 @@ function buildLabServer(
     if (config.enableWaitTool && name === WAIT_TOOL) {
       const progressToken = ctx.mcpReq._meta?.progressToken;
       return waitToolCall(labContext, client, call.arguments, {
-        ends: [ctx.mcpReq.signal, departureOf(ctx.http?.req)],
+        ends: [
+          ctx.mcpReq.signal,
+          ctx.http?.req && departures.get(ctx.http.req),
+        ],
         progress: progressToken === undefined
           ? undefined
           : (seconds, total) =>
@@ -2994,9 +2985,8 @@ function timingSafeEqual(given: string, expected: string): boolean {
 }
 
 /**
- * Whether a body has the shape of one JSON-RPC 2.0 message. Only the shape:
- * the SDK validates the message fully right after, so a second schema parse
- * here would double the cost of every request.
+ * Whether a body has the shape of one JSON-RPC 2.0 message; only the shape,
+ * as the SDK validates it fully right after (twice would cost double).
  */
 function isJSONRPCMessage(message: unknown): boolean {
   if (typeof message !== "object" || message === null) return false;
@@ -3009,11 +2999,6 @@ function isJSONRPCMessage(message: unknown): boolean {
 /** For each wait tool call over HTTP: aborts when its client leaves. */
 const departures = new WeakMap<Request, AbortSignal>();
 
-/** The departure signal of the HTTP request a call came in, if it has one. */
-function departureOf(request?: Request): AbortSignal | undefined {
-  return request && departures.get(request);
-}
-
 /** Whether a body calls the wait tool (only those calls are watched). */
 function isWaitCall(body: unknown): boolean {
   const call = body as
@@ -3023,10 +3008,9 @@ function isWaitCall(body: unknown): boolean {
 }
 
 /**
- * Serves a wait tool call while watching for its client leaving: before the
- * answer starts, through the request's own signal (Deno aborts it when the
- * connection drops, and after every answer, so only until then); after that,
- * a streamed answer's cancel says it.
+ * Serves a wait tool call watching for its client leaving: until the answer
+ * starts, through the request's signal (Deno also aborts it after every
+ * answer); after that, through a streamed answer's cancel.
  */
 async function serveWatched(
   request: Request,
@@ -3052,10 +3036,7 @@ async function serveWatched(
 
 /** Logs an error the SDK reported outside any answer. */
 function logSdkError(log: Logger, error: Error) {
-  log.write("warn", {
-    tag: "mcp/error",
-    fields: { message: error.message },
-  });
+  log.write("warn", { tag: "mcp/error", fields: { message: error.message } });
 }
 
 /** What each era's section gives the router. */
@@ -3361,7 +3342,7 @@ async function sendLegacyChange(
   notification: ChangeNotification,
   config: LabConfig,
   client: LabClient,
-  subscriptionId: string,
+  subscriptionId = client.id,
 ): Promise<InlineContent | undefined> {
   if (notification === "list_changed") {
     await server.sendResourceListChanged();
@@ -3620,7 +3601,6 @@ export interface Lab {
   due: Promise<string>;
 }
 
-const MODERN_PROTOCOL_VERSIONS = new Set(["2026-07-28"]);
 /**
  * The methods of the MCP endpoint: POST in both eras, GET and DELETE for
  * 2025 sessions. No CORS: a browser page cannot call the lab directly (see
@@ -3676,11 +3656,7 @@ async function serveMcp(
     const read = await readMessage(config, request);
     if ("refusal" in read) return refuse(log, request, read.refusal);
     body = read.message;
-  } else if (
-    MODERN_PROTOCOL_VERSIONS.has(
-      request.headers.get("mcp-protocol-version") ?? "",
-    )
-  ) {
+  } else if (request.headers.get("mcp-protocol-version") === "2026-07-28") {
     // The stateless era has no GET stream and no session to delete.
     return refuse(log, request, {
       status: 405,
@@ -3867,51 +3843,39 @@ class Gate {
 }
 
 /**
- * `--require-level`: one stable line per client (`verdict client=… level=…
- * required=… pass|fail missing=…`), or one saying no client came, and the
- * exit status: 0 when there was a client and every one reached the level.
- */
-function gateVerdicts(
-  clients: LabClient[],
-  config: LabConfig,
-): { lines: string[]; status: number } {
-  const required = config.requireLevel ?? 0;
-  if (clients.length === 0) {
-    return {
-      lines: [
-        `verdict clients=0 required=${required} fail missing=${
-          lineValue("no client came before the lab shut down")
-        }`,
-      ],
-      status: 1,
-    };
-  }
-  let status = 0;
-  const lines = clients.map((client) => {
-    const verdict = verdictOf(client, config);
-    const pass = verdict.level >= required;
-    if (!pass) status = 1;
-    return `verdict client=${
-      lineValue(clientLabel(client))
-    } level=${verdict.level} required=${required} ${
-      pass ? "pass" : "fail"
-    } missing=${lineValue(verdict.missing)}`;
-  });
-  return { lines, status };
-}
-
-/**
- * The exit status of a lab that has shut down: with `--require-level`, the
- * gate's verdict lines go to `sink` and decide it; else 0.
+ * The exit status of a lab that has shut down: 0, or with `--require-level`
+ * one stable line per client on `sink` (`verdict client=… level=…
+ * required=… pass|fail missing=…`), or one saying no client came, and 0
+ * only when there was a client and every one reached the level.
  */
 function gateStatus(
   clients: LabClient[],
   config: LabConfig,
   sink: LineSink,
 ): number {
-  if (config.requireLevel === null) return 0;
-  const { lines, status } = gateVerdicts(clients, config);
-  lines.forEach((line) => sink(line));
+  const required = config.requireLevel;
+  if (required === null) return 0;
+  if (clients.length === 0) {
+    sink(
+      `verdict clients=0 required=${required} fail missing=${
+        lineValue("no client came before the lab shut down")
+      }`,
+    );
+    return 1;
+  }
+  let status = 0;
+  for (const client of clients) {
+    const verdict = verdictOf(client, config);
+    const pass = verdict.level >= required;
+    if (!pass) status = 1;
+    sink(
+      `verdict client=${
+        lineValue(clientLabel(client))
+      } level=${verdict.level} required=${required} ${
+        pass ? "pass" : "fail"
+      } missing=${lineValue(verdict.missing)}`,
+    );
+  }
   return status;
 }
 
@@ -4240,51 +4204,6 @@ class LineTransport implements Transport {
   }
 }
 
-/**
- * A transport that shows the lab every message both ways before passing it
- * on. Over stdio the SDK's entry serves `subscriptions/listen` itself, so
- * this is where the lab sees a listen open, what was acknowledged, and when
- * it ends; it also narrows listen filters to the URIs the lab serves.
- */
-class ObservedTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-
-  constructor(
-    private readonly inner: Transport,
-    private readonly observer: {
-      /** The message to pass on, or null when the lab answered it itself. */
-      inbound: (message: JSONRPCMessage) => JSONRPCMessage | null;
-      /** The message to send, as the lab completed it. */
-      outbound: (message: JSONRPCMessage) => JSONRPCMessage;
-      closed: () => void;
-    },
-  ) {
-    inner.onmessage = (message, extra) => {
-      const passed = observer.inbound(message);
-      if (passed) this.onmessage?.(passed, extra);
-    };
-    inner.onerror = (error) => this.onerror?.(error);
-    inner.onclose = () => {
-      observer.closed();
-      this.onclose?.();
-    };
-  }
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions) {
-    return this.inner.send(this.observer.outbound(message), options);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
-
 /** The `_meta` object of a message's params, if it has one. */
 function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
   const params = "params" in message ? message.params : undefined;
@@ -4296,36 +4215,33 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
 
 /**
  * Serves the lab to one client over stdin/stdout, both eras (the SDK's stdio
- * entry decides the era from the opening message). Logs go to `sink`, which
- * must not be stdout. Resolves when the client closes its end (or at
- * `--deadline`, which closes it), after the report file (`--report-file`)
- * has been written, with the exit status (`gateStatus`).
+ * entry decides the era from the opening message), logging to `sink` (not
+ * stdout). Resolves when the client closes its end, or a signal or the gate
+ * closes it, once the report file is written, with the exit status.
  */
 async function serveLabOverStdio(
   config: LabConfig,
   sink: LineSink,
-  wire?: Transport,
 ): Promise<number> {
   const context = createLabContext(config, sink, "stdio");
-  const transport = wire ??
-    new LineTransport(
-      Deno.stdin.readable,
-      Deno.stdout.writable,
-      (refusal) => logRefusal(context.log, refusal),
-      (message) =>
-        context.log.write("warn", {
-          tag: "stdio/closed",
-          words: "the client closed its end of stdout: no more replies",
-          fields: { message },
-        }),
-    );
-  const served = new StdioLab(context).serve(transport);
+  const transport = new LineTransport(
+    Deno.stdin.readable,
+    Deno.stdout.writable,
+    (refusal) => logRefusal(context.log, refusal),
+    (message) =>
+      context.log.write("warn", {
+        tag: "stdio/closed",
+        words: "the client closed its end of stdout: no more replies",
+        fields: { message },
+      }),
+  );
+  const served = new StdioLab(context, transport).serve();
   // A signal ends the client as its EOF would, report file written.
-  const signalled = wire ? undefined : shutdownSignalled(config, sink);
+  const signalled = shutdownSignalled(config, sink);
   const ending = await Promise.race([
     served.then(() => null),
     context.gate.due.then((reason) => ({ reason })),
-    ...signalled ? [signalled.signal.then((signal) => ({ signal }))] : [],
+    signalled.signal.then((signal) => ({ signal })),
   ]);
   if (ending !== null) {
     labLine(
@@ -4339,24 +4255,34 @@ async function serveLabOverStdio(
     await transport.close();
     await served;
   }
-  signalled?.remove();
+  signalled.remove();
   context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();
   return gateStatus(context.state.reportedClients(), config, sink);
 }
 
-/** The one client of a stdio connection, as the lab sees its messages. */
-class StdioLab {
+/**
+ * The one client of a stdio connection: a transport around its wire, served
+ * by the SDK's stdio entry, that shows the lab every message both ways. The
+ * entry serves `subscriptions/listen` itself, so this is where the lab sees
+ * a listen open, acknowledged and ended, and narrows its filter.
+ */
+class StdioLab implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
   #client: LabClient;
   #server?: Server;
   #listens: ListenSet;
   /** Listens asked for, by request id; `stream` once acknowledged. */
   #asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
-  /** The client's wire, for the answers the lab gives itself. */
-  #wire?: Transport;
+  #gone = Promise.withResolvers<void>();
 
-  constructor(private readonly ctx: LabContext) {
+  constructor(
+    private readonly ctx: LabContext,
+    private readonly wire: Transport,
+  ) {
     this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#client = ctx.state.track(newLabClient({
       id: "stdio",
@@ -4365,25 +4291,38 @@ class StdioLab {
       protocolVersion: "unknown",
     }));
     this.#client.deliver = (notification) => this.#deliver(notification);
+    wire.onmessage = (message, extra) => {
+      const passed = this.#inbound(message);
+      if (passed) this.onmessage?.(passed, extra);
+    };
+    wire.onerror = (error) => this.onerror?.(error);
+    wire.onclose = () => {
+      ctx.state.endClient(this.#client, "closed");
+      this.#gone.resolve();
+      this.onclose?.();
+    };
   }
 
-  serve(wire: Transport): Promise<void> {
-    const { promise, resolve } = Promise.withResolvers<void>();
-    this.#wire = wire;
-    const observed = new ObservedTransport(wire, {
-      inbound: (message) => this.#inbound(message),
-      outbound: (message) => this.#outbound(message),
-      closed: () => {
-        this.ctx.state.endClient(this.#client, "closed");
-        resolve();
-      },
-    });
+  /** Serves the client; resolves once it has gone. */
+  serve(): Promise<void> {
     serveStdio((context) => this.#buildServer(context.era), {
-      transport: observed,
+      transport: this,
       maxSubscriptions: this.ctx.config.maxSessions,
       onerror: (error) => logSdkError(this.ctx.log, error),
     });
-    return promise;
+    return this.#gone.promise;
+  }
+
+  start(): Promise<void> {
+    return this.wire.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions) {
+    return this.wire.send(this.#outbound(message), options);
+  }
+
+  close(): Promise<void> {
+    return this.wire.close();
   }
 
   #buildServer(sdkEra: "modern" | "legacy"): Server {
@@ -4421,13 +4360,7 @@ class StdioLab {
             : server.sendResourceListChanged(),
       );
     }
-    const inline = await sendLegacyChange(
-      server,
-      notification,
-      config,
-      client,
-      client.id,
-    );
+    const inline = await sendLegacyChange(server, notification, config, client);
     return { delivered: true, inline };
   }
 
@@ -4452,7 +4385,7 @@ class StdioLab {
       if (listen && "refusal" in listen) {
         // Answered here: the SDK never sees a filter past the bound.
         logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.#wire?.send(errorAnswer(message.id, listen.refusal));
+        this.wire.send(errorAnswer(message.id, listen.refusal));
         return null;
       }
       if (listen) {
@@ -4541,7 +4474,9 @@ export async function main(
       return 0;
     }
     if (commandLine.version) {
-      console.log(versionText());
+      console.log(
+        `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})`,
+      );
       return 0;
     }
     config = loadConfig(env, commandLine.flags);
