@@ -309,7 +309,7 @@ const SETTINGS = {
 
 type Settings = typeof SETTINGS;
 
-/** A setting's environment variable: `updateCount` → `MCP_TEST_UPDATE_COUNT`. */
+/** A setting's variable: `updateCount` → `MCP_TEST_UPDATE_COUNT`. */
 function envName(name: string): string {
   return `MCP_TEST_${name.replace(/[A-Z]/g, "_$&").toUpperCase()}`;
 }
@@ -451,10 +451,7 @@ export function jsonText(value: unknown, indent?: number): string {
   );
 }
 
-/**
- * `[` and `]` as the JSON escapes `\u005b` and `\u005d`: only the lab's own
- * event tags are bracketed, so a grep for any `[tag]` finds real events.
- */
+/** `[` and `]` as `\u005b` and `\u005d`: only the lab's tags are bracketed. */
 function unbracketed(text: string): string {
   return text.replace(/[[\]]/g, (char) => char === "[" ? "\\u005b" : "\\u005d");
 }
@@ -477,10 +474,7 @@ export function lineText(text: string): string {
   );
 }
 
-/**
- * Words in a line that may hold what a client or server sent (a request
- * path, an error message): `lineText`, and brackets escaped as in values.
- */
+/** Words in a line that may hold what a peer sent: `lineText`, unbracketed. */
 function lineWords(text: string): string {
   return unbracketed(lineText(text));
 }
@@ -544,10 +538,7 @@ export function isEventStream(response: Response): boolean {
     );
 }
 
-/**
- * Passes a stream through and calls `onEnd` once when it finishes, fails, or
- * is cancelled by a client that went away (`byClient`).
- */
+/** Passes a stream through; `onEnd` once at its end (`byClient`: cancelled). */
 export function whenStreamEnds(
   source: ReadableStream<Uint8Array>,
   onEnd: (byClient: boolean) => void,
@@ -810,10 +801,7 @@ interface Progress {
   deliveryDoubt?: string;
 }
 
-/**
- * One client, with its own resource version and update series: a 2025
- * session, a stateless era's `clientInfo` name@version, or a stdio connection.
- */
+/** A 2025 session, a 2026-07-28 `clientInfo` name@version, or a stdio peer. */
 interface LabClient {
   id: string;
   era: Era;
@@ -1109,10 +1097,7 @@ class LabState {
     this.reached(client, "connect");
   }
 
-  /**
-   * The client unsubscribed, or closed its last stream that watched the
-   * resource: under the subscribe trigger its pending update is called off.
-   */
+  /** It unsubscribed, or closed its last watching stream: updates stop. */
   withdrew(client: LabClient) {
     if (this.config.updateTrigger === "subscribe") {
       this.#cancelUpdates(client, true);
@@ -1182,11 +1167,7 @@ class LabState {
     );
   }
 
-  /**
-   * Starts the client's update series once: after the delay the resource
-   * moves to the next version and the client is notified, as many times as
-   * configured, an interval apart.
-   */
+  /** Starts the client's update series once, after the configured delay. */
   #startUpdates(client: LabClient) {
     if (client.updates.started) return;
     client.updates.started = true;
@@ -1278,10 +1259,7 @@ class LabState {
     }
   }
 
-  /**
-   * Stops a pending update. `byClient` marks an unsubscribe or a closed
-   * stream, which the verdict reports when nothing had been sent yet.
-   */
+  /** Stops a pending update; `byClient` (before any was sent) is a verdict. */
   #cancelUpdates(client: LabClient, byClient = false) {
     if (!client.updates.started) return;
     clearTimeout(client.updates.timer);
@@ -1307,9 +1285,8 @@ type ListenStream =
   & { push?: (event: ServerEvent) => void };
 
 /**
- * The new text an update notification carries, if any: SEP-3119's flat
- * `mimeType` and `text` where a listen asked (`embed`), and the
- * `--inline-content` shape, unasked, for every client.
+ * The new text an update carries, if any: SEP-3119's `mimeType` and `text`
+ * where a listen asked (`embed`), and any `--inline-content` shape, unasked.
  */
 function inlineUpdate(
   config: LabConfig,
@@ -1340,11 +1317,7 @@ function changeEvent(notification: ChangeNotification): ServerEvent {
     : { kind: "resources_list_changed" };
 }
 
-/**
- * The open listen streams of every 2026-07-28 client, over HTTP and stdio
- * alike: which streams a notification goes to (or why none does), and the
- * subscription a client holds while one of its streams watches the resource.
- */
+/** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
 class ListenSet {
   #streams = new Map<LabClient, Set<ListenStream>>();
   #open = 0;
@@ -1404,11 +1377,7 @@ class ListenSet {
     return inlineUpdate(this.config, client, stream);
   }
 
-  /**
-   * Hands a notification to the streams that asked for it through `send`,
-   * or says why no stream did; a delivered update says what it carried
-   * inline (to a stream that asked, first).
-   */
+  /** Sends to the streams that asked for it, or says why there were none. */
   async deliver(
     client: LabClient,
     notification: ChangeNotification,
@@ -1442,7 +1411,7 @@ class ListenSet {
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-/** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`, …). */
+/** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
 interface Evidence {
   tag: string;
   words?: string;
@@ -1586,10 +1555,7 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
   };
 }
 
-/**
- * The first step the client did not take, said plainly; when the update
- * reached it through the wait tool instead, that follows.
- */
+/** The first step the client did not take, and the wait tool's part. */
 function missingStep(
   client: LabClient,
   config: LabConfig,
@@ -1678,10 +1644,7 @@ export interface VerdictSteps {
   contextUpdated: "not observable";
 }
 
-/**
- * One client in `GET /report`: stable field names, documented in
- * `docs/reports.md`.
- */
+/** One client in `GET /report`: stable fields (docs/reports.md). */
 export type ClientReport = ReturnType<typeof clientReport>;
 
 /** `GET /report`: the lab, its scenario, and every client it knows. */
@@ -1801,9 +1764,8 @@ function verdictBlock(
 }
 
 /**
- * The lines that prove how far a client got: its subscription, the
- * notification (delivered or lost) and the re-read, or failing those, its
- * first read and list.
+ * The lines that prove how far a client got: its subscription, notification
+ * and re-read, or failing those, its first read and list.
  */
 function keyEvidence(client: LabClient): string[] {
   const { proof } = client;
@@ -1828,11 +1790,9 @@ function keyEvidence(client: LabClient): string[] {
 export const REPORT_LIMIT = 65_536;
 
 /**
- * `GET /report.md` (and `--report-file`): the scenario, a table row per
- * client, per client its verdict, key evidence and sequence diagram, then
- * how to reproduce the lab, within `REPORT_LIMIT` characters: past it, the
- * oldest clients' evidence and diagrams go first, then their rows, and a
- * line says what was left out.
+ * `GET /report.md` (and `--report-file`): the scenario, a row per client,
+ * each client's verdict, evidence and diagram, then how to reproduce the
+ * lab, trimmed to `REPORT_LIMIT` characters oldest client first.
  */
 function labReportMarkdown(
   clients: LabClient[],
@@ -1894,10 +1854,9 @@ function labReportMarkdown(
 }
 
 /**
- * Drops the oldest clients' details, then their verdicts, then their rows
- * (`parts[i]` is `[row, verdict, detail]`, oldest first, each dropped as
- * undefined) until what is left fits in `room` characters; resolves with
- * how many of each are left.
+ * Drops (as undefined) the oldest clients' details, then verdicts, then rows
+ * of `parts` (`[row, verdict, detail]` each) until the rest fits in `room`;
+ * returns how many of each are left.
  */
 function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   let size = parts.flat().reduce((sum, text) => sum + text!.length + 1, 0);
@@ -1950,10 +1909,7 @@ function reportVerdict(client: LabClient, verdict: Verdict): string {
   ].join("\n");
 }
 
-/**
- * The log lines that prove a client's verdict, as a list, and what it did,
- * as a sequence diagram.
- */
+/** A client's key evidence as a list, and what it did as a diagram. */
 function reportDetail(client: LabClient): string {
   return [
     "",
@@ -1970,9 +1926,8 @@ function reportDetail(client: LabClient): string {
 }
 
 /**
- * `GET /report.md`, or with `?client=NAME` the clients of that name alone
- * (the name as the table shows it); an unknown name is a 404 that lists the
- * names the report holds.
+ * `GET /report.md`, or with `?client=NAME` that name's clients alone; an
+ * unknown name is a 404 listing the names the report holds.
  */
 function reportMarkdownResponse(
   clients: LabClient[],
@@ -2096,10 +2051,7 @@ function diagramArrow(
 // Reproduce: how to start the same lab, and where to file the report
 // ---------------------------------------------------------------------------
 
-/**
- * Where the lab came from: its URL when run from one (a raw file at a tag
- * is the way to pin it), else the local file.
- */
+/** Where the lab came from: its URL when run from one, or a local file. */
 const LAB_SOURCE = new URL(import.meta.url);
 const FROM_URL = LAB_SOURCE.protocol === "https:" ||
   LAB_SOURCE.protocol === "http:";
@@ -2111,10 +2063,8 @@ const docsPage = (page: string) =>
     : `docs/${page} in the lab's repository`;
 
 /**
- * The clients the docs cover, by the name they send in `clientInfo` (as the
- * lab's runs saw it), with the name the docs give them: their setup lines
- * are in docs/client-setup.md and their trackers in docs/bug-reports.md, the
- * one place each is kept (a test holds both pages to these names).
+ * The clients the docs cover (client-setup.md, bug-reports.md), by their
+ * `clientInfo` name, with the name the docs give them; a test holds both.
  */
 export const DOCUMENTED_CLIENTS: Record<string, string> = {
   "claude-code": "Claude Code",
@@ -2294,10 +2244,7 @@ class ReportFile {
   /** A write is queued and has not started: it will render the latest. */
   #queued = false;
 
-  /**
-   * Writes the report once the writes before it are done. Clients that end
-   * while a write waits share it: it renders the report when it starts.
-   */
+  /** Writes the report after the writes before it; waiting ends share one. */
   schedule() {
     if (this.#queued) return;
     this.#queued = true;
@@ -2453,10 +2400,7 @@ interface ErrorAnswer {
   message: string;
 }
 
-/**
- * The lab's MCP server: its transport's `send` shows the lab each error it
- * answers with, and turns "resource not found" into -32002 for 2025 clients.
- */
+/** The MCP server: sees its error answers; "not found" is -32002 for 2025. */
 class LabServer extends Server {
   constructor(
     private readonly era: Era,
@@ -2643,10 +2587,9 @@ const listenParamsSchema = z.object({
 const MAX_LISTEN_URIS = 100;
 
 /**
- * Keeps only the URI the lab serves in a listen filter, once, so the
- * acknowledgement tells the client exactly what it will hear about; of the
- * others only how many there were and the first, clipped, are kept. A
- * filter of more than `MAX_LISTEN_URIS` URIs is a `refusal` to answer with.
+ * Narrows a listen filter to the URI the lab serves, so the acknowledgement
+ * says exactly what the client will hear about (of the others, the count and
+ * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused.
  */
 function narrowListenFilter(
   params: unknown,
@@ -2792,7 +2735,7 @@ function refuse(log: Logger, request: Request, refusal: Refusal): Response {
     );
 }
 
-/** One `[request/rejected]` line, with the request's method and path, if any. */
+/** One `[request/rejected]` line, with the request's method and path. */
 function logRefusal(
   log: Logger,
   { status, code, message }: Refusal,
@@ -2892,10 +2835,7 @@ async function readMessage(
   return parseMessage(read.text);
 }
 
-/**
- * One JSON-RPC message from its text, or why not: not JSON (-32700), a
- * batch or not JSON-RPC (-32600). A POST body and a stdio line alike.
- */
+/** One JSON-RPC message from a POST body or stdio line, or why not. */
 function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
   try {
@@ -2984,10 +2924,7 @@ function timingSafeEqual(given: string, expected: string): boolean {
   return difference === 0;
 }
 
-/**
- * Whether a body has the shape of one JSON-RPC 2.0 message; only the shape,
- * as the SDK validates it fully right after (twice would cost double).
- */
+/** A JSON-RPC 2.0 message's shape; only that, as the SDK checks the rest. */
 function isJSONRPCMessage(message: unknown): boolean {
   if (typeof message !== "object" || message === null) return false;
   const fields = message as Record<string, unknown>;
@@ -3054,9 +2991,8 @@ interface EraServer {
 // ---------------------------------------------------------------------------
 
 /**
- * A GET stream the client resets this soon after a notification was handed
- * to it may have lost that notification on the way: Deno writes it to the
- * socket after the lab has sent it, and a reset in between fails the write.
+ * A GET stream reset this soon after a notification may have lost it: Deno
+ * writes it to the socket later, and a reset in between fails the write.
  */
 const RESET_DOUBT_MS = 500;
 
@@ -3079,10 +3015,8 @@ interface LegacySession {
 }
 
 /**
- * The name logs and reports give a 2025 session: the first 8 hex digits of
- * the SHA-256 of its id. The id alone guards a session, so it is shown only
- * when `MCP_TEST_LOG_SESSION_IDS` asks for it; a client can still find its
- * own session in a report by hashing the id it holds.
+ * A 2025 session's name in logs and reports: the first 8 hex digits of its
+ * id's SHA-256, as the id alone guards it (unless `--log-session-ids`).
  */
 async function sessionHandle(config: LabConfig, id: string): Promise<string> {
   if (config.logSessionIds) return id;
@@ -3096,11 +3030,7 @@ async function sessionHandle(config: LabConfig, id: string): Promise<string> {
   ).join("");
 }
 
-/**
- * Serves 2025 clients: one SDK server and transport per session, created at
- * `initialize` and ended by DELETE, by the idle TTL, by eviction at the
- * session cap, or at shutdown.
- */
+/** Serves 2025 clients: a server and transport per session. */
 class LegacyEra implements EraServer {
   /** Live sessions by id, least recently seen first. */
   #sessions = new Map<string, LegacySession>();
@@ -3234,9 +3164,8 @@ class LegacyEra implements EraServer {
   }
 
   /**
-   * At the cap, ends the least recently seen session that is idle (no GET
-   * stream open, no request in flight): a client that left without DELETE
-   * must not lock new ones out. Says whether one was ended.
+   * At the cap, ends the least recently seen idle session, if any: a client
+   * that left without DELETE must not lock new ones out.
    */
   #evictIdle(): boolean {
     for (const session of this.#sessions.values()) {
@@ -3250,19 +3179,13 @@ class LegacyEra implements EraServer {
     return false;
   }
 
-  /**
-   * Whether a session is in use: a GET stream open (how a subscribed client
-   * waits), a request being taken in, or a wait tool call in progress.
-   */
+  /** Whether a session has a GET stream, a request or a wait in progress. */
   #busy(session: LegacySession): boolean {
     return session.getStreams > 0 || session.inFlight > 0 ||
       session.client.waiting.size > 0;
   }
 
-  /**
-   * Restarts the session's idle clock. A session with an open GET stream is
-   * not idle; one still busy when the clock runs out gets another round.
-   */
+  /** Restarts the idle clock (none while a GET stream is open). */
   #touch(session: LegacySession) {
     clearTimeout(session.idleTimer);
     session.idleTimer = undefined;
@@ -3309,10 +3232,7 @@ class LegacyEra implements EraServer {
   }
 }
 
-/**
- * Sends a change notification on a 2025 session. The SDK drops one silently
- * when no GET stream is open, so the lab says so itself.
- */
+/** Sends on a 2025 session; without a GET stream the SDK drops it silently. */
 async function legacyDelivery(
   session: LegacySession,
   notification: ChangeNotification,
@@ -3333,10 +3253,7 @@ async function legacyDelivery(
     : { delivered, reason: "no GET stream open" };
 }
 
-/**
- * Sends a 2025 change notification (over HTTP or stdio); an update carries
- * the `--inline-content` shape, if one is set, and says so.
- */
+/** Sends a 2025 change notification, with any `--inline-content` shape. */
 async function sendLegacyChange(
   server: Server,
   notification: ChangeNotification,
@@ -3366,10 +3283,9 @@ interface ModernExchange {
 }
 
 /**
- * Serves 2026-07-28 clients through the SDK's `createMcpHandler`: a fresh
- * server per request, a client identity per `clientInfo`, and listen
- * streams fed by the lab's own event bus, so that each client's updates go
- * to that client's streams only (every client has its own resource version).
+ * Serves 2026-07-28 clients through the SDK's `createMcpHandler`: a server
+ * per request, a client per `clientInfo`, and listen streams fed by the
+ * lab's own event bus, so each client's updates reach its streams only.
  */
 class ModernEra implements EraServer {
   #listens: ListenSet;
@@ -3420,10 +3336,9 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) recordListen(state, client, listen);
     if (exchange.errorAnswer) {
-      const { code, message: text } = exchange.errorAnswer;
       logRefusal(
         log,
-        { status: response.status, code, message: text },
+        { status: response.status, ...exchange.errorAnswer },
         request,
       );
     } else {
@@ -3433,10 +3348,8 @@ class ModernEra implements EraServer {
   }
 
   /**
-   * A listen's filter, narrowed; or a refusal: too many URIs, or this
-   * client identity already holds its share of the listen streams (a tenth
-   * of `MCP_TEST_MAX_SESSIONS`, at least one), so one identity cannot take
-   * every stream from the others.
+   * A listen's filter, narrowed; or a refusal, also when this identity holds
+   * its share of the streams (a tenth of `--max-sessions`, at least one).
    */
   #listenFilter(
     client: LabClient,
@@ -3467,10 +3380,8 @@ class ModernEra implements EraServer {
   }
 
   /**
-   * A `server/discover` starts the client's run afresh, unless one of its
-   * listen streams is still open: the stateless era has no better key than
-   * clientInfo, so that stream may belong to another copy of the same
-   * client, whose update must still reach it.
+   * A `server/discover` starts the run afresh, unless a listen stream is open:
+   * it may be another copy of the same client's, whose update must arrive.
    */
   #discovered(client: LabClient) {
     const { state } = this.ctx;
@@ -3494,11 +3405,7 @@ class ModernEra implements EraServer {
     });
   }
 
-  /**
-   * The listen router's event source. Each listen stream subscribes inside
-   * the exchange that opened it; a change event published during a request
-   * reaches the streams of that request's client, never anyone else's.
-   */
+  /** The listen router's events: each reaches its own client's streams. */
   #bus(): ServerEventBus {
     const exchanges = this.#exchanges;
     const listens = () => this.#listens;
@@ -3559,9 +3466,8 @@ class ModernEra implements EraServer {
   }
 
   /**
-   * Stateless clients have no session to end, so the lab keeps at most
-   * `MCP_TEST_MAX_SESSIONS` of them, ending the least recently seen one
-   * without an open listen stream when a new one arrives.
+   * Stateless clients never end by themselves: past `--max-sessions`, the
+   * least recently seen one without a listen stream ends.
    */
   #evictIdleClient() {
     if (this.#clients.size < this.ctx.config.maxSessions) return;
@@ -3601,17 +3507,12 @@ export interface Lab {
   due: Promise<string>;
 }
 
-/**
- * The methods of the MCP endpoint: POST in both eras, GET and DELETE for
- * 2025 sessions. No CORS: a browser page cannot call the lab directly (see
- * docs/security.md).
- */
+/** The MCP endpoint's methods (GET and DELETE for 2025), and no CORS. */
 const MCP_METHODS = ["GET", "POST", "DELETE"];
 
 /**
- * Answers a request the lab failed on (a bug, or a log that cannot be
- * written) with 500, and JSON-RPC -32603 echoing the request's id, after
- * one `[server/error]` line. The lab goes on serving everyone else.
+ * Answers a request the lab failed on with 500 and -32603 (echoing its id),
+ * after one `[server/error]` line; the lab serves everyone else on.
  */
 function internalError(log: Logger, error: unknown, body?: unknown): Response {
   const message = error instanceof Error ? error.message : String(error);
@@ -3632,10 +3533,7 @@ function internalError(log: Logger, error: unknown, body?: unknown): Response {
   }, { status: 500 });
 }
 
-/**
- * Serves one request on an MCP path: reads and checks its body, refuses
- * what neither era takes, and hands the rest to its era.
- */
+/** Serves a request on an MCP path: checks its body, picks its era. */
 async function serveMcp(
   { config, log }: LabContext,
   eras: { legacy: LegacyEra; modern: ModernEra },
@@ -3802,13 +3700,7 @@ export function createLab(
 // The CI gate: shutting down by itself, an exit status from the levels
 // ---------------------------------------------------------------------------
 
-/**
- * When the lab shuts down by itself: once `--exit-after-clients` clients
- * have ended (as the report file counts them: a 2025 session closed or
- * expired, a stdio client gone, a stateless client evicted), or at
- * `--deadline` seconds after it started, whichever comes first. With
- * neither set it never does.
- */
+/** Shuts the lab down after `--exit-after-clients` or at `--deadline`. */
 class Gate {
   #ended = 0;
   #due = Promise.withResolvers<string>();
@@ -3884,9 +3776,8 @@ function gateStatus(
 // ---------------------------------------------------------------------------
 
 /**
- * The signals that shut the lab down. On Windows, Ctrl+C and Ctrl+Break are
- * SIGINT and SIGBREAK; SIGTERM there only comes at logoff or shutdown, and a
- * Deno that cannot listen to it throws, so each one is asked for on its own.
+ * The signals that shut the lab down: on Windows Ctrl+Break is SIGBREAK, and
+ * SIGTERM may throw (each is asked for on its own).
  */
 export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
   return os === "windows"
@@ -3894,11 +3785,7 @@ export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
     : ["SIGINT", "SIGTERM"];
 }
 
-/**
- * One of the lab's own lines (banner, shutdown): `text`, or with
- * `--log-format json` one JSON object, `{"event":"lab",...fields}` unless
- * the fields name another event.
- */
+/** One of the lab's own lines: `text`, or JSON `{"event":"lab",...fields}`. */
 function labLine(
   config: LabConfig,
   text: string,
@@ -3911,9 +3798,8 @@ function labLine(
 }
 
 /**
- * The startup banner: where the lab listens, its versions and settings.
- * Bound to every interface (`0.0.0.0`, `::`), it names the loopback URL,
- * which a user can open (in a container, through a published port).
+ * The startup banner: where the lab listens (the loopback URL when bound to
+ * every interface, which a user can open), its versions and settings.
  */
 function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
   const every = hostname === "0.0.0.0" || hostname === "::";
@@ -3954,12 +3840,9 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
 const RELISTEN_MS = 250;
 
 /**
- * Listens on the configured address and keeps listening. `Deno.serve`'s
- * accept loop stops for good when an accept fails, as it does when the
- * process runs out of file descriptors; the lab then logs one
- * `[server/error]` line, keeps its state and its open connections, and
- * listens again on the same port as soon as descriptors are free. Throws
- * when the first listen fails (a port in use).
+ * Listens, and keeps listening: `Deno.serve`'s accept loop stops for good
+ * when an accept fails (out of file descriptors), so the lab logs one line
+ * and listens again on the same port. Throws if the first listen fails.
  */
 function listenAndKeepListening(config: LabConfig, lab: Lab) {
   const log = createLogger(config, console.log);
@@ -4013,11 +3896,7 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
   };
 }
 
-/**
- * Listens for the shutdown signals: `signal` settles with the first one (a
- * second one while closing changes nothing); `remove()` stops listening.
- * A signal this platform cannot listen to is one line on `sink`.
- */
+/** `signal` settles with the first shutdown signal this platform allows. */
 function shutdownSignalled(config: LabConfig, sink: LineSink) {
   const signalled = Promise.withResolvers<Deno.Signal>();
   const listeners: [Deno.Signal, () => void][] = [];
@@ -4086,21 +3965,14 @@ async function serveHttp(config: LabConfig): Promise<number> {
 // Serving stdio: one client over stdin/stdout
 // ---------------------------------------------------------------------------
 
-/**
- * How many requests may wait for their reply, or replies for their write,
- * before the lab over stdio stops reading its input.
- */
+/** Requests or replies in waiting at which the lab stops reading stdin. */
 const STDIO_BACKLOG = 256;
 
 /**
- * The lab's stdio wire: one JSON-RPC message per line. A line that is not
- * JSON is answered -32700, JSON that is not one JSON-RPC message -32600, a
- * line over `MAX_BODY_BYTES` -32700 with its size (skipped, never held), each
- * with id null and logged through `refused`, and the lab goes on serving,
- * as it does over HTTP. Input waits while `STDIO_BACKLOG` requests are
- * unanswered or replies unwritten (a client that never reads its stdout
- * cannot grow the lab); when the client closes its end of stdout, the lab
- * says so once through `outputClosed` and ends as at EOF.
+ * The lab's stdio wire: one JSON-RPC message per line. A bad line (a line
+ * over `MAX_BODY_BYTES` is never held) gets an error with id null, logged
+ * through `refused`. Input waits at `STDIO_BACKLOG`, so a client that never
+ * reads cannot grow the lab; a closed stdout is `outputClosed`, then EOF.
  */
 class LineTransport implements Transport {
   onclose?: () => void;
@@ -4403,10 +4275,7 @@ class StdioLab implements Transport {
     return message;
   }
 
-  /**
-   * A listen opens when acknowledged and ends with its own response; an
-   * update on it gets the content the listen carries inline.
-   */
+  /** A listen opens when acknowledged, ends with its response; adds inline. */
   #outbound(message: JSONRPCMessage): JSONRPCMessage {
     const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
     if (
@@ -4448,11 +4317,7 @@ class StdioLab implements Transport {
 // Entry: command line
 // ---------------------------------------------------------------------------
 
-/**
- * Runs the lab as the command line asks: `--help`, `--version`, `--stdio`,
- * or HTTP. Resolves with the process's exit status: 2 for a bad flag or
- * setting, after one line on stderr.
- */
+/** Runs the lab as the command line asks; resolves with the exit status. */
 export async function main(
   args: string[],
   env: Record<string, string | undefined> = readEnvironment(SETTING_VARIABLES),
