@@ -281,7 +281,7 @@ const LAYOUT = {
   rowHeight: 24,
   titleHeight: 30,
   headerHeight: 26,
-  legendHeight: 46,
+  legendHeight: 60,
 };
 
 /** Text for XML: the five characters XML gives meaning to, escaped. */
@@ -419,7 +419,13 @@ function svgLegend(top: number): string[] {
     svgText(
       margin,
       top + 38,
-      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2 (inline: sent in the notification, as asked), 7 version 2 in the agent's context without asking; + notice: the host told the model of the change, without the content",
+      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
+      ' font-size="11"',
+    ),
+    svgText(
+      margin,
+      top + 52,
+      "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
       ' font-size="11"',
     ),
   );
