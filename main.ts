@@ -1506,18 +1506,13 @@ const LEVEL_NAMES = [
 ] as const;
 
 /** A client's grade on the lab's levels, with the step that stopped it. */
-interface Verdict {
-  level: number;
-  levelName: string;
-  /** What the client did not do that the next level needs, in words. */
-  missing: string;
-  steps: VerdictSteps;
-  /** 6 when the update reached the client through the wait tool, else null. */
-  waitToolLevel: number | null;
-}
+type Verdict = ReturnType<typeof verdictOf>;
+
+/** The steps of the levels, as `/report` names them. */
+export type VerdictSteps = Verdict["steps"];
 
 /** Grades a client on the levels: the highest step it reached. */
-function verdictOf(client: LabClient, config: LabConfig): Verdict {
+function verdictOf(client: LabClient, config: LabConfig) {
   const { progress, proof } = client;
   const steps = {
     connected: proof.connected !== undefined,
@@ -1526,6 +1521,7 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
     subscribed: proof.subscribed !== undefined,
     notificationDelivered: progress.notified !== undefined,
     rereadAfterNotification: progress.reread !== undefined,
+    // Version 2 came inside the notification, as the client asked (SEP-3119).
     deliveredInline: progress.deliveredInline !== undefined,
     contextUpdated: "not observable" as const,
   };
@@ -1547,11 +1543,14 @@ function verdictOf(client: LabClient, config: LabConfig): Verdict {
         steps.rereadAfterNotification ? "re-read anyway" : "not re-read"
       }`
       : LEVEL_NAMES[level],
+    /** What the client did not do that the next level needs, in words. */
     missing: missingStep(client, config, level),
     steps,
     // One wait that returned a newer version both told the client and gave
     // it the new text: levels 5 and 6, by this route only.
-    waitToolLevel: progress.waitTool.deliveredVersion === undefined ? null : 6,
+    waitToolLevel: progress.waitTool.deliveredVersion === undefined
+      ? null
+      : 6 as number,
   };
 }
 
@@ -1629,19 +1628,6 @@ function nativeMissingStep(
   }
   return progress.deliveryDoubt ??
     `never read ${REVIEW_URI} again after the notification`;
-}
-
-/** The steps of the levels, as `/report` names them. */
-export interface VerdictSteps {
-  connected: boolean;
-  listed: boolean;
-  readV1: boolean;
-  subscribed: boolean;
-  notificationDelivered: boolean;
-  rereadAfterNotification: boolean;
-  /** Version 2 came inside the notification, as the client asked (SEP-3119). */
-  deliveredInline: boolean;
-  contextUpdated: "not observable";
 }
 
 /** One client in `GET /report`: stable fields (docs/reports.md). */
@@ -2078,20 +2064,7 @@ export const DOCUMENTED_CLIENTS: Record<string, string> = {
 };
 
 /** How to start this lab again, with this run's settings. */
-export interface Reproduce {
-  /** The command, with every setting that is not its default as a flag. */
-  command: string;
-  /** The URL the lab was run from, or null for a local file. */
-  sourceUrl: string | null;
-  lab: string;
-  sdk: string;
-  deno: string;
-  os: string;
-  /** The lab was started with a bearer token; the token is never shown. */
-  tokenRequired: boolean;
-  /** The clients in the report that the docs cover, as the docs name them. */
-  clients: string[];
-}
+export type Reproduce = ReturnType<typeof reproduceOf>;
 
 /** Shell-quotes one argument when it needs it. */
 export function shellQuote(arg: string): string {
@@ -2122,12 +2095,13 @@ function reproduceOf(
   config: LabConfig,
   transport: LabTransportKind,
   clients: LabClient[],
-): Reproduce {
+) {
   // Own keys only: a client named "constructor" is not documented.
   const documented = clients.flatMap(({ name }) =>
     Object.hasOwn(DOCUMENTED_CLIENTS, name) ? [DOCUMENTED_CLIENTS[name]] : []
   );
   return {
+    // Every setting that is not its default as a flag; never the token.
     command: [
       "deno run -A",
       FROM_URL ? shellQuote(LAB_SOURCE.href) : "main.ts",
@@ -2140,6 +2114,7 @@ function reproduceOf(
     deno: Deno.version.deno,
     os: `${Deno.build.os} ${Deno.build.arch}`,
     tokenRequired: config.authToken !== "",
+    // The report's clients that the docs cover, as the docs name them.
     clients: [...new Set(documented)],
   };
 }
@@ -2980,8 +2955,7 @@ function logSdkError(log: Logger, error: Error) {
 interface EraServer {
   /** Serves one MCP request of this era; `body` is its parsed POST body. */
   serve(request: Request, body: unknown): Promise<Response>;
-  /** This era's share of the `/healthz` counts. */
-  counts(): Partial<LabCounts>;
+
   /** Ends every session and stream of this era. */
   close(): Promise<void>;
 }
@@ -3086,8 +3060,9 @@ class LegacyEra implements EraServer {
     return response;
   }
 
-  counts(): Partial<LabCounts> {
-    return { legacySessions: this.#sessions.size };
+  /** Live sessions (for `/healthz`). */
+  get size(): number {
+    return this.#sessions.size;
   }
 
   async close() {
@@ -3371,8 +3346,9 @@ class ModernEra implements EraServer {
     return filter;
   }
 
-  counts(): Partial<LabCounts> {
-    return { listenStreams: this.#listens.size };
+  /** Open listen streams (for `/healthz`). */
+  get listenStreams(): number {
+    return this.#listens.size;
   }
 
   close(): Promise<void> {
@@ -3494,18 +3470,7 @@ export interface LabCounts {
 }
 
 /** A running lab: a fetch handler plus what shutdown and tests need. */
-export interface Lab {
-  fetch: (request: Request) => Promise<Response>;
-  counts: () => LabCounts;
-  /** The `/report` document. */
-  report: () => LabReport;
-  /** Ends every session and stream, printing each client's verdict. */
-  close: () => Promise<void>;
-  /** Every client so far, oldest first, for the gate's verdict lines. */
-  clients: () => LabClient[];
-  /** Settles when the lab should shut down by itself (`Gate`). */
-  due: Promise<string>;
-}
+export type Lab = ReturnType<typeof createLab>;
 
 /** The MCP endpoint's methods (GET and DELETE for 2025), and no CORS. */
 const MCP_METHODS = ["GET", "POST", "DELETE"];
@@ -3588,10 +3553,7 @@ async function serveMcp(
 }
 
 /** Creates the lab over HTTP: its state, both eras and the routes. */
-export function createLab(
-  config: LabConfig,
-  sink: LineSink = console.log,
-): Lab {
+export function createLab(config: LabConfig, sink: LineSink = console.log) {
   const ctx = createLabContext(config, sink, "streamable-http");
   const { log, state } = ctx;
   const legacy = new LegacyEra(ctx);
@@ -3599,16 +3561,13 @@ export function createLab(
   const mcpPaths = new Set(["/mcp", config.path]);
   const foreignHost = foreignHostGuard(config);
 
-  function counts(): LabCounts {
-    return {
-      legacySessions: 0,
-      listenStreams: 0,
-      ...legacy.counts(),
-      ...modern.counts(),
-      ...state.counts(),
-    };
-  }
+  const counts = (): LabCounts => ({
+    legacySessions: legacy.size,
+    listenStreams: modern.listenStreams,
+    ...state.counts(),
+  });
 
+  /** The `/report` document. */
   const report = () =>
     labReport(state.reportedClients(), config, "streamable-http");
 
@@ -3677,6 +3636,7 @@ export function createLab(
     return response;
   }
 
+  /** Ends every session and stream, printing each client's verdict. */
   async function close() {
     ctx.gate.stop();
     await legacy.close();
@@ -3691,7 +3651,9 @@ export function createLab(
     counts,
     report,
     close,
+    /** Every client so far, oldest first, for the gate's verdict lines. */
     clients: () => state.reportedClients(),
+    /** Settles when the lab should shut down by itself. */
     due: ctx.gate.due,
   };
 }
@@ -3814,16 +3776,10 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
       bound: every ? hostname : undefined,
     });
   }
-  const versions = {
-    version: LAB_VERSION,
-    sdk: SDK_VERSION,
-    deno: Deno.version.deno,
-    resource: REVIEW_URI,
-  };
   labLine(
     config,
     `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    versions,
+    VERSIONS,
   );
   const report = `http://${host}:${port}/report.md`;
   labLine(config, `[lab] report at ${report} (JSON: /report)`, {
@@ -3835,6 +3791,14 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
     config: settings,
   });
 }
+
+/** The lab's versions and resource, as the banners' JSON lines name them. */
+const VERSIONS = {
+  version: LAB_VERSION,
+  sdk: SDK_VERSION,
+  deno: Deno.version.deno,
+  resource: REVIEW_URI,
+};
 
 /** How often a stopped accept loop tries to listen again. */
 const RELISTEN_MS = 250;
@@ -3896,8 +3860,15 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
   };
 }
 
-/** `signal` settles with the first shutdown signal this platform allows. */
-function shutdownSignalled(config: LabConfig, sink: LineSink) {
+/**
+ * `ending` settles with the first shutdown signal this platform allows, or
+ * `due`: why, in words and as the JSON line's fields.
+ */
+function shutdownSignalled(
+  config: LabConfig,
+  sink: LineSink,
+  due: Promise<string>,
+) {
   const signalled = Promise.withResolvers<Deno.Signal>();
   const listeners: [Deno.Signal, () => void][] = [];
   for (const signal of shutdownSignals(Deno.build.os)) {
@@ -3915,7 +3886,10 @@ function shutdownSignalled(config: LabConfig, sink: LineSink) {
     }
   }
   return {
-    signal: signalled.promise,
+    ending: Promise.race([
+      signalled.promise.then((signal) => ({ why: signal, fields: { signal } })),
+      due.then((reason) => ({ why: reason, fields: { reason } })),
+    ]),
     remove() {
       for (const [name, listener] of listeners) {
         Deno.removeSignalListener(name, listener);
@@ -3940,18 +3914,12 @@ async function serveHttp(config: LabConfig): Promise<number> {
     );
     return 1;
   }
-  const signalled = shutdownSignalled(config, console.log);
-  const ending = await Promise.race([
-    signalled.signal.then((signal) => ({ signal })),
-    lab.due.then((reason) => ({ reason })),
-  ]);
-  labLine(
-    config,
-    `[lab] ${
-      "signal" in ending ? ending.signal : ending.reason
-    }: closing sessions and streams`,
-    { ...ending, closing: true },
-  );
+  const signalled = shutdownSignalled(config, console.log, lab.due);
+  const { why, fields } = await signalled.ending;
+  labLine(config, `[lab] ${why}: closing sessions and streams`, {
+    ...fields,
+    closing: true,
+  });
   // Never hang: a stuck connection must not keep the lab alive.
   const deadline = setTimeout(() => Deno.exit(1), 2000);
   await lab.close();
@@ -4109,21 +4077,16 @@ async function serveLabOverStdio(
   );
   const served = new StdioLab(context, transport).serve();
   // A signal ends the client as its EOF would, report file written.
-  const signalled = shutdownSignalled(config, sink);
+  const signalled = shutdownSignalled(config, sink, context.gate.due);
   const ending = await Promise.race([
     served.then(() => null),
-    context.gate.due.then((reason) => ({ reason })),
-    signalled.signal.then((signal) => ({ signal })),
+    signalled.ending,
   ]);
   if (ending !== null) {
-    labLine(
-      config,
-      `[lab] ${
-        "signal" in ending ? ending.signal : ending.reason
-      }: closing stdio`,
-      { ...ending, closing: true },
-      sink,
-    );
+    labLine(config, `[lab] ${ending.why}: closing stdio`, {
+      ...ending.fields,
+      closing: true,
+    }, sink);
     await transport.close();
     await served;
   }
@@ -4356,13 +4319,7 @@ export async function main(
   labLine(
     config,
     `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    {
-      transport: "stdio",
-      version: LAB_VERSION,
-      sdk: SDK_VERSION,
-      deno: Deno.version.deno,
-      resource: REVIEW_URI,
-    },
+    { transport: "stdio", ...VERSIONS },
     stderrLine,
   );
   return await serveLabOverStdio(config, stderrLine);
