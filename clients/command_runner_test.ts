@@ -320,6 +320,8 @@ Deno.test("mergeRows and matrixMarkdown: command clients after the agents, other
     labVersion: "0.2.0",
     delaySeconds: 3,
     rows,
+    cited: [],
+    requests: {},
   });
   assert.match(
     markdown,

@@ -15,13 +15,7 @@ import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
 import { errorLine, printableLine } from "./process.ts";
 import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
-import {
-  CITED_HOSTS,
-  type CitedHost,
-  type SourceCitation,
-  UPSTREAM_REQUESTS,
-  type UpstreamRequest,
-} from "./cited.ts";
+import type { CitedHost, SourceCitation, UpstreamRequest } from "./cited.ts";
 import { summaryMarkdown, summaryRows } from "./summary.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -87,13 +81,32 @@ export interface MatrixRow extends RunFields, StepFields {
   versusDefault?: VersusDefault;
   /** Evidence file, relative to `results/`, with the trigger's anchor. */
   evidence: string;
+  /**
+   * What the evidence is: `run`, a run's own report, or `documentation`,
+   * the client's documentation saying why it has nothing to run.
+   */
+  evidenceKind: "run" | "documentation";
 }
 
+/**
+ * `results/matrix.json`: everything `compatibility-matrix.md` shows, for
+ * scripts: the runs, the hosts read from source (evidence kind `source`),
+ * and the clients' tracker requests the summary links.
+ */
 export interface MatrixDocument {
   generatedAt: string;
   labVersion: string | null;
   delaySeconds: number;
   rows: MatrixRow[];
+  cited: CitedHost[];
+  requests: Record<string, UpstreamRequest[]>;
+}
+
+/** A row's evidence kind: a row without a run is documentation's. */
+export function evidenceKindOf(
+  row: Pick<MatrixRow, "outcome">,
+): MatrixRow["evidenceKind"] {
+  return row.outcome === "not-supported" ? "documentation" : "run";
 }
 
 /**
@@ -721,6 +734,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     level: rowLevel(labLevel, notificationDelivered, contextUpdated, route),
     notes: rowNotes(run, labClient, contextUpdated),
     evidence: evidenceLink(run),
+    evidenceKind: evidenceKindOf(run),
   };
 }
 
@@ -935,7 +949,7 @@ function citationLink(citation: SourceCitation): string {
 
 /** A measured row's evidence: the kind, then its file. */
 function evidenceCell(row: MatrixRow): string {
-  return row.outcome === "not-supported"
+  return row.evidenceKind === "documentation"
     ? `documentation: [why](${row.evidence})`
     : `run: [report](${row.evidence})`;
 }
@@ -963,11 +977,8 @@ function citedMatrixRow(host: CitedHost): string {
   } |`;
 }
 
-export function matrixMarkdown(
-  document: MatrixDocument,
-  cited: CitedHost[] = CITED_HOSTS,
-  requests: Record<string, UpstreamRequest[]> = UPSTREAM_REQUESTS,
-): string {
+export function matrixMarkdown(document: MatrixDocument): string {
+  const { cited, requests } = document;
   const summary = summaryRows({ rows: document.rows, cited, requests });
   const lines = [
     "# Compatibility matrix",

@@ -5,11 +5,13 @@ import { installFailureReason } from "./install.ts";
 import {
   COMMAND_NOTE,
   demoteHeadings,
+  evidenceKindOf,
   evidenceMarkdown,
   HISTORY,
   hostNoticeFact,
   hostNoticeNote,
   mainLabClient,
+  type MatrixDocument,
   matrixMarkdown,
   type MatrixRow,
   mergeEvidence,
@@ -309,9 +311,9 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
       labVersion: "0.2.0",
       delaySeconds: 3,
       rows: [row({ notes: "pipes | escaped" })],
+      cited: [zed],
+      requests: {},
     },
-    [zed],
-    {},
   );
   assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
   const line = everyRunLines(markdown).find((text) =>
@@ -578,9 +580,9 @@ Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in th
       labVersion: "0.2.0",
       delaySeconds: 3,
       rows: [row],
+      cited: [],
+      requests: {},
     },
-    [],
-    {},
   )).find((line) => line.startsWith("| Demo CLI"));
   assert.ok(cells?.includes(quoted.replace("|", "\\|")));
   assert.match(
@@ -617,9 +619,9 @@ Deno.test("matrixMarkdown: the Route column, explained in two sentences above th
         }),
         row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
       ],
+      cited: [citedHost()],
+      requests: {},
     },
-    [citedHost()],
-    {},
   );
   const lines = everyRunLines(markdown);
   const header = lines.find((text) => text.startsWith("| Client |"));
@@ -758,9 +760,9 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
       rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
         "demo",
       ]),
+      cited: [],
+      requests: {},
     },
-    [],
-    {},
   );
   const routeCells = everyRunLines(markdown).filter((text) =>
     text.startsWith("| Demo CLI")
@@ -960,9 +962,9 @@ function tableCells(matrixRowFields: MatrixRow): string[] {
       labVersion: "0.2.0",
       delaySeconds: 3,
       rows: [matrixRowFields],
+      cited: [],
+      requests: {},
     },
-    [],
-    {},
   );
   const line = everyRunLines(markdown).find((text) =>
     text.startsWith("| Demo CLI")
@@ -1215,4 +1217,37 @@ Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes ce
     tableCells(inline)[14],
     "read only; as in its default row: level 3, the same steps",
   );
+});
+
+/** A Markdown table row's cells, trimmed (`deno fmt` pads them). */
+function trimmedCells(line: string): string[] {
+  return line.split(/(?<!\\)\|/).map((text) => text.trim())
+    .map((text) => /^-+$/.test(text) ? "---" : text);
+}
+
+Deno.test("results/matrix.json is the Markdown's twin: every table row of compatibility-matrix.md, cell by cell, comes from it, with each row's evidence kind and the cited hosts' sources", async () => {
+  const results = new URL("../results/", import.meta.url);
+  const document = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const committed = await Deno.readTextFile(
+    new URL("compatibility-matrix.md", results),
+  );
+  const rows = (markdown: string) =>
+    markdown.split("\n").filter((line) => line.startsWith("|"))
+      .map(trimmedCells);
+  assert.deepEqual(rows(committed), rows(matrixMarkdown(document)));
+  for (const row of document.rows) {
+    assert.equal(row.evidenceKind, evidenceKindOf(row), row.evidence);
+    assert.ok(row.evidence.startsWith("runs/"), row.evidence);
+  }
+  assert.ok(document.cited.length > 0);
+  for (const host of document.cited) {
+    for (const citation of host.citations) {
+      assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/);
+      assert.match(citation.commit, /^[0-9a-f]{40}$/);
+      assert.match(citation.lines, /^\d+(-\d+)?$/);
+    }
+  }
+  assert.ok(Object.keys(document.requests).length > 0);
 });

@@ -42,6 +42,7 @@ import {
 } from "./install.ts";
 import {
   evidenceFile,
+  evidenceKindOf,
   evidenceLink,
   evidenceMarkdown,
   mainLabClient,
@@ -694,7 +695,7 @@ async function writeMatrix(
     previous?.rows ?? [],
     freshRows,
     ALL_CLIENTS.map((client) => client.id),
-  ));
+  )).map((row) => ({ ...row, evidenceKind: evidenceKindOf(row) }));
   const document: MatrixDocument = {
     generatedAt: new Date().toISOString(),
     labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
@@ -704,6 +705,8 @@ async function writeMatrix(
       ? previous?.delaySeconds ?? options.delaySeconds
       : options.delaySeconds,
     rows,
+    cited: CITED_HOSTS,
+    requests: UPSTREAM_REQUESTS,
   };
   await Deno.writeTextFile(
     matrixJson,
