@@ -307,8 +307,6 @@ const SETTINGS = {
   },
 } as const;
 
-type Settings = typeof SETTINGS;
-
 /** A setting's variable: `updateCount` → `MCP_TEST_UPDATE_COUNT`. */
 function envName(name: string): string {
   return `MCP_TEST_${name.replace(/[A-Z]/g, "_$&").toUpperCase()}`;
@@ -319,16 +317,15 @@ const SETTING_VARIABLES = Object.keys(SETTINGS).map(envName);
 
 /** The lab's effective configuration, one field per entry of `SETTINGS`. */
 export type LabConfig = {
-  [Name in keyof Settings]: z.output<Settings[Name]["schema"]>;
+  [Name in keyof typeof SETTINGS]: z.output<(typeof SETTINGS)[Name]["schema"]>;
 };
 
 /** A configuration value the lab refuses; its message is one line. */
 export class ConfigError extends Error {}
 
 /**
- * Reads the configuration: a flag wins over its environment variable, an
- * unset or empty variable takes its default. A bad value throws a
- * `ConfigError` naming where it came from, the value and what is allowed.
+ * Reads the configuration: a flag wins over its variable, an unset or empty
+ * variable takes its default, a bad value throws a one-line `ConfigError`.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
@@ -356,9 +353,8 @@ export function loadConfig(
 }
 
 /**
- * A command line read strictly by `parseArgs`: an unknown flag, a missing
- * value or a stray argument is a one-line `ConfigError` that points to the
- * command's help. The lab, the probe and the client harness read theirs so.
+ * A command line read strictly by `parseArgs` (the lab's, the probe's, the
+ * harness's): a mistake is a one-line `ConfigError` pointing to the help.
  */
 export function parseFlags<const Options extends ParseArgsOptionsConfig>(
   args: string[],
@@ -482,16 +478,11 @@ function lineWords(text: string): string {
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
 
-/** Characters Markdown would act on, as HTML entities. */
-const MARKDOWN_ENTITIES: Record<string, string> = {
+/** `&`, `<` and `>` by name; the other characters Markdown acts on by code. */
+const NAMED_ENTITIES: Record<string, string> = {
   "&": "&amp;",
   "<": "&lt;",
   ">": "&gt;",
-  "|": "&#124;",
-  "`": "&#96;",
-  "[": "&#91;",
-  "]": "&#93;",
-  "\\": "&#92;",
 };
 
 /**
@@ -515,7 +506,10 @@ export function cell(text: string): string {
 export function markdownText(text: string): string {
   return text
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
-    .replace(/[&<>|`[\]\\]/g, (char) => MARKDOWN_ENTITIES[char])
+    .replace(
+      /[&<>|`[\]\\]/g,
+      (char) => NAMED_ENTITIES[char] ?? `&#${char.charCodeAt(0)};`,
+    )
     .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
 }
 
@@ -532,10 +526,8 @@ export function mermaidText(text: string): string {
 
 /** Whether a response is an open server-sent event stream. */
 export function isEventStream(response: Response): boolean {
-  return response.ok &&
-    (response.headers.get("content-type") ?? "").startsWith(
-      "text/event-stream",
-    );
+  const type = response.headers.get("content-type") ?? "";
+  return response.ok && type.startsWith("text/event-stream");
 }
 
 /** Passes a stream through; `onEnd` once at its end (`byClient`: cancelled). */
@@ -730,11 +722,7 @@ type Delivery =
   | { delivered: false; reason: string };
 
 /** The new text an update carried: its shapes, whether asked for, its bytes. */
-interface InlineContent {
-  shapes: InlineShape[];
-  asked: boolean;
-  bytes: number;
-}
+type InlineContent = NonNullable<ReturnType<typeof inlineUpdate>>["inline"];
 
 /** What a timeline step records. */
 export type StepKind =
@@ -989,8 +977,7 @@ function noteProgress(
         progress.readV1 = facts.via;
         proof.readV1 = step;
       }
-      // A read through the wait tool is that route's evidence, never the
-      // client's own re-read after a notification.
+      // A read through the wait tool is never the client's own re-read.
       if (version >= 2 && !progress.reread && facts.via !== "wait-tool") {
         const via = facts.via ?? "resource";
         if (progress.notified) {
@@ -1180,8 +1167,7 @@ class LabState {
   }
 
   #schedule(client: LabClient, run: UpdateRun, seconds: number) {
-    // A timer callback's rejection would end the process: a failed update
-    // is the client's evidence instead.
+    // A rejection would end the process: a failed update is evidence.
     client.updates.timer = setTimeout(
       () =>
         this.#fire(client, run).catch((error) =>
@@ -1203,8 +1189,7 @@ class LabState {
     await this.#notify(client, "updated");
     if (this.config.sendListChanged) await this.#notify(client, "list_changed");
     run.remaining--;
-    // The series may have been cancelled (or a new one started) while the
-    // notification went out.
+    // Cancelled (or restarted) while the notification went out?
     const current = client.updates.started &&
       client.updates.series === run.series && !client.endedReason;
     if (current && run.remaining > 0) {
@@ -1292,7 +1277,7 @@ function inlineUpdate(
   config: LabConfig,
   client: LabClient,
   { embed, subscriptionId }: Pick<ListenStream, "embed" | "subscriptionId">,
-): { params: Record<string, unknown>; inline: InlineContent } | undefined {
+) {
   const shapes = new Set<InlineShape>(embed ? ["sep-3119"] : []);
   if (config.inlineContent !== "off") shapes.add(config.inlineContent);
   if (shapes.size === 0) return undefined;
@@ -1357,12 +1342,8 @@ class ListenSet {
       tag: "subscriptions/listen",
       words: "closed",
     });
-    if (stream.watches && !this.watched(client)) this.state.withdrew(client);
-  }
-
-  /** Whether one of the client's open streams watches the resource. */
-  watched(client: LabClient): boolean {
-    return [...this.#streams.get(client) ?? []].some((open) => open.watches);
+    const watching = this.targets(client, "updated").length > 0;
+    if (stream.watches && !watching) this.state.withdrew(client);
   }
 
   /** The client's streams whose filter lets the notification through. */
@@ -1445,25 +1426,20 @@ function lineOf(step: Step, client: LabClient): string {
   return renderEvidence(step.evidence, client, step.at);
 }
 
-interface Logger {
-  enabled(level: LogLevel): boolean;
-  /** Writes the event at a level, if that level is on. */
-  write(
-    level: Exclude<LogLevel, "silent">,
-    evidence: Evidence,
-    client?: LabClient,
-    at?: number,
-  ): void;
-  /** A multi-line text block, or one JSON object, at info level. */
-  block(lines: () => string[], json: () => Record<string, unknown>): void;
-}
+type Logger = ReturnType<typeof createLogger>;
 
-function createLogger(config: LabConfig, sink: LineSink): Logger {
+function createLogger(config: LabConfig, sink: LineSink) {
   const enabled = (level: LogLevel) =>
     LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
   return {
     enabled,
-    write(level, evidence, client, at = Date.now()) {
+    /** Writes the event at a level, if that level is on. */
+    write(
+      level: Exclude<LogLevel, "silent">,
+      evidence: Evidence,
+      client?: LabClient,
+      at = Date.now(),
+    ) {
       // Formatting costs more than the work it reports: skip it when off.
       if (!enabled(level)) return;
       if (config.logFormat === "text") {
@@ -1482,7 +1458,8 @@ function createLogger(config: LabConfig, sink: LineSink): Logger {
         at: new Date(at).toISOString(),
       }));
     },
-    block(lines, json) {
+    /** A multi-line text block, or one JSON object, at info level. */
+    block(lines: () => string[], json: () => Record<string, unknown>) {
       if (!enabled("info")) return;
       if (config.logFormat === "json") sink(jsonText(json()));
       else for (const line of lines()) sink(lineText(line));
@@ -1546,8 +1523,7 @@ function verdictOf(client: LabClient, config: LabConfig) {
     /** What the client did not do that the next level needs, in words. */
     missing: missingStep(client, config, level),
     steps,
-    // One wait that returned a newer version both told the client and gave
-    // it the new text: levels 5 and 6, by this route only.
+    // A wait that returned a newer version is levels 5 and 6, by its route.
     waitToolLevel: progress.waitTool.deliveredVersion === undefined
       ? null
       : 6 as number,
@@ -1901,8 +1877,7 @@ function reportDetail(client: LabClient): string {
     "",
     "Evidence:",
     "",
-    // Escaped like any text: a code block would show a name's HTML inert
-    // but keep it in the page's source.
+    // Escaped: a code block would keep a name's HTML in the page's source.
     ...keyEvidence(client).map((line) => `- ${cell(line)}`),
     "",
     "```mermaid",
@@ -1928,10 +1903,9 @@ function reportMarkdownResponse(
     );
   if (chosen.length === 0 && name !== null) {
     const names = [...new Set(clients.map((client) => client.name))];
-    const shownName = name.length > 64 ? `${name.slice(0, 63)}…` : name;
     return new Response(
       `Not Found: no client named ${
-        lineValue(shownName)
+        lineValue(clip(name, 64))
       } in the report; it holds ${
         names.length === 0
           ? "no client yet"
@@ -1969,8 +1943,7 @@ function sequenceDiagram(client: LabClient): string[] {
   for (const step of client.timeline) {
     const arrow = diagramArrow(step, client);
     if (!arrow) continue;
-    // "C->>L: label": the head is the lab's, the label may hold what the
-    // client sent.
+    // "C->>L: label": only the label may hold what the client sent.
     const colon = arrow.indexOf(": ");
     diagram.push(
       `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
@@ -2235,8 +2208,7 @@ class ReportFile {
   }
 
   async #write() {
-    // A name nobody can guess, created only if nothing (not even a link)
-    // is there: a planted symlink can never redirect the write.
+    // Unguessable, and created only if nothing is there (not a planted link).
     const temporary = `${this.path}.${crypto.randomUUID()}.tmp`;
     try {
       await Deno.writeTextFile(temporary, this.render(), { createNew: true });
@@ -2253,6 +2225,11 @@ class ReportFile {
       }
     }
   }
+}
+
+/** A handler's -32602 "Invalid params" error. */
+function invalidParams(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
 
 /** Params of the methods that name a URI or a tool: a bad one is -32602. */
@@ -2332,10 +2309,10 @@ async function waitToolCall(
 ) {
   const parsed = waitArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `Invalid arguments for ${WAIT_TOOL}: ${parsed.error.issues[0].message} (${
-        parsed.error.issues[0].path.join(".") || "arguments"
+    const [{ message, path }] = parsed.error.issues;
+    throw invalidParams(
+      `Invalid arguments for ${WAIT_TOOL}: ${message} (${
+        path.join(".") || "arguments"
       })`,
     );
   }
@@ -2386,8 +2363,7 @@ class LabServer extends Server {
       {
         capabilities: {
           resources: { subscribe: true, listChanged: true },
-          // Declared even when empty: several clients drop a server whose
-          // list methods answer "method not found".
+          // Even empty: some clients drop a server whose lists are unknown.
           tools: {},
           prompts: {},
         },
@@ -2443,10 +2419,7 @@ function buildLabServer(
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = (error) => logSdkError(log, error);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
-    state.record(client, "read", line, {
-      version: client.reviewVersion,
-      via,
-    });
+    state.record(client, "read", line, { version: client.reviewVersion, via });
     state.reached(client, "read");
     return reviewStatus(config, client.reviewVersion);
   };
@@ -2481,8 +2454,7 @@ function buildLabServer(
       ...config.enableWaitTool ? [waitTool] : [],
     ],
   }));
-  // Having declared tools and prompts, an unknown name is bad params, not
-  // an unknown method.
+  // Tools and prompts are declared: an unknown name is bad params.
   server.setRequestHandler("tools/call", toolCallParams, (call, ctx) => {
     const { name } = call;
     if (config.enableWaitTool && name === WAIT_TOOL) {
@@ -2507,10 +2479,7 @@ function buildLabServer(
       });
     }
     if (!config.enableTool || name !== REVIEW_TOOL) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Unknown tool: ${name}`,
-      );
+      throw invalidParams(`Unknown tool: ${name}`);
     }
     const text = readReview("tool", {
       tag: "tools/call",
@@ -2520,10 +2489,7 @@ function buildLabServer(
   });
   server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `Unknown prompt: ${name}`,
-    );
+    throw invalidParams(`Unknown prompt: ${name}`);
   });
   if (era === "2025") {
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
@@ -2566,10 +2532,7 @@ const MAX_LISTEN_URIS = 100;
  * says exactly what the client will hear about (of the others, the count and
  * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused.
  */
-function narrowListenFilter(
-  params: unknown,
-  id: RequestId | undefined,
-): ListenFilter | Refused | undefined {
+function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
@@ -2586,6 +2549,7 @@ function narrowListenFilter(
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
     served,
+    // Of the other URIs, distinct: how many, and the first, clipped.
     ignoredCount: ignored.size,
     firstIgnored: ignored.size > 0
       ? clip([...ignored][0], MAX_URI_LENGTH)
@@ -2594,6 +2558,7 @@ function narrowListenFilter(
     listChanged: notifications.resourcesListChanged === true,
     embed: listen.data.embedResources === true,
     subscriptionId: String(id),
+    // The listen's params with the narrowed filter, for the SDK.
     params: requested
       ? {
         ...listen.data,
@@ -2604,19 +2569,10 @@ function narrowListenFilter(
 }
 
 /** A listen's filter as the lab keeps it: the URI it serves, once. */
-interface ListenFilter {
-  served: string[];
-  /** How many other URIs it named, distinct, and the first, clipped. */
-  ignoredCount: number;
-  firstIgnored?: string;
-  watches: boolean;
-  listChanged: boolean;
-  /** It asked for the content in each update (SEP-3119's `embedResources`). */
-  embed: boolean;
-  subscriptionId: string;
-  /** The listen's params with the narrowed filter, for the SDK. */
-  params: z.output<typeof listenParamsSchema>;
-}
+type ListenFilter = Exclude<
+  ReturnType<typeof narrowListenFilter>,
+  Refused | undefined
+>;
 
 /** The stream a listen opens, writing through `push` over HTTP. */
 function listenStream(
@@ -3041,8 +2997,7 @@ class LegacyEra implements EraServer {
     // Re-inserting keeps the map ordered from least to most recently seen.
     this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, session);
-    // In flight until its answer starts: the lab's own handlers answer at
-    // once, so a session is busy only while a request is being taken in.
+    // In flight until its answer starts (the lab's handlers answer at once).
     session.inFlight++;
     let response: Response;
     try {
@@ -3095,8 +3050,7 @@ class LegacyEra implements EraServer {
       ),
     });
     const server = buildLabServer(this.ctx, client, "2025");
-    // The id is made here so that its handle (a digest, computed
-    // asynchronously) is ready when the SDK announces the session.
+    // Made here, so its handle (an async digest) is ready when announced.
     const sessionId = crypto.randomUUID();
     const handle = await sessionHandle(config, sessionId);
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -3276,8 +3230,7 @@ class ModernEra implements EraServer {
       bus: this.#bus(),
       maxSubscriptions: ctx.config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
-      // Refusals are logged from the answers; what else the SDK reports
-      // (a failed send, a stream error) is worth a line of its own.
+      // Refusals are logged from the answers; this is the rest.
       onerror: (error) => logSdkError(ctx.log, error),
     });
   }
@@ -3528,17 +3481,14 @@ async function serveMcp(
       headers: { Allow: "POST" },
     });
   }
-  // Deno aborts request.signal after every successful response (its
-  // legacy behaviour), which the SDK would take for a client cancel. The
-  // SDK gets a copy without that signal; a client that goes away still
-  // ends its stream, through the stream's own cancel.
+  // Deno aborts request.signal after every response, which the SDK would
+  // take for a cancel: it gets a copy (a stream's own cancel still works).
   const forwarded = new Request(request.url, {
     method: request.method,
     headers: request.headers,
   });
   try {
-    // A request on a live 2025 session needs no classifying: the
-    // stateless era has no sessions, so the header alone says which.
+    // A live 2025 session's requests need no classifying.
     const sessionId = request.headers.get("mcp-session-id");
     const era = sessionId !== null && eras.legacy.hasSession(sessionId) ||
         await isLegacyRequest(forwarded, body)
@@ -3613,8 +3563,7 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
   async function fetch(request: Request): Promise<Response> {
     let response: Response;
     try {
-      // Deno builds the URL from the Host header as sent: "::1" unbracketed
-      // or a port of 99999 makes it unparsable.
+      // Deno builds it from the Host header: "::1" or port 99999 break it.
       const url = URL.parse(request.url);
       response = url
         ? await route(request, url.pathname)
@@ -3840,8 +3789,7 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
           }
           down = false;
         },
-        // Whatever escapes the lab's own catch (a response stream failing)
-        // is one line too, never Deno's stack trace.
+        // What escapes the lab's catch is one line too, not a stack trace.
         onError: (error) => internalError(log, error),
       }, lab.fetch);
     } catch (error) {
@@ -4031,8 +3979,7 @@ class LineTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#wake();
-    // Replies still queued get a moment to go out, not forever: the client
-    // may not be reading.
+    // Queued replies get a moment, not forever: the client may not read.
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.#writer.ready.catch(() => {}),
@@ -4183,8 +4130,7 @@ class StdioLab implements Transport {
     if (!server) return { delivered: false, reason: "no server yet" };
     const { config } = this.ctx;
     const client = this.#client;
-    // In 2026-07-28 the SDK's entry routes these onto the matching listens,
-    // and `#outbound` adds to each update what its listen carries inline.
+    // The SDK's entry routes these to listens; `#outbound` adds inline text.
     if (client.era === "2026-07-28") {
       return await this.#listens.deliver(
         client,
@@ -4286,9 +4232,8 @@ export async function main(
   env: Record<string, string | undefined> = readEnvironment(SETTING_VARIABLES),
 ): Promise<number> {
   if (args[0] === "probe") {
-    // Computed, because Deno fetches a literal dynamic import ahead of time:
-    // the lab's start fetches neither the probe nor its client SDK. Deno
-    // counts a computed import as a read (deno.json's -P set allows it).
+    // Computed, or Deno would fetch the probe and its SDK at every start
+    // (a computed import counts as a read, which deno.json's -P allows).
     const probeUrl = new URL("./probe.ts", import.meta.url).href;
     const probe: typeof import("./probe.ts") = await import(probeUrl);
     return await probe.probeMain(args.slice(1));
@@ -4325,6 +4270,5 @@ export async function main(
   return await serveLabOverStdio(config, stderrLine);
 }
 
-// No top-level await: `main.ts probe` imports probe.ts, which imports this
-// module back, and would wait forever for it to finish evaluating.
+// No top-level await: probe.ts imports this module back and would wait.
 if (import.meta.main) main(Deno.args).then(Deno.exit);
