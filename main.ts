@@ -115,10 +115,8 @@ function integer(min: number, max: number) {
 }
 
 /**
- * Every setting the lab reads, in the order `--help` and the README list
- * them: its flag, its default, and its schema; its environment variable is
- * its name in `envName`'s form. `allowed` is what the one-line error message
- * says when a value fails.
+ * Every setting, in `--help`'s and the README's order (its variable is
+ * `envName(name)`); `allowed` is what a bad value's error message says.
  */
 const SETTINGS = {
   port: {
@@ -486,10 +484,8 @@ const NAMED_ENTITIES: Record<string, string> = {
 };
 
 /**
- * Text in Markdown (a cell, a heading, a sentence), inert: `markdownText`,
- * plus a `<wbr>` where GitHub would make a link or a mention (`@name`,
- * `http://`, `https://`, `ftp://`, `www.`). Every value a client or server
- * sent reaches `/report.md` and the probe's report through it.
+ * Text a peer sent, inert in Markdown: `markdownText`, and a `<wbr>` where
+ * GitHub would make a link or mention (`@name`, `http://`, `ftp://`, `www.`).
  */
 export function cell(text: string): string {
   return markdownText(text).replace(
@@ -514,9 +510,8 @@ export function markdownText(text: string): string {
 }
 
 /**
- * A label in a mermaid diagram: one line, with `;`, `#`, `%`, `<`, `>` and
- * backticks as entity codes, so no label can add a participant, an arrow or
- * a note, or end the code block.
+ * A mermaid label: one line, `;#%<>` and backticks as entity codes, so it
+ * cannot add a participant, an arrow or a note, or end the code block.
  */
 export function mermaidText(text: string): string {
   return text
@@ -569,9 +564,8 @@ export function whenStreamEnds(
 export type BoundedLine = { line: string } | { tooLong: number };
 
 /**
- * The lines of a byte stream (stdio's JSON-RPC), each at most `maxBytes`: a
- * longer one is skipped, never kept, and reported by its size. A trailing CR
- * is dropped, blank lines are skipped.
+ * A byte stream's lines (no CR, no blank ones), each at most `maxBytes`: a
+ * longer one is skipped, never kept, and reported by its size.
  */
 export async function* boundedLines(
   stream: ReadableStream<Uint8Array>,
@@ -623,10 +617,7 @@ export async function* boundedLines(
   if (last) yield last;
 }
 
-/**
- * The named environment variables, read one by one (no access to the rest
- * needed); one the process may not read counts as unset.
- */
+/** The named variables, each read on its own (unreadable counts as unset). */
 export function readEnvironment(
   names: string[],
 ): Record<string, string | undefined> {
@@ -741,20 +732,13 @@ export type StepKind =
   | "session-end";
 
 /** One step of a client; its line is rendered only when a report needs it. */
-interface Step {
-  at: number;
-  kind: StepKind;
-  evidence: Evidence;
-}
+type Step = { at: number; kind: StepKind; evidence: Evidence };
 
 /** How a client read the resource: natively, or through one of the lab's tools. */
 export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
 type ReadRoute = (typeof READ_ROUTES)[number];
 
-/**
- * What a client has shown so far, kept as it happens (timelines are capped);
- * `LabClient.proof` says whether it connected, listed and subscribed.
- */
+/** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
   readV1?: ReadRoute;
   /** A listen stream without the resource in its filter (list changes only). */
@@ -843,9 +827,7 @@ export const SESSION_END_REASONS = [
 type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 /** A `wait_for_review_update` call in progress: ended once, by `settle`. */
-interface WaitingCall {
-  settle(end: WaitEnd): void;
-}
+type WaitingCall = { settle(end: WaitEnd): void };
 
 type ProofKey =
   | "connected"
@@ -1031,10 +1013,7 @@ function noteProgress(
 }
 
 /** One update series of a client: which one, and how many updates are left. */
-interface UpdateRun {
-  series: number;
-  remaining: number;
-}
+type UpdateRun = { series: number; remaining: number };
 
 /**
  * The lab's clients and their update series, for HTTP and stdio alike. The
@@ -1261,10 +1240,7 @@ class LabState {
 // Listen streams and the content in an update (2026-07-28, HTTP and stdio)
 // ---------------------------------------------------------------------------
 
-/**
- * An open 2026-07-28 listen stream, as its filter says (`ListenFilter`);
- * `push` writes a change event on it (HTTP; stdio's entry routes its own).
- */
+/** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
 type ListenStream =
   & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
   & { push?: (event: ServerEvent) => void };
@@ -1725,10 +1701,7 @@ function verdictBlock(
   ];
 }
 
-/**
- * The lines that prove how far a client got: its subscription, notification
- * and re-read, or failing those, its first read and list.
- */
+/** The lines that prove how far a client got (subscription to re-read). */
 function keyEvidence(client: LabClient): string[] {
   const { proof } = client;
   const decisive = [
@@ -1886,10 +1859,7 @@ function reportDetail(client: LabClient): string {
   ].join("\n");
 }
 
-/**
- * `GET /report.md`, or with `?client=NAME` that name's clients alone; an
- * unknown name is a 404 listing the names the report holds.
- */
+/** `GET /report.md`, or `?client=NAME`'s clients alone (unknown: a 404). */
 function reportMarkdownResponse(
   clients: LabClient[],
   config: LabConfig,
@@ -2176,10 +2146,7 @@ function createLabContext(
   return ctx;
 }
 
-/**
- * `--report-file`, written whole or not at all (a temporary file renamed
- * over it), one write at a time; a write that fails is one warn line.
- */
+/** `--report-file`, written whole (a temporary file renamed), one at a time. */
 class ReportFile {
   #last: Promise<void> = Promise.resolve();
 
@@ -2347,10 +2314,7 @@ async function waitToolCall(
 }
 
 /** A JSON-RPC error the lab answered a request with. */
-interface ErrorAnswer {
-  code: number;
-  message: string;
-}
+type ErrorAnswer = { code: number; message: string };
 
 /** The MCP server: sees its error answers; "not found" is -32002 for 2025. */
 class LabServer extends Server {
@@ -2402,10 +2366,8 @@ function isResourceNotFoundData(data: unknown): boolean {
 }
 
 /**
- * Builds the MCP server one client talks to (a 2025 session or a stdio
- * connection keeps it, a 2026-07-28 request gets a fresh one). Only 2025
- * servers take `resources/subscribe`; 2026-07-28 has `subscriptions/listen`.
- * Error answers are logged as refusals in a 200 unless `onErrorAnswer` says.
+ * The MCP server of one client (a 2025 session's or stdio's, or one request's
+ * in 2026-07-28); error answers are 200 refusals unless `onErrorAnswer` says.
  */
 function buildLabServer(
   labContext: LabContext,
@@ -2940,7 +2902,7 @@ interface LegacySession {
   server: Server;
   /** Open GET streams: notifications outside a request can only go there. */
   getStreams: number;
-  /** Ends the session when it has been idle for the configured TTL. */
+  /** Ends the session once idle for `--session-ttl`. */
   idleTimer?: ReturnType<typeof setTimeout>;
 }
 
@@ -3394,10 +3356,7 @@ class ModernEra implements EraServer {
     return client;
   }
 
-  /**
-   * Stateless clients never end by themselves: past `--max-sessions`, the
-   * least recently seen one without a listen stream ends.
-   */
+  /** Past `--max-sessions`, the least recently seen idle stateless client ends. */
   #evictIdleClient() {
     if (this.#clients.size < this.ctx.config.maxSessions) return;
     for (const [id, client] of this.#clients) {
@@ -4001,10 +3960,8 @@ function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
 }
 
 /**
- * Serves the lab to one client over stdin/stdout, both eras (the SDK's stdio
- * entry decides the era from the opening message), logging to `sink` (not
- * stdout). Resolves when the client closes its end, or a signal or the gate
- * closes it, once the report file is written, with the exit status.
+ * Serves one client over stdin/stdout, either era, logging to `sink`; resolves
+ * with the exit status once the client has gone and the report is written.
  */
 async function serveLabOverStdio(
   config: LabConfig,
@@ -4045,10 +4002,8 @@ async function serveLabOverStdio(
 }
 
 /**
- * The one client of a stdio connection: a transport around its wire, served
- * by the SDK's stdio entry, that shows the lab every message both ways. The
- * entry serves `subscriptions/listen` itself, so this is where the lab sees
- * a listen open, acknowledged and ended, and narrows its filter.
+ * The one client of a stdio connection, as a transport around its wire: the
+ * SDK's stdio entry serves listens itself, so the lab watches messages here.
  */
 class StdioLab implements Transport {
   onclose?: () => void;
