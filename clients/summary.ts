@@ -272,17 +272,83 @@ const LEVEL_FILLS = [
 const NO_LEVEL_FILL = "#e5e7eb";
 /** Levels whose fill is dark enough for white text. */
 const WHITE_TEXT = new Set([0, 1, 2, 7]);
+const DARK_TEXT = "#111827";
+
+/** Font sizes: the grid's, the title's and the legend's lines. */
+const FONT = { grid: 13, title: 15, legend: 11 };
 
 const LAYOUT = {
   margin: 16,
-  labelWidth: 300,
-  evidenceWidth: 90,
-  cellWidth: 150,
+  /** Between a cell's edge and its text, across. */
+  padding: 6,
   rowHeight: 24,
-  titleHeight: 30,
-  headerHeight: 26,
-  legendHeight: 60,
+  /** The height of a line of a column title (two lines at most). */
+  headerLine: 16,
+  legendLine: 14,
+  minColumnWidth: 60,
+  swatch: 36,
 };
+
+/**
+ * Advance widths of the printable ASCII characters, space to tilde, in
+ * thousandths of an em: each the wider of DejaVu Sans (the widest common
+ * sans-serif) and Liberation Sans (Arial's and Helvetica's metrics), read
+ * from the fonts' `hmtx` tables. Any other character counts as an em.
+ */
+const ADVANCES = {
+  normal: advanceTable(
+    "318 401 460 838 637 951 780 275 391 391 500 838 318 361 318 337",
+    "637 637 637 637 637 637 637 637 637 637 337 337 838 838 838 557",
+    "1016 685 687 723 771 667 611 778 752 295 500 667 558 863 749 788",
+    "667 788 723 667 611 732 685 989 686 667 686 391 337 391 838 557",
+    "500 613 635 550 635 616 353 635 634 278 278 580 278 975 634 612",
+    "635 635 412 521 393 634 592 818 592 592 525 637 337 637 838",
+  ),
+  bold: advanceTable(
+    "349 457 521 838 696 1002 873 307 458 458 523 838 380 416 380 366",
+    "696 696 696 696 696 696 696 696 696 696 400 400 838 838 838 611",
+    "1000 774 763 734 831 684 684 821 837 373 557 775 638 996 837 851",
+    "733 851 771 721 683 813 774 1104 771 725 726 458 366 458 838 557",
+    "500 675 716 593 716 679 436 716 712 343 343 666 343 1042 712 688",
+    "716 716 494 596 479 712 652 924 646 652 583 712 366 712 838",
+  ),
+};
+
+function advanceTable(...lines: string[]): number[] {
+  return lines.join(" ").split(" ").map(Number);
+}
+
+/**
+ * The width `text` takes at `size` pixels in any of the common sans-serif
+ * fonts, at most: its advances, plus 5 % and half a pixel a character for
+ * kerning and for advances a renderer rounds to whole pixels.
+ */
+export function textWidth(text: string, size: number, bold = false): number {
+  const table = bold ? ADVANCES.bold : ADVANCES.normal;
+  let width = 0;
+  for (const char of text) {
+    width += (table[char.codePointAt(0)! - 32] ?? 1000) * size / 1000 * 1.05 +
+      0.5;
+  }
+  return Math.ceil(width);
+}
+
+/** `text` in lines no wider than `width`; a longer word has a line of its own. */
+export function wrapText(
+  text: string,
+  width: number,
+  size: number,
+  bold = false,
+): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(" ")) {
+    const joined = lines.length ? `${lines.at(-1)} ${word}` : word;
+    if (lines.length && textWidth(joined, size, bold) <= width) {
+      lines[lines.length - 1] = joined;
+    } else lines.push(word);
+  }
+  return lines;
+}
 
 /** Text for XML: the five characters XML gives meaning to, escaped. */
 export function xmlText(text: string): string {
@@ -295,139 +361,284 @@ export function xmlText(text: string): string {
     );
 }
 
-/** One `<text>` element. */
-function svgText(
-  x: number,
-  y: number,
-  text: string,
-  attributes = "",
-): string {
-  return `<text x="${x}" y="${y}"${attributes}>${xmlText(text)}</text>`;
+/** A cell of the picture: its rectangle and the lines of text inside it. */
+interface Cell {
+  /** What `data-cell` says, to name the cell in a failing check. */
+  name: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  /** The rectangle's fill and data attributes (default: no fill). */
+  rect?: string;
+  /** Empty lines are left blank, so text can sit at the bottom. */
+  lines: string[];
+  size?: number;
+  bold?: boolean;
+  centered?: boolean;
+  color?: string;
+  lineHeight?: number;
 }
 
 /**
- * The summary as an SVG grid: clients down, routes across, each cell
- * colored by its level and labelled with it, then a legend. Every cell's
- * rectangle carries `data-client`, `data-column` and `data-level`.
+ * One `<g data-cell>`: the cell's `<rect>`, then a `<text>` per line, each
+ * line centered in its share of the height. The picture's test holds every
+ * text's box inside the rectangle of its group.
  */
-export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
-  const { margin, labelWidth, evidenceWidth, cellWidth, rowHeight } = LAYOUT;
-  const gridLeft = margin + labelWidth + evidenceWidth;
-  const gridTop = margin + LAYOUT.titleHeight + LAYOUT.headerHeight;
-  const width = gridLeft + SUMMARY_COLUMNS.length * cellWidth + margin;
-  const height = gridTop + rows.length * rowHeight + LAYOUT.legendHeight +
-    margin;
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="13">`,
-    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    svgText(
-      margin,
-      margin + 16,
-      `MCP resource subscriptions: the level each client reached, by route (${
-        generatedAt.slice(0, 10)
-      })`,
-      ' font-size="15" font-weight="bold"',
-    ),
-    svgText(margin, gridTop - 8, "Client", ' font-weight="bold"'),
-    svgText(
-      margin + labelWidth,
-      gridTop - 8,
-      "Evidence",
-      ' font-weight="bold"',
-    ),
-    ...SUMMARY_COLUMNS.map((column, index) =>
-      svgText(
-        gridLeft + index * cellWidth + cellWidth / 2,
-        gridTop - 8,
-        column.title,
-        ' font-weight="bold" text-anchor="middle"',
-      )
-    ),
-  ];
-  rows.forEach((row, index) => {
-    const top = gridTop + index * rowHeight;
-    const baseline = top + rowHeight / 2 + 5;
-    parts.push(
-      svgText(
-        margin,
-        baseline,
-        [row.name, row.version, row.mode && `(${row.mode})`].filter(Boolean)
-          .join(" "),
-      ),
-      svgText(margin + labelWidth, baseline, row.evidence),
-      ...SUMMARY_COLUMNS.map((column, columnIndex) =>
-        svgCell(row, column.key, gridLeft + columnIndex * cellWidth, top)
-      ),
-    );
-  });
-  parts.push(...svgLegend(gridTop + rows.length * rowHeight + 12), "</svg>");
-  return parts.join("\n") + "\n";
-}
-
-function svgCell(
-  row: SummaryRow,
-  column: SummaryColumn,
-  left: number,
-  top: number,
-): string {
-  const { cellWidth, rowHeight } = LAYOUT;
-  const { level, text } = row.cells[column];
-  const fill = level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level];
-  const color = level !== null && WHITE_TEXT.has(level) ? "#ffffff" : "#111827";
+function svgCell(cell: Cell): string {
+  const size = cell.size ?? FONT.grid;
+  const lineHeight = cell.lineHeight ?? cell.height;
+  const top = cell.y + (cell.height - cell.lines.length * lineHeight) / 2;
+  const x = cell.centered ? cell.x + cell.width / 2 : cell.x + LAYOUT.padding;
+  const attributes = `${size === FONT.grid ? "" : ` font-size="${size}"`}${
+    cell.bold ? ' font-weight="bold"' : ""
+  }${cell.centered ? ' text-anchor="middle"' : ""}${
+    cell.color ? ` fill="${cell.color}"` : ""
+  }`;
   return [
-    `<rect x="${left + 1}" y="${top + 1}" width="${cellWidth - 2}" height="${
-      rowHeight - 2
-    }" fill="${fill}" data-client="${
-      xmlText(row.clientId)
-    }" data-column="${column}" data-level="${level ?? "none"}"/>`,
-    svgText(
-      left + cellWidth / 2,
-      top + rowHeight / 2 + 5,
-      text,
-      ` text-anchor="middle" fill="${color}"`,
+    `<g data-cell="${xmlText(cell.name)}">`,
+    `<rect x="${cell.x}" y="${cell.y}" width="${cell.width}" height="${cell.height}" ${
+      cell.rect ?? 'fill="none"'
+    }/>`,
+    // The baseline: the middle of the line, plus half of ascent less
+    // descent (about 0.35 em in these fonts).
+    ...cell.lines.flatMap((line, index) =>
+      line
+        ? [
+          `<text x="${x}" y="${
+            Math.round(top + (index + 0.5) * lineHeight + 0.35 * size)
+          }"${attributes}>${xmlText(line)}</text>`,
+        ]
+        : []
     ),
+    "</g>",
   ].join("\n");
 }
 
-/** The colors of levels 0 to 7 and of "not measured". */
-function svgLegend(top: number): string[] {
-  const { margin } = LAYOUT;
-  const swatch = 36;
-  const parts = [svgText(margin, top + 14, "Level:")];
-  LEVEL_FILLS.forEach((fill, level) => {
-    const left = margin + 50 + level * (swatch + 4);
-    parts.push(
-      `<rect x="${left}" y="${top}" width="${swatch}" height="20" fill="${fill}"/>`,
-      svgText(
-        left + swatch / 2,
-        top + 14,
-        String(level),
-        ` text-anchor="middle" fill="${
-          WHITE_TEXT.has(level) ? "#ffffff" : "#111827"
-        }"`,
-      ),
+/** A row's label: the client, its version, its mode. */
+function rowLabel(row: SummaryRow): string {
+  return [row.name, row.version, row.mode && `(${row.mode})`].filter(Boolean)
+    .join(" ");
+}
+
+const LEGEND = [
+  "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
+  "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
+];
+
+/**
+ * The summary as an SVG grid: clients down, routes across, each cell
+ * colored by its level and labelled with it, then a legend. Every column
+ * and the picture are as wide as their text in any common sans-serif font
+ * (`textWidth`), and the legend wraps inside the picture. Every text sits
+ * in a `<g data-cell>` with its cell's rectangle; a grid cell's carries
+ * `data-client`, `data-column` and `data-level`.
+ */
+export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
+  const { margin, padding, rowHeight, headerLine, swatch } = LAYOUT;
+  const size = FONT.grid;
+  const widest = (texts: string[], bold = false) =>
+    Math.max(...texts.map((text) => textWidth(text, size, bold)));
+  const labelWidth = Math.max(
+    widest(["Client"], true),
+    widest(rows.map(rowLabel)),
+  ) + 2 * padding;
+  const evidenceWidth = Math.max(
+    widest(["Evidence"], true),
+    widest(rows.map((row) => row.evidence)),
+  ) + 2 * padding;
+  const columns = SUMMARY_COLUMNS.map((column) => {
+    let inner = Math.max(
+      LAYOUT.minColumnWidth,
+      widest(rows.map((row) => row.cells[column.key].text)),
+      widest(column.title.split(" "), true),
     );
+    // The title on one line if that widens the column by a quarter at
+    // most, else on two.
+    const oneLine = textWidth(column.title, size, true);
+    if (oneLine <= inner * 1.25) inner = Math.max(inner, oneLine);
+    while (wrapText(column.title, inner, size, true).length > 2) inner++;
+    return {
+      ...column,
+      width: inner + 2 * padding,
+      lines: wrapText(column.title, inner, size, true),
+    };
   });
-  const after = margin + 50 + LEVEL_FILLS.length * (swatch + 4) + 8;
-  parts.push(
-    `<rect x="${after}" y="${top}" width="${swatch}" height="20" fill="${NO_LEVEL_FILL}"/>`,
-    svgText(
-      after + swatch + 6,
-      top + 14,
-      "not measured (the cell says why)",
-    ),
-    svgText(
-      margin,
-      top + 38,
-      "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
-      ' font-size="11"',
-    ),
-    svgText(
-      margin,
-      top + 52,
-      "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
-      ' font-size="11"',
-    ),
+  const headerLines = Math.max(...columns.map((column) => column.lines.length));
+  const header = (lines: string[]) => [
+    ...Array(headerLines - lines.length).fill(""),
+    ...lines,
+  ];
+
+  const title =
+    `MCP resource subscriptions: the level each client reached, by route (${
+      generatedAt.slice(0, 10)
+    })`;
+  const gridLeft = margin + labelWidth + evidenceWidth;
+  const gridWidth = labelWidth + evidenceWidth +
+    columns.reduce((sum, column) => sum + column.width, 0);
+  const levelLabel = textWidth("Level:", size) + 2 * padding;
+  const notMeasured = "not measured (the cell says why)";
+  const swatchesWidth = levelLabel + (LEVEL_FILLS.length + 1) * (swatch + 4) +
+    4 + textWidth(notMeasured, size) + 2 * padding;
+  const width = 2 * margin + Math.max(
+    gridWidth,
+    textWidth(title, FONT.title, true) + 2 * padding,
+    swatchesWidth,
   );
+  const headerTop = margin + rowHeight + 4;
+  const headerHeight = headerLines * headerLine + 4;
+  const gridTop = headerTop + headerHeight;
+  const swatchTop = gridTop + rows.length * rowHeight + 12;
+  const legendTop = swatchTop + 24;
+  const legendLines = LEGEND.flatMap((text) =>
+    wrapText(text, width - 2 * margin - 2 * padding, FONT.legend)
+  );
+  const legendHeight = legendLines.length * LAYOUT.legendLine + 4;
+  const height = legendTop + legendHeight + margin;
+
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="${size}">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    svgCell({
+      name: "title",
+      x: margin,
+      y: margin,
+      width: width - 2 * margin,
+      height: rowHeight,
+      lines: [title],
+      size: FONT.title,
+      bold: true,
+    }),
+  ];
+  const headerCell = { y: headerTop, height: headerHeight, bold: true };
+  parts.push(
+    svgCell({
+      ...headerCell,
+      name: "header client",
+      x: margin,
+      width: labelWidth,
+      lines: header(["Client"]),
+      lineHeight: headerLine,
+    }),
+    svgCell({
+      ...headerCell,
+      name: "header evidence",
+      x: margin + labelWidth,
+      width: evidenceWidth,
+      lines: header(["Evidence"]),
+      lineHeight: headerLine,
+    }),
+  );
+  let left = gridLeft;
+  for (const column of columns) {
+    parts.push(svgCell({
+      ...headerCell,
+      name: `header ${column.key}`,
+      x: left,
+      width: column.width,
+      lines: header(column.lines),
+      lineHeight: headerLine,
+      centered: true,
+    }));
+    left += column.width;
+  }
+  rows.forEach((row, index) => {
+    const top = gridTop + index * rowHeight;
+    const name = `${row.clientId}${row.mode ? ` ${row.mode}` : ""}`;
+    parts.push(
+      svgCell({
+        name: `${name} label`,
+        x: margin,
+        y: top,
+        width: labelWidth,
+        height: rowHeight,
+        lines: [rowLabel(row)],
+      }),
+      svgCell({
+        name: `${name} evidence`,
+        x: margin + labelWidth,
+        y: top,
+        width: evidenceWidth,
+        height: rowHeight,
+        lines: [row.evidence],
+      }),
+    );
+    let left = gridLeft;
+    for (const column of columns) {
+      const { level, text } = row.cells[column.key];
+      parts.push(svgCell({
+        name: `${name} ${column.key}`,
+        x: left + 1,
+        y: top + 1,
+        width: column.width - 2,
+        height: rowHeight - 2,
+        rect: `fill="${
+          level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level]
+        }" data-client="${
+          xmlText(row.clientId)
+        }" data-column="${column.key}" data-level="${level ?? "none"}"`,
+        lines: [text],
+        centered: true,
+        color: level !== null && WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
+      }));
+      left += column.width;
+    }
+  });
+  parts.push(
+    ...svgLegend(swatchTop, levelLabel, notMeasured),
+    svgCell({
+      name: "legend",
+      x: margin,
+      y: legendTop,
+      width: width - 2 * margin,
+      height: legendHeight,
+      lines: legendLines,
+      size: FONT.legend,
+      lineHeight: LAYOUT.legendLine,
+    }),
+    "</svg>",
+  );
+  return parts.join("\n") + "\n";
+}
+
+/** The colors of levels 0 to 7 and of "not measured", on one line. */
+function svgLegend(
+  top: number,
+  labelWidth: number,
+  notMeasured: string,
+): string[] {
+  const { margin, padding, swatch } = LAYOUT;
+  const box = { y: top, height: 20 };
+  const parts = [
+    svgCell({
+      ...box,
+      name: "legend level",
+      x: margin,
+      width: labelWidth,
+      lines: ["Level:"],
+    }),
+  ];
+  const fills = [...LEVEL_FILLS, NO_LEVEL_FILL];
+  fills.forEach((fill, level) => {
+    const last = level === LEVEL_FILLS.length;
+    parts.push(svgCell({
+      ...box,
+      name: last ? "legend not measured" : `legend level ${level}`,
+      x: margin + labelWidth + level * (swatch + 4) + (last ? 8 : 0),
+      width: swatch,
+      rect: `fill="${fill}"`,
+      lines: last ? [] : [String(level)],
+      centered: true,
+      color: WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
+    }));
+  });
+  parts.push(svgCell({
+    ...box,
+    name: "legend not measured text",
+    x: margin + labelWidth + fills.length * (swatch + 4) + 4,
+    width: textWidth(notMeasured, FONT.grid) + 2 * padding,
+    lines: [notMeasured],
+  }));
   return parts;
 }
