@@ -6,8 +6,22 @@ import {
   type SummaryRow,
   summaryRows,
   summarySvg,
+  textWidth,
+  wrapText,
 } from "./summary.ts";
-import { citedHost, matrixRow } from "./testdata/fixtures.ts";
+import {
+  browserInstalled,
+  CHROMIUM_PATH,
+  INSTALL_BROWSER_COMMAND,
+  withPage,
+} from "./browser_runner.ts";
+import {
+  citedHost,
+  matrixRow,
+  prepareTestEnvironment,
+} from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
 
 /** Demo CLI (an agent) on every route, with its two triggers natively. */
 const DEMO_ROWS = [
@@ -293,4 +307,212 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   for (const text of ["Inline content", "7, inline", "1 (broke)"]) {
     assert.ok(texts.includes(text), text);
   }
+});
+
+Deno.test("textWidth and wrapText: widths from the fonts' advances with a margin, lines within a width", () => {
+  // "m" is 975/1000 em in DejaVu Sans; anything outside ASCII counts as an em.
+  assert.equal(textWidth("m", 100), Math.ceil(975 * 0.105 + 0.5));
+  assert.ok(textWidth("Wait tool", 13, true) > textWidth("Wait tool", 13));
+  assert.equal(textWidth("\u4e00", 10), Math.ceil(10 * 1.05 + 0.5));
+  const lines = wrapText(
+    "one two three four",
+    textWidth("three four", 13),
+    13,
+  );
+  assert.deepEqual(lines, ["one two", "three four"]);
+  assert.deepEqual(wrapText("unbreakable", 1, 13), ["unbreakable"]);
+});
+
+Deno.test("summarySvg: the legend wraps inside a picture narrower than its lines", () => {
+  const svg = summarySvg([], "2026-11-30T10:00:00.000Z");
+  const root = parseSvg(svg).documentElement!;
+  const width = Number(root.getAttribute("width"));
+  const legend = [...root.getElementsByTagName("g")].find((group) =>
+    group.getAttribute("data-cell") === "legend"
+  )!;
+  const lines = [...legend.getElementsByTagName("text")].map((text) =>
+    text.textContent!
+  );
+  assert.ok(lines.length > 2, lines.join("\n"));
+  for (const line of lines) assert.ok(textWidth(line, 11) <= width - 44, line);
+  assert.match(lines.join(" "), /^1 connected, .* below the default-mode run$/);
+});
+
+const chromiumMissing = !await browserInstalled();
+if (chromiumMissing) {
+  console.log(
+    `summary_test.ts: the picture in Chromium is skipped: ${CHROMIUM_PATH} is missing (install it with \`${INSTALL_BROWSER_COMMAND}\`)`,
+  );
+}
+
+/** The fonts the picture is checked in, and the Debian package of each. */
+const FONTS = [
+  { family: "DejaVu Sans", install: "apt-get install -y fonts-dejavu-core" },
+  { family: "Liberation Sans", install: "apt-get install -y fonts-liberation" },
+];
+
+/** A picture with wide words, a long name and characters outside ASCII. */
+function stressSvg(): string {
+  const rows = summaryRows({
+    rows: [
+      ...DEMO_ROWS,
+      matrixRow({
+        clientId: "wide",
+        client: "WWW MMM Wide Client — ümlaut 漢字 %%% @@@",
+        mode: "2026-07-28",
+        level: 0,
+        hostNotice: true,
+        deliveredInline: true,
+      }),
+    ],
+    cited: [citedHost({ subscribes: "listen (2026-07-28) only" })],
+    requests: {},
+  });
+  return summarySvg(rows, "2026-11-30T10:00:00.000Z");
+}
+
+// Both run in the page, where the global object is the window.
+
+/** Whether the page has `family`: a missing font leaves its fallback's widths. */
+function fontPresent(family: string): boolean {
+  // deno-lint-ignore no-explicit-any
+  const { document } = globalThis as any;
+  const context = document.createElement("canvas").getContext("2d");
+  const width = (font: string): number => {
+    context.font = `40px ${font}`;
+    return context.measureText("mmmlli WWW 0123").width;
+  };
+  return ["monospace", "serif"].every((fallback) =>
+    width(`"${family}", ${fallback}`) !== width(fallback)
+  );
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+/**
+ * The page's picture: how many texts it has, and each text whose rendered
+ * box is not inside the rectangle of its `<g data-cell>` or the picture.
+ */
+function textsOutside(): { texts: number; outside: string[] } {
+  // deno-lint-ignore no-explicit-any
+  const { document } = globalThis as any;
+  const root = document.querySelector("svg");
+  const [, , width, height] = root.getAttribute("viewBox").split(" ").map(
+    Number,
+  );
+  const within = (inner: Box, outer: Box) =>
+    inner.x >= outer.x - 0.01 && inner.y >= outer.y - 0.01 &&
+    inner.x + inner.width <= outer.x + outer.width + 0.01 &&
+    inner.y + inner.height <= outer.y + outer.height + 0.01;
+  const texts = [...root.querySelectorAll("text")];
+  const outside = texts.flatMap((text) => {
+    const box: Box = text.getBBox();
+    const cell = text.closest("g[data-cell]");
+    const rect = cell?.querySelector("rect");
+    const where = `"${text.textContent}" (${cell?.getAttribute("data-cell")}, ${
+      [box.x, box.y, box.width, box.height].map(Math.round)
+    })`;
+    return [
+      ...(rect && within(box, rect.getBBox())
+        ? []
+        : [`${where} is not inside its cell`]),
+      ...(within(box, { x: 0, y: 0, width, height })
+        ? []
+        : [`${where} is not inside the picture`]),
+    ];
+  });
+  return { texts: texts.length, outside };
+}
+
+/** How the picture did in one font: per picture, the texts outside. */
+interface FontCheck {
+  family: string;
+  installed: boolean;
+  outside: Record<string, string[]>;
+}
+
+/**
+ * Opens each picture in headless Chromium (the harness's `withPage`) with
+ * the page's font set to each of `FONTS`, and lists the texts outside their
+ * cell or the picture. Runs in a child process (`import.meta.main`):
+ * playwright-core needs more than a test may do.
+ */
+async function checkInChromium(): Promise<FontCheck[]> {
+  const pictures = {
+    "results/compatibility-summary.svg": await Deno.readTextFile(
+      new URL("../results/compatibility-summary.svg", import.meta.url),
+    ),
+    "a picture of wide text": stressSvg(),
+    "a picture without rows": summarySvg([], "2026-11-30T10:00:00.000Z"),
+  };
+  return await withPage(
+    { timeoutSeconds: 30 },
+    { blocked: [] },
+    () => {},
+    async (page) => {
+      const checks: FontCheck[] = [];
+      for (const { family } of FONTS) {
+        const installed = await page.evaluate(fontPresent, family);
+        const outside: Record<string, string[]> = {};
+        for (const [name, svg] of installed ? Object.entries(pictures) : []) {
+          await page.setContent(
+            `<!doctype html><style>body { margin: 0 } svg { font-family: "${family}" }</style>${svg}`,
+          );
+          const found = await page.evaluate(textsOutside);
+          outside[name] = found.texts > 0 ? found.outside : ["no text"];
+        }
+        checks.push({ family, installed, outside });
+      }
+      return checks;
+    },
+  );
+}
+
+if (import.meta.main) {
+  console.log(JSON.stringify(await checkInChromium()));
+}
+
+Deno.test({
+  name:
+    "compatibility-summary.svg in Chromium: every text inside its cell and the picture, in DejaVu Sans and in Liberation Sans",
+  ignore: chromiumMissing,
+  async fn(t) {
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL(import.meta.url).pathname],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(90_000),
+    }).output();
+    const output = new TextDecoder().decode(child.stdout);
+    assert.ok(
+      child.success,
+      output + new TextDecoder().decode(child.stderr),
+    );
+    const checks: FontCheck[] = JSON.parse(output.trim().split("\n").at(-1)!);
+    assert.deepEqual(
+      checks.map((check) => check.family),
+      FONTS.map((font) => font.family),
+    );
+    for (const [index, check] of checks.entries()) {
+      if (!check.installed) {
+        console.log(
+          `summary_test.ts: the picture in ${check.family} is skipped: the font is missing (install it with \`${
+            FONTS[index].install
+          }\`)`,
+        );
+      }
+      await t.step({
+        name: check.family,
+        ignore: !check.installed,
+        fn() {
+          assert.deepEqual(check.outside, {
+            "results/compatibility-summary.svg": [],
+            "a picture of wide text": [],
+            "a picture without rows": [],
+          });
+        },
+      });
+    }
+  },
 });
