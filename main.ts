@@ -3573,28 +3573,25 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
 /** Shuts the lab down after `--exit-after-clients` or at `--deadline`. */
 class Gate {
   #ended = 0;
-  #due = Promise.withResolvers<string>();
+  #reached = Promise.withResolvers<string>();
   #timer?: ReturnType<typeof setTimeout>;
+  /** Settles with the reason, in words, once the lab should shut down. */
+  readonly due = this.#reached.promise;
 
   constructor(private readonly config: LabConfig) {
     const { deadlineSeconds } = config;
     if (deadlineSeconds > 0) {
       this.#timer = setTimeout(
-        () => this.#due.resolve(`deadline of ${deadlineSeconds} s reached`),
+        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
         deadlineSeconds * 1000,
       );
     }
   }
 
-  /** Settles with the reason, in words, once the lab should shut down. */
-  get due(): Promise<string> {
-    return this.#due.promise;
-  }
-
   clientEnded() {
     const wanted = this.config.exitAfterClients;
     if (wanted > 0 && ++this.#ended === wanted) {
-      this.#due.resolve(`${wanted} client(s) ended`);
+      this.#reached.resolve(`${wanted} client(s) ended`);
     }
   }
 
