@@ -72,16 +72,23 @@ async function installedVersion(
 
 /**
  * The line of npm's output that says why an install failed: the first
- * `Error:` line (a postinstall's own error), else npm's last error line.
+ * `Error:` line (a postinstall's own error), else the line under npm's
+ * error `code` (`No matching version found for …`), else its last line
+ * but the pointer to its log.
  */
 export function installFailureReason(output: string): string {
   const lines = output.split("\n").map((line) =>
     line.replace(/^npm (error|ERR!)\s*/, "").trim()
-  ).filter((line) => line !== "");
+  ).filter((line) => line !== "" && !line.startsWith("A complete log"));
   const error = lines.find((line) => /^(\w*Error|Error):/.test(line));
+  const code = lines.findIndex((line) => /^code E\w+$/.test(line));
+  const coded = code < 0
+    ? undefined
+    : lines[code + 1]?.replace(/^(notarget|\d{3}) /, "");
   // A postinstall that fetches its binary from elsewhere fails offline.
   const download = output.match(/Downloading (https?:\/\/\S+)/)?.[1];
-  const reason = (error ?? lines.at(-1) ?? "npm install failed").slice(0, 200);
+  const reason = (error ?? coded ?? lines.at(-1) ?? "npm install failed")
+    .slice(0, 200);
   return download
     ? `${reason} (its postinstall downloads ${download})`
     : reason;

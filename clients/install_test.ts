@@ -3,6 +3,7 @@ import {
   aptInstallCommand,
   type Installable,
   installClient,
+  installFailureReason,
   missingDebianPackages,
   npmEnv,
   runtimeInstallEnv,
@@ -151,5 +152,31 @@ Deno.test("npmEnv: npm gets the environment without deno task's user agent, and 
       PATH: "/cache/node/bin:/usr/bin",
       npm_config_nodedir: "/cache/node",
     },
+  );
+});
+
+Deno.test("installFailureReason: a postinstall's Error line, else the line under npm's error code, never the pointer to its log", () => {
+  const log =
+    "npm error A complete log of this run can be found in: /root/.npm/_logs/x.log";
+  assert.equal(
+    installFailureReason([
+      "npm error code ETARGET",
+      "npm error notarget No matching version found for @github/copilot@1.0.103.",
+      "npm error notarget In most cases you or one of your dependencies are requesting",
+      log,
+    ].join("\n")),
+    "No matching version found for @github/copilot@1.0.103.",
+  );
+  assert.equal(
+    installFailureReason(
+      `npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nonesuch\n${log}`,
+    ),
+    "Not Found - GET https://registry.npmjs.org/nonesuch",
+  );
+  assert.equal(
+    installFailureReason(
+      `npm error Error: Installation failed\nnpm error code 1\n${log}`,
+    ),
+    "Error: Installation failed",
   );
 });
