@@ -28,6 +28,14 @@ import {
   runBrowserClient,
 } from "./browser_runner.ts";
 import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./cited.ts";
+import {
+  changesSection,
+  comparedPaths,
+  type ComparedRow,
+  compareRows,
+  readJson,
+  reportChanges,
+} from "./compare.ts";
 import { runCodeServer } from "./code_server_runner.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { summaryRows, summarySvg } from "./summary.ts";
@@ -48,6 +56,7 @@ import {
   mainLabClient,
   type MatrixDocument,
   matrixMarkdown,
+  type MatrixRow,
   mergeEvidence,
   mergeRows,
   probeLabLevel,
@@ -62,6 +71,14 @@ import {
   runAgentClient,
 } from "./agent_runner.ts";
 import { cacheModules } from "./lab.ts";
+import {
+  atNewest,
+  fixtureLookup,
+  npmLookup,
+  pinMoves,
+  withReadmeVersions,
+  writePins,
+} from "./latest.ts";
 import { bypassProxyForLoopback, formatFiles } from "./process.ts";
 import {
   notStarted,
@@ -124,9 +141,28 @@ Options:
                      row's level matches what the lab recorded (on the
                      wait-tool and shell-probe routes, a 7 needs the lab's
                      wait-tool level 6 or its probe client at level 6)
+  --latest           instead of the pins, each client at its newest version
+                     on npm (a runtime or platform package it pins: the
+                     newest of that major version), natively unless --route
+                     says otherwise (--route all: every route); the run goes
+                     to CACHE/latest/, and its rows are compared with
+                     RESULTS/matrix.json: the changes are printed and
+                     written to RESULTS/changes.md
+  --write            with --latest: also merge the new rows into RESULTS and
+                     move the pins in clients/catalog.ts and
+                     clients/README.md, except for a client whose newest
+                     version did not install or start (its pin stays)
+  --versions FILE    with --latest: the newest versions from FILE (a JSON
+                     object of npm package names and versions), not npm
+  --compare [OLD] [NEW]
+                     only compare two matrix.json files and write
+                     RESULTS/changes.md; one file is NEW; an omitted file,
+                     or -, is RESULTS/matrix.json
   --help             print this help
 
-Exit status: 0 done, 1 a --check failed, 2 a bad flag or value.`;
+Exit status: 0 done (--latest, --compare: no level or outcome changed), 1 a
+--check failed (--latest: the run itself failed), 2 a bad flag or value, 3
+(--latest, --compare) a level or an outcome changed.`;
 
 /** What the command line asks for. */
 export interface ClientsOptions {
@@ -147,6 +183,14 @@ export interface ClientsOptions {
   check: boolean;
   keepHomes: boolean;
   installBrowser: boolean;
+  /** `--latest`: each client at its newest version, compared. */
+  latest: boolean;
+  /** `--write`: a `--latest` run's rows and pins accepted. */
+  write: boolean;
+  /** `--versions`: the newest versions from this file, not npm. */
+  versionsFile?: string;
+  /** `--compare`: the matrix files to compare (none, one or two). */
+  compare?: string[];
 }
 
 /** A flag's value as a non-negative number, or a `ConfigError`. */
@@ -188,7 +232,8 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     timeout: { type: "string", default: "120" },
     delay: { type: "string", default: "3" },
     trigger: { type: "string" },
-    route: { type: "string", default: ROUTES.join(",") },
+    route: { type: "string" },
+    routes: { type: "string" },
     mode: { type: "string", default: MODES.join(",") },
     only: { type: "string" },
     "long-wait": { type: "boolean", default: false },
@@ -199,8 +244,27 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     check: { type: "boolean", default: false },
     "keep-homes": { type: "boolean", default: false },
     "install-browser": { type: "boolean", default: false },
+    latest: { type: "boolean", default: false },
+    write: { type: "boolean", default: false },
+    versions: { type: "string" },
+    compare: { type: "boolean", default: false },
   }, { allowPositionals: true });
   if (values.help) return "help";
+  const { latest, compare } = values;
+  if (latest && compare) {
+    throw new ConfigError(
+      "--latest runs and compares; --compare only compares: pick one",
+    );
+  }
+  if (!latest && (values.write || values.versions !== undefined)) {
+    throw new ConfigError(
+      `--${values.write ? "write" : "versions"} goes with --latest`,
+    );
+  }
+  if (compare && positionals.length > 2) {
+    throw new ConfigError("--compare takes at most two files, OLD and NEW");
+  }
+  const route = values.routes ?? values.route ?? (latest ? "native" : "all");
   const { trigger } = values;
   if (trigger !== undefined && trigger !== "subscribe" && trigger !== "read") {
     throw new ConfigError(
@@ -223,7 +287,7 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     );
   }
   return {
-    clients: chosenClients(positionals, values.only),
+    clients: compare ? [] : chosenClients(positionals, values.only),
     resultsDir: folderFlag("results-dir", values["results-dir"]),
     cacheDir: folderFlag("cache-dir", values["cache-dir"]),
     timeoutSeconds: nonNegative("timeout", values.timeout),
@@ -231,13 +295,17 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     budgetSeconds: nonNegative("budget", values.budget),
     minLevel: nonNegative("min-level", values["min-level"]),
     triggers: trigger === undefined ? ["subscribe", "read"] : [trigger],
-    routes: listOf("route", values.route, ROUTES),
+    routes: route === "all" ? [...ROUTES] : listOf("route", route, ROUTES),
     modes: listOf("mode", values.mode, MODES),
     longWaitDelay: longWait ? longWaitDelay : undefined,
     progressCheck: values["progress-check"],
     check: values.check,
     keepHomes: values["keep-homes"],
     installBrowser: values["install-browser"],
+    latest,
+    write: values.write,
+    versionsFile: values.versions,
+    compare: compare ? positionals : undefined,
   };
 }
 
@@ -832,6 +900,227 @@ function rowAgreement(record: RunRecord, level: number): string {
   }`;
 }
 
+/**
+ * Writes the runs' evidence and rows into `options.resultsDir`, fresh rows
+ * replacing their old selves, and formats what it wrote.
+ */
+async function writeResults(options: ClientsOptions, records: RunRecord[]) {
+  const written = await writeEvidence(options.resultsDir, records);
+  const rowCount = await writeMatrix(options, records);
+  written.push(
+    `${options.resultsDir}/matrix.json`,
+    `${options.resultsDir}/compatibility-matrix.md`,
+    `${options.resultsDir}/${SUMMARY_SVG}`,
+  );
+  await formatFiles(options.resultsDir, written);
+  console.log(
+    `wrote ${options.resultsDir}/compatibility-matrix.md (${records.length} fresh row(s), ${rowCount} in all)`,
+  );
+}
+
+/** Runs the selected clients and writes what they did. */
+async function runAndWrite(options: ClientsOptions): Promise<Runs> {
+  const started = performance.now();
+  await cacheProbeModules(options);
+  const runs = await runClients(options);
+  await writeResults(options, runs.records);
+  console.log(
+    `ran in ${Math.round((performance.now() - started) / 1000)} s`,
+  );
+  if (runs.skipped.length > 0) {
+    console.log(`time budget reached; not run: ${runs.skipped.join(", ")}`);
+  }
+  return runs;
+}
+
+/** A matrix row as `--compare` and `--latest` match and compare it. */
+export function comparedClientRow(row: MatrixRow): ComparedRow {
+  const route = row.route ?? "native";
+  return {
+    key: [
+      row.clientId,
+      row.mode,
+      route,
+      row.trigger,
+      row.longWait ? "long wait" : "",
+      row.progressCheck ?? "",
+    ].join("|"),
+    what: [row.client, row.mode, `${route}${waitLabel(row)}`, row.trigger],
+    era: row.era ?? "—",
+    version: row.version,
+    level: row.level,
+    outcome: row.outcome,
+    notes: row.notes.split("; "),
+  };
+}
+
+const CLIENT_HEADERS = ["Client", "Mode", "Route", "Trigger"];
+
+/** A matrix file as a change section names it. */
+function matrixLabel(path: string, document: MatrixDocument): string {
+  const shownPath = path.startsWith(`${repoRoot}/`)
+    ? path.slice(repoRoot.length + 1)
+    : path;
+  return `\`${shownPath}\` (generated ${document.generatedAt})`;
+}
+
+/** `--compare`: two matrix files' rows; the exit status. */
+async function compareMatrices(options: ClientsOptions): Promise<number> {
+  const paths = comparedPaths(
+    options.compare ?? [],
+    `${options.resultsDir}/matrix.json`,
+  );
+  const [before, after] = await Promise.all(
+    paths.map((path) => readJson<MatrixDocument>(path)),
+  );
+  const comparison = compareRows(
+    before.rows.map(comparedClientRow),
+    after.rows.map(comparedClientRow),
+  );
+  return await reportChanges(
+    options.resultsDir,
+    "Clients",
+    changesSection(comparison, CLIENT_HEADERS, {
+      before: matrixLabel(paths[0], before),
+      after: matrixLabel(paths[1], after),
+    }),
+    comparison,
+  );
+}
+
+/**
+ * Whether a run's client never got going: its install failed, it could
+ * not be spawned, or it ended badly before the lab saw it.
+ */
+function didNotStart(record: RunRecord): boolean {
+  return record.outcome === "install-failed" ||
+    record.outcome === "spawn-failed" ||
+    record.outcome !== "completed" && record.outcome !== "not-supported" &&
+      !record.labReport?.clients.length;
+}
+
+/**
+ * `--latest`: each client at its newest version, run into CACHE/latest/
+ * (a copy of the committed matrix with the new rows merged in), compared
+ * with the committed matrix; with `--write`, accepted. The exit status.
+ */
+async function runLatest(options: ClientsOptions): Promise<number> {
+  const lookup = options.versionsFile
+    ? await fixtureLookup(options.versionsFile)
+    : npmLookup;
+  const { items: clients, failures } = await atNewest(options.clients, lookup);
+  for (const failure of failures) console.error(failure);
+  const committedPath = `${options.resultsDir}/matrix.json`;
+  const committed = await readJson<MatrixDocument>(committedPath);
+  const freshDir = `${options.cacheDir}/latest`;
+  await Deno.remove(freshDir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(freshDir, { recursive: true });
+  await Deno.copyFile(committedPath, `${freshDir}/matrix.json`);
+  const { records, skipped } = await runAndWrite({
+    ...options,
+    clients,
+    resultsDir: freshDir,
+  });
+  const after = await readJson<MatrixDocument>(`${freshDir}/matrix.json`);
+  const comparison = compareRows(
+    committed.rows.map(comparedClientRow),
+    after.rows.map(comparedClientRow),
+  );
+  const stuck = Map.groupBy(records.filter(didNotStart), (run) => run.clientId);
+  const status = await reportChanges(
+    options.resultsDir,
+    "Clients",
+    changesSection(comparison, CLIENT_HEADERS, {
+      before: matrixLabel(committedPath, committed),
+      after: `the newest versions, run by \`deno task clients --latest\` on ${
+        after.generatedAt.slice(0, 10)
+      }`,
+      extra: [
+        ...failures,
+        ...skipped.length > 0
+          ? [`Not run, past the time budget: ${skipped.join(", ")}`]
+          : [],
+        ...[...stuck].map(([id, [run]]) =>
+          `${id} ${run.version} did not install or start, so its pin stays: ${
+            run.detail ?? run.outcome
+          }`
+        ),
+      ],
+    }),
+    comparison,
+  );
+  if (options.write) {
+    await acceptLatest(
+      options,
+      clients.filter((client) => !stuck.has(client.id)),
+      records.filter((run) => !stuck.has(run.clientId)),
+    );
+  }
+  const failed = failures.length > 0 || skipped.length > 0 ||
+    records.some((run) => run.outcome === "lab-failed");
+  return failed ? 1 : status;
+}
+
+/**
+ * `--latest --write`: the accepted runs' rows and evidence into RESULTS
+ * (the evidence of a version no row names any more removed), and the
+ * accepted clients' pins moved in `catalog.ts` and `clients/README.md`.
+ */
+async function acceptLatest(
+  options: ClientsOptions,
+  clients: AnyClient[],
+  records: RunRecord[],
+) {
+  if (records.length === 0) return;
+  await writeResults(options, records);
+  const pinned = new Map(ALL_CLIENTS.map((client) => [client.id, client]));
+  const ran = clients.filter((client) =>
+    records.some((run) => run.clientId === client.id)
+  );
+  const moves = ran.flatMap((client) =>
+    pinMoves(pinned.get(client.id)!, client)
+  );
+  const catalog = `${repoRoot}/clients/catalog.ts`;
+  const readme = `${repoRoot}/clients/README.md`;
+  for (const move of await writePins([catalog], moves)) {
+    console.log(
+      `no pin of ${move.npmPackage} ${move.from} in catalog.ts: move it to ${move.to} by hand`,
+    );
+  }
+  await Deno.writeTextFile(
+    readme,
+    withReadmeVersions(
+      await Deno.readTextFile(readme),
+      new Map(ran.map((client) => [client.id, client.version])),
+    ),
+  );
+  await formatFiles(repoRoot, [catalog, readme]);
+  for (const move of moves) {
+    console.log(`pin moved: ${move.npmPackage} ${move.from} → ${move.to}`);
+  }
+  const { rows } = await readJson<MatrixDocument>(
+    `${options.resultsDir}/matrix.json`,
+  );
+  const runsDir = `${options.resultsDir}/runs`;
+  for (const client of ran) {
+    const stale = `${client.id}-${pinned.get(client.id)!.version}-`;
+    if (
+      client.version === pinned.get(client.id)!.version ||
+      rows.some((row) => row.evidence.startsWith(`runs/${stale}`))
+    ) continue;
+    for await (const entry of Deno.readDir(runsDir)) {
+      if (entry.name.startsWith(stale)) {
+        await Deno.remove(`${runsDir}/${entry.name}`);
+      }
+    }
+  }
+  if (moves.length > 0) {
+    console.log(
+      "the prose of README.md and results/README.md names versions: read it again",
+    );
+  }
+}
+
 /** `deno task clients`: runs, writes `results/`, checks; the exit status. */
 export async function main(args: string[]): Promise<number> {
   const options = optionsOrExit(
@@ -843,25 +1132,14 @@ export async function main(args: string[]): Promise<number> {
   if ("exitStatus" in options) return options.exitStatus;
   // The lab, the scripted model and the relays are all on loopback.
   bypassProxyForLoopback();
-  const started = performance.now();
-  await cacheProbeModules(options);
-  const { records, skipped } = await runClients(options);
-  const written = await writeEvidence(options.resultsDir, records);
-  const rowCount = await writeMatrix(options, records);
-  written.push(
-    `${options.resultsDir}/matrix.json`,
-    `${options.resultsDir}/compatibility-matrix.md`,
-    `${options.resultsDir}/${SUMMARY_SVG}`,
-  );
-  await formatFiles(options.resultsDir, written);
-  console.log(
-    `wrote ${options.resultsDir}/compatibility-matrix.md (${records.length} fresh row(s), ${rowCount} in all) in ${
-      Math.round((performance.now() - started) / 1000)
-    } s`,
-  );
-  if (skipped.length > 0) {
-    console.log(`time budget reached; not run: ${skipped.join(", ")}`);
+  try {
+    if (options.compare) return await compareMatrices(options);
+    if (options.latest) return await runLatest(options);
+  } catch (error) {
+    console.error(`clients error: ${(error as Error).message}`);
+    return 1;
   }
+  const { records } = await runAndWrite(options);
   if (!options.check) return 0;
   const failures = await checkPublished(
     options.resultsDir,

@@ -21,7 +21,22 @@ import {
 } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
+import {
+  changesSection,
+  comparedPaths,
+  type ComparedRow,
+  compareRows,
+  readJson,
+  reportChanges,
+} from "./compare.ts";
 import { defaultCacheDir, exists, installClient } from "./install.ts";
+import {
+  atNewest,
+  fixtureLookup,
+  npmLookup,
+  pinMoves,
+  writePins,
+} from "./latest.ts";
 import { freePort, spawnLab } from "./lab.ts";
 import {
   bypassProxyForLoopback,
@@ -72,9 +87,26 @@ Options:
                      exit status the committed results/servers.md records
   --results-dir DIR  where to write (default: the repository's results/)
   --cache-dir DIR    where packages are installed (default: see install.ts)
+  --latest           instead of the pins, each package at its newest version
+                     on npm (a runtime it pins: the newest of that major
+                     version); the run goes to CACHE/latest-servers/, and
+                     its rows are compared with RESULTS/servers.json: the
+                     changes are printed and written to RESULTS/changes.md
+  --write            with --latest: also merge the new rows into RESULTS and
+                     move the pins in clients/servers_catalog.ts (and
+                     catalog.ts), except for a package whose newest version
+                     did not install or start (its pin stays)
+  --versions FILE    with --latest: the newest versions from FILE (a JSON
+                     object of npm package names and versions), not npm
+  --compare [OLD] [NEW]
+                     only compare two servers.json files and write
+                     RESULTS/changes.md; one file is NEW; an omitted file,
+                     or -, is RESULTS/servers.json
   --help             print this help
 
-Exit status: 0 done, 1 a --check failed, 2 a bad flag or value.`;
+Exit status: 0 done (--latest, --compare: no level or outcome changed), 1 a
+--check failed (--latest: the run itself failed), 2 a bad flag or value, 3
+(--latest, --compare) a level or an outcome changed.`;
 
 export interface ServersOptions {
   resultsDir: string;
@@ -82,6 +114,14 @@ export interface ServersOptions {
   /** Ids or row names; empty for every row. */
   only: string[];
   check: boolean;
+  /** `--latest`: each package at its newest version, compared. */
+  latest: boolean;
+  /** `--write`: a `--latest` run's rows and pins accepted. */
+  write: boolean;
+  /** `--versions`: the newest versions from this file, not npm. */
+  versionsFile?: string;
+  /** `--compare`: the servers.json files to compare (none, one or two). */
+  compare?: string[];
 }
 
 /** Every row name and server id `--only` takes. */
@@ -96,14 +136,33 @@ function knownNames(): Set<string> {
 
 /** Reads `deno task servers` flags; throws a `ConfigError` naming what is wrong. */
 export function parseServersArgs(args: string[]): ServersOptions | "help" {
-  const { values } = parseFlags(args, {
+  const { values, positionals } = parseFlags(args, {
     help: { type: "boolean", short: "h" },
     only: { type: "string" },
     check: { type: "boolean", default: false },
     "results-dir": { type: "string", default: `${repoRoot}/results` },
     "cache-dir": { type: "string", default: defaultCacheDir() },
-  });
+    latest: { type: "boolean", default: false },
+    write: { type: "boolean", default: false },
+    versions: { type: "string" },
+    compare: { type: "boolean", default: false },
+    // Only --compare takes files.
+  }, { allowPositionals: args.includes("--compare") });
   if (values.help) return "help";
+  const { latest, compare } = values;
+  if (latest && compare) {
+    throw new ConfigError(
+      "--latest runs and compares; --compare only compares: pick one",
+    );
+  }
+  if (!latest && (values.write || values.versions !== undefined)) {
+    throw new ConfigError(
+      `--${values.write ? "write" : "versions"} goes with --latest`,
+    );
+  }
+  if (positionals.length > 2) {
+    throw new ConfigError("--compare takes at most two files, OLD and NEW");
+  }
   const only = values.only === undefined
     ? []
     : values.only.split(",").map((name) => name.trim());
@@ -120,12 +179,16 @@ export function parseServersArgs(args: string[]): ServersOptions | "help" {
     cacheDir: folderFlag("cache-dir", values["cache-dir"]),
     only,
     check: values.check,
+    latest,
+    write: values.write,
+    versionsFile: values.versions,
+    compare: compare ? positionals : undefined,
   };
 }
 
 /** The catalog's rows `--only` selects, with their server. */
-export function selectedRows(only: string[]) {
-  return SERVER_CATALOG.flatMap((server) =>
+export function selectedRows(only: string[], catalog = SERVER_CATALOG) {
+  return catalog.flatMap((server) =>
     server.rows.filter((row) =>
       only.length === 0 || only.includes(server.id) || only.includes(row.slug)
     ).map((row) => ({ server, row }))
@@ -135,6 +198,17 @@ export function selectedRows(only: string[]) {
 // ---------------------------------------------------------------------------
 // One row: install, start, probe, stop
 // ---------------------------------------------------------------------------
+
+/** What a row keeps of the probe's result: what the tables show. */
+export type ServerResult = Pick<
+  ProbeResult,
+  | "level"
+  | "missing"
+  | "exitStatus"
+  | "errorCode"
+  | "protocolVersion"
+  | "unsolicited"
+>;
 
 /** One row of a table: what the probe found, or why it could not run. */
 export interface ServerRow {
@@ -146,7 +220,7 @@ export interface ServerRow {
   era: string;
   mode?: string;
   behind?: string;
-  result?: ProbeResult;
+  result?: ServerResult;
   /** Why the row could not run (install failure, no Chromium…). */
   reason?: string;
   seconds: number;
@@ -336,11 +410,26 @@ async function runRow(
     if (target.kind === "http") {
       httpServer = await startHttpServer(target, context);
     }
-    const result = await runProbe(probeArguments(row, target, context), {
+    const {
+      level,
+      missing,
+      exitStatus,
+      errorCode,
+      protocolVersion,
+      unsolicited,
+    } = await runProbe(probeArguments(row, target, context), {
       cwd: workDir,
       env: target.kind === "stdio" ? target.env : undefined,
       report: `${shared.reportDir}/${row.slug}.md`,
     });
+    const result = {
+      level,
+      missing,
+      exitStatus,
+      errorCode,
+      protocolVersion,
+      unsolicited,
+    };
     return { ...base, transport, result, seconds: seconds() };
   } catch (error) {
     return unable((error as Error).message);
@@ -353,8 +442,11 @@ async function runRow(
  * Probes every selected row, installing each package once, with the lab
  * over HTTP (update after 1 s) running for the rows that need it.
  */
-async function probeRows(options: ServersOptions): Promise<ServerRow[]> {
-  const selected = selectedRows(options.only);
+async function probeRows(
+  options: ServersOptions,
+  catalog = SERVER_CATALOG,
+): Promise<ServerRow[]> {
+  const selected = selectedRows(options.only, catalog);
   const lab = await spawnLab({
     mainPath: `${repoRoot}/main.ts`,
     env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
@@ -603,6 +695,211 @@ async function removeStaleReports(dir: string, rows: ServerRow[]) {
   }
 }
 
+/** `servers.json`: the rows `servers.md` is written from, for `--compare`. */
+export interface ServersDocument {
+  generatedAt: string;
+  rows: ServerRow[];
+}
+
+/**
+ * Writes `servers.md` and `servers.json` from `rows`, with each row's
+ * report (written to `reportDir` by its run) in `resultsDir/servers/`;
+ * formats them.
+ */
+async function writeTables(
+  resultsDir: string,
+  rows: ServerRow[],
+  reportDir = `${resultsDir}/servers`,
+) {
+  const generatedAt = new Date().toISOString();
+  await Deno.mkdir(`${resultsDir}/servers`, { recursive: true });
+  const reports = rows.filter((row) => row.result).map(({ slug }) =>
+    `${resultsDir}/servers/${slug}.md`
+  );
+  if (reportDir !== `${resultsDir}/servers`) {
+    for (const report of reports) {
+      await Deno.copyFile(
+        `${reportDir}/${report.split("/").at(-1)}`,
+        report,
+      );
+    }
+  }
+  await Deno.writeTextFile(
+    `${resultsDir}/servers.md`,
+    serversMarkdown(rows, generatedAt),
+  );
+  const document: ServersDocument = { generatedAt, rows };
+  await Deno.writeTextFile(
+    `${resultsDir}/servers.json`,
+    JSON.stringify(document, null, 2) + "\n",
+  );
+  await formatFiles(resultsDir, [
+    `${resultsDir}/servers.md`,
+    `${resultsDir}/servers.json`,
+    ...reports,
+  ]);
+  console.log(
+    `wrote ${resultsDir}/servers.md (${rows.length} row${
+      rows.length === 1 ? "" : "s"
+    })`,
+  );
+}
+
+/** A row as `--compare` and `--latest` match and compare it. */
+export function comparedServerRow(row: ServerRow): ComparedRow {
+  const { result } = row;
+  return {
+    key: row.slug,
+    what: [row.name, row.mode ?? "—", row.transport],
+    era: eraCell(row),
+    version: row.version,
+    level: result?.level ?? null,
+    outcome: result
+      ? `exit ${result.exitStatus}${
+        result.errorCode ? ` (${result.errorCode})` : ""
+      }`
+      : "could not run",
+    notes: [result?.missing ?? row.reason ?? ""],
+  };
+}
+
+const SERVER_HEADERS = ["Server or proxy", "Mode", "Transport"];
+
+/** The rows of `before` with `fresh` ones in their place, in catalog order. */
+function mergeServerRows(before: ServerRow[], fresh: ServerRow[]): ServerRow[] {
+  const order = SERVER_CATALOG.flatMap((server) =>
+    server.rows.map((row) => row.slug)
+  );
+  const merged = new Map(before.map((row) => [row.slug, row]));
+  for (const row of fresh) merged.set(row.slug, row);
+  return [...merged.values()].sort((a, b) =>
+    order.indexOf(a.slug) - order.indexOf(b.slug)
+  );
+}
+
+/** A servers file as a change section names it. */
+function tableLabel(path: string, document: ServersDocument): string {
+  const shownPath = path.startsWith(`${repoRoot}/`)
+    ? path.slice(repoRoot.length + 1)
+    : path;
+  return `\`${shownPath}\` (generated ${document.generatedAt})`;
+}
+
+/** `--compare`: two servers files' rows; the exit status. */
+async function compareTables(options: ServersOptions): Promise<number> {
+  const paths = comparedPaths(
+    options.compare ?? [],
+    `${options.resultsDir}/servers.json`,
+  );
+  const [before, after] = await Promise.all(
+    paths.map((path) => readJson<ServersDocument>(path)),
+  );
+  const comparison = compareRows(
+    before.rows.map(comparedServerRow),
+    after.rows.map(comparedServerRow),
+  );
+  return await reportChanges(
+    options.resultsDir,
+    "Servers and proxies",
+    changesSection(comparison, SERVER_HEADERS, {
+      before: tableLabel(paths[0], before),
+      after: tableLabel(paths[1], after),
+    }),
+    comparison,
+  );
+}
+
+/**
+ * `--latest`: each package at its newest version, probed into
+ * CACHE/latest-servers/ and compared with the committed table; with
+ * `--write`, accepted (not a server whose newest version could not run
+ * at all). The exit status.
+ */
+async function runLatest(options: ServersOptions): Promise<number> {
+  const lookup = options.versionsFile
+    ? await fixtureLookup(options.versionsFile)
+    : npmLookup;
+  const pinned = SERVER_CATALOG.filter((server) =>
+    selectedRows(options.only, [server]).length > 0
+  );
+  const { items: newest, failures } = await atNewest(
+    pinned.flatMap((server) => server.npm ? [server.npm] : []),
+    lookup,
+  );
+  for (const failure of failures) console.error(failure);
+  const catalog = pinned.flatMap((server) => {
+    const npm = newest.find((item) => item.id === server.npm?.id);
+    return !server.npm ? [server] : npm ? [{ ...server, npm }] : [];
+  });
+  const committedPath = `${options.resultsDir}/servers.json`;
+  const committed = await readJson<ServersDocument>(committedPath);
+  const freshDir = `${options.cacheDir}/latest-servers`;
+  await Deno.remove(freshDir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(`${freshDir}/servers`, { recursive: true });
+  const rows = await probeRows({ ...options, resultsDir: freshDir }, catalog);
+  await writeTables(freshDir, rows);
+  const comparison = compareRows(
+    committed.rows.map(comparedServerRow),
+    mergeServerRows(committed.rows, rows).map(comparedServerRow),
+  );
+  // A package whose newest version could not run (install, start) keeps its pin.
+  const stuck = catalog.filter((server) =>
+    rows.some((row) => row.name === server.displayName && !row.result)
+  );
+  const status = await reportChanges(
+    options.resultsDir,
+    "Servers and proxies",
+    changesSection(comparison, SERVER_HEADERS, {
+      before: tableLabel(committedPath, committed),
+      after: `the newest versions, run by \`deno task servers --latest\` on ${
+        new Date().toISOString().slice(0, 10)
+      }`,
+      extra: [
+        ...failures,
+        ...stuck.map((server) =>
+          `${server.displayName} ${
+            server.npm?.version ?? LAB_VERSION
+          } could not run, so its pin stays: ${
+            rows.find((row) => row.name === server.displayName && !row.result)
+              ?.reason
+          }`
+        ),
+      ],
+    }),
+    comparison,
+  );
+  if (options.write) {
+    const accepted = catalog.filter((server) => !stuck.includes(server));
+    await writeTables(
+      options.resultsDir,
+      mergeServerRows(
+        committed.rows,
+        rows.filter((row) =>
+          accepted.some((server) => server.displayName === row.name)
+        ),
+      ),
+      `${freshDir}/servers`,
+    );
+    const moves = accepted.flatMap((server) => {
+      const before = pinned.find((item) => item.id === server.id)?.npm;
+      return before && server.npm ? pinMoves(before, server.npm) : [];
+    });
+    const files = ["servers_catalog.ts", "catalog.ts"].map((name) =>
+      `${repoRoot}/clients/${name}`
+    );
+    for (const move of await writePins(files, moves)) {
+      console.log(
+        `no pin of ${move.npmPackage} ${move.from} in the catalogs: move it to ${move.to} by hand`,
+      );
+    }
+    await formatFiles(repoRoot, files);
+    for (const move of moves) {
+      console.log(`pin moved: ${move.npmPackage} ${move.from} → ${move.to}`);
+    }
+  }
+  return failures.length > 0 ? 1 : status;
+}
+
 /** `deno task servers`: probes, writes `results/servers.md`; the exit status. */
 export async function main(args: string[]): Promise<number> {
   const options = optionsOrExit(
@@ -614,6 +911,13 @@ export async function main(args: string[]): Promise<number> {
   if ("exitStatus" in options) return options.exitStatus;
   // The probe reaches every server of the table on loopback.
   bypassProxyForLoopback();
+  try {
+    if (options.compare) return await compareTables(options);
+    if (options.latest) return await runLatest(options);
+  } catch (error) {
+    console.error(`servers error: ${(error as Error).message}`);
+    return 1;
+  }
   const { resultsDir } = options;
   // Read before anything is written: results-dir may be the repository's.
   const published = options.check
@@ -624,21 +928,7 @@ export async function main(args: string[]): Promise<number> {
   if (options.only.length === 0) {
     await removeStaleReports(`${resultsDir}/servers`, rows);
   }
-  await Deno.writeTextFile(
-    `${resultsDir}/servers.md`,
-    serversMarkdown(rows, new Date().toISOString()),
-  );
-  await formatFiles(resultsDir, [
-    `${resultsDir}/servers.md`,
-    ...rows.filter((row) => row.result).map(({ slug }) =>
-      `${resultsDir}/servers/${slug}.md`
-    ),
-  ]);
-  console.log(
-    `wrote ${resultsDir}/servers.md (${rows.length} row${
-      rows.length === 1 ? "" : "s"
-    })`,
-  );
+  await writeTables(resultsDir, rows);
   if (!options.check) return 0;
   const failures = checkAgainstPublished(rows, published);
   for (const failure of failures) console.error(`check failed: ${failure}`);
