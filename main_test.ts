@@ -2207,6 +2207,27 @@ Deno.test("flags mirror the environment and win over it", () => {
   );
 });
 
+/**
+ * `stdioLab("pipe", …)` with its stderr kept: `verdictLog()` waits for the
+ * lab's verdict there and resolves with all it printed.
+ */
+function loggedStdioLab(...flags: string[]) {
+  const transport = stdioLab("pipe", ...flags);
+  const logs: string[] = [];
+  transport.stderr?.on(
+    "data",
+    (chunk: Uint8Array) => logs.push(new TextDecoder().decode(chunk)),
+  );
+  const verdictLog = async () => {
+    await eventually(
+      () => logs.join("").includes("[verdict]"),
+      "no verdict on stderr",
+    );
+    return logs.join("");
+  };
+  return { transport, verdictLog };
+}
+
 /** A client transport to `main.ts --stdio FLAGS` in a subprocess. */
 function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
   return new StdioClientTransport({
@@ -2218,11 +2239,11 @@ function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
 
 for (const mode of ["legacy", "auto"] as const) {
   Deno.test(`stdio (${mode === "legacy" ? "2025" : "2026-07-28"}): the full flow over a subprocess`, async () => {
-    const transport = stdioLab("pipe", "--delay", "0.1", "--log-level", "info");
-    const logs: string[] = [];
-    transport.stderr?.on(
-      "data",
-      (chunk: Uint8Array) => logs.push(new TextDecoder().decode(chunk)),
+    const { transport, verdictLog } = loggedStdioLab(
+      "--delay",
+      "0.1",
+      "--log-level",
+      "info",
     );
     const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
       versionNegotiation: { mode },
@@ -2246,11 +2267,7 @@ for (const mode of ["legacy", "auto"] as const) {
     assert.equal(await readReview(client), VERSION_2_TEXT);
     await listen?.close();
     await client.close();
-    await eventually(
-      () => logs.join("").includes("[verdict]"),
-      "no verdict on stderr",
-    );
-    const log = logs.join("");
+    const log = await verdictLog();
     assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
     assert.match(
       log,
@@ -4306,11 +4323,10 @@ for (const mode of ["legacy", "auto"] as const) {
   const era = mode === "legacy" ? "2025" : "2026-07-28";
   Deno.test(`stdio (${era}): inline content over stdio, asked in 2026-07-28, unasked with --inline-content in 2025`, async () => {
     const flags = mode === "legacy" ? ["--inline-content", "fastrmcp"] : [];
-    const transport = stdioLab("pipe", "--delay", "0.1", ...flags);
-    const logs: string[] = [];
-    transport.stderr?.on(
-      "data",
-      (chunk: Uint8Array) => logs.push(new TextDecoder().decode(chunk)),
+    const { transport, verdictLog } = loggedStdioLab(
+      "--delay",
+      "0.1",
+      ...flags,
     );
     const raw = rawUpdates(transport);
     const inline = mode === "auto" ? new InlineUpdates(transport) : undefined;
@@ -4341,11 +4357,7 @@ for (const mode of ["legacy", "auto"] as const) {
     }
     await listen?.close();
     await client.close();
-    await eventually(
-      () => logs.join("").includes("[verdict]"),
-      "no verdict on stderr",
-    );
-    const log = logs.join("");
+    const log = await verdictLog();
     if (mode === "auto") {
       assert.match(
         log,
