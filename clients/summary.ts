@@ -363,14 +363,17 @@ export function xmlText(text: string): string {
 
 /** A cell of the picture: its rectangle and the lines of text inside it. */
 interface Cell {
-  /** What `data-cell` says, to name the cell in a failing check. */
-  name: string;
+  /**
+   * What `data-cell` says, to name the cell in a failing check; a grid
+   * cell says `data-client`, `data-column` and `data-level` instead.
+   */
+  name: string | { client: string; column: SummaryColumn; level: string };
   x: number;
   y: number;
   width: number;
   height: number;
-  /** The rectangle's fill and data attributes (default: no fill). */
-  rect?: string;
+  /** The rectangle's fill (default: none). */
+  fill?: string;
   /** Empty lines are left blank, so text can sit at the bottom. */
   lines: string[];
   size?: number;
@@ -381,8 +384,8 @@ interface Cell {
 }
 
 /**
- * One `<g data-cell>`: the cell's `<rect>`, then a `<text>` per line, each
- * line centered in its share of the height. The picture's test holds every
+ * One `<g>`: the cell's `<rect>`, then a `<text>` per line, each line
+ * centered in its share of the height. The picture's test holds every
  * text's box inside the rectangle of its group.
  */
 function svgCell(cell: Cell): string {
@@ -396,10 +399,16 @@ function svgCell(cell: Cell): string {
     cell.color ? ` fill="${cell.color}"` : ""
   }`;
   return [
-    `<g data-cell="${xmlText(cell.name)}">`,
-    `<rect x="${cell.x}" y="${cell.y}" width="${cell.width}" height="${cell.height}" ${
-      cell.rect ?? 'fill="none"'
-    }/>`,
+    // The group's start tag stays on one line after `deno fmt` (a test
+    // matches a grid cell's three data attributes together).
+    typeof cell.name === "string"
+      ? `<g data-cell="${xmlText(cell.name)}">`
+      : `<g data-client="${
+        xmlText(cell.name.client)
+      }" data-column="${cell.name.column}" data-level="${cell.name.level}">`,
+    `<rect x="${cell.x}" y="${cell.y}" width="${cell.width}" height="${cell.height}" fill="${
+      cell.fill ?? "none"
+    }"/>`,
     // The baseline: the middle of the line, plus half of ascent less
     // descent (about 0.35 em in these fonts).
     ...cell.lines.flatMap((line, index) =>
@@ -431,8 +440,8 @@ const LEGEND = [
  * colored by its level and labelled with it, then a legend. Every column
  * and the picture are as wide as their text in any common sans-serif font
  * (`textWidth`), and the legend wraps inside the picture. Every text sits
- * in a `<g data-cell>` with its cell's rectangle; a grid cell's carries
- * `data-client`, `data-column` and `data-level`.
+ * in a `<g>` with its cell's rectangle: a grid cell's group carries
+ * `data-client`, `data-column` and `data-level`, any other's `data-cell`.
  */
 export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
   const { margin, padding, rowHeight, headerLine, swatch } = LAYOUT;
@@ -568,16 +577,16 @@ export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
     for (const column of columns) {
       const { level, text } = row.cells[column.key];
       parts.push(svgCell({
-        name: `${name} ${column.key}`,
+        name: {
+          client: row.clientId,
+          column: column.key,
+          level: String(level ?? "none"),
+        },
         x: left + 1,
         y: top + 1,
         width: column.width - 2,
         height: rowHeight - 2,
-        rect: `fill="${
-          level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level]
-        }" data-client="${
-          xmlText(row.clientId)
-        }" data-column="${column.key}" data-level="${level ?? "none"}"`,
+        fill: level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level],
         lines: [text],
         centered: true,
         color: level !== null && WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
@@ -627,7 +636,7 @@ function svgLegend(
       name: last ? "legend not measured" : `legend level ${level}`,
       x: margin + labelWidth + level * (swatch + 4) + (last ? 8 : 0),
       width: swatch,
-      rect: `fill="${fill}"`,
+      fill,
       lines: last ? [] : [String(level)],
       centered: true,
       color: WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,

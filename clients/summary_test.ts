@@ -183,15 +183,17 @@ Deno.test("summarySvg: well-formed, one colored cell per client and route, names
   const root = document.documentElement!;
   assert.equal(root.tagName, "svg");
   assert.equal(root.getAttribute("xmlns"), "http://www.w3.org/2000/svg");
-  const cells = [...root.getElementsByTagName("rect")].filter((rect) =>
-    rect.hasAttribute("data-column")
+  const cells = [...root.getElementsByTagName("g")].filter((group) =>
+    group.hasAttribute("data-column")
   );
   assert.equal(cells.length, rows.length * SUMMARY_COLUMNS.length);
   assert.deepEqual(
-    cells.map((rect) =>
-      `${rect.getAttribute("data-client")} ${
-        rect.getAttribute("data-column")
-      } ${rect.getAttribute("data-level")} ${rect.getAttribute("fill")}`
+    cells.map((group) =>
+      `${group.getAttribute("data-client")} ${
+        group.getAttribute("data-column")
+      } ${group.getAttribute("data-level")} ${
+        group.getElementsByTagName("rect")[0].getAttribute("fill")
+      }`
     ),
     [
       "demo native-subscribe 3 #f97316",
@@ -391,7 +393,7 @@ type Box = { x: number; y: number; width: number; height: number };
 
 /**
  * The page's picture: how many texts it has, and each text whose rendered
- * box is not inside the rectangle of its `<g data-cell>` or the picture.
+ * box is not inside the rectangle of its cell's `<g>` or the picture.
  */
 function textsOutside(): { texts: number; outside: string[] } {
   // deno-lint-ignore no-explicit-any
@@ -407,9 +409,13 @@ function textsOutside(): { texts: number; outside: string[] } {
   const texts = [...root.querySelectorAll("text")];
   const outside = texts.flatMap((text) => {
     const box: Box = text.getBBox();
-    const cell = text.closest("g[data-cell]");
+    const cell = text.closest("g");
     const rect = cell?.querySelector("rect");
-    const where = `"${text.textContent}" (${cell?.getAttribute("data-cell")}, ${
+    const name = cell?.getAttribute("data-cell") ??
+      `${cell?.getAttribute("data-client")} ${
+        cell?.getAttribute("data-column")
+      }`;
+    const where = `"${text.textContent}" (${name}, ${
       [box.x, box.y, box.width, box.height].map(Math.round)
     })`;
     return [
