@@ -144,6 +144,13 @@ export async function atNewest<T extends Pinned>(
       );
     }
   }
+  if (newest.size > 0) {
+    console.log(
+      `newest on npm: ${
+        [...newest].map(([name, version]) => `${name} ${version}`).join(", ")
+      }`,
+    );
+  }
   return {
     items: items.filter((item) =>
       !pinsOf(item).some((pin) => failed.has(pin.npmPackage))

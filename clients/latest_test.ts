@@ -169,7 +169,7 @@ Deno.test("--latest's flags: natively by default, --route all (or --routes) for 
 });
 
 /** Runs a harness entry offline (npm has only its cache): exit status and output. */
-async function offline(entry: "run.ts" | "servers.ts", args: string[]) {
+async function offline(entry: string, args: string[]) {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL(entry, import.meta.url).pathname, ...args],
     env: { npm_config_offline: "true" },
@@ -294,6 +294,60 @@ Deno.test("deno task servers --latest, offline: mcp-remote 0.15.2 does not insta
       /mcp-remote 0\.15\.2 could not run, so its pin stays/,
     );
     assert.equal(await Deno.readTextFile(`${dir}/servers.json`), before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's newest version accepted, its pin moved in catalog.ts and the README's table, its row and evidence at the new version, the old evidence gone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-write-test-" });
+  const root = new URL("../", import.meta.url).pathname;
+  try {
+    for (const path of ["main.ts", "probe.ts", "deno.json", "deno.lock"]) {
+      await Deno.copyFile(`${root}${path}`, `${dir}/${path}`);
+    }
+    for (const folder of ["clients", "results"]) {
+      const { success } = await new Deno.Command("cp", {
+        args: ["-r", `${root}${folder}`, `${dir}/${folder}`],
+      }).output();
+      assert.ok(success);
+    }
+    const { code, output } = await offline(
+      `${dir}/clients/run.ts`,
+      ["--latest", "--write", "--versions", VERSIONS, "pi"],
+    );
+    assert.equal(code, 0, output);
+    assert.match(
+      output,
+      /pin moved: @mariozechner\/pi-coding-agent 0\.73\.1 → 0\.74\.0/,
+    );
+    const catalog = await Deno.readTextFile(`${dir}/clients/catalog.ts`);
+    assert.ok(
+      catalog.includes(
+        'npmPackage: "@mariozechner/pi-coding-agent",\n  version: "0.74.0",',
+      ),
+    );
+    const readme = await Deno.readTextFile(`${dir}/clients/README.md`);
+    assert.match(
+      readme,
+      /^\| `pi` +\| pi coding agent +\| `@mariozechner\/pi-coding-agent` +\| 0\.74\.0 +\|/m,
+    );
+    const matrix = JSON.parse(
+      await Deno.readTextFile(`${dir}/results/matrix.json`),
+    ) as MatrixDocument;
+    const pi = matrix.rows.filter((row) => row.clientId === "pi");
+    assert.deepEqual(pi.map((row) => [row.version, row.evidence]), [
+      ["0.74.0", "runs/pi-0.74.0-default.md#trigger-subscribe"],
+    ]);
+    const runs = [...Deno.readDirSync(`${dir}/results/runs`)].map((entry) =>
+      entry.name
+    );
+    assert.ok(runs.includes("pi-0.74.0-default.md"));
+    assert.ok(!runs.some((name) => name.startsWith("pi-0.73.1-")));
+    assert.match(
+      await Deno.readTextFile(`${dir}/results/changes.md`),
+      /New versions: pi coding agent 0\.73\.1 → 0\.74\.0\./,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

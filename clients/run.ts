@@ -105,8 +105,9 @@ Options:
   --timeout S        seconds per client run (default 120)
   --delay S          the lab's update delay (default 3)
   --trigger T        only this trigger (subscribe or read; default both)
-  --route R[,R…]     these routes (native, wait-tool, shell-probe; default
-                     all three); command clients run on native only
+  --route R[,R…]     these routes (native, wait-tool, shell-probe, or all;
+                     default all, or native with --latest; --routes is the
+                     same flag); command clients run on native only
   --mode M[,M…]      only the runs in these modes (default all: default,
                      2026-07-28, notifications, stdio, stdio-2026-07-28,
                      no-updates, inline-content); --mode inline-content
@@ -950,7 +951,11 @@ export function comparedClientRow(row: MatrixRow): ComparedRow {
     version: row.version,
     level: row.level,
     outcome: row.outcome,
-    notes: row.notes.split("; "),
+    // Which versions ran ("ran … with …", a platform pair's note) is the
+    // Version column's to say: such notes go last.
+    notes: row.notes.split("; ").toSorted((a, b) =>
+      Number(a.startsWith("ran ")) - Number(b.startsWith("ran "))
+    ),
   };
 }
 
@@ -1036,6 +1041,10 @@ async function runLatest(options: ClientsOptions): Promise<number> {
         after.generatedAt.slice(0, 10)
       }`,
       extra: [
+        `Run again: ${
+          [...new Set(records.map((run) => `${run.clientId} ${run.version}`))]
+            .join(", ") || "nothing"
+        } (${records.length} runs)`,
         ...failures,
         ...skipped.length > 0
           ? [`Not run, past the time budget: ${skipped.join(", ")}`]

@@ -855,6 +855,10 @@ async function runLatest(options: ServersOptions): Promise<number> {
         new Date().toISOString().slice(0, 10)
       }`,
       extra: [
+        `Run again: ${
+          [...new Set(rows.map((row) => `${row.name} ${row.version}`))]
+            .join(", ") || "nothing"
+        } (${rows.length} rows)`,
         ...failures,
         ...stuck.map((server) =>
           `${server.displayName} ${
