@@ -35,7 +35,10 @@ export interface Change {
   outcome: string;
   /** The first note that differs, as the new run says it (or what is gone). */
   note: string;
-  /** A level or an outcome changed, or the row is new or gone; else notes alone. */
+  /**
+   * A level or an outcome changed, or the row is new or gone; else its era
+   * or its notes alone.
+   */
   decisive: boolean;
 }
 
@@ -88,7 +91,7 @@ export function compareRows(
     const note = firstNoteDiffering(a?.notes ?? [], b?.notes ?? []);
     const decisive = !a || !b || a.level !== b.level ||
       a.outcome !== b.outcome;
-    if (!decisive && note === "") continue;
+    if (!decisive && note === "" && a!.era === b!.era) continue;
     changes.push({
       what: (b ?? a)!.what,
       era: moved(a?.era ?? "—", b?.era ?? "—"),
@@ -143,7 +146,9 @@ export function changesSection(
       ? `Nothing changed in ${comparison.compared} rows compared (exit status 0).`
       : `${comparison.compared} rows compared: ${decisive} changed in level or outcome, ${
         changes.length - decisive
-      } in their notes alone (exit status ${comparisonStatus(comparison)}).`,
+      } in their era or notes alone (exit status ${
+        comparisonStatus(comparison)
+      }).`,
     ...changes.length === 0 ? [] : [
       "",
       `| ${
@@ -212,7 +217,7 @@ export function withSection(
 /** The change table for the console: one line per change. */
 export function changeLines(comparison: Comparison): string[] {
   return comparison.changes.map((change) =>
-    `${change.decisive ? "changed" : "notes"}: ${
+    `${change.decisive ? "changed" : "noted"}: ${
       change.what.join(" ")
     } (era ${change.era}): ${change.version}, level ${change.level}, ${change.outcome}${
       change.note === "(none)" ? "" : ` — ${change.note}`
@@ -242,7 +247,7 @@ export async function reportChanges(
       status === 3
         ? "a level or an outcome changed"
         : comparison.changes.length > 0
-        ? "no level or outcome changed (notes only)"
+        ? "no level or outcome changed (an era or notes did)"
         : "nothing changed"
     }; wrote ${path}`,
   );

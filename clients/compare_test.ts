@@ -68,9 +68,15 @@ Deno.test("compareRows: a level, an outcome, a row new or gone are changes; dura
   assert.deepEqual(comparison.versions, ["Demo CLI 1.0.0 → 1.1.0"]);
   assert.equal(comparison.compared, 4);
   assert.equal(comparisonStatus(comparison), 3);
-  // Notes alone: listed, exit status 0.
-  const notes = compareRows([row()], [row({ notes: ["something else"] })]);
-  assert.deepEqual(notes.changes.map((change) => change.decisive), [false]);
+  // Notes or an era alone: listed, exit status 0.
+  const notes = compareRows([row(), row({ key: "era" })], [
+    row({ notes: ["something else"] }),
+    row({ key: "era", era: "2026-07-28" }),
+  ]);
+  assert.deepEqual(
+    notes.changes.map((change) => [change.era, change.note, change.decisive]),
+    [["2025", "something else", false], ["2025 → 2026-07-28", "(none)", false]],
+  );
   assert.equal(comparisonStatus(notes), 0);
 });
 
@@ -99,7 +105,7 @@ Deno.test("changesSection and withSection: one section per table, the other kept
   );
   assert.ok(
     section.includes(
-      "1 rows compared: 1 changed in level or outcome, 0 in their notes alone (exit status 3).",
+      "1 rows compared: 1 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
     ),
   );
   const both = withSection(
@@ -213,7 +219,7 @@ Deno.test("deno task clients --compare: the fixture matrix against itself and fo
       [
         "New versions: Copilot CLI 1.0.102 → 1.0.103.",
         "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: No matching version found for @<wbr>github/copilot@<wbr>1.0.103. |",
-        "6 rows compared: 3 changed in level or outcome, 0 in their notes alone (exit status 3).",
+        "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
       ],
     ],
   ];
