@@ -211,7 +211,7 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
           "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
           "copilot 1.0.103 did not install or start, so its pin stays: No matching version found for @github/copilot@1.0.103.",
           "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: No matching version found for @<wbr>github/copilot@<wbr>1.0.103. |",
-          "6 rows compared: 3 changed in level or outcome, 0 in their notes alone (exit status 3).",
+          "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
         ]
       ) assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
       // Without --write, the committed matrix is left alone; the run and
