@@ -275,3 +275,45 @@ export function comparedPaths(
   const or = (path: string) => path === "-" ? committed : path;
   return [or(before), or(after)];
 }
+
+/** The checkout, for naming its files by their path inside it. */
+const CHECKOUT = new URL("..", import.meta.url).pathname;
+
+/** A results file as a change section names it: its path, when it was made. */
+export function fileLabel(
+  path: string,
+  document: { generatedAt: string },
+): string {
+  const shown = path.startsWith(CHECKOUT) ? path.slice(CHECKOUT.length) : path;
+  return `\`${shown}\` (generated ${document.generatedAt})`;
+}
+
+/**
+ * `--compare` for one table: the rows of two of its files (`files` as given,
+ * `committed` for an omitted one), made comparable by `compared`; resolves
+ * with the exit status.
+ */
+export async function compareFiles<Row>(
+  files: string[],
+  committed: string,
+  section: { resultsDir: string; title: string; headers: string[] },
+  compared: (row: Row) => ComparedRow,
+): Promise<0 | 3> {
+  const paths = comparedPaths(files, committed);
+  const [before, after] = await Promise.all(
+    paths.map((path) => readJson<{ generatedAt: string; rows: Row[] }>(path)),
+  );
+  const comparison = compareRows(
+    before.rows.map(compared),
+    after.rows.map(compared),
+  );
+  return await reportChanges(
+    section.resultsDir,
+    section.title,
+    changesSection(comparison, section.headers, {
+      before: fileLabel(paths[0], before),
+      after: fileLabel(paths[1], after),
+    }),
+    comparison,
+  );
+}

@@ -30,9 +30,10 @@ import {
 import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./cited.ts";
 import {
   changesSection,
-  comparedPaths,
   type ComparedRow,
+  compareFiles,
   compareRows,
+  fileLabel,
   readJson,
   reportChanges,
 } from "./compare.ts";
@@ -961,35 +962,17 @@ export function comparedClientRow(row: MatrixRow): ComparedRow {
 
 const CLIENT_HEADERS = ["Client", "Mode", "Route", "Trigger"];
 
-/** A matrix file as a change section names it. */
-function matrixLabel(path: string, document: MatrixDocument): string {
-  const shownPath = path.startsWith(`${repoRoot}/`)
-    ? path.slice(repoRoot.length + 1)
-    : path;
-  return `\`${shownPath}\` (generated ${document.generatedAt})`;
-}
-
 /** `--compare`: two matrix files' rows; the exit status. */
-async function compareMatrices(options: ClientsOptions): Promise<number> {
-  const paths = comparedPaths(
+function compareMatrices(options: ClientsOptions): Promise<number> {
+  return compareFiles(
     options.compare ?? [],
     `${options.resultsDir}/matrix.json`,
-  );
-  const [before, after] = await Promise.all(
-    paths.map((path) => readJson<MatrixDocument>(path)),
-  );
-  const comparison = compareRows(
-    before.rows.map(comparedClientRow),
-    after.rows.map(comparedClientRow),
-  );
-  return await reportChanges(
-    options.resultsDir,
-    "Clients",
-    changesSection(comparison, CLIENT_HEADERS, {
-      before: matrixLabel(paths[0], before),
-      after: matrixLabel(paths[1], after),
-    }),
-    comparison,
+    {
+      resultsDir: options.resultsDir,
+      title: "Clients",
+      headers: CLIENT_HEADERS,
+    },
+    comparedClientRow,
   );
 }
 
@@ -1036,7 +1019,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     options.resultsDir,
     "Clients",
     changesSection(comparison, CLIENT_HEADERS, {
-      before: matrixLabel(committedPath, committed),
+      before: fileLabel(committedPath, committed),
       after: `the newest versions, run by \`deno task clients --latest\` on ${
         after.generatedAt.slice(0, 10)
       }`,

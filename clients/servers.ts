@@ -23,9 +23,10 @@ import type { ProbeResult } from "../probe.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import {
   changesSection,
-  comparedPaths,
   type ComparedRow,
+  compareFiles,
   compareRows,
+  fileLabel,
   readJson,
   reportChanges,
 } from "./compare.ts";
@@ -777,35 +778,17 @@ function mergeServerRows(before: ServerRow[], fresh: ServerRow[]): ServerRow[] {
   );
 }
 
-/** A servers file as a change section names it. */
-function tableLabel(path: string, document: ServersDocument): string {
-  const shownPath = path.startsWith(`${repoRoot}/`)
-    ? path.slice(repoRoot.length + 1)
-    : path;
-  return `\`${shownPath}\` (generated ${document.generatedAt})`;
-}
-
 /** `--compare`: two servers files' rows; the exit status. */
-async function compareTables(options: ServersOptions): Promise<number> {
-  const paths = comparedPaths(
+function compareTables(options: ServersOptions): Promise<number> {
+  return compareFiles(
     options.compare ?? [],
     `${options.resultsDir}/servers.json`,
-  );
-  const [before, after] = await Promise.all(
-    paths.map((path) => readJson<ServersDocument>(path)),
-  );
-  const comparison = compareRows(
-    before.rows.map(comparedServerRow),
-    after.rows.map(comparedServerRow),
-  );
-  return await reportChanges(
-    options.resultsDir,
-    "Servers and proxies",
-    changesSection(comparison, SERVER_HEADERS, {
-      before: tableLabel(paths[0], before),
-      after: tableLabel(paths[1], after),
-    }),
-    comparison,
+    {
+      resultsDir: options.resultsDir,
+      title: "Servers and proxies",
+      headers: SERVER_HEADERS,
+    },
+    comparedServerRow,
   );
 }
 
@@ -850,7 +833,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
     options.resultsDir,
     "Servers and proxies",
     changesSection(comparison, SERVER_HEADERS, {
-      before: tableLabel(committedPath, committed),
+      before: fileLabel(committedPath, committed),
       after: `the newest versions, run by \`deno task servers --latest\` on ${
         new Date().toISOString().slice(0, 10)
       }`,
