@@ -120,6 +120,14 @@ export interface ClientDefinition {
    * install.
    */
   localScript?: string;
+  /**
+   * The client's model is its vendor's service, behind the vendor's login:
+   * no setting points it at another endpoint, so it is launched as shipped
+   * (isolated home, the lab as its MCP server) and its row says the step
+   * and message that stopped it. Which login, in a few words; `wire` is
+   * then never spoken.
+   */
+  vendorLogin?: string;
   launch(context: LaunchContext): Launch;
 }
 
@@ -983,6 +991,201 @@ export const CLIENTS: ClientDefinition[] = [
             // its write tool; on the wait-tool route the wait tool is
             // offered as a tool of its own instead.
             ...(route === "wait-tool" ? { tools: { xdev: false } } : {}),
+          }),
+        },
+      };
+    },
+  },
+  {
+    // Its MCP client lists tools only (no resources), so the lab adds its
+    // read-only tool. Its `http` transport POSTs to `<url>/rpc` and its
+    // `streamable_http` one throws on send, so over HTTP it never connects;
+    // `stdio`, the one transport it implements, is a mode of its own.
+    id: "grok-cli",
+    displayName: "Grok CLI",
+    npmPackage: "@vibe-kit/grok-cli",
+    version: "0.0.34",
+    bin: "grok",
+    wire: "openai-chat",
+    script: {
+      read: { name: `mcp__${SERVER}__get_review_status`, input: {} },
+      nudge: { name: "view_file", input: { path: "." } },
+    },
+    modes: ["default", "stdio"],
+    enableTool: true,
+    // Headless mode (-p) approves every operation.
+    shell: { name: "bash", input: (command) => ({ command }) },
+    launch({ home, workDir, labUrl, stdioLab, modelOrigin, prompt }) {
+      // Its MCP servers are read from the project's .grok/settings.json only.
+      const transport = stdioLab
+        ? {
+          type: "stdio",
+          command: stdioLab.command,
+          args: stdioLab.args,
+          env: stdioLab.env,
+        }
+        : { type: "streamable_http", url: labUrl };
+      return {
+        args: ["-p", prompt, "--max-tool-rounds", "20"],
+        env: {
+          GROK_API_KEY: FAKE_API_KEY,
+          GROK_BASE_URL: `${modelOrigin}/v1`,
+          GROK_MODEL: "grok-code-fast-1",
+        },
+        files: {
+          [`${home}/.grok/user-settings.json`]: JSON.stringify({
+            apiKey: FAKE_API_KEY,
+            baseURL: `${modelOrigin}/v1`,
+            defaultModel: "grok-code-fast-1",
+          }),
+          [`${workDir}/.grok/settings.json`]: JSON.stringify({
+            model: "grok-code-fast-1",
+            mcpServers: { [SERVER]: { name: SERVER, transport } },
+          }),
+        },
+      };
+    },
+  },
+  {
+    id: "auggie",
+    displayName: "Auggie",
+    npmPackage: "@augmentcode/auggie",
+    version: "0.36.0",
+    bin: "auggie",
+    wire: "openai-chat",
+    vendorLogin:
+      "an Augment account: `auggie login`, or its session in AUGMENT_SESSION_AUTH",
+    script: OPENCODE_SCRIPT,
+    modes: ["default"],
+    enableTool: false,
+    shell: { name: "launch-process", input: (command) => ({ command }) },
+    launch({ home, labUrl, prompt }) {
+      const mcpConfig = `${home}/lab-mcp.json`;
+      return {
+        args: [
+          "--print",
+          "--quiet",
+          "--augment-cache-dir",
+          `${home}/.augment`,
+          "--mcp-config",
+          mcpConfig,
+          prompt,
+        ],
+        env: { AUGMENT_DISABLE_AUTO_UPDATE: "1" },
+        files: {
+          [mcpConfig]: JSON.stringify({
+            mcpServers: { [SERVER]: { type: "http", url: labUrl } },
+          }),
+        },
+      };
+    },
+  },
+  {
+    id: "amp",
+    displayName: "Amp",
+    npmPackage: "@ampcode/cli",
+    version: "0.0.1790712063-gb89205",
+    bin: "amp",
+    wire: "openai-chat",
+    // Its model runs on the Amp server (AMP_URL, https://ampcode.com/ by
+    // default), which takes an Amp API key; without one it starts a browser
+    // login and waits for a pasted code. The key here is the fake one, so the
+    // run stops at that server, which this machine cannot reach.
+    vendorLogin:
+      "an Amp account: its model runs on the Amp server (ampcode.com), with an Amp API key",
+    script: OPENCODE_SCRIPT,
+    modes: ["default"],
+    enableTool: false,
+    shell: { name: "Bash", input: (command) => ({ cmd: command }) },
+    platformBinary: {
+      npmPackage: "@ampcode/cli-linux-x64",
+      version: "0.0.1790142911-g7618fb",
+      binary: "amp",
+      note:
+        "ran @ampcode/cli-linux-x64 0.0.1790142911-g7618fb's binary: @ampcode/cli 0.0.1790712063-gb89205 asks for cli-linux-x64 at its own version, which npm does not have",
+    },
+    launch({ home, labUrl, prompt }) {
+      const settings = `${home}/.config/amp/settings.json`;
+      return {
+        args: [
+          "--settings-file",
+          settings,
+          "--no-ide",
+          "--no-notifications",
+          "-x",
+          prompt,
+        ],
+        env: { AMP_API_KEY: FAKE_API_KEY },
+        files: {
+          [settings]: JSON.stringify({
+            "amp.mcpServers": { [SERVER]: { url: labUrl } },
+            "amp.dangerouslyAllowAll": true,
+            "amp.updates.mode": "disabled",
+          }),
+        },
+      };
+    },
+  },
+  {
+    id: "letta-code",
+    displayName: "Letta Code",
+    npmPackage: "@letta-ai/letta-code",
+    version: "0.32.18",
+    bin: "letta",
+    wire: "openai-chat",
+    vendorLogin:
+      "a Letta server: Letta Cloud (LETTA_API_KEY) or a self-hosted one (LETTA_BASE_URL), which runs the agent",
+    script: OPENCODE_SCRIPT,
+    modes: ["default"],
+    enableTool: false,
+    shell: { name: "Bash", input: commandWithDescription },
+    launch({ home, labUrl, prompt }) {
+      return {
+        args: ["-p", prompt, "--yolo"],
+        env: {},
+        files: {
+          [`${home}/.letta/settings.json`]: JSON.stringify({
+            mcpServers: [{
+              name: SERVER,
+              type: "streamable_http",
+              url: labUrl,
+            }],
+          }),
+        },
+      };
+    },
+  },
+  {
+    id: "qoder",
+    displayName: "Qoder CLI",
+    npmPackage: "@qoder-ai/qodercli",
+    version: "1.1.52",
+    bin: "qodercli",
+    wire: "openai-chat",
+    // Its custom (BYOK) providers are allowed only for a signed-in account
+    // whose feature switches allow them.
+    vendorLogin: "a Qoder account: `qodercli login` (or /login)",
+    script: OPENCODE_SCRIPT,
+    modes: ["default"],
+    enableTool: false,
+    shell: { name: "Bash", input: commandWithDescription },
+    launch({ home, labUrl, prompt }) {
+      const mcpConfig = `${home}/lab-mcp.json`;
+      return {
+        args: [
+          "-p",
+          prompt,
+          "--config-dir",
+          `${home}/.qoder`,
+          "--mcp-config",
+          mcpConfig,
+          "--strict-mcp-config",
+          "--dangerously-skip-permissions",
+        ],
+        env: {},
+        files: {
+          [mcpConfig]: JSON.stringify({
+            mcpServers: { [SERVER]: { type: "http", url: labUrl } },
           }),
         },
       };

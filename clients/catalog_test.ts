@@ -156,6 +156,8 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
           : "none (browser)"
         : isUnsupportedClient(client)
         ? "none (no MCP, not run)"
+        : client.vendorLogin
+        ? "none (vendor login)"
         : WIRE_NAMES[client.wire],
       client.modes.join(", "),
     ]),
@@ -164,7 +166,8 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
 
 Deno.test("catalog: every client's versions are exact pins and ids are unique", () => {
   for (const client of CLIENTS) {
-    assert.match(client.version, /^\d+\.\d+\.\d+$/, client.id);
+    // Amp publishes 0.0.<build>-g<commit> only.
+    assert.match(client.version, /^\d+\.\d+\.\d+(-g[0-9a-f]+)?$/, client.id);
     assert.equal(clientById(client.id), client);
   }
   assert.equal(
@@ -207,7 +210,11 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
       // Some clients keep the model and the MCP servers in separate files.
       assert.ok(
         client.localScript ||
-          files.some(([, content]) => content.includes(context.labUrl)),
+          files.some(([, content]) =>
+            content.includes(
+              isStdioMode(mode) ? STDIO_LAB.args[3] : context.labUrl,
+            )
+          ),
         `${client.id}: a config file names the lab`,
       );
       const everything = JSON.stringify([
@@ -221,9 +228,11 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
         if (url.endsWith(".json")) continue;
         assert.match(url, /^http:\/\/127\.0\.0\.1:/, `${client.id}: ${url}`);
       }
+      // A client whose model is its vendor's service has no such setting.
       assert.ok(
-        everything.includes(context.modelOrigin),
-        `${client.id} is pointed at the scripted model`,
+        everything.includes(context.modelOrigin) !==
+          Boolean(client.vendorLogin),
+        `${client.id} is pointed at the scripted model unless its vendor's login stops it`,
       );
       assert.ok(
         launch.args.includes(context.prompt),
@@ -355,7 +364,7 @@ Deno.test("catalog: a client run from another platform package's binary names bo
   for (const client of substituted) {
     const platform = client.platformBinary;
     assert.ok(platform);
-    assert.match(platform.version, /^\d+\.\d+\.\d+$/, client.id);
+    assert.match(platform.version, /^\d+\.\d+\.\d+(-g[0-9a-f]+)?$/, client.id);
     assert.notEqual(platform.version, client.version, client.id);
     for (const named of [platform.npmPackage, platform.version]) {
       assert.ok(
