@@ -67,6 +67,8 @@ const GOOSE = "aaif-goose/goose";
 const GOOSE_COMMIT = "04514c6d205809afd080495b563f389ab9b6fccd";
 const CRUSH = "charmbracelet/crush";
 const CRUSH_COMMIT = "37f36e93824e5c4f892e4a817f7f628e2682fe14";
+const LETTA = "letta-ai/letta-code";
+const LETTA_COMMIT = "1f4d3e3ea3537763f36b633e52b289bdb0667c5b";
 const ZED = "zed-industries/zed";
 const ZED_COMMIT = "7eec89207ccfbef7ba366da22fc885079a5c0296";
 const CLINE = "cline/cline";
@@ -269,6 +271,50 @@ export const CITED_HOSTS: CitedHost[] = [
         lines: "1492-1500",
         says:
           "on resources/updated the Go SDK v1.7.0 drops its cached read of that URI and calls the client's handler only if one was set",
+      },
+    ],
+  },
+  {
+    kind: "cited",
+    id: "letta-code-source",
+    displayName: "Letta Code",
+    what: "agent CLI",
+    version: "0.30.29",
+    subscribes: "no",
+    onUpdated:
+      "Dropped: the MCP client it connects on the user's machine sets no notification handler, so the TypeScript SDK ignores it.",
+    whyNotRun:
+      "the pinned 0.32.18 does not install (npm has no @janhapke/sharp-electron@0.35.3-electron.1), and its agent runs on a Letta server (Letta Cloud or self-hosted), not on a model endpoint",
+    citations: [
+      {
+        repository: LETTA,
+        commit: LETTA_COMMIT,
+        path: "src/mcp-client.ts",
+        lines: "90-116",
+        says:
+          "connectMcpServer makes an SDK Client with no handlers, connects and lists tools only, and hands back tools and close; no file under src/ names resources/subscribe or resources/updated",
+      },
+      {
+        repository: LETTA,
+        commit: LETTA_COMMIT,
+        path: "src/mcp-runtime.ts",
+        lines: "84-87",
+        says:
+          "the CLI's own (client-side) MCP servers are connected through connectMcpServer",
+      },
+      {
+        repository: LETTA,
+        commit: LETTA_COMMIT,
+        path: "package.json",
+        lines: "126",
+        says: "it builds against the TypeScript SDK 1.30.0",
+      },
+      {
+        repository: TS_SDK,
+        commit: "2d889f2b329e46680ec9bdd565de4616c497825a",
+        path: PROTOCOL_TS,
+        lines: "676-682",
+        says: `in 1.30.0 ${IGNORED_BY_TS_SDK}`,
       },
     ],
   },

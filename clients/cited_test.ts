@@ -30,11 +30,12 @@ function hostStrings(host: (typeof CITED_HOSTS)[number]): string[] {
   ];
 }
 
-Deno.test("cited: the twelve hosts, in the order the matrix lists them", () => {
+Deno.test("cited: the thirteen hosts, in the order the matrix lists them", () => {
   assert.deepEqual(CITED_HOSTS.map((host) => host.id), [
     "fast-agent",
     "goose",
     "crush-source",
+    "letta-code-source",
     "zed",
     "cline-vscode",
     "roo-code",
