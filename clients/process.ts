@@ -161,14 +161,26 @@ export function tail(text: string, lines: number): string {
   ).slice(-lines).join("\n");
 }
 
-/** The first line of output that reads like an error, for a row's notes. */
+/**
+ * The line of output that says why a client stopped, for a row's notes: the
+ * first that asks for a login or credentials (a vendor's CLI says that
+ * before the generic failure it ends on), else the first that reads like
+ * an error.
+ */
 export function errorLine(output: string): string | undefined {
   const lines = tail(output, 400).split("\n");
-  const line = lines.find((line) =>
-    /\b(error|fatal|panic|exception|refus|failed|unauthori[sz]ed)\b/i.test(line)
-  );
+  const line = lines.find((line) => LOGIN_NEEDED.test(line)) ??
+    lines.find((line) =>
+      /\b(error|fatal|panic|exception|refus|failed|unauthori[sz]ed)\b/i.test(
+        line,
+      )
+    );
   return line === undefined ? undefined : printableLine(line, 200);
 }
+
+/** Words of a line that asks the user to log in or give credentials. */
+const LOGIN_NEEDED =
+  /\b(not logged in|log ?in\b|sign ?in\b|no auth|unauthori[sz]ed|authenticat\w*|api key)/i;
 
 /**
  * The command as evidence: per-run paths generic, arguments with spaces or

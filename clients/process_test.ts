@@ -48,6 +48,17 @@ Deno.test("tail and errorLine: last lines without terminal escapes; the first er
     "Fatal: no model",
   );
   assert.equal(errorLine("all good"), undefined);
+  // A vendor's login line beats the generic failure after it (Auggie, Qoder).
+  assert.equal(
+    errorLine(
+      "❌ Failed to initialize API connection\n❌ No auth provided. Please log in with `auggie login`.",
+    ),
+    "❌ No auth provided. Please log in with `auggie login`.",
+  );
+  assert.equal(
+    errorLine("Not logged in · Please run /login"),
+    "Not logged in · Please run /login",
+  );
 });
 
 Deno.test("printableLine: escapes dropped, control and format characters shown, white space folded, bounded", () => {
