@@ -637,7 +637,7 @@ export function readEnvironment(
 /** The one resource the lab serves. */
 export const REVIEW_URI = "test://review/status";
 const REVIEW_MIME_TYPE = "text/plain";
-const REVIEW_TOOL = "get_review_status";
+export const REVIEW_TOOL = "get_review_status";
 
 const reviewResource = {
   uri: REVIEW_URI,

@@ -368,6 +368,10 @@ export async function runAgentClient(
     `${options.runDir}/transcript.json`,
     JSON.stringify(model.transcript, null, 2),
   );
+  await Deno.writeTextFile(
+    `${options.runDir}/requests.json`,
+    JSON.stringify(model.requests, null, 2),
+  );
   if (!options.keepHome) await removeFolders(Object.values(folders));
   const { result } = ran;
   return {

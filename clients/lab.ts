@@ -375,6 +375,20 @@ export function stdioLabCommand(options: {
 }
 
 /**
+ * The stdio lab as one command line, its settings set by `env` in front:
+ * for a client that hands a stdio server only a few safe variables of its
+ * own environment (the MCP SDKs' default), never the ones it is given.
+ */
+export function envCommandLine(lab: StdioLabCommand): string[] {
+  return [
+    "env",
+    ...Object.entries(lab.env).map(([name, value]) => `${name}=${value}`),
+    lab.command,
+    ...lab.args,
+  ];
+}
+
+/**
  * Caches a module's dependencies (the lab's `main.ts`, the probe, the
  * reference host) in `denoDir`, for a run that uses it with
  * `--cached-only`; why not, in one line, when that fails.

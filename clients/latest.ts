@@ -241,6 +241,17 @@ export function withReadmeVersions(
 }
 
 /**
+ * The files under `clients/` that pin versions: the clients', the
+ * libraries' and the servers' catalogs, and the runtime from npm.
+ */
+export const PIN_FILES = [
+  "catalog.ts",
+  "libraries.ts",
+  "servers_catalog.ts",
+  "install.ts",
+];
+
+/**
  * Moves the pins in the catalogs' files (each move once, in whichever file
  * holds it); resolves with the moves no file held, to do by hand.
  */

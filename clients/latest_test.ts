@@ -12,6 +12,7 @@ import { ALL_CLIENTS } from "./catalog.ts";
 import {
   atNewest,
   fixtureLookup,
+  PIN_FILES,
   pinMoves,
   type VersionLookup,
   withPins,
@@ -62,12 +63,14 @@ Deno.test("atNewest: a package at npm's latest, a runtime or platform package wi
     kilo.platformBinary.note,
     "ran @kilocode/cli 7.9.0 with @kilocode/cli-linux-x64 7.9.0, the newest of each on npm (that package's binary, installed as the catalog installs them)",
   );
-  assert.ok("runtime" in vscode);
+  assert.ok("runtime" in vscode && vscode.runtime);
   assert.equal(vscode.runtime.version, "24.23.0");
-  // Every pin it moves is found in the catalog's source, the note with it.
-  const source = await Deno.readTextFile(
-    new URL("./catalog.ts", import.meta.url),
-  );
+  // Every pin it moves is found in the catalogs' files, the note with it.
+  const source = (await Promise.all(
+    PIN_FILES.map((name) =>
+      Deno.readTextFile(new URL(`./${name}`, import.meta.url))
+    ),
+  )).join("\n");
   const moves = items.flatMap((item) => pinMoves(client(item.id), item));
   assert.deepEqual(
     moves.map(({ npmPackage, from, to }) => `${npmPackage} ${from} → ${to}`),
@@ -168,11 +171,15 @@ Deno.test("--latest's flags: natively by default, --route all (or --routes) for 
   for (const [parse, message] of cases) assert.throws(parse, { message });
 });
 
-/** Runs a harness entry offline (npm has only its cache): exit status and output. */
-async function offline(entry: string, args: string[]) {
+/**
+ * Runs a harness entry offline, npm's cache an empty folder under `dir` (so
+ * an install fails the same way whatever this machine's cache holds): exit
+ * status and output.
+ */
+async function offline(entry: string, args: string[], dir: string) {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL(entry, import.meta.url).pathname, ...args],
-    env: { npm_config_offline: "true" },
+    env: { npm_config_offline: "true", npm_config_cache: `${dir}/npm-cache` },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -199,40 +206,45 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
       "--cache-dir",
       `${dir}/cache`,
       ...clients,
-    ]);
+    ], dir);
   try {
     await Deno.writeTextFile(`${dir}/matrix.json`, before);
-    await t.step("copilot 1.0.103, which npm has not got: exit 3", async () => {
-      const { code, output } = await latest(["copilot", "pi"]);
-      assert.equal(code, 3, output);
-      const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
-      for (
-        const line of [
-          "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
-          "copilot 1.0.103 did not install or start, so its pin stays: No matching version found for @github/copilot@1.0.103.",
-          "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: No matching version found for @<wbr>github/copilot@<wbr>1.0.103. |",
-          "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
-        ]
-      ) assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
-      // Without --write, the committed matrix is left alone; the run and
-      // its merged matrix are in the cache.
-      assert.equal(await Deno.readTextFile(`${dir}/matrix.json`), before);
-      const fresh = JSON.parse(
-        await Deno.readTextFile(`${dir}/cache/latest/matrix.json`),
-      ) as MatrixDocument;
-      assert.deepEqual(
-        fresh.rows.map((row) => `${row.clientId} ${row.version} ${row.outcome}`)
-          .toSorted(),
-        [
-          "copilot 1.0.103 install-failed",
-          "copilot 1.0.103 install-failed",
-          "copilot 1.0.103 install-failed",
-          "mcpdo 2.12.0 completed",
-          "mcpdo 2.12.0 completed",
-          "pi 0.74.0 not-supported",
-        ],
-      );
-    });
+    await t.step(
+      "copilot 1.0.103, which npm cannot fetch: exit 3",
+      async () => {
+        const { code, output } = await latest(["copilot", "pi"]);
+        assert.equal(code, 3, output);
+        const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+        for (
+          const line of [
+            "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
+            "copilot 1.0.103 did not install or start, so its pin stays: request to https://registry.npmjs.org/@github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
+            "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
+            "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
+          ]
+        ) assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
+        // Without --write, the committed matrix is left alone; the run and
+        // its merged matrix are in the cache.
+        assert.equal(await Deno.readTextFile(`${dir}/matrix.json`), before);
+        const fresh = JSON.parse(
+          await Deno.readTextFile(`${dir}/cache/latest/matrix.json`),
+        ) as MatrixDocument;
+        assert.deepEqual(
+          fresh.rows.map((row) =>
+            `${row.clientId} ${row.version} ${row.outcome}`
+          )
+            .toSorted(),
+          [
+            "copilot 1.0.103 install-failed",
+            "copilot 1.0.103 install-failed",
+            "copilot 1.0.103 install-failed",
+            "mcpdo 2.12.0 completed",
+            "mcpdo 2.12.0 completed",
+            "pi 0.74.0 not-supported",
+          ],
+        );
+      },
+    );
     await t.step("pi 0.74.0, its one row as before: exit 0", async () => {
       const { code, output } = await latest(["pi"]);
       assert.equal(code, 0, output);
@@ -280,12 +292,12 @@ Deno.test("deno task servers --latest, offline: mcp-remote 0.15.2 does not insta
       dir,
       "--cache-dir",
       `${dir}/cache`,
-    ]);
+    ], dir);
     assert.equal(code, 3, output);
     const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
     assert.ok(
       changes.includes(
-        "| mcp-remote | — | stdio | 2025 (2025-11-25) → 2025 (none) | 0.15.1 → 0.15.2 | 7 → — | exit 0 → could not run | npm install mcp-remote@<wbr>0.15.2 failed: No matching version found for mcp-remote@<wbr>0.15.2. |",
+        "| mcp-remote | — | stdio | 2025 (2025-11-25) → 2025 (none) | 0.15.1 → 0.15.2 | 7 → — | exit 0 → could not run | npm install mcp-remote@<wbr>0.15.2 failed: request to https:<wbr>//registry.npmjs.org/mcp-remote failed: cache mode is 'only-if-cached' but no cached response is available. |",
       ),
       changes,
     );
@@ -315,6 +327,7 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
     const { code, output } = await offline(
       `${dir}/clients/run.ts`,
       ["--latest", "--write", "--versions", VERSIONS, "pi"],
+      dir,
     );
     assert.equal(code, 0, output);
     assert.match(

@@ -17,6 +17,8 @@ import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
 import type { CitedHost, SourceCitation, UpstreamRequest } from "./cited.ts";
 import { summaryMarkdown, summaryRows } from "./summary.ts";
+import { librariesMarkdown, type LibraryRow } from "./library_summary.ts";
+import { libraryOf } from "./libraries.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
 type RunFields = Pick<
@@ -100,6 +102,8 @@ export interface MatrixDocument {
   rows: MatrixRow[];
   cited: CitedHost[];
   requests: Record<string, UpstreamRequest[]>;
+  /** The Libraries section: each library's API facts and levels. */
+  libraries: LibraryRow[];
 }
 
 /** A row's evidence kind: a row without a run is documentation's. */
@@ -436,6 +440,14 @@ export const COMMAND_NOTE =
   "no model: a fixed command sequence drives it, so no context to update, and the wait-tool and shell-probe routes (a model's calls) do not apply";
 
 /**
+ * What a library's app row says of itself: its program drives the library
+ * with no model; the agent row, where the library has an agent loop, is
+ * the one with a model.
+ */
+export const LIBRARY_APP_NOTE =
+  "an app on the library (clients/libraries/): no model drives it, so no context to update; the library's agent loop, where it has one, is its (agent) row";
+
+/**
  * What a browser client's row says of itself: no model, a harness clicking
  * through the UI, and the level is what the UI did before any Refresh.
  */
@@ -567,7 +579,7 @@ export function rowNotes(
     notes.push("reads through the lab's get_review_status tool");
   }
   if (run.kind === "command") {
-    notes.push(COMMAND_NOTE);
+    notes.push(libraryOf(run.clientId) ? LIBRARY_APP_NOTE : COMMAND_NOTE);
     return notes.join("; ").replaceAll("\n", " ");
   }
   if (run.kind === "browser") {
@@ -993,6 +1005,8 @@ export function matrixMarkdown(document: MatrixDocument): string {
     "",
     ...summaryMarkdown(summary, SUMMARY_SVG),
     "",
+    ...librariesMarkdown(document.libraries),
+    "",
     "## Every run",
     "",
     ROUTE_TEXT,
@@ -1118,6 +1132,27 @@ export function commandTable(steps: CommandStepRecord[]): string[] {
   return lines;
 }
 
+/**
+ * A library app's output, each line whole up to 300 characters (its fact
+ * lines, server text already escaped by the program), as a block: the
+ * table's cell is too short.
+ */
+function appOutput(steps: CommandStepRecord[]): string[] {
+  const output = steps.flatMap((step) =>
+    step.outputTail ? step.outputTail.split("\n") : []
+  ).map((line) => printableLine(line, 300)).join("\n");
+  return output
+    ? [
+      "### The app's output",
+      "",
+      "```text",
+      output.replaceAll("```", "'''"),
+      "```",
+      "",
+    ]
+    : [];
+}
+
 /** The evidence file for one client, mode and route: a section per trigger. */
 export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
@@ -1175,6 +1210,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
           ...commandTable(run.steps ?? []),
           "",
           ...(run.daemon ? [`Daemon: ${run.daemon}.`, ""] : []),
+          ...(libraryOf(run.clientId) ? appOutput(run.steps ?? []) : []),
         ]
         : [
           "### Scripted model transcript",

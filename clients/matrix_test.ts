@@ -313,6 +313,7 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
       rows: [row({ notes: "pipes | escaped" })],
       cited: [zed],
       requests: {},
+      libraries: [],
     },
   );
   assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
@@ -582,6 +583,7 @@ Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in th
       rows: [row],
       cited: [],
       requests: {},
+      libraries: [],
     },
   )).find((line) => line.startsWith("| Demo CLI"));
   assert.ok(cells?.includes(quoted.replace("|", "\\|")));
@@ -621,6 +623,7 @@ Deno.test("matrixMarkdown: the Route column, explained in two sentences above th
       ],
       cited: [citedHost()],
       requests: {},
+      libraries: [],
     },
   );
   const lines = everyRunLines(markdown);
@@ -762,6 +765,7 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
       ]),
       cited: [],
       requests: {},
+      libraries: [],
     },
   );
   const routeCells = everyRunLines(markdown).filter((text) =>
@@ -964,6 +968,7 @@ function tableCells(matrixRowFields: MatrixRow): string[] {
       rows: [matrixRowFields],
       cited: [],
       requests: {},
+      libraries: [],
     },
   );
   const line = everyRunLines(markdown).find((text) =>

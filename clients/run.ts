@@ -40,6 +40,7 @@ import {
 import { runCodeServer } from "./code_server_runner.ts";
 import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
 import { summaryRows, summarySvg } from "./summary.ts";
+import { libraryRows } from "./library_summary.ts";
 import { runCommandClient } from "./command_runner.ts";
 import { type Route, ROUTES } from "./decide.ts";
 import {
@@ -76,6 +77,7 @@ import {
   atNewest,
   fixtureLookup,
   npmLookup,
+  PIN_FILES,
   pinMoves,
   withReadmeVersions,
   writePins,
@@ -117,8 +119,9 @@ Options:
                      scripted model), inspector (the MCP Inspector's
                      command clients, mcpdo and the Inspector CLI, and its
                      web UI), browser (the clients driven in headless
-                     Chromium: the Inspector's web UI, VS Code); default
-                     all
+                     Chromium: the Inspector's web UI, VS Code),
+                     libraries (an app on each client library, and its
+                     agent loop with the scripted model); default all
   --install-browser  prepare the machine for the browser clients: install
                      what they miss with apt-get (as root) before they
                      run, Debian's chromium when ${CHROMIUM_PATH} is
@@ -777,6 +780,7 @@ async function writeMatrix(
     rows,
     cited: CITED_HOSTS,
     requests: UPSTREAM_REQUESTS,
+    libraries: libraryRows(rows),
   };
   await Deno.writeTextFile(
     matrixJson,
@@ -791,6 +795,7 @@ async function writeMatrix(
     summarySvg(
       summaryRows({ rows, cited: CITED_HOSTS, requests: UPSTREAM_REQUESTS }),
       document.generatedAt,
+      document.libraries,
     ),
   );
   return rows.length;
@@ -1072,11 +1077,13 @@ async function acceptLatest(
   const moves = ran.flatMap((client) =>
     pinMoves(pinned.get(client.id)!, client)
   );
-  const catalog = `${repoRoot}/clients/catalog.ts`;
   const readme = `${repoRoot}/clients/README.md`;
-  for (const move of await writePins([catalog], moves)) {
+  const files = PIN_FILES.map((name) => `${repoRoot}/clients/${name}`);
+  for (const move of await writePins(files, moves)) {
     console.log(
-      `no pin of ${move.npmPackage} ${move.from} in catalog.ts: move it to ${move.to} by hand`,
+      `no pin of ${move.npmPackage} ${move.from} in ${
+        PIN_FILES.join(", ")
+      }: move it to ${move.to} by hand`,
     );
   }
   await Deno.writeTextFile(
@@ -1086,7 +1093,7 @@ async function acceptLatest(
       new Map(ran.map((client) => [client.id, client.version])),
     ),
   );
-  await formatFiles(repoRoot, [catalog, readme]);
+  await formatFiles(repoRoot, [...files, readme]);
   for (const move of moves) {
     console.log(`pin moved: ${move.npmPackage} ${move.from} → ${move.to}`);
   }

@@ -37,6 +37,9 @@ export type WireFormat =
   | "openai-responses"
   | "gemini";
 
+/** The API key every client gets: a fake, the model is on loopback. */
+export const FAKE_API_KEY = "lab-scripted-model-key";
+
 /** One request the model answered (or could not), as the transcript keeps it. */
 export interface TranscriptEntry {
   at: string;
@@ -64,7 +67,19 @@ export interface ScriptedModel {
   origin: string;
   port: number;
   transcript: TranscriptEntry[];
+  /**
+   * Every request body the model answered, as sent, with its wire: the run
+   * folder keeps them (`requests.json`), so a client's conversation can be
+   * replayed in a test.
+   */
+  requests: RecordedRequest[];
   close(): Promise<void>;
+}
+
+/** A request body as a client sent it, and the wire it came on. */
+export interface RecordedRequest {
+  wire: WireFormat;
+  body: unknown;
 }
 
 const MODEL_NAME = "scripted-lab-model";
@@ -117,7 +132,10 @@ export function routeOf(
   return undefined;
 }
 
-function conversationOf(wire: WireFormat, body: unknown): Conversation {
+export function conversationOf(
+  wire: WireFormat,
+  body: unknown,
+): Conversation {
   switch (wire) {
     case "anthropic-messages":
       return anthropicConversation(body);
@@ -139,6 +157,7 @@ export async function answerModelRequest(
   script: ModelScript,
   transcript: TranscriptEntry[],
   signal: AbortSignal = new AbortController().signal,
+  requests: RecordedRequest[] = [],
 ): Promise<Response> {
   const url = new URL(request.url);
   const base = {
@@ -184,6 +203,7 @@ export async function answerModelRequest(
     });
     return geminiCountTokens(body);
   }
+  requests.push({ wire: route.wire, body });
   const conversation = conversationOf(route.wire, body);
   const decision = decide(conversation, script);
   const stream = route.wire === "gemini"
@@ -232,6 +252,7 @@ export async function answerModelRequest(
 /** Starts the scripted model on a free loopback port. */
 export function startScriptedModel(script: ModelScript): ScriptedModel {
   const transcript: TranscriptEntry[] = [];
+  const requests: RecordedRequest[] = [];
   const shutdown = new AbortController();
   const server = Deno.serve(
     {
@@ -241,13 +262,20 @@ export function startScriptedModel(script: ModelScript): ScriptedModel {
       onListen() {},
     },
     (request) =>
-      answerModelRequest(request, script, transcript, shutdown.signal),
+      answerModelRequest(
+        request,
+        script,
+        transcript,
+        shutdown.signal,
+        requests,
+      ),
   );
   const port = server.addr.port;
   return {
     origin: `http://127.0.0.1:${port}`,
     port,
     transcript,
+    requests,
     async close() {
       shutdown.abort();
       await server.finished;

@@ -35,6 +35,7 @@ import {
   atNewest,
   fixtureLookup,
   npmLookup,
+  PIN_FILES,
   pinMoves,
   writePins,
 } from "./latest.ts";
@@ -871,9 +872,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
       const before = pinned.find((item) => item.id === server.id)?.npm;
       return before && server.npm ? pinMoves(before, server.npm) : [];
     });
-    const files = ["servers_catalog.ts", "catalog.ts"].map((name) =>
-      `${repoRoot}/clients/${name}`
-    );
+    const files = PIN_FILES.map((name) => `${repoRoot}/clients/${name}`);
     for (const move of await writePins(files, moves)) {
       console.log(
         `no pin of ${move.npmPackage} ${move.from} in the catalogs: move it to ${move.to} by hand`,

@@ -8,7 +8,7 @@
  */
 
 import type { Era } from "../main.ts";
-import { NODE_24 } from "./catalog.ts";
+import { NODE_24 } from "./install.ts";
 import type { Installable } from "./install.ts";
 import { shellQuote } from "./process.ts";
 

@@ -10,6 +10,8 @@
 
 import { ALL_CLIENTS, isBrowserClient, isCommandClient } from "./catalog.ts";
 import type { CitedHost, UpstreamRequest } from "./cited.ts";
+import { libraryOf } from "./libraries.ts";
+import type { LibraryRow } from "./library_summary.ts";
 import type { MatrixRow } from "./matrix.ts";
 
 /**
@@ -63,9 +65,10 @@ const NOT_REACHED: Record<string, string> = {
 
 /** The summary's rows: measured clients in matrix order, then cited hosts. */
 export function summaryRows(sources: SummarySources): SummaryRow[] {
-  // Long-wait and progress-check rows answer other questions.
+  // Long-wait and progress-check rows answer other questions; a library's
+  // rows are its own section's (library_summary.ts).
   const plain = sources.rows.filter((row) =>
-    !row.longWait && !row.progressCheck
+    !row.longWait && !row.progressCheck && !libraryOf(row.clientId)
   );
   // An inline-content row is a cell of its client's default row.
   const groups = Map.groupBy(
@@ -163,7 +166,7 @@ function hasShellTool(clientId: string): boolean {
  * told the model the resource changed, which is not the update itself;
  * "(broke)" when an inline-content row did worse than its default row.
  */
-function levelCell(rows: MatrixRow[]): SummaryCell {
+export function levelCell(rows: MatrixRow[]): SummaryCell {
   if (rows.length === 0) return { level: null, text: "not run" };
   const missed = rows.map((row) => NOT_REACHED[row.outcome]).find(Boolean);
   if (missed) return { level: null, text: missed };
@@ -211,7 +214,7 @@ function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
 // ---------------------------------------------------------------------------
 
 /** A Markdown table cell: no bare pipe, no line break. */
-function markdownCell(text: string): string {
+export function markdownCell(text: string): string {
   return text.replaceAll("|", "\\|").replace(/\s*[\r\n]+\s*/g, " ");
 }
 
@@ -367,7 +370,7 @@ interface Cell {
    * What `data-cell` says, to name the cell in a failing check; a grid
    * cell says `data-client`, `data-column` and `data-level` instead.
    */
-  name: string | { client: string; column: SummaryColumn; level: string };
+  name: string | { client: string; column: string; level: string };
   x: number;
   y: number;
   width: number;
@@ -435,31 +438,48 @@ const LEGEND = [
   "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
 ];
 
-/**
- * The summary as an SVG grid: clients down, routes across, each cell
- * colored by its level and labelled with it, then a legend. Every column
- * and the picture are as wide as their text in any common sans-serif font
- * (`textWidth`), and the legend wraps inside the picture. Every text sits
- * in a `<g>` with its cell's rectangle: a grid cell's group carries
- * `data-client`, `data-column` and `data-level`, any other's `data-cell`.
- */
-export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
-  const { margin, padding, rowHeight, headerLine, swatch } = LAYOUT;
+/** A column of a grid in the picture: plain text, or colored by level. */
+interface GridColumn {
+  key: string;
+  title: string;
+}
+
+/** A row of a grid: its text cells, then its level cells, by column. */
+interface GridRow {
+  /** `data-client` of its level cells (a client's or a library's id). */
+  client: string;
+  /** Names its text cells in `data-cell`. */
+  name: string;
+  texts: string[];
+  levels: SummaryCell[];
+}
+
+/** A grid of the picture: a heading line above it when it has one. */
+interface Grid {
+  heading?: string;
+  textColumns: GridColumn[];
+  levelColumns: GridColumn[];
+  rows: GridRow[];
+}
+
+/** A grid's columns, each as wide as its widest text, the titles wrapped. */
+function gridLayout(grid: Grid) {
+  const { padding } = LAYOUT;
   const size = FONT.grid;
   const widest = (texts: string[], bold = false) =>
-    Math.max(...texts.map((text) => textWidth(text, size, bold)));
-  const labelWidth = Math.max(
-    widest(["Client"], true),
-    widest(rows.map(rowLabel)),
-  ) + 2 * padding;
-  const evidenceWidth = Math.max(
-    widest(["Evidence"], true),
-    widest(rows.map((row) => row.evidence)),
-  ) + 2 * padding;
-  const columns = SUMMARY_COLUMNS.map((column) => {
+    Math.max(0, ...texts.map((text) => textWidth(text, size, bold)));
+  const textColumns = grid.textColumns.map((column, index) => ({
+    ...column,
+    width: Math.max(
+      widest([column.title], true),
+      widest(grid.rows.map((row) => row.texts[index])),
+    ) + 2 * padding,
+    lines: [column.title],
+  }));
+  const levelColumns = grid.levelColumns.map((column, index) => {
     let inner = Math.max(
       LAYOUT.minColumnWidth,
-      widest(rows.map((row) => row.cells[column.key].text)),
+      widest(grid.rows.map((row) => row.levels[index].text)),
       widest(column.title.split(" "), true),
     );
     // The title on one line if that widens the column by a quarter at
@@ -473,40 +493,210 @@ export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
       lines: wrapText(column.title, inner, size, true),
     };
   });
-  const headerLines = Math.max(...columns.map((column) => column.lines.length));
-  const header = (lines: string[]) => [
-    ...Array(headerLines - lines.length).fill(""),
-    ...lines,
-  ];
+  const headerLines = Math.max(
+    1,
+    ...levelColumns.map((column) => column.lines.length),
+  );
+  const headingHeight = grid.heading ? LAYOUT.rowHeight : 0;
+  const headerHeight = headerLines * LAYOUT.headerLine + 4;
+  return {
+    textColumns,
+    levelColumns,
+    headerLines,
+    width: [...textColumns, ...levelColumns].reduce(
+      (sum, column) => sum + column.width,
+      0,
+    ),
+    headingWidth: grid.heading
+      ? textWidth(grid.heading, size, true) + 2 * padding
+      : 0,
+    height: headingHeight + headerHeight + grid.rows.length * LAYOUT.rowHeight,
+  };
+}
 
+/** A grid's cells from `top`: its heading, column titles, then its rows. */
+function gridParts(grid: Grid, top: number): string[] {
+  const { margin, rowHeight, headerLine } = LAYOUT;
+  const layout = gridLayout(grid);
+  const parts: string[] = [];
+  let y = top;
+  if (grid.heading) {
+    parts.push(svgCell({
+      name: `heading ${grid.heading}`,
+      x: margin,
+      y,
+      width: Math.max(layout.width, layout.headingWidth),
+      height: rowHeight,
+      lines: [grid.heading],
+      bold: true,
+    }));
+    y += rowHeight;
+  }
+  const headerHeight = layout.headerLines * headerLine + 4;
+  const columns = [...layout.textColumns, ...layout.levelColumns];
+  let left = margin;
+  for (const [index, column] of columns.entries()) {
+    parts.push(svgCell({
+      name: `header ${column.key}`,
+      x: left,
+      y,
+      width: column.width,
+      height: headerHeight,
+      bold: true,
+      lines: [
+        ...Array(layout.headerLines - column.lines.length).fill(""),
+        ...column.lines,
+      ],
+      lineHeight: headerLine,
+      centered: index >= layout.textColumns.length,
+    }));
+    left += column.width;
+  }
+  y += headerHeight;
+  for (const row of grid.rows) {
+    let left = margin;
+    for (const [index, column] of layout.textColumns.entries()) {
+      parts.push(svgCell({
+        name: `${row.name} ${column.key}`,
+        x: left,
+        y,
+        width: column.width,
+        height: rowHeight,
+        lines: [row.texts[index]],
+      }));
+      left += column.width;
+    }
+    for (const [index, column] of layout.levelColumns.entries()) {
+      const { level, text } = row.levels[index];
+      parts.push(svgCell({
+        name: {
+          client: row.client,
+          column: column.key,
+          level: String(level ?? "none"),
+        },
+        x: left + 1,
+        y: y + 1,
+        width: column.width - 2,
+        height: rowHeight - 2,
+        fill: level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level],
+        lines: [text],
+        centered: true,
+        color: level !== null && WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
+      }));
+      left += column.width;
+    }
+    y += rowHeight;
+  }
+  return parts;
+}
+
+/** The clients' grid: client and evidence, then a level per route. */
+function clientGrid(rows: SummaryRow[]): Grid {
+  return {
+    textColumns: [
+      { key: "label", title: "Client" },
+      { key: "evidence", title: "Evidence" },
+    ],
+    levelColumns: [...SUMMARY_COLUMNS],
+    rows: rows.map((row) => ({
+      client: row.clientId,
+      name: `${row.clientId}${row.mode ? ` ${row.mode}` : ""}`,
+      texts: [rowLabel(row), row.evidence],
+      levels: SUMMARY_COLUMNS.map((column) => row.cells[column.key]),
+    })),
+  };
+}
+
+/** Whether a library has an API for a step, in a word or two. */
+function apiWord(api: LibraryRow["subscribe"]): string {
+  return "call" in api ? "yes" : "none";
+}
+
+/** The libraries' grid: library and its APIs, then the app's and agent's levels. */
+function libraryGrid(libraries: LibraryRow[]): Grid {
+  const none = { level: null, text: "no agent loop" };
+  return {
+    heading: "Client libraries: an app on each, and its agent loop",
+    textColumns: [
+      { key: "label", title: "Library" },
+      { key: "subscribe", title: "Subscribe API" },
+      { key: "update", title: "Update API" },
+    ],
+    levelColumns: [
+      { key: "app-2025", title: "App, 2025" },
+      { key: "app-2026-07-28", title: "App, 2026-07-28" },
+      { key: "app-stdio", title: "App, stdio" },
+      { key: "agent-native", title: "Agent, native" },
+      { key: "agent-wait-tool", title: "Agent, wait tool" },
+    ],
+    rows: libraries.map((library) => ({
+      client: library.id,
+      name: library.id,
+      texts: [
+        `${library.npmPackage} ${library.version}`,
+        apiWord(library.subscribe),
+        apiWord(library.update),
+      ],
+      levels: [
+        library.app["2025"],
+        library.app["2026-07-28"],
+        library.app.stdio,
+        library.agent?.native ?? none,
+        library.agent?.waitTool ?? none,
+      ],
+    })),
+  };
+}
+
+/**
+ * The summary as an SVG picture: the clients' grid (clients down, routes
+ * across), the libraries' grid below it when there are libraries, each
+ * cell colored by its level and labelled with it, then a legend. Every
+ * column and the picture are as wide as their text in any common
+ * sans-serif font (`textWidth`), and the legend wraps inside the picture.
+ * Every text sits in a `<g>` with its cell's rectangle: a level cell's
+ * group carries `data-client`, `data-column` and `data-level`, any other's
+ * `data-cell`.
+ */
+export function summarySvg(
+  rows: SummaryRow[],
+  generatedAt: string,
+  libraries: LibraryRow[] = [],
+): string {
+  const { margin, padding, rowHeight, swatch } = LAYOUT;
+  const size = FONT.grid;
+  const grids = [
+    clientGrid(rows),
+    ...(libraries.length > 0 ? [libraryGrid(libraries)] : []),
+  ];
+  const layouts = grids.map(gridLayout);
   const title =
     `MCP resource subscriptions: the level each client reached, by route (${
       generatedAt.slice(0, 10)
     })`;
-  const gridLeft = margin + labelWidth + evidenceWidth;
-  const gridWidth = labelWidth + evidenceWidth +
-    columns.reduce((sum, column) => sum + column.width, 0);
   const levelLabel = textWidth("Level:", size) + 2 * padding;
   const notMeasured = "not measured (the cell says why)";
   const swatchesWidth = levelLabel + (LEVEL_FILLS.length + 1) * (swatch + 4) +
     4 + textWidth(notMeasured, size) + 2 * padding;
   const width = 2 * margin + Math.max(
-    gridWidth,
+    ...layouts.flatMap((layout) => [layout.width, layout.headingWidth]),
     textWidth(title, FONT.title, true) + 2 * padding,
     swatchesWidth,
   );
-  const headerTop = margin + rowHeight + 4;
-  const headerHeight = headerLines * headerLine + 4;
-  const gridTop = headerTop + headerHeight;
-  const swatchTop = gridTop + rows.length * rowHeight + 12;
+  const gridTops: number[] = [];
+  let top = margin + rowHeight + 4;
+  for (const layout of layouts) {
+    gridTops.push(top);
+    top += layout.height + 12;
+  }
+  const swatchTop = top;
   const legendTop = swatchTop + 24;
   const legendLines = LEGEND.flatMap((text) =>
     wrapText(text, width - 2 * margin - 2 * padding, FONT.legend)
   );
   const legendHeight = legendLines.length * LAYOUT.legendLine + 4;
   const height = legendTop + legendHeight + margin;
-
-  const parts = [
+  return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="${size}">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     svgCell({
@@ -519,82 +709,7 @@ export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
       size: FONT.title,
       bold: true,
     }),
-  ];
-  const headerCell = { y: headerTop, height: headerHeight, bold: true };
-  parts.push(
-    svgCell({
-      ...headerCell,
-      name: "header client",
-      x: margin,
-      width: labelWidth,
-      lines: header(["Client"]),
-      lineHeight: headerLine,
-    }),
-    svgCell({
-      ...headerCell,
-      name: "header evidence",
-      x: margin + labelWidth,
-      width: evidenceWidth,
-      lines: header(["Evidence"]),
-      lineHeight: headerLine,
-    }),
-  );
-  let left = gridLeft;
-  for (const column of columns) {
-    parts.push(svgCell({
-      ...headerCell,
-      name: `header ${column.key}`,
-      x: left,
-      width: column.width,
-      lines: header(column.lines),
-      lineHeight: headerLine,
-      centered: true,
-    }));
-    left += column.width;
-  }
-  rows.forEach((row, index) => {
-    const top = gridTop + index * rowHeight;
-    const name = `${row.clientId}${row.mode ? ` ${row.mode}` : ""}`;
-    parts.push(
-      svgCell({
-        name: `${name} label`,
-        x: margin,
-        y: top,
-        width: labelWidth,
-        height: rowHeight,
-        lines: [rowLabel(row)],
-      }),
-      svgCell({
-        name: `${name} evidence`,
-        x: margin + labelWidth,
-        y: top,
-        width: evidenceWidth,
-        height: rowHeight,
-        lines: [row.evidence],
-      }),
-    );
-    let left = gridLeft;
-    for (const column of columns) {
-      const { level, text } = row.cells[column.key];
-      parts.push(svgCell({
-        name: {
-          client: row.clientId,
-          column: column.key,
-          level: String(level ?? "none"),
-        },
-        x: left + 1,
-        y: top + 1,
-        width: column.width - 2,
-        height: rowHeight - 2,
-        fill: level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level],
-        lines: [text],
-        centered: true,
-        color: level !== null && WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
-      }));
-      left += column.width;
-    }
-  });
-  parts.push(
+    ...grids.flatMap((grid, index) => gridParts(grid, gridTops[index])),
     ...svgLegend(swatchTop, levelLabel, notMeasured),
     svgCell({
       name: "legend",
@@ -607,8 +722,7 @@ export function summarySvg(rows: SummaryRow[], generatedAt: string): string {
       lineHeight: LAYOUT.legendLine,
     }),
     "</svg>",
-  );
-  return parts.join("\n") + "\n";
+  ].join("\n") + "\n";
 }
 
 /** The colors of levels 0 to 7 and of "not measured", on one line. */
