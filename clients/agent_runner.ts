@@ -17,15 +17,14 @@ import { dirname, join, relative } from "node:path";
 import { REVIEW_URI, whenStreamEnds } from "../main.ts";
 import type { ModelScript, Route } from "./decide.ts";
 import {
-  finalLabReports,
   joinedDetail,
   type LabReports,
   NO_LAB_REPORTS,
+  runLabReports,
   type RunningLab,
   startRunLab,
   type StdioLabCommand,
   stdioLabCommand,
-  stdioLabReports,
 } from "./lab.ts";
 import {
   commandLine,
@@ -349,16 +348,11 @@ export async function runAgentClient(
     if (client.daemonPidFile) {
       daemon = await stopAgentDaemon(`${folders.home}/${client.daemonPidFile}`);
     }
-    reports = "stdio" in lab
-      ? stdioLabReports(
-        await Deno.readTextFile(`${options.runDir}/lab.log`).catch(() => ""),
-        {
-          trigger,
-          updateDelaySeconds: options.delaySeconds,
-          inlineContent: options.inlineContent,
-        },
-      )
-      : await finalLabReports(lab);
+    reports = await runLabReports(lab, options.runDir, {
+      trigger,
+      updateDelaySeconds: options.delaySeconds,
+      inlineContent: options.inlineContent,
+    });
   } finally {
     await relay?.close();
     await model.close();

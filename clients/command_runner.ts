@@ -14,15 +14,14 @@ import {
 } from "./catalog.ts";
 import { defaultDenoDir } from "./agent_runner.ts";
 import {
-  finalLabReports,
   joinedDetail,
   type LabReports,
   NO_LAB_REPORTS,
+  runLabReports,
   type RunningLab,
   startRunLab,
   type StdioLabCommand,
   stdioLabCommand,
-  stdioLabReports,
 } from "./lab.ts";
 import {
   commandLine,
@@ -130,16 +129,11 @@ export async function runCommandClient(
     for (const [index, step] of planned.entries()) {
       await run(step.args, index + 1, step.streamSeconds);
     }
-    reports = "stdio" in lab
-      ? stdioLabReports(
-        await Deno.readTextFile(`${options.runDir}/lab.log`).catch(() => ""),
-        {
-          trigger,
-          updateDelaySeconds: options.delaySeconds,
-          inlineContent: options.inlineContent,
-        },
-      )
-      : await finalLabReports(lab);
+    reports = await runLabReports(lab, options.runDir, {
+      trigger,
+      updateDelaySeconds: options.delaySeconds,
+      inlineContent: options.inlineContent,
+    });
   } finally {
     if (client.daemon && daemonDir) {
       daemon = await stopDaemon(client, run, daemonDir, steps.length + 1);

@@ -313,6 +313,22 @@ export async function finalLabReports(
   }
 }
 
+/**
+ * A run's lab report at its end: the HTTP lab's own, or, for a lab the
+ * client started over stdio, what it printed in the run's `lab.log`.
+ */
+export async function runLabReports(
+  lab: RunningLab | { stdio: StdioLabCommand },
+  runDir: string,
+  scenario: Parameters<typeof stdioLabReports>[1],
+): Promise<LabReports | { unavailable: string }> {
+  if (!("stdio" in lab)) return await finalLabReports(lab);
+  return stdioLabReports(
+    await Deno.readTextFile(`${runDir}/lab.log`).catch(() => ""),
+    scenario,
+  );
+}
+
 /** A run's detail with one more reason after it. */
 export function joinedDetail(
   detail: string | undefined,
