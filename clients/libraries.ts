@@ -198,7 +198,7 @@ export const LIBRARIES: LibraryDefinition[] = [
       "@langchain/openai@1.6.0",
       "@langchain/core@1.4.0",
     ],
-    modes: ["default"],
+    modes: ["default", "stdio"],
     gaps: {
       "2026-07-28":
         "MultiServerMCPClient has no protocol option, and the MCP SDK 1.x under it speaks up to 2025-11-25",
@@ -230,8 +230,9 @@ export const LIBRARIES: LibraryDefinition[] = [
     npmPackage: "@mastra/mcp",
     version: "2.0.0",
     dependencies: ["@mastra/core@1.71.0", "zod@4.6.7"],
-    // The server's protocolVersion: "legacy" for 2025, "2026-07-28".
-    modes: ["default", "2026-07-28"],
+    // The server's protocolVersion: "legacy" for 2025, "2026-07-28"; over
+    // stdio 2026-07-28, the era it subscribes in.
+    modes: ["default", "2026-07-28", "stdio-2026-07-28"],
     subscribe: {
       call:
         "mcp.resources.subscribe(serverName, uri): a subscriptions/listen in 2026-07-28; in 2025 it throws (legacy resources/subscribe is removed)",
@@ -256,7 +257,7 @@ export const LIBRARIES: LibraryDefinition[] = [
       "@langchain/openai@1.6.0",
       "@langchain/core@1.4.0",
     ],
-    modes: ["default"],
+    modes: ["default", "stdio"],
     gaps: {
       "2026-07-28":
         "1.x pins the MCP SDK 1.26.0 (up to 2025-11-25) and has no protocol option",
@@ -329,6 +330,8 @@ export const LIBRARIES: LibraryDefinition[] = [
     gaps: {
       "2026-07-28":
         "not run: the library runs only on Cloudflare Workers (agents@0.32.0 dist/cloudflare-CUUm_9q9.js:3 imports cloudflare:workers, and MCPClientManager needs a Durable Object's storage), so its app fails on Node in either era",
+      stdio:
+        'no stdio transport: its transport types are "sse", "streamable-http" and "rpc" (a Durable Object binding), agents@0.32.0 dist/types-D2naO3rA.d.ts:5-7',
     },
     subscribe: {
       none: {
@@ -363,7 +366,7 @@ export const LIBRARIES: LibraryDefinition[] = [
     dependencies: [],
     // Claude Code's MCP_PROTOCOL_NEGOTIATION (legacy or auto), set through
     // the SDK's env option: the SDK has no protocol option of its own.
-    modes: ["default", "2026-07-28"],
+    modes: ["default", "2026-07-28", "stdio"],
     subscribe: {
       none: {
         package: "@anthropic-ai/claude-agent-sdk@0.3.332",

@@ -86,6 +86,19 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
         `${library.id} ${era}: run, or say why not`,
       );
     }
+    const stdio = library.modes.some((mode) => mode.startsWith("stdio"));
+    assert.equal(
+      stdio,
+      library.gaps?.stdio === undefined,
+      `${library.id} stdio: run, or say why not`,
+    );
+    // The program accepts --stdio exactly when the catalog runs it so.
+    const program = Deno.readTextFileSync(programPath(library.id));
+    assert.equal(
+      /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
+      stdio,
+      `${library.id}: main(…, { stdio }) matches its modes`,
+    );
   }
 });
 

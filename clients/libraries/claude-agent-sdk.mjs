@@ -66,12 +66,16 @@ function idleInput(signal) {
   };
 }
 
-function app(url, era, waitSeconds) {
+function app(url, era, waitSeconds, stdio) {
   const stop = new AbortController();
   const session = query({
     prompt: idleInput(stop.signal),
     options: {
-      mcpServers: { [SERVER]: { type: "http", url } },
+      mcpServers: {
+        [SERVER]: stdio
+          ? { type: "stdio", command: stdio.command, args: stdio.args }
+          : { type: "http", url },
+      },
       strictMcpConfig: true,
       settingSources: [],
       // Claude Code's documented MCP_PROTOCOL_NEGOTIATION picks the era:
@@ -120,7 +124,7 @@ function app(url, era, waitSeconds) {
       session.close();
       await drained;
     },
-  });
+  }, stdio ? "stdio" : "http");
 }
 
 async function agent(url, modelUrl, prompt) {
@@ -187,4 +191,4 @@ async function agent(url, modelUrl, prompt) {
   return finalAnswer;
 }
 
-await main("claude-agent-sdk.mjs", { app, agent });
+await main("claude-agent-sdk.mjs", { app, agent, stdio: true });

@@ -2,7 +2,7 @@
 // (`@langchain/mcp-adapters`, `MultiServerMCPClient`), from the package's
 // README and .d.ts only.
 //
-// Findings baked in (see the helper's report for file:line citations):
+// What it offers (clients/libraries.ts cites the package's files and lines):
 // - resources: `client.listResources(server)` and
 //   `client.readResource(server, uri)` are the library's own calls;
 // - subscribe: the library has no call for `resources/subscribe`;
@@ -31,13 +31,15 @@ const SERVER = "lab";
 // default request timeout is 60 s, so raise it through the library's option.
 const TOOL_TIMEOUT_MS = 180_000;
 
-function app(url, era, waitSeconds) {
+function app(url, era, waitSeconds, stdio) {
   // The documented update hook: called with `{ uri }` for every
   // notifications/resources/updated the server sends.
   const update = signal();
   const client = new MultiServerMCPClient({
     mcpServers: {
-      [SERVER]: { transport: "http", url },
+      [SERVER]: stdio
+        ? { transport: "stdio", command: stdio.command, args: stdio.args }
+        : { transport: "http", url },
     },
     onResourcesUpdated: (resource) => {
       if (resource.uri === URI) update.resolve(true);
@@ -61,7 +63,7 @@ function app(url, era, waitSeconds) {
     },
     update: { via: "onResourcesUpdated hook", received: update.promise },
     close: () => client.close(),
-  });
+  }, stdio ? "stdio" : "http");
 }
 
 async function agent(url, modelUrl, prompt) {
@@ -102,4 +104,4 @@ async function agent(url, modelUrl, prompt) {
   }
 }
 
-await main("langchain.mjs", { app, agent });
+await main("langchain.mjs", { app, agent, stdio: true });

@@ -32,11 +32,14 @@ const SERVER = "lab"; // the key in `servers`; MCP tools become lab_<name>
 // wait_for_review_update tool blocks until the update, so allow more.
 const TIMEOUT_MS = 180_000;
 
-function app(url, era, waitSeconds) {
+function app(url, era, waitSeconds, stdio) {
   const mcp = new MCPClient({
     servers: {
       [SERVER]: {
-        url: new URL(url),
+        // A stdio server is a `command` in place of the `url`.
+        ...(stdio
+          ? { command: stdio.command, args: stdio.args }
+          : { url: new URL(url) }),
         protocolVersion: era === "2026-07-28" ? "2026-07-28" : "legacy",
         timeout: TIMEOUT_MS,
       },
@@ -75,7 +78,7 @@ function app(url, era, waitSeconds) {
       received: update.promise,
     },
     close: () => mcp.disconnect(),
-  });
+  }, stdio ? "stdio" : "http");
 }
 
 async function agent(url, modelUrl, prompt) {
@@ -111,4 +114,4 @@ async function agent(url, modelUrl, prompt) {
   }
 }
 
-await main("mastra.mjs", { app, agent });
+await main("mastra.mjs", { app, agent, stdio: true });

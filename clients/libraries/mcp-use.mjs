@@ -6,7 +6,7 @@
 // agent users to `@mcp-use/client` and `@mcp-use/agent`, which the npm
 // registry does not have (404).
 //
-// Findings baked in (see the helper's report for file:line citations):
+// What it offers (clients/libraries.ts cites the package's files and lines):
 // - resources: `session.listAllResources()`, `session.readResource(uri)`;
 // - subscribe: `session.subscribeToResource(uri)` (documented);
 // - update: `session.on("notification", handler)` gets every server
@@ -34,9 +34,9 @@ const SERVER = "lab";
 // "false"; the lab's machines reach no telemetry host, so keep it off.
 process.env.MCP_USE_ANONYMIZED_TELEMETRY ??= "false";
 
-function app(url, era, waitSeconds) {
+function app(url, era, waitSeconds, stdio) {
   const client = new MCPClient({
-    mcpServers: { [SERVER]: { url } },
+    mcpServers: { [SERVER]: stdio ?? { url } },
   });
   const update = signal();
   let session;
@@ -71,7 +71,7 @@ function app(url, era, waitSeconds) {
       received: update.promise,
     },
     close: () => client.closeAllSessions(),
-  });
+  }, stdio ? "stdio" : "http");
 }
 
 async function agent(url, modelUrl, prompt) {
@@ -110,4 +110,4 @@ async function agent(url, modelUrl, prompt) {
   }
 }
 
-await main("mcp-use.mjs", { app, agent });
+await main("mcp-use.mjs", { app, agent, stdio: true });
