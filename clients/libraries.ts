@@ -331,7 +331,7 @@ export const LIBRARIES: LibraryDefinition[] = [
       "2026-07-28":
         "not run: the library runs only on Cloudflare Workers (agents@0.32.0 dist/cloudflare-CUUm_9q9.js:3 imports cloudflare:workers, and MCPClientManager needs a Durable Object's storage), so its app fails on Node in either era",
       stdio:
-        'no stdio transport: its transport types are "sse", "streamable-http" and "rpc" (a Durable Object binding), agents@0.32.0 dist/types-D2naO3rA.d.ts:5-7',
+        'its transport types are "sse", "streamable-http" and "rpc" (a Durable Object binding), none that starts a local process (agents@0.32.0 dist/types-D2naO3rA.d.ts:5-7)',
     },
     subscribe: {
       none: {
