@@ -6,8 +6,10 @@
  * subscribes (2025 `resources/subscribe`, or `subscriptions/listen` with
  * `resourceSubscriptions` on 2026-07-28) and what it does when a
  * `notifications/resources/updated` arrives. Each claim is backed by a
- * repository, the full commit that was read and exact lines there; a "no"
- * cites where the host sets up its notification handlers. The evidence kind
+ * repository, the full commit that was read and exact lines there, or, for
+ * a host published on npm only as a bundle, by the package, its file and
+ * line and a quote of that line; a "no" cites where the host sets up its
+ * notification handlers. The evidence kind
  * of these rows is "read from source, not run": no cell here is a
  * measurement. The requests list what each tracker showed on the date given.
  *
@@ -30,6 +32,23 @@ export interface SourceCitation {
   says: string;
 }
 
+/**
+ * A line of a published npm package, for code that has no public
+ * repository (a host's bundle) or whose package is what users install (a
+ * library's).
+ */
+export interface PackageCitation {
+  /** The package as `name@version`: the host or library, or one it depends on. */
+  package: string;
+  /** The file inside the package (`dist/index.mjs`). */
+  path: string;
+  line: number;
+  /** The line as published, or part of it (at most 120 characters). */
+  quote: string;
+  /** What the code there shows. */
+  says: string;
+}
+
 /** A host the harness cannot run here, described from its source. */
 export interface CitedHost {
   kind: "cited";
@@ -45,7 +64,7 @@ export interface CitedHost {
   onUpdated: string;
   /** Why the harness does not run it here. */
   whyNotRun: string;
-  citations: SourceCitation[];
+  citations: (SourceCitation | PackageCitation)[];
 }
 
 /** A request in a client's tracker about resource subscriptions. */
@@ -84,6 +103,9 @@ const LIBRECHAT_COMMIT = "a0fda2cab1fc55ee050536340b8422fa6a60f831";
 const FIVE_IRE = "nanbingxyz/5ire";
 const FIVE_IRE_COMMIT = "d55f353ea507b192afdd77982fa03125e8a84084";
 const VSCODE = "microsoft/vscode";
+const AUGGIE = "@augmentcode/auggie@0.36.0";
+const QODER = "@qoder-ai/qodercli@1.1.52";
+const QODER_BUNDLE = "bundle/qodercli.js";
 const OMP = "can1357/oh-my-pi";
 const OMP_COMMIT = "02696f5bbdc8286223bdc84153b84f71125868d5";
 
@@ -315,6 +337,101 @@ export const CITED_HOSTS: CitedHost[] = [
         path: PROTOCOL_TS,
         lines: "676-682",
         says: `in 1.30.0 ${IGNORED_BY_TS_SDK}`,
+      },
+    ],
+  },
+  {
+    kind: "cited",
+    id: "auggie-source",
+    displayName: "Auggie",
+    what: "agent CLI",
+    version: "0.36.0",
+    subscribes: "no",
+    onUpdated:
+      "Dropped: its MCP connection handles tools/list_changed only, so the TypeScript SDK bundled with it ignores the notification.",
+    whyNotRun:
+      "its model runs on Augment's service, behind an Augment login (auggie login, or AUGMENT_SESSION_AUTH); no setting points it at another endpoint",
+    citations: [
+      {
+        package: AUGGIE,
+        path: "augment.mjs",
+        line: 5079,
+        quote:
+          'Received tools/list_changed from MCP server "${this._serverName}"; refreshing tools',
+        says:
+          "the one notification handler its MCP connection sets: on tools/list_changed it refreshes its tools; it never lists, reads or subscribes to resources",
+      },
+      {
+        package: AUGGIE,
+        path: "augment.mjs",
+        line: 5072,
+        quote:
+          'async subscribeResource(e,n){return this.request({method:"resources/subscribe",params:e},TD,n)}',
+        says:
+          "the bundled SDK client's subscribeResource, the bundle's only occurrence of the name: nothing calls it (listResources and readResource likewise appear only there)",
+      },
+      {
+        package: AUGGIE,
+        path: "augment.mjs",
+        line: 5072,
+        quote:
+          "let n=this._notificationHandlers.get(e.method)??this.fallbackNotificationHandler;n!==void 0&&",
+        says: `the bundled SDK: ${IGNORED_BY_TS_SDK}`,
+      },
+    ],
+  },
+  {
+    kind: "cited",
+    id: "qoder-source",
+    displayName: "Qoder CLI",
+    what: "agent CLI",
+    version: "1.1.52",
+    subscribes: "no",
+    onUpdated:
+      "Dropped: its MCP connection handles progress and the tools, resources and prompts list_changed notifications, none for resources/updated, so the bundled TypeScript SDK ignores it.",
+    whyNotRun:
+      "its model runs on Qoder's service, behind a Qoder login (qodercli login); run here it connects and lists resources, then stops at Not logged in",
+    citations: [
+      {
+        package: QODER,
+        path: QODER_BUNDLE,
+        line: 145,
+        quote: "this.client.setNotificationHandler(mje,async()=>{",
+        says:
+          "on resources/list_changed (schema mje) it logs a resource update notification and lists the server's resources again; its other handlers are tools and prompts list_changed and progress",
+      },
+      {
+        package: QODER,
+        path: QODER_BUNDLE,
+        line: 2,
+        quote: 'y9s=r8.extend({method:as(_$d("',
+        says:
+          "the resources/updated schema (y9s; the bundle stores method names XOR-encoded, decoded by _$d on line 2): no setNotificationHandler call names it",
+      },
+      {
+        package: QODER,
+        path: QODER_BUNDLE,
+        line: 145,
+        quote:
+          'async subscribeResource(A,e){return this.request({method:"resources/subscribe",params:A},Que,e)}',
+        says:
+          "the bundled SDK client's subscribeResource, the bundle's only occurrence of the name: nothing calls it",
+      },
+      {
+        package: QODER,
+        path: QODER_BUNDLE,
+        line: 224,
+        quote: "parts:qw0(await s.readResource(o.uri,{signal:t})),uri:o.uri",
+        says:
+          "it reads a resource when the user's prompt names it with @, once, into that prompt",
+      },
+      {
+        package: QODER,
+        path: QODER_BUNDLE,
+        line: 139,
+        quote:
+          "let e=this._notificationHandlers.get(A.method)??this.fallbackNotificationHandler;void 0!==e&&",
+        says: `the bundled SDK: ${IGNORED_BY_TS_SDK}`,
       },
     ],
   },

@@ -17,7 +17,10 @@ const CATALOG_IDS = new Set(ALL_CLIENTS.map((client) => client.id));
  */
 const ALSO_RUN = new Set(["vscode", "omp"]);
 
-/** Every string a host row holds, its citations' included. */
+/**
+ * Every text a host row holds, its citations' included; a package line's
+ * quote is code, kept as published, and checked on its own.
+ */
 function hostStrings(host: (typeof CITED_HOSTS)[number]): string[] {
   return [
     host.id,
@@ -26,16 +29,22 @@ function hostStrings(host: (typeof CITED_HOSTS)[number]): string[] {
     host.version ?? "",
     host.onUpdated,
     host.whyNotRun,
-    ...host.citations.flatMap((citation) => Object.values(citation)),
+    ...host.citations.flatMap((citation) =>
+      Object.entries(citation)
+        .filter(([key]) => key !== "quote")
+        .map(([, value]) => String(value))
+    ),
   ];
 }
 
-Deno.test("cited: the thirteen hosts, in the order the matrix lists them", () => {
+Deno.test("cited: the fifteen hosts, in the order the matrix lists them", () => {
   assert.deepEqual(CITED_HOSTS.map((host) => host.id), [
     "fast-agent",
     "goose",
     "crush-source",
     "letta-code-source",
+    "auggie-source",
+    "qoder-source",
     "zed",
     "cline-vscode",
     "roo-code",
@@ -59,11 +68,27 @@ Deno.test("cited: ids are unique, file-name safe, and a catalog id only for a ho
   assert.equal(CATALOG_IDS.has("omp"), true);
 });
 
-Deno.test("cited: every host has a citation, each at a full commit and exact lines", () => {
+Deno.test("cited: every host has a citation, each at a full commit and exact lines, or a pinned package's line and its quote", () => {
   for (const host of CITED_HOSTS) {
     assert.equal(host.kind, "cited");
     assert.ok(host.citations.length >= 1, host.id);
     for (const citation of host.citations) {
+      assert.notEqual(citation.says, "", host.id);
+      if ("package" in citation) {
+        const where = `${host.id} ${citation.path}:${citation.line}`;
+        assert.match(
+          citation.package,
+          /^(@[\w.-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/,
+          where,
+        );
+        assert.match(citation.path, /^[\w.-]+(\/[\w.-]+)*$/, where);
+        assert.ok(Number.isInteger(citation.line) && citation.line >= 1, where);
+        assert.ok(citation.quote.length > 0, where);
+        assert.ok(citation.quote.length <= 120, where);
+        assert.equal(citation.quote, citation.quote.trim(), where);
+        assert.doesNotMatch(citation.quote, /[\n\r\t]/, where);
+        continue;
+      }
       const where = `${host.id} ${citation.path}:${citation.lines}`;
       assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/, where);
       assert.match(citation.commit, /^[0-9a-f]{40}$/, where);
@@ -73,8 +98,32 @@ Deno.test("cited: every host has a citation, each at a full commit and exact lin
       const start = Number(match[1]);
       const end = Number(match[2] ?? match[1]);
       assert.ok(start >= 1 && start <= end, where);
-      assert.notEqual(citation.says, "", where);
     }
+  }
+});
+
+Deno.test("cited: a host cited from its npm bundle is pinned at the catalog's version of that CLI", () => {
+  const bundled = CITED_HOSTS.filter((host) =>
+    host.citations.some((citation) => "package" in citation)
+  );
+  assert.deepEqual(bundled.map((host) => host.id), [
+    "auggie-source",
+    "qoder-source",
+  ]);
+  for (const host of bundled) {
+    const client = ALL_CLIENTS.find((client) =>
+      `${client.id}-source` === host.id
+    );
+    assert.ok(client && "npmPackage" in client, host.id);
+    for (const citation of host.citations) {
+      assert.ok("package" in citation, host.id);
+      assert.equal(
+        citation.package,
+        `${client.npmPackage}@${client.version}`,
+        host.id,
+      );
+    }
+    assert.equal(host.version, client.version, host.id);
   }
 });
 

@@ -29,22 +29,10 @@ import type {
   CommandClientDefinition,
   ModeId,
 } from "./catalog.ts";
+import type { PackageCitation } from "./cited.ts";
 import { type LibraryProgram, NODE_24 } from "./install.ts";
 import { envCommandLine } from "./lab.ts";
 import { FAKE_API_KEY, type WireFormat } from "./scripted_model.ts";
-
-/** A line of a library's package that shows what it does instead. */
-export interface PackageCitation {
-  /** The package as `name@version`: the library, or one it depends on. */
-  package: string;
-  /** The file inside the package (`dist/index.mjs`). */
-  path: string;
-  line: number;
-  /** The line, as published (at most 120 characters). */
-  quote: string;
-  /** What the code there shows. */
-  says: string;
-}
 
 /** A step's API: the documented call, or the citation showing there is none. */
 export type LibraryApi = { call: string } | { none: PackageCitation };

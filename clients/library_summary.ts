@@ -9,11 +9,11 @@
  * @module
  */
 
+import type { PackageCitation } from "./cited.ts";
 import {
   LIBRARIES,
   type LibraryApi,
   type LibraryDefinition,
-  type PackageCitation,
 } from "./libraries.ts";
 import type { MatrixRow } from "./matrix.ts";
 import { levelCell, markdownCell, type SummaryCell } from "./summary.ts";
@@ -123,10 +123,17 @@ function apiCell(api: LibraryApi): string {
 }
 
 /** A citation as a list item: the package file and line, the line, what it shows. */
-function citationItem(step: string, citation: PackageCitation): string {
-  return `- ${step}: ${codeSpan(citation.package)} ${
+/** A package line as code spans: the package, its file and line. */
+export function packageLine(citation: PackageCitation): string {
+  return `${codeSpan(citation.package)} ${
     codeSpan(`${citation.path}:${citation.line}`)
-  } ${codeSpan(citation.quote)}: ${citation.says}`;
+  }`;
+}
+
+function citationItem(step: string, citation: PackageCitation): string {
+  return `- ${step}: ${packageLine(citation)} ${
+    codeSpan(citation.quote)
+  }: ${citation.says}`;
 }
 
 /** The section as Markdown: what was run, the table, then the citations. */

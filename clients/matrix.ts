@@ -15,9 +15,18 @@ import { PROBE_CLIENT, PROGRESS_CHECK } from "./agent_runner.ts";
 import { errorLine, printableLine } from "./process.ts";
 import type { CommandStepRecord, RunRecord, Trigger } from "./run_record.ts";
 import { observe, type TranscriptEntry } from "./scripted_model.ts";
-import type { CitedHost, SourceCitation, UpstreamRequest } from "./cited.ts";
+import type {
+  CitedHost,
+  PackageCitation,
+  SourceCitation,
+  UpstreamRequest,
+} from "./cited.ts";
 import { summaryMarkdown, summaryRows } from "./summary.ts";
-import { librariesMarkdown, type LibraryRow } from "./library_summary.ts";
+import {
+  librariesMarkdown,
+  type LibraryRow,
+  packageLine,
+} from "./library_summary.ts";
 import { libraryOf } from "./libraries.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -951,8 +960,12 @@ comparable rows.`;
 /** The picture of the summary, beside the matrix in `results/`. */
 export const SUMMARY_SVG = "compatibility-summary.svg";
 
-/** A citation as a link to the lines on GitHub. */
-function citationLink(citation: SourceCitation): string {
+/**
+ * A citation as a link to the lines on GitHub, or a package's file and line
+ * (no link: npm serves the tarball, not its files).
+ */
+function citationLink(citation: SourceCitation | PackageCitation): string {
+  if ("package" in citation) return packageLine(citation);
   const [start, end = start] = citation.lines.split("-");
   return `[${citation.repository}@${
     citation.commit.slice(0, 8)

@@ -352,13 +352,46 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     ...Array(12).fill("—"),
     "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
     `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
-      zed.citations[0].commit
+      "0123abcd".padEnd(40, "0")
     }/crates/context_server/src/client.rs#L10-L12)`,
     "",
   ]);
   assert.ok(markdown.indexOf(cited) > markdown.indexOf(line));
   assert.match(HISTORY, /May 2026/);
   assert.match(HISTORY, /Codex CLI and Crush refused/);
+});
+
+Deno.test("matrixMarkdown: a host read from its npm bundle cites package, file and line, the quote kept in the JSON only", () => {
+  const host = citedHost({
+    id: "demo-source",
+    displayName: "Demo Bundle",
+    citations: [{
+      package: "@demo/cli@1.2.3",
+      path: "dist/cli.js",
+      line: 42,
+      quote: "setNotificationHandler(a|b,`x`)",
+      says: "handles tools/list_changed only",
+    }],
+  });
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [],
+    cited: [host],
+    requests: {},
+    libraries: [],
+  });
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo Bundle |")
+  );
+  assert.ok(line, "no row for the host read from its bundle");
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.equal(
+    cells.at(-2),
+    "source, not run: `@demo/cli@1.2.3` `dist/cli.js:42`",
+  );
+  assert.doesNotMatch(line, /setNotificationHandler/);
 });
 
 Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
@@ -1249,6 +1282,12 @@ Deno.test("results/matrix.json is the Markdown's twin: every table row of compat
   assert.ok(document.cited.length > 0);
   for (const host of document.cited) {
     for (const citation of host.citations) {
+      if ("package" in citation) {
+        assert.match(citation.package, /^(@[\w.-]+\/)?[\w.-]+@[\d.]+$/);
+        assert.ok(Number.isInteger(citation.line));
+        assert.notEqual(citation.quote, "");
+        continue;
+      }
       assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/);
       assert.match(citation.commit, /^[0-9a-f]{40}$/);
       assert.match(citation.lines, /^\d+(-\d+)?$/);
