@@ -122,7 +122,6 @@ function apiCell(api: LibraryApi): string {
     : `none (${codeSpan(`${api.none.path}:${api.none.line}`)})`;
 }
 
-/** A citation as a list item: the package file and line, the line, what it shows. */
 /** A package line as code spans: the package, its file and line. */
 export function packageLine(citation: PackageCitation): string {
   return `${codeSpan(citation.package)} ${
@@ -130,6 +129,7 @@ export function packageLine(citation: PackageCitation): string {
   }`;
 }
 
+/** A citation as a list item: the package file and line, the line, what it shows. */
 function citationItem(step: string, citation: PackageCitation): string {
   return `- ${step}: ${packageLine(citation)} ${
     codeSpan(citation.quote)
