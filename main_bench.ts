@@ -28,7 +28,7 @@
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { type SpawnedLab, spawnLab } from "./clients/lab.ts";
+import { type SpawnedLab, spawnLab } from "./testdata/lab.ts";
 import type { LabCounts } from "./main.ts";
 
 // ---------------------------------------------------------------------------

@@ -34,11 +34,14 @@ import {
   lineValue,
   loadConfig,
   parseCommandLine,
+  READ_ROUTES,
   REVIEW_URI,
   SDK_VERSION,
+  SESSION_END_REASONS,
   shutdownSignals,
+  WAIT_ENDS,
 } from "./main.ts";
-import { InlineUpdates } from "./clients/reference_host.ts";
+import { InlineUpdates } from "./clients/programs/reference_host.ts";
 import {
   MAIN_PATH,
   prepareLabTests,
@@ -4398,8 +4401,6 @@ Deno.test("--inline-content takes off, sep-3119 or fastrmcp, and says so otherwi
 // wait ends, tags, the lab's own lines, report fields) is checked against
 // what main.ts enumerates, so the two cannot drift apart
 // ---------------------------------------------------------------------------
-
-import { READ_ROUTES, SESSION_END_REASONS, WAIT_ENDS } from "./main.ts";
 
 /** A page of docs/, as text. */
 function docsPage(page: string): Promise<string> {

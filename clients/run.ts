@@ -9,8 +9,8 @@
  */
 
 import { ConfigError, parseFlags } from "../main.ts";
+import { ALL_CLIENTS, selectClients } from "./catalog/select.ts";
 import {
-  ALL_CLIENTS,
   type AnyClient,
   GROUPS,
   isBrowserClient,
@@ -19,15 +19,14 @@ import {
   labInlineContent,
   type ModeId,
   MODES,
-  selectClients,
   type UnsupportedClientDefinition,
-} from "./catalog.ts";
+} from "./catalog/types.ts";
 import {
   browserInstalled,
   CHROMIUM_PATH,
   runBrowserClient,
-} from "./browser_runner.ts";
-import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./cited.ts";
+} from "./runners/browser.ts";
+import { CITED_HOSTS, UPSTREAM_REQUESTS } from "./catalog/cited.ts";
 import {
   changesSection,
   type ComparedRow,
@@ -36,43 +35,47 @@ import {
   fileLabel,
   readJson,
   reportChanges,
-} from "./compare.ts";
-import { runCodeServer } from "./code_server_runner.ts";
-import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
-import { summaryRows, summarySvg } from "./summary.ts";
-import { libraryRows } from "./library_summary.ts";
-import { runCommandClient } from "./command_runner.ts";
-import { type Route, ROUTES } from "./decide.ts";
+} from "./watch/compare.ts";
+import { runCodeServer } from "./runners/code_server.ts";
+import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
+import { summaryRows, summarySvg } from "./report/summary.ts";
+import { libraryRows } from "./report/library_summary.ts";
+import { runCommandClient } from "./runners/command.ts";
+import { type Route, ROUTES } from "./model/decide.ts";
 import {
   aptInstallCommand,
   defaultCacheDir,
   installClient,
   type InstallResult,
   missingDebianPackages,
-} from "./install.ts";
+} from "./support/install.ts";
 import {
   evidenceFile,
   evidenceKindOf,
   evidenceLink,
   evidenceMarkdown,
-  mainLabClient,
   type MatrixDocument,
   matrixMarkdown,
-  type MatrixRow,
   mergeEvidence,
   mergeRows,
-  probeLabLevel,
   refreshNote,
   rowFromRun,
   SUMMARY_SVG,
   withDefaultComparison,
-} from "./matrix.ts";
+} from "./report/matrix.ts";
 import {
-  defaultDenoDir,
+  mainLabClient,
+  notStarted,
+  probeLabLevel,
   PROGRESS_CHECK,
-  runAgentClient,
-} from "./agent_runner.ts";
-import { cacheModules } from "./lab.ts";
+  type ProgressCheck,
+  runHeader,
+  type RunRecord,
+  type Trigger,
+} from "./runners/run_record.ts";
+import type { MatrixRow } from "./report/rows.ts";
+import { cacheModules, defaultDenoDir } from "./support/run_lab.ts";
+import { runAgentClient } from "./runners/agent.ts";
 import {
   atNewest,
   fixtureLookup,
@@ -81,15 +84,8 @@ import {
   pinMoves,
   withReadmeVersions,
   writePins,
-} from "./latest.ts";
-import { bypassProxyForLoopback, formatFiles } from "./process.ts";
-import {
-  notStarted,
-  type ProgressCheck,
-  runHeader,
-  type RunRecord,
-  type Trigger,
-} from "./run_record.ts";
+} from "./watch/latest.ts";
+import { bypassProxyForLoopback, formatFiles } from "./support/process.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -154,7 +150,7 @@ Options:
                      RESULTS/matrix.json: the changes are printed and
                      written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/catalog.ts and
+                     move the pins in clients/catalog/ and
                      clients/README.md, except for a client whose newest
                      version did not install or start (its pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
@@ -1061,7 +1057,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
 /**
  * `--latest --write`: the accepted runs' rows and evidence into RESULTS
  * (the evidence of a version no row names any more removed), and the
- * accepted clients' pins moved in `catalog.ts` and `clients/README.md`.
+ * accepted clients' pins moved in `catalog/` and `clients/README.md`.
  */
 async function acceptLatest(
   options: ClientsOptions,

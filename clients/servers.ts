@@ -20,7 +20,7 @@ import {
   parseFlags,
 } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
-import { folderFlag, optionsOrExit, shown } from "./command_line.ts";
+import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
 import {
   changesSection,
   type ComparedRow,
@@ -29,8 +29,8 @@ import {
   fileLabel,
   readJson,
   reportChanges,
-} from "./compare.ts";
-import { defaultCacheDir, exists, installClient } from "./install.ts";
+} from "./watch/compare.ts";
+import { defaultCacheDir, exists, installClient } from "./support/install.ts";
 import {
   atNewest,
   fixtureLookup,
@@ -38,8 +38,9 @@ import {
   PIN_FILES,
   pinMoves,
   writePins,
-} from "./latest.ts";
-import { freePort, spawnLab } from "./lab.ts";
+} from "./watch/latest.ts";
+import { freePort } from "./support/run_lab.ts";
+import { spawnLab } from "../testdata/lab.ts";
 import {
   bypassProxyForLoopback,
   endGroupByPid,
@@ -48,7 +49,7 @@ import {
   sleep,
   spawnInGroup,
   tail,
-} from "./process.ts";
+} from "./support/process.ts";
 import {
   CHROMIUM_PATH,
   type RowContext,
@@ -57,7 +58,7 @@ import {
   type ServerDefinition,
   type ServerRowDefinition,
   type ServerTable,
-} from "./servers_catalog.ts";
+} from "./catalog/servers_and_proxies.ts";
 
 const repoRoot = resolve(new URL("..", import.meta.url).pathname);
 const PROBE_PATH = `${repoRoot}/probe.ts`;
@@ -74,7 +75,7 @@ const LISTEN_TIMEOUT_MS = 60_000;
 
 export const SERVERS_USAGE = `Usage: deno task servers [options]
 
-Probes every server and proxy of clients/servers_catalog.ts (the lab, the
+Probes every server and proxy of clients/catalog/servers_and_proxies.ts (the lab, the
 reference servers, a filesystem server, the puppeteer server, mcp-proxy,
 supergateway and mcp-remote in front of the lab), each installed from npm
 at its pinned version, over every transport and era it serves; rewrites
@@ -95,8 +96,8 @@ Options:
                      its rows are compared with RESULTS/servers.json: the
                      changes are printed and written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/servers_catalog.ts (and
-                     catalog.ts), except for a package whose newest version
+                     move the pins in clients/catalog/servers_and_proxies.ts (and
+                     catalog/), except for a package whose newest version
                      did not install or start (its pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
                      object of npm package names and versions), not npm
@@ -581,7 +582,7 @@ export function serversMarkdown(
     "the resource, 4 subscription accepted, 5 notification received, 6 re-read",
     "shows the change, 7 stops cleanly. What each server's resource needs to",
     "change (a tool call, a file append) and how each is started are in",
-    "`clients/servers_catalog.ts`; each report holds the sequence of what",
+    "`clients/catalog/servers_and_proxies.ts`; each report holds the sequence of what",
     "happened. Regenerate with `deno task servers`.",
     `Generated ${generatedAt}.`,
     "",

@@ -18,7 +18,7 @@ import {
   type ServerRow,
   serversMarkdown,
 } from "./servers.ts";
-import { SERVER_CATALOG } from "./servers_catalog.ts";
+import { SERVER_CATALOG } from "./catalog/servers_and_proxies.ts";
 import { prepareTestEnvironment } from "./testdata/fixtures.ts";
 
 prepareTestEnvironment();

@@ -3,7 +3,7 @@
  * It speaks MCP 2025 to the lab with plain fetch, subscribes, opens the GET
  * stream, re-reads the resource when notified and puts the new text into the
  * conversation it sends the model (Anthropic Messages, streaming). Run by
- * `agent_runner_test.ts` through the real runner, in an isolated HOME, with
+ * `runners/agent_test.ts` through the real runner, in an isolated HOME, with
  * `--cached-only` and the test's DENO_DIR: the lab's modules it imports
  * (for `REVIEW_URI`) come from that cache, never from the network. Never
  * published.

@@ -12,11 +12,12 @@
 
 import assert from "node:assert/strict";
 import type { ClientReport, LabReport } from "../../main.ts";
-import { alive, bypassProxyForLoopback } from "../process.ts";
-import type { CitedHost } from "../cited.ts";
-import { type MatrixDocument, type MatrixRow, rowFromRun } from "../matrix.ts";
-import type { RunRecord } from "../run_record.ts";
-import type { TranscriptEntry } from "../scripted_model.ts";
+import { alive, bypassProxyForLoopback } from "../support/process.ts";
+import type { CitedHost } from "../catalog/cited.ts";
+import { type MatrixDocument, rowFromRun } from "../report/matrix.ts";
+import type { MatrixRow } from "../report/rows.ts";
+import type { RunRecord } from "../runners/run_record.ts";
+import type { TranscriptEntry } from "../model/scripted_model.ts";
 
 /**
  * Makes a clients test, and every process it starts, behave the same on

@@ -1,0 +1,319 @@
+import assert from "node:assert/strict";
+import { REVIEW_TOOL } from "../../main.ts";
+import { ALL_CLIENTS, selectClients } from "./select.ts";
+import { groupsOf } from "./types.ts";
+import { NODE_24, splitPinned } from "../support/install.ts";
+import {
+  APP_TOOL,
+  LIBRARIES,
+  LIBRARY_CLIENTS,
+  libraryAgent,
+  libraryApp,
+  libraryOf,
+  programPath,
+  SHARED_MODULE,
+} from "./libraries.ts";
+import { FAKE_API_KEY } from "../model/scripted_model.ts";
+import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+
+// The programs run by this Deno say nothing of certificate variables.
+prepareTestEnvironment();
+
+Deno.test("libraries: each has its program, exact pins, and an app (plus an agent where it has a loop) in the libraries group", async () => {
+  assert.deepEqual(LIBRARIES.map((library) => library.id), [
+    "mcp-client",
+    "mcp-sdk",
+    "ai-sdk",
+    "langchain",
+    "mastra",
+    "mcp-use",
+    "openai-agents",
+    "cloudflare-agents",
+    "claude-agent-sdk",
+  ]);
+  for (const library of LIBRARIES) {
+    const source = await Deno.readTextFile(programPath(library.id));
+    // The program names the library it is built on.
+    assert.ok(source.includes(library.npmPackage), library.id);
+    for (const pinned of [library.version, ...library.dependencies]) {
+      const version = pinned.includes("@")
+        ? splitPinned(pinned).version
+        : pinned;
+      assert.match(version, /^\d+\.\d+\.\d+$/, `${library.id}: ${pinned}`);
+    }
+    assert.ok(library.modes.length > 0, library.id);
+  }
+  assert.deepEqual(
+    LIBRARY_CLIENTS.map((client) => client.id),
+    LIBRARIES.flatMap((library) =>
+      library.agent ? [library.id, `${library.id}-agent`] : [library.id]
+    ),
+  );
+  for (const client of LIBRARY_CLIENTS) {
+    assert.deepEqual(groupsOf(client), ["libraries"], client.id);
+    assert.equal(client.runtime, NODE_24);
+    assert.equal(libraryOf(client.id)?.id, client.program?.library);
+  }
+  assert.deepEqual(
+    selectClients([], ["libraries"]).map((client) => client.id),
+    LIBRARY_CLIENTS.map((client) => client.id),
+  );
+  // Libraries come last, after every agent CLI, command and browser client.
+  assert.deepEqual(
+    ALL_CLIENTS.slice(-LIBRARY_CLIENTS.length),
+    LIBRARY_CLIENTS,
+  );
+});
+
+Deno.test("libraries: a step without an API cites its package's file and line; an era not run says why", () => {
+  for (const library of LIBRARIES) {
+    for (const api of [library.subscribe, library.update]) {
+      if ("call" in api) {
+        assert.ok(api.call.length > 0, library.id);
+        continue;
+      }
+      const { package: pinned, path, line, quote, says } = api.none;
+      assert.match(pinned, /^(@[\w.-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/, library.id);
+      assert.match(path, /^[\w./-]+\.(m?js|d\.ts|md)$/, library.id);
+      assert.ok(Number.isInteger(line) && line > 0, library.id);
+      assert.ok(quote.length > 0 && quote.length <= 120, library.id);
+      assert.ok(says.length > 0, library.id);
+    }
+    for (const era of ["2025", "2026-07-28"] as const) {
+      const mode = era === "2025" ? "default" : era;
+      assert.equal(
+        library.modes.includes(mode),
+        library.gaps?.[era] === undefined,
+        `${library.id} ${era}: run, or say why not`,
+      );
+    }
+    const stdio = library.modes.some((mode) => mode.startsWith("stdio"));
+    assert.equal(
+      stdio,
+      library.gaps?.stdio === undefined,
+      `${library.id} stdio: run, or say why not`,
+    );
+    // The program accepts --stdio exactly when the catalog runs it so.
+    const program = Deno.readTextFileSync(programPath(library.id));
+    assert.equal(
+      /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
+      stdio,
+      `${library.id}: main(…, { stdio }) matches its modes`,
+    );
+  }
+});
+
+Deno.test("libraries: the app's one command names the era of its mode, and waits past the lab's delay", () => {
+  const baseline = LIBRARIES.find((library) => library.id === "mcp-client")!;
+  const app = libraryApp(baseline);
+  const steps = (mode: "default" | "2026-07-28" | "inline-content") =>
+    app.steps({
+      home: "/h",
+      labUrl: "http://127.0.0.1:9/mcp",
+      mode,
+      delaySeconds: 3,
+    });
+  assert.deepEqual(steps("default"), [{
+    args: [
+      "app",
+      "--era",
+      "2025",
+      "--wait",
+      "8",
+      "--url",
+      "http://127.0.0.1:9/mcp",
+    ],
+  }]);
+  assert.equal(steps("2026-07-28")[0].args[2], "2026-07-28");
+  // Over stdio the app starts the lab, its settings set by env in front.
+  assert.deepEqual(
+    app.steps({
+      home: "/h",
+      labUrl: "",
+      stdioLab: { command: "sh", args: ["-c", "x"], env: { MCP_TEST_A: "1" } },
+      mode: "stdio-2026-07-28",
+      delaySeconds: 3,
+    })[0].args,
+    [
+      "app",
+      "--era",
+      "2026-07-28",
+      "--wait",
+      "8",
+      "--stdio",
+      "--",
+      "env",
+      "MCP_TEST_A=1",
+      "sh",
+      "-c",
+      "x",
+    ],
+  );
+  // inline-content is launched as default.
+  assert.deepEqual(steps("inline-content"), steps("default"));
+  assert.equal(app.bin, "mcp-client");
+  assert.equal(app.program?.path, programPath("mcp-client"));
+  // A library that cannot speak 2025 runs inline-content in 2026-07-28.
+  const agents = LIBRARIES.find((library) => library.id === "openai-agents")!;
+  assert.equal(
+    libraryApp(agents).steps({
+      home: "/h",
+      labUrl: "u",
+      mode: "inline-content",
+      delaySeconds: 3,
+    })[0].args[2],
+    "2026-07-28",
+  );
+});
+
+Deno.test("libraries: the agent reads with the lab's tool, nudges with the app's, and gets the model's address as its wire wants", () => {
+  for (const library of LIBRARIES) {
+    if (!library.agent) continue;
+    const agent = libraryAgent(library, library.agent);
+    assert.equal(agent.script.read.name, REVIEW_TOOL);
+    assert.equal(agent.script.nudge.name, APP_TOOL);
+    assert.equal(agent.enableTool, true);
+    const launch = agent.launch({
+      home: "/h",
+      workDir: "/w",
+      labUrl: "http://127.0.0.1:9/mcp",
+      denoDir: "/d",
+      modelOrigin: "http://127.0.0.1:8",
+      prompt: "P",
+      mode: "default",
+      route: "native",
+    });
+    assert.deepEqual(launch.args, [
+      "agent",
+      "--url",
+      "http://127.0.0.1:9/mcp",
+      "--model-url",
+      library.agent.wire === "anthropic-messages"
+        ? "http://127.0.0.1:8"
+        : "http://127.0.0.1:8/v1",
+      "--prompt",
+      "P",
+    ]);
+    assert.deepEqual(launch.env, { [library.agent.keyEnv]: FAKE_API_KEY });
+  }
+});
+
+/**
+ * Runs a program on `lab_app.mjs` the way the harness lays it out (the
+ * module beside it, a `node_modules` with the library's manifest), by this
+ * Deno: its exit status and output.
+ */
+async function runFakeProgram(
+  program: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "lab-app-test-" });
+  try {
+    await Deno.copyFile(programPath(SHARED_MODULE), `${dir}/lab_app.mjs`);
+    await Deno.mkdir(`${dir}/node_modules/fake-lib`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/node_modules/fake-lib/package.json`,
+      JSON.stringify({ name: "fake-lib", version: "1.2.3" }),
+    );
+    await Deno.writeTextFile(`${dir}/fake.mjs`, program);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", `${dir}/fake.mjs`, ...args],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout),
+      stderr: decoder.decode(output.stderr),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A fake library's app: `subscribe` is given as `SUBSCRIBE` says. */
+function fakeApp(subscribe: "works" | "throws" | "none", spoken = "2025") {
+  return `import { main, runApp, signal, URI } from "./lab_app.mjs";
+const update = signal();
+await main("fake.mjs", {
+  app: (url, era, wait) => runApp("fake-lib", era, wait, {
+    connect: async () => "${spoken}",
+    list: async () => [URI, "test://other"],
+    read: async () => "status: pending\\nversion: 1 \\u001b[31m",
+    ${
+    subscribe === "none" ? "" : `subscribe: {
+      call: "fake.subscribe(uri)",
+      run: async () => {
+        ${
+      subscribe === "throws"
+        ? 'throw new Error("not in this era");'
+        : "setTimeout(() => update.resolve(true), 10);"
+    }
+      },
+    },
+    update: { via: "fake handler", received: update.promise },`
+  }
+    close: async () => {},
+  }),
+});
+`;
+}
+
+const APP_ARGS = ["app", "--url", "http://127.0.0.1:9/mcp", "--wait", "0.2"];
+
+Deno.test("lab_app.mjs: every fact line in the contract's order, server text escaped, exit 0", async () => {
+  const { code, stdout } = await runFakeProgram(fakeApp("works"), APP_ARGS);
+  assert.equal(code, 0);
+  assert.equal(
+    stdout,
+    [
+      "library fake-lib@1.2.3",
+      "connected http 2025",
+      "resource-found test://review/status",
+      'initial "status: pending\\nversion: 1 \\u001b[31m"',
+      "subscribed fake.subscribe(uri)",
+      "notification-received test://review/status via=fake handler",
+      'final "status: pending\\nversion: 1 \\u001b[31m"',
+      "",
+    ].join("\n"),
+  );
+});
+
+Deno.test("lab_app.mjs: a library without a subscribe or update API says so; one whose subscribe throws waits anyway and exits 1", async () => {
+  const none = await runFakeProgram(fakeApp("none"), APP_ARGS);
+  assert.equal(none.code, 0);
+  assert.match(none.stdout, /\nsubscribe-api none\nupdate-api none\nfinal /);
+  const throws = await runFakeProgram(fakeApp("throws"), APP_ARGS);
+  assert.equal(throws.code, 1);
+  assert.match(
+    throws.stdout,
+    /\nerror subscribe "not in this era"\nnotification-received none after=0\.2s\nfinal /,
+  );
+});
+
+Deno.test("lab_app.mjs: another era than asked is the connect step's error; a bad command line is exit 2", async () => {
+  const mismatch = await runFakeProgram(fakeApp("works"), [
+    ...APP_ARGS,
+    "--era",
+    "2026-07-28",
+  ]);
+  assert.equal(mismatch.code, 1);
+  assert.equal(
+    mismatch.stdout,
+    'library fake-lib@1.2.3\nerror connect "asked for 2026-07-28, spoke 2025"\n',
+  );
+  for (
+    const args of [
+      ["app"],
+      ["app", "--url", "u", "--era", "2024"],
+      ["agent", "--url", "u", "--model-url", "m", "--prompt", "p"],
+    ]
+  ) {
+    const bad = await runFakeProgram(fakeApp("works"), args);
+    assert.equal(bad.code, 2, args.join(" "));
+    assert.match(bad.stderr, /^usage: fake\.mjs app --url URL/, args.join(" "));
+    assert.equal(bad.stdout, "");
+  }
+});

@@ -1,0 +1,438 @@
+/**
+ * What `deno task servers` probes: servers that touch resource
+ * subscriptions, and proxies in front of the lab, each pinned on npm, with
+ * how to start it, what changes its resource, and one row per transport and
+ * era it serves.
+ *
+ * @module
+ */
+
+import type { Era } from "../../main.ts";
+import { type Installable, NODE_24 } from "../support/install.ts";
+import { shellQuote } from "../support/process.ts";
+
+/** The two tables of `results/servers.md`. */
+export type ServerTable = "servers" | "proxies";
+
+/** What a row's commands are made from; the runner fills it in. */
+export interface RowContext {
+  /** The package's executable script (npm's bin link); "" for the lab. */
+  bin: string;
+  /** The Node that runs it: its runtime from npm, else `node` on PATH. */
+  node: string;
+  /** This Deno, for the lab behind a proxy. */
+  deno: string;
+  /** The lab's `main.ts`. */
+  labMain: string;
+  /** The lab over HTTP (update after 1 s), started once for every row. */
+  labUrl: string;
+  /** An empty folder of this row's own. */
+  workDir: string;
+  /** A free loopback port, for a server the runner starts. */
+  port: number;
+}
+
+/**
+ * How the probe reaches a row's server: over HTTP at `url` (started by the
+ * runner with `command` first, when there is one), or over stdio, the
+ * probe starting `command` itself. `env` is added to the environment of
+ * whichever starts it.
+ */
+export type RowTarget =
+  | {
+    kind: "http";
+    url: string;
+    command?: string[];
+    env?: Record<string, string>;
+  }
+  | { kind: "stdio"; command: string[]; env?: Record<string, string> };
+
+/** One probe run: one transport, one era (and mode, for a proxy). */
+export interface ServerRowDefinition {
+  /** The report's file name in `results/servers/`, and `--only`'s name. */
+  slug: string;
+  era: Era;
+  /** A proxy's mode ("stateful", "default"). */
+  mode?: string;
+  target(context: RowContext): RowTarget;
+  /** The probe's flags beyond target and era: `--uri`, `--call`, `--change`. */
+  probeArgs(context: RowContext): string[];
+  /** Files the row needs before it runs, by path under `workDir`. */
+  files?: Record<string, string>;
+}
+
+/** A server or proxy of the tables. */
+export interface ServerDefinition {
+  table: ServerTable;
+  /** `--only`'s name for all of its rows. */
+  id: string;
+  /** As the table names it: the npm package. */
+  displayName: string;
+  /** The pinned package; none for the lab itself. */
+  npm?: Installable;
+  /** Proxies: what stands behind them. */
+  behind?: string;
+  /** Runs only where Debian's Chromium is. */
+  needsChromium?: boolean;
+  rows: ServerRowDefinition[];
+}
+
+/** Where the puppeteer server's Chromium comes from: Debian's package. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+/** The lab over stdio, update after 1 s: what stands behind a proxy. */
+function labStdio(context: RowContext): string[] {
+  return [
+    context.deno,
+    "run",
+    "-A",
+    context.labMain,
+    "--stdio",
+    "--delay",
+    "1",
+  ];
+}
+
+/** A probe wait long enough for a lab update after 1 s, through a proxy. */
+const PROXY_TIMEOUT = ["--timeout", "8"];
+
+const LAB: ServerDefinition = {
+  table: "servers",
+  id: "lab",
+  displayName: "mcp-resource-subscription-lab",
+  rows: (["2025", "2026-07-28"] as const).flatMap((era) => [
+    {
+      slug: `lab-http-${era}`,
+      era,
+      target: (context: RowContext): RowTarget => ({
+        kind: "http",
+        url: context.labUrl,
+      }),
+      probeArgs: () => PROXY_TIMEOUT,
+    },
+    {
+      slug: `lab-stdio-${era}`,
+      era,
+      target: (context: RowContext): RowTarget => ({
+        kind: "stdio",
+        command: labStdio(context),
+      }),
+      probeArgs: () => PROXY_TIMEOUT,
+    },
+  ]),
+};
+
+/**
+ * Its dynamic resources embed the time of the read, to the second; its
+ * `toggle-subscriber-updates` tool starts a notification at once, then one
+ * every 5 s. SDK 1.32: the 2025 era only.
+ */
+const EVERYTHING: ServerDefinition = {
+  table: "servers",
+  id: "everything",
+  displayName: "@modelcontextprotocol/server-everything",
+  npm: {
+    id: "server-everything",
+    npmPackage: "@modelcontextprotocol/server-everything",
+    version: "2026.8.31",
+    bin: "mcp-server-everything",
+  },
+  rows: [
+    {
+      slug: "everything-http-2025",
+      era: "2025",
+      target: (context) => ({
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [context.node, context.bin, "streamableHttp"],
+        env: { PORT: String(context.port) },
+      }),
+      probeArgs: everythingArgs,
+    },
+    {
+      slug: "everything-stdio-2025",
+      era: "2025",
+      target: (context) => ({
+        kind: "stdio",
+        command: [context.node, context.bin, "stdio"],
+      }),
+      probeArgs: everythingArgs,
+    },
+  ],
+};
+
+function everythingArgs(): string[] {
+  return [
+    "--uri",
+    "demo://resource/dynamic/text/1",
+    "--skip-list-check",
+    "--call",
+    "toggle-subscriber-updates",
+    "--timeout",
+    "15",
+  ];
+}
+
+/**
+ * Its knowledge graph, changed by any of its mutating tools; the store is a
+ * fresh file per run (a second `create_entities` of the same name changes
+ * nothing, yet notifies). stdio, 2025 only.
+ */
+const MEMORY: ServerDefinition = {
+  table: "servers",
+  id: "memory",
+  displayName: "@modelcontextprotocol/server-memory",
+  npm: {
+    id: "server-memory",
+    npmPackage: "@modelcontextprotocol/server-memory",
+    version: "2026.8.31",
+    bin: "mcp-server-memory",
+  },
+  rows: [{
+    slug: "memory-stdio-2025",
+    era: "2025",
+    target: (context) => ({
+      kind: "stdio",
+      command: [context.node, context.bin],
+      env: { MEMORY_FILE_PATH: `${context.workDir}/graph.jsonl` },
+    }),
+    probeArgs: () => [
+      "--uri",
+      "memory://knowledge-graph",
+      "--call",
+      "create_entities",
+      "--call-args",
+      JSON.stringify({
+        entities: [{
+          name: "probe-entity",
+          entityType: "test",
+          observations: ["created by the probe"],
+        }],
+      }),
+      "--timeout",
+      "10",
+    ],
+  }],
+};
+
+/**
+ * Files under its allowed root, watched for changes, in both eras (SDK v2).
+ * Needs Node 24; its `@adguard/re2-wasm@^1.2.1` was never published, so
+ * 1.2.0 is pinned by an override. Over HTTP in 2025 it does not advertise
+ * subscriptions, by design: such an instance lives for one request.
+ */
+const FILESYSTEM: ServerDefinition = {
+  table: "servers",
+  id: "filesystem",
+  displayName: "@j0hanz/filesystem-mcp",
+  npm: {
+    id: "filesystem-mcp",
+    npmPackage: "@j0hanz/filesystem-mcp",
+    version: "2.5.0",
+    bin: "filesystem-mcp",
+    runtime: NODE_24,
+    overrides: { "@adguard/re2-wasm": "1.2.0" },
+  },
+  rows: (["2025", "2026-07-28"] as const).flatMap((era) => [
+    {
+      slug: `filesystem-http-${era}`,
+      era,
+      files: { "root/watched.txt": "first line\n" },
+      target: (context: RowContext): RowTarget => ({
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [
+          context.node,
+          context.bin,
+          "--port",
+          String(context.port),
+          `${context.workDir}/root`,
+        ],
+      }),
+      probeArgs: filesystemArgs,
+    },
+    {
+      slug: `filesystem-stdio-${era}`,
+      era,
+      files: { "root/watched.txt": "first line\n" },
+      target: (context: RowContext): RowTarget => ({
+        kind: "stdio",
+        command: [context.node, context.bin, `${context.workDir}/root`],
+      }),
+      probeArgs: filesystemArgs,
+    },
+  ]),
+};
+
+function filesystemArgs(context: RowContext): string[] {
+  const file = `${context.workDir}/root/watched.txt`;
+  return [
+    "--uri",
+    `filesystem-mcp://file/${file}`,
+    "--skip-list-check",
+    "--change",
+    `echo appended >> ${shellQuote(file)}`,
+    "--timeout",
+    "10",
+  ];
+}
+
+/**
+ * Deprecated, and the one found that notifies without being asked: every
+ * console message of its browser page is a `console://logs` update, with
+ * no `resources.subscribe` advertised. Debian's Chromium, headless, with
+ * every request off loopback sent nowhere.
+ */
+const PUPPETEER: ServerDefinition = {
+  table: "servers",
+  id: "puppeteer",
+  displayName: "@modelcontextprotocol/server-puppeteer",
+  npm: {
+    id: "server-puppeteer",
+    npmPackage: "@modelcontextprotocol/server-puppeteer",
+    version: "2025.5.12",
+    bin: "mcp-server-puppeteer",
+    installEnv: { PUPPETEER_SKIP_DOWNLOAD: "1" },
+  },
+  needsChromium: true,
+  rows: [{
+    slug: "puppeteer-stdio-2025",
+    era: "2025",
+    target: (context) => ({
+      kind: "stdio",
+      command: [context.node, context.bin],
+      env: {
+        // --no-sandbox is on its list of dangerous arguments.
+        ALLOW_DANGEROUS: "true",
+        PUPPETEER_LAUNCH_OPTIONS: JSON.stringify({
+          headless: true,
+          executablePath: CHROMIUM_PATH,
+          args: [
+            "--no-sandbox",
+            "--proxy-server=http://127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+          ],
+        }),
+      },
+    }),
+    probeArgs: () => [
+      "--uri",
+      "console://logs",
+      "--call",
+      "puppeteer_evaluate",
+      "--call-args",
+      JSON.stringify({ script: 'console.log("from the probe"); 1' }),
+      "--timeout",
+      "10",
+    ],
+  }],
+};
+
+/** `--port P -- <the lab over stdio>`: HTTP in front, both eras. */
+const MCP_PROXY: ServerDefinition = {
+  table: "proxies",
+  id: "mcp-proxy",
+  displayName: "mcp-proxy",
+  behind: "the lab over stdio",
+  npm: {
+    id: "mcp-proxy",
+    npmPackage: "mcp-proxy",
+    version: "6.7.19",
+    bin: "mcp-proxy",
+  },
+  rows: (["2025", "2026-07-28"] as const).map((era) => ({
+    slug: `mcp-proxy-${era}`,
+    era,
+    target: (context: RowContext): RowTarget => ({
+      kind: "http",
+      url: `http://127.0.0.1:${context.port}/mcp`,
+      command: [
+        context.node,
+        context.bin,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(context.port),
+        "--",
+        ...labStdio(context),
+      ],
+    }),
+    probeArgs: () => PROXY_TIMEOUT,
+  })),
+};
+
+/**
+ * stdio to Streamable HTTP; by default stateless (a new child per
+ * request), `--stateful` keeps one per session. It binds every interface.
+ */
+const SUPERGATEWAY: ServerDefinition = {
+  table: "proxies",
+  id: "supergateway",
+  displayName: "supergateway",
+  behind: "the lab over stdio",
+  npm: {
+    id: "supergateway",
+    npmPackage: "supergateway",
+    version: "4.0.0",
+    bin: "supergateway",
+  },
+  rows: (["default", "stateful"] as const).flatMap((mode) =>
+    (["2025", "2026-07-28"] as const).map((era) => ({
+      slug: `supergateway-${mode}-${era}`,
+      era,
+      mode,
+      target: (context: RowContext): RowTarget => ({
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [
+          context.node,
+          context.bin,
+          "--stdio",
+          labStdio(context).map(shellQuote).join(" "),
+          "--outputTransport",
+          "streamableHttp",
+          "--port",
+          String(context.port),
+          ...mode === "stateful" ? ["--stateful"] : [],
+        ],
+      }),
+      probeArgs: () => PROXY_TIMEOUT,
+    }))
+  ),
+};
+
+/** stdio in front of the lab over HTTP; its OAuth state in the row's folder. */
+const MCP_REMOTE: ServerDefinition = {
+  table: "proxies",
+  id: "mcp-remote",
+  displayName: "mcp-remote",
+  behind: "the lab over HTTP",
+  npm: {
+    id: "mcp-remote",
+    npmPackage: "mcp-remote",
+    version: "0.15.1",
+    bin: "mcp-remote",
+  },
+  rows: (["2025", "2026-07-28"] as const).map((era) => ({
+    slug: `mcp-remote-${era}`,
+    era,
+    target: (context: RowContext): RowTarget => ({
+      kind: "stdio",
+      command: [context.node, context.bin, context.labUrl],
+      env: { MCP_REMOTE_CONFIG_DIR: `${context.workDir}/mcp-remote` },
+    }),
+    probeArgs: () => PROXY_TIMEOUT,
+  })),
+};
+
+/** Every server and proxy, in the tables' order. */
+export const SERVER_CATALOG: ServerDefinition[] = [
+  LAB,
+  EVERYTHING,
+  MEMORY,
+  FILESYSTEM,
+  PUPPETEER,
+  MCP_PROXY,
+  SUPERGATEWAY,
+  MCP_REMOTE,
+];

@@ -1,0 +1,429 @@
+/**
+ * A reference MCP host: an agent loop that brings resource updates to its
+ * model (the lab's level 7), short enough to read and copy from.
+ *
+ * The model is offered `read_resource`, `list_resources` and the server's
+ * tools (`mcp__<name>`). A resource the model reads is watched:
+ * `resources/subscribe` in the 2025 era, a `subscriptions/listen` naming it
+ * in `resourceSubscriptions` in 2026-07-28, asking for the new content in
+ * each notification (`embedResources`, the SEP-3119 proposal). On
+ * `notifications/resources/updated` for it the host takes the content the
+ * notification carries, or else reads it again at once, and before the
+ * next model request adds one message per changed resource,
+ * marked as an update from the server (which resource, when), holding the
+ * latest text: the model never has to ask. Resources the conversation never
+ * read are not watched; every text given the model is cut to
+ * `MAX_CONTENT_CHARS`.
+ *
+ * ```sh
+ * OPENAI_API_KEY=… deno run -A clients/programs/reference_host.ts --model gpt-4.1 \
+ *   --url http://127.0.0.1:8089/mcp "Read test://review/status …"
+ * deno run -A clients/programs/reference_host.ts --era 2026-07-28 --model m PROMPT \
+ *   --stdio -- deno run -A main.ts --stdio
+ * ```
+ *
+ * The model: any OpenAI-compatible Chat Completions endpoint, `--base-url`
+ * (or `OPENAI_BASE_URL`), `--model` (`OPENAI_MODEL`), the key in
+ * `OPENAI_API_KEY`, never printed nor passed to a stdio server.
+ * `--no-updates` turns the watching off: the negative control. Exit 0 once
+ * the model answered (on stdout), 1 when the server or model failed, 2 for
+ * a bad flag.
+ *
+ * @module
+ */
+
+import { z } from "npm:zod@4.6.7";
+import {
+  Client,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "npm:@modelcontextprotocol/client@2.4.0";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
+import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../../main.ts";
+
+/** The most characters of one resource or tool result the model is shown. */
+export const MAX_CONTENT_CHARS = 16_000;
+/** The most bytes of one model answer the host reads. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+const MAX_MODEL_REQUESTS = 12;
+/** Opens every update message, so a reader of a transcript finds them. */
+export const UPDATE_MARK = "[Update from the MCP server]";
+
+const optionsSchema = z.object({
+  url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })
+    .optional(),
+  stdio: z.array(z.string()).min(1, "--stdio needs -- COMMAND…").optional(),
+  era: z.enum(["auto", "2025", "2026-07-28"], {
+    error: "--era must be auto, 2025 or 2026-07-28",
+  }),
+  "base-url": z.url({ error: "--base-url is not a URL" }),
+  model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
+  "no-updates": z.boolean(),
+  prompt: z.string().min(1, "no prompt: give it after the flags"),
+}).refine((options) => (options.url === undefined) !== !options.stdio, {
+  error: "give --url URL or --stdio -- COMMAND…, one of them",
+});
+type HostOptions = z.output<typeof optionsSchema> & { apiKey: string };
+
+/** The command line and environment, checked; a `ConfigError` if bad. */
+function parseHostArgs(
+  args: string[],
+  env: Record<string, string | undefined>,
+): HostOptions {
+  const split = args.includes("--") ? args.indexOf("--") : args.length;
+  const { values, positionals } = parseFlags(args.slice(0, split), {
+    url: { type: "string" },
+    stdio: { type: "boolean" },
+    era: { type: "string", default: "auto" },
+    "base-url": { type: "string", default: env.OPENAI_BASE_URL },
+    model: { type: "string", default: env.OPENAI_MODEL },
+    "no-updates": { type: "boolean", default: false },
+  }, { allowPositionals: true, help: "reference_host.ts's module doc" });
+  const parsed = optionsSchema.safeParse({
+    "base-url": "https://api.openai.com/v1",
+    ...values,
+    stdio: values.stdio ? args.slice(split + 1) : undefined,
+    prompt: positionals.join(" "),
+  });
+  if (!parsed.success) throw new ConfigError(parsed.error.issues[0].message);
+  return { ...parsed.data, apiKey: env.OPENAI_API_KEY ?? "" };
+}
+
+/** Text cut to `MAX_CONTENT_CHARS`, saying how much was left out. */
+function bounded(text: string): string {
+  if (text.length <= MAX_CONTENT_CHARS) return text;
+  const cut = text.length - MAX_CONTENT_CHARS;
+  return `${text.slice(0, MAX_CONTENT_CHARS)}\n[… ${cut} more characters]`;
+}
+
+/** One of the host's lines on stderr, control characters escaped. */
+const say = (words: string) => console.error(`[host] ${lineText(words)}`);
+
+/** A Chat Completions message, as far as this host uses them. */
+type Message =
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+type ToolCall = z.output<typeof toolCallSchema>;
+const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+/**
+ * Asks every `subscriptions/listen` on a transport for the new content in
+ * its notifications (`embedResources: true`, SEP-3119), and keeps the text
+ * an update carries, by URI, until `take` claims it. The SDK's client has
+ * no option for either: it sends only the filter, and drops a
+ * notification's params beyond `uri` and `_meta` before a handler sees
+ * them. So both happen on the transport, before `connect`: the SDK chains
+ * a handler already set there, and `send` adds the flag.
+ */
+export class InlineUpdates {
+  #texts = new Map<string, string>();
+
+  constructor(transport: Transport) {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) =>
+      send(
+        isJSONRPCRequest(message) && message.method === "subscriptions/listen"
+          ? { ...message, params: { ...message.params, embedResources: true } }
+          : message,
+        options,
+      );
+    transport.onmessage = (message) => this.#keep(message);
+  }
+
+  /** The text the last update for `uri` carried, once; else undefined. */
+  take(uri: string): string | undefined {
+    const text = this.#texts.get(uri);
+    this.#texts.delete(uri);
+    return text;
+  }
+
+  #keep(message: JSONRPCMessage) {
+    if (
+      !isJSONRPCNotification(message) ||
+      message.method !== "notifications/resources/updated"
+    ) return;
+    const { uri, text } = message.params ?? {};
+    if (typeof uri !== "string" || typeof text !== "string") return;
+    this.#texts.delete(uri);
+    this.#texts.set(uri, text);
+    // Texts for resources the conversation never read are never taken.
+    if (this.#texts.size > 100) {
+      this.#texts.delete(this.#texts.keys().next().value!);
+    }
+  }
+}
+
+/**
+ * The heart of the host: the resources the conversation has read, how the
+ * server watches them, and the updates the model has not seen yet (the
+ * latest per resource).
+ */
+class ResourceWatch {
+  #read = new Set<string>();
+  #pending = new Map<string, { at: Date; text: string; inline: boolean }>();
+  #rereads = new Map<string, Promise<void>>();
+  #again = new Set<string>();
+  #listen?: Awaited<ReturnType<Client["listen"]>>;
+
+  constructor(
+    private readonly client: Client,
+    private readonly on: boolean,
+    private readonly inline?: InlineUpdates,
+  ) {
+    if (!on) return;
+    client.setNotificationHandler(
+      "notifications/resources/updated",
+      ({ params }) => this.#updated(params.uri),
+    );
+  }
+
+  get #modern() {
+    return this.client.getNegotiatedProtocolVersion() === "2026-07-28";
+  }
+
+  /** Reads a resource for the model; the first time, asks to be told of changes. */
+  async read(uri: string): Promise<string> {
+    const text = await this.#text(uri);
+    if (!this.on || this.#read.has(uri)) return text;
+    this.#read.add(uri);
+    if (!this.#modern) {
+      await this.client.subscribeResource({ uri });
+    } else {
+      // One listen names every resource read so far; it replaces the last.
+      const previous = this.#listen;
+      this.#listen = await this.client.listen({
+        resourceSubscriptions: [...this.#read],
+      });
+      await previous?.close();
+    }
+    say(`watching ${JSON.stringify(uri)}`);
+    return text;
+  }
+
+  async #text(uri: string): Promise<string> {
+    const { contents } = await this.client.readResource({ uri });
+    return contents.map((part) => "text" in part ? part.text : "(binary)")
+      .join("\n");
+  }
+
+  /**
+   * A notification: re-read what the conversation knows and keep the text.
+   * One re-read per resource at a time; notifications meanwhile ask for one
+   * more, so a flood costs two reads and the text kept is the latest.
+   */
+  #updated(uri: string) {
+    if (!this.#read.has(uri)) return;
+    const inline = this.inline?.take(uri);
+    if (inline !== undefined) {
+      say(`${JSON.stringify(uri)}: the notification carried its content`);
+      this.#pending.set(uri, { at: new Date(), text: inline, inline: true });
+      return;
+    }
+    if (this.#rereads.has(uri)) return void this.#again.add(uri);
+    const reread = (async () => {
+      do {
+        this.#again.delete(uri);
+        await this.#text(uri).then(
+          (text) =>
+            void this.#pending.set(uri, {
+              at: new Date(),
+              text,
+              inline: false,
+            }),
+          (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
+        );
+      } while (this.#again.has(uri));
+      this.#rereads.delete(uri);
+    })();
+    this.#rereads.set(uri, reread);
+  }
+
+  /** The update messages for the next model request, one per resource. */
+  async takeUpdates(): Promise<Message[]> {
+    await Promise.all(this.#rereads.values());
+    const updates = [...this.#pending].map(([uri, { at, text, inline }]) => {
+      say(`${JSON.stringify(uri)} changed: the update goes to the model`);
+      return {
+        role: "user" as const,
+        content: `${UPDATE_MARK} ${uri} changed at ${at.toISOString()} ` +
+          (inline
+            ? "(the server sent the new content with its notification). "
+            : "(the server notified the host, which read it again). ") +
+          `Its content now:\n${bounded(text)}`,
+      };
+    });
+    this.#pending.clear();
+    return updates;
+  }
+
+  /** Stops watching: the listen closed, or each resource unsubscribed. */
+  async stop() {
+    await this.#listen?.close();
+    if (this.#modern) return;
+    for (const uri of this.#read) {
+      await this.client.unsubscribeResource({ uri });
+    }
+  }
+}
+
+const answerSchema = z.object({
+  choices: z.array(z.object({
+    message: z.object({
+      content: z.string().nullish(),
+      tool_calls: z.array(toolCallSchema).nullish(),
+    }),
+  })).min(1),
+});
+
+/** One request to the model: its next message. */
+async function askModel(options: HostOptions, body: object) {
+  const response = await fetch(
+    `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
+    {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${options.apiKey}`,
+      },
+      body: JSON.stringify({ model: options.model, ...body }),
+    },
+  );
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    if ((size += chunk.length) > MAX_ANSWER_BYTES) {
+      throw new Error(`the model's answer is over ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  const text = await new Blob(chunks as BlobPart[]).text();
+  if (!response.ok) {
+    throw new Error(
+      `the model answered ${response.status}: ${text.slice(0, 300)}`,
+    );
+  }
+  return answerSchema.parse(JSON.parse(text)).choices[0].message;
+}
+
+/** The function tools the model is offered: resources, then the server's tools. */
+async function toolsFor(client: Client) {
+  const uri = { type: "object", properties: { uri: { type: "string" } } };
+  const { tools } = client.getServerCapabilities()?.tools
+    ? await client.listTools()
+    : { tools: [] };
+  return [
+    ["read_resource", "Read an MCP resource by its URI", uri],
+    ["list_resources", "List the MCP server's resources", { type: "object" }],
+    ...tools.map((tool) => [
+      `mcp__${tool.name}`,
+      tool.description ?? "",
+      tool.inputSchema,
+    ]),
+  ].map(([name, description, parameters]) => ({
+    type: "function",
+    function: { name, description, parameters },
+  }));
+}
+
+/** Runs one of the model's tool calls; a failure is the call's result. */
+async function runTool(client: Client, watch: ResourceWatch, call: ToolCall) {
+  const { name, arguments: raw } = call.function;
+  try {
+    const input = JSON.parse(raw || "{}");
+    if (name === "read_resource") return await watch.read(String(input.uri));
+    if (name === "list_resources") {
+      return JSON.stringify((await client.listResources()).resources);
+    }
+    const result = await client.callTool({
+      name: name.replace(/^mcp__/, ""),
+      arguments: input,
+    });
+    return JSON.stringify(result.content);
+  } catch (error) {
+    return `The call failed: ${(error as Error).message}`;
+  }
+}
+
+/** The agent loop: updates in, ask, run the tools, until the model answers. */
+async function converse(
+  options: HostOptions,
+  client: Client,
+  inline?: InlineUpdates,
+): Promise<string> {
+  const watch = new ResourceWatch(client, !options["no-updates"], inline);
+  const tools = await toolsFor(client);
+  const messages: Message[] = [{ role: "user", content: options.prompt }];
+  try {
+    for (let request = 0; request < MAX_MODEL_REQUESTS; request++) {
+      messages.push(...await watch.takeUpdates());
+      const answer = await askModel(options, { messages, tools });
+      const calls = answer.tool_calls ?? [];
+      if (calls.length === 0) return answer.content ?? "";
+      messages.push({
+        role: "assistant",
+        content: answer.content ?? null,
+        tool_calls: calls,
+      });
+      for (const call of calls) {
+        say(`the model calls ${JSON.stringify(call.function.name)}`);
+        const content = bounded(await runTool(client, watch, call));
+        messages.push({ role: "tool", tool_call_id: call.id, content });
+      }
+    }
+    throw new Error(`no answer after ${MAX_MODEL_REQUESTS} model requests`);
+  } finally {
+    await watch.stop().catch(() => {});
+  }
+}
+
+/** Connects, converses, prints the model's answer; the exit status. */
+async function hostMain(
+  args: string[],
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): Promise<number> {
+  let options: HostOptions;
+  try {
+    options = parseHostArgs(args, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`reference-host error: ${error.message}`);
+    return 2;
+  }
+  const era = options.era;
+  const client = new Client({ name: "reference-host", version: LAB_VERSION }, {
+    versionNegotiation: {
+      mode: era === "auto" ? "auto" : era === "2025" ? "legacy" : { pin: era },
+    },
+  });
+  const [command, ...commandArgs] = options.stdio ?? [];
+  // A stdio server gets the SDK's few safe variables, never the key.
+  const transport = options.url
+    ? new StreamableHTTPClientTransport(new URL(options.url))
+    : new StdioClientTransport({ command, args: commandArgs });
+  const inline = options["no-updates"]
+    ? undefined
+    : new InlineUpdates(transport);
+  try {
+    await client.connect(transport);
+    console.log(lineText(await converse(options, client, inline)));
+    return 0;
+  } catch (error) {
+    say(`failed: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    if (transport instanceof StreamableHTTPClientTransport) {
+      await transport.terminateSession().catch(() => {});
+    }
+    await client.close().catch(() => {});
+  }
+}
+
+if (import.meta.main) Deno.exit(await hostMain(Deno.args));

@@ -1,0 +1,349 @@
+/**
+ * Tests for the reference host (`reference_host.ts`), run as a command
+ * against the lab (over HTTP from `spawnLab`, or over stdio as the host
+ * starts it) and a small Chat Completions model written here, which answers
+ * each request from a fixed list and keeps the requests it saw.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { REVIEW_URI } from "../../main.ts";
+import { spawnLab } from "../../testdata/lab.ts";
+import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
+import { LegacySessions } from "../../testdata/legacy_sessions.ts";
+import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+
+prepareTestEnvironment();
+
+const HOST_PATH = new URL("./reference_host.ts", import.meta.url).pathname;
+const MAIN_PATH = new URL("../../main.ts", import.meta.url).pathname;
+const API_KEY = "test-key-never-printed";
+
+interface ChatMessage {
+  role: string;
+  content: string | null;
+}
+
+/**
+ * A Chat Completions endpoint that reads the resource (`uri`), waits
+ * `waitMs` and lists resources (time for the lab's updates to arrive), then answers.
+ */
+function startModel(waitMs: number, uri = REVIEW_URI) {
+  const requests: ChatMessage[][] = [];
+  const calls = [
+    { name: "read_resource", arguments: { uri } },
+    { name: "list_resources", arguments: {} },
+  ];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = await request.json();
+      const turn = requests.push(body.messages) - 1;
+      if (turn === 1) await new Promise((done) => setTimeout(done, waitMs));
+      const call = calls[turn];
+      return Response.json({
+        choices: [{
+          message: call
+            ? {
+              role: "assistant",
+              content: null,
+              tool_calls: [{
+                id: `call_${turn}`,
+                type: "function",
+                function: {
+                  name: call.name,
+                  arguments: JSON.stringify(call.arguments),
+                },
+              }],
+            }
+            : { role: "assistant", content: "done" },
+        }],
+      });
+    },
+  );
+  return {
+    requests,
+    baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    close: () => server.shutdown(),
+  };
+}
+
+/** Runs the host to its end: exit status, stdout, stderr. */
+async function runHost(args: string[], baseUrl: string) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      HOST_PATH,
+      "--base-url",
+      baseUrl,
+      "--model",
+      "m",
+      ...args,
+    ],
+    env: { OPENAI_API_KEY: API_KEY },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** The update messages of one request to the model. */
+function updatesIn(messages: ChatMessage[]): string[] {
+  return messages.flatMap((message) =>
+    message.role === "user" && message.content?.startsWith(UPDATE_MARK)
+      ? [message.content]
+      : []
+  );
+}
+
+const labEnv = (extra: Record<string, string> = {}) => ({
+  MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+  MCP_TEST_LOG_LEVEL: "warn",
+  ...extra,
+});
+
+Deno.test("reference host (2025, HTTP): three notifications before the next request give one update message with the latest text", async () => {
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    env: labEnv({
+      // Past the host's next request, so all three come during the wait.
+      MCP_TEST_UPDATE_DELAY_SECONDS: "1",
+      MCP_TEST_UPDATE_COUNT: "3",
+      MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.3",
+    }),
+  });
+  const model = startModel(3500);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", lab.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, "done\n");
+    assert.ok(!run.stderr.includes(API_KEY));
+    assert.equal(model.requests.length, 3);
+    assert.deepEqual(updatesIn(model.requests[1]), []);
+    const [update, ...more] = updatesIn(model.requests[2]);
+    assert.deepEqual(more, []);
+    assert.match(
+      update,
+      /^\[Update from the MCP server\] test:\/\/review\/status changed at \d{4}-\d\d-\d\dT[\d:.]+Z \(the server notified the host, which read it again\)\. Its content now:\nstatus: reviewed\nversion: 4\n/,
+    );
+    const report = await (await fetch(`${lab.origin}/report`)).json();
+    assert.equal(report.clients[0].name, "reference-host");
+    assert.equal(report.clients[0].level, 6);
+  } finally {
+    await model.close();
+    await lab.stop();
+  }
+});
+
+Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks for the content in the update, and brings version 2 to the model without a re-read", async () => {
+  const model = startModel(2500);
+  try {
+    const run = await runHost([
+      "--era",
+      "2026-07-28",
+      "Go",
+      "--stdio",
+      "--",
+      Deno.execPath(),
+      "run",
+      "-A",
+      MAIN_PATH,
+      "--stdio",
+      "--delay",
+      "0.5",
+    ], model.baseUrl);
+    assert.equal(run.code, 0, run.stderr);
+    const [update] = updatesIn(model.requests[2]);
+    assert.match(
+      update,
+      /\(the server sent the new content with its notification\)\. Its content now:\nstatus: reviewed\nversion: 2\n/,
+    );
+    assert.match(run.stderr, /^\[host\] watching "test:\/\/review\/status"$/m);
+    assert.match(
+      run.stderr,
+      /^\[host\] "test:\/\/review\/status": the notification carried its content$/m,
+    );
+    // The lab's verdict, on the stderr the host passed on.
+    assert.match(
+      run.stderr,
+      /^\[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+    );
+    assert.match(
+      run.stderr,
+      /^ {2}level 6 of 7: version 2 delivered inline, not re-read$/m,
+    );
+    assert.doesNotMatch(run.stderr, /\[resources\/read\] uri=\S+ version=2/);
+  } finally {
+    await model.close();
+  }
+});
+
+Deno.test("reference host --no-updates: no subscription and no update message (level 3, the control)", async () => {
+  const lab = await spawnLab({ mainPath: MAIN_PATH, env: labEnv() });
+  const model = startModel(1000);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--no-updates", "--url", lab.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(model.requests.flatMap(updatesIn), []);
+    const report = await (await fetch(`${lab.origin}/report`)).json();
+    assert.equal(report.clients[0].level, 3);
+    assert.equal(
+      report.clients[0].missing,
+      `never subscribed to ${REVIEW_URI} (resources/subscribe)`,
+    );
+  } finally {
+    await model.close();
+    await lab.stop();
+  }
+});
+
+Deno.test("reference host: a bad flag is one line and exit 2; a failing model is exit 1 without the key", async (t) => {
+  const cases: [string[], string][] = [
+    [["Go"], "give --url URL or --stdio -- COMMAND…, one of them"],
+    [["--url", "file:///x", "Go"], "--url is not an http(s) URL"],
+    [["--url", "http://127.0.0.1:9/mcp"], "no prompt: give it after the flags"],
+    [
+      ["--era", "2024", "--url", "http://127.0.0.1:9/mcp", "Go"],
+      "--era must be auto, 2025 or 2026-07-28",
+    ],
+    [["--stdio", "Go"], "--stdio needs -- COMMAND…"],
+  ];
+  for (const [args, message] of cases) {
+    await t.step(args.join(" "), async () => {
+      const run = await runHost(args, "http://127.0.0.1:9/v1");
+      assert.equal(run.code, 2);
+      assert.equal(run.stderr, `reference-host error: ${message}\n`);
+      assert.equal(run.stdout, "");
+    });
+  }
+  await t.step("the model answers 401", async () => {
+    const lab = await spawnLab({ mainPath: MAIN_PATH, env: labEnv() });
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      (request) =>
+        new Response(
+          `no: ${request.headers.get("authorization") === `Bearer ${API_KEY}`}`,
+          {
+            status: 401,
+          },
+        ),
+    );
+    try {
+      const run = await runHost(
+        ["--url", lab.url, "Go"],
+        `http://127.0.0.1:${server.addr.port}/v1`,
+      );
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.stderr,
+        "[host] failed: the model answered 401: no: true\n",
+      );
+      assert.ok(!run.stderr.includes(API_KEY));
+    } finally {
+      await server.shutdown();
+      await lab.stop();
+    }
+  });
+});
+
+/**
+ * A 2025 server of two resources, `big://a` (20,000 characters) and
+ * `other://b`: a subscribe to `big://a` makes it send an update for
+ * `other://b`, which the conversation never read, then change `big://a`
+ * and send its update.
+ */
+function startTwoResourceServer() {
+  let version = 1;
+  const text = () => `version ${version} ${"x".repeat(20_000)}`;
+  const build = () => {
+    const server = new Server({ name: "two", version: "0.0.1" }, {
+      capabilities: { resources: { subscribe: true } },
+    });
+    server.setRequestHandler("resources/list", () => ({
+      resources: [
+        { uri: "big://a", name: "a" },
+        { uri: "other://b", name: "b" },
+      ],
+    }));
+    server.setRequestHandler("resources/read", ({ params }) => ({
+      contents: [{
+        uri: params.uri,
+        text: params.uri === "big://a" ? text() : "b",
+      }],
+    }));
+    server.setRequestHandler("resources/subscribe", () => {
+      setTimeout(async () => {
+        await server.sendResourceUpdated({ uri: "other://b" });
+        version = 2;
+        await server.sendResourceUpdated({ uri: "big://a" });
+      }, 300);
+      return {};
+    });
+    server.setRequestHandler("resources/unsubscribe", () => ({}));
+    return server;
+  };
+  const sessions = new LegacySessions(build);
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) =>
+      sessions.handle(
+        request,
+        request.method === "POST" ? await request.json() : undefined,
+      ),
+  );
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    async close() {
+      await sessions.close();
+      await http.shutdown();
+    },
+  };
+}
+
+Deno.test("reference host: an update for a resource it never read is ignored; what reaches the model is cut to 16,000 characters", async () => {
+  const server = startTwoResourceServer();
+  const model = startModel(1500, "big://a");
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    // 20,010 characters cut to 16,000, compared as booleans (no diff of
+    // 16,000 x's when it fails).
+    const cut = (version: number) =>
+      `version ${version} ${
+        "x".repeat(MAX_CONTENT_CHARS - 10)
+      }\n[… 4010 more characters]`;
+    const firstRead = model.requests[1].at(-1)?.content ?? "";
+    assert.ok(firstRead === cut(1), firstRead.slice(-80));
+    const updates = updatesIn(model.requests[2]);
+    assert.equal(updates.length, 1, updates.map((u) => u.slice(0, 60)).join());
+    assert.match(updates[0], /^\[Update from the MCP server\] big:\/\/a /);
+    assert.ok(
+      updates[0].endsWith(`Its content now:\n${cut(2)}`),
+      updates[0].slice(-80),
+    );
+    assert.ok(
+      !model.requests.flat().some((message) =>
+        message.content?.includes("other://b changed")
+      ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});

@@ -1,0 +1,1299 @@
+import assert from "node:assert/strict";
+import type { ClientReport } from "../../main.ts";
+import type { Route } from "../model/decide.ts";
+import { installFailureReason } from "../support/install.ts";
+import {
+  COMMAND_NOTE,
+  demoteHeadings,
+  evidenceKindOf,
+  evidenceMarkdown,
+  HISTORY,
+  hostNoticeFact,
+  hostNoticeNote,
+  type MatrixDocument,
+  matrixMarkdown,
+  mergeEvidence,
+  mergeRows,
+  quotedOutput,
+  rereadByItself,
+  ROUTE_TEXT,
+  rowFromRun,
+  rowLevel,
+  versusDefaultNote,
+  withDefaultComparison,
+} from "./matrix.ts";
+import {
+  mainLabClient,
+  probeLabLevel,
+  runHeader,
+} from "../runners/run_record.ts";
+import type { MatrixRow } from "./rows.ts";
+import {
+  at,
+  citedHost,
+  labClient,
+  labReport,
+  matrixRow as row,
+  runRecord,
+  transcriptEntry,
+} from "../testdata/fixtures.ts";
+
+/** The lines of the matrix's full table section ("Every run"), after the summary. */
+function everyRunLines(markdown: string): string[] {
+  const start = markdown.indexOf("\n## Every run\n");
+  assert.ok(start > 0, "no Every run section");
+  return markdown.slice(start).split("\n");
+}
+
+Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
+  const row = rowFromRun(runRecord({}));
+  assert.equal(row.labClient, "demo/1.0.0");
+  assert.equal(row.era, "2025");
+  assert.equal(row.protocolVersion, "2025-06-18");
+  assert.deepEqual(
+    [
+      row.connected,
+      row.listed,
+      row.readV1,
+      row.subscribed,
+      row.notificationDelivered,
+    ],
+    [true, true, true, false, false],
+  );
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.level, 3);
+  assert.equal(row.contextUpdated, false);
+  assert.equal(row.labVersion, "0.2.0");
+  assert.equal(row.notes, labClient({}).missing);
+  assert.equal(row.evidence, "runs/demo-1.0.0-default.md#trigger-read");
+});
+
+Deno.test("rowFromRun: a probe connection does not hide the working one", () => {
+  const probe = labClient({ id: "probe", level: 1, missing: "never listed" });
+  const row = rowFromRun(
+    runRecord({ labReport: labReport([probe, labClient({})]) }),
+  );
+  assert.equal(row.labLevel, 3);
+  assert.equal(mainLabClient([probe])?.id, "probe");
+  assert.equal(mainLabClient([]), undefined);
+});
+
+Deno.test("rowLevel: 7 only when the context showed the update after a notification", () => {
+  assert.equal(rowLevel(6, true, true), 7);
+  assert.equal(rowLevel(6, true, false), 6);
+  assert.equal(rowLevel(3, false, true), 3);
+  assert.equal(rowLevel(3, false, null), 3);
+});
+
+Deno.test("rowFromRun: level 6 reached only because the model asked says so", () => {
+  const notified = labClient({
+    level: 6,
+    missing: "level 7 … not observable",
+    steps: {
+      ...labClient({}).steps,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(0.5),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=1 client=demo/1.0.0",
+      },
+      {
+        at: at(6.2),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const row = rowFromRun(runRecord({ labReport: labReport([notified]) }));
+  assert.equal(row.level, 6);
+  assert.match(row.notes, /read version 2 only when the model asked/);
+  assert.match(row.notes, /not in the agent's context until it asked/);
+  assert.equal(rereadByItself(notified, runRecord({}).transcript), false);
+});
+
+Deno.test("rowFromRun: a client that re-reads and shows the update by itself reaches 7", () => {
+  const native = labClient({
+    level: 6,
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(4),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const transcript = [
+    transcriptEntry(0, "read-v1"),
+    transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+    transcriptEntry(6, "check-context-then-reread", {
+      versionsSeen: [1, 2],
+      contextUpdated: true,
+    }),
+    transcriptEntry(7, "final", {
+      versionsSeen: [1, 2, 2],
+      contextUpdated: true,
+    }),
+  ];
+  const row = rowFromRun(
+    runRecord({ labReport: labReport([native]), transcript }),
+  );
+  assert.equal(row.level, 7);
+  assert.equal(row.labLevel, 6);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(rereadByItself(native, transcript), true);
+  assert.match(row.notes, /reached the agent's context before it asked/);
+});
+
+Deno.test("rowFromRun: crashes, timeouts and failed installs are rows with their reason", () => {
+  const crashed = rowFromRun(runRecord({
+    outcome: "exit-nonzero",
+    exitCode: 1,
+    detail: "exit 1",
+    labReport: labReport([]),
+    transcript: [],
+    outputTail:
+      "starting\nError: MCP server lab refused: tools/list failed\nbye",
+  }));
+  assert.equal(crashed.level, 0);
+  assert.equal(crashed.connected, false);
+  assert.equal(
+    crashed.notes,
+    "exit 1: Error: MCP server lab refused: tools/list failed; never reached the lab",
+  );
+  const hung = rowFromRun(runRecord({
+    outcome: "timeout",
+    detail: "no exit within 120 s",
+  }));
+  assert.match(
+    hung.notes,
+    /^timed out \(no exit within 120 s\); never subscribed/,
+  );
+  assert.equal(hung.level, 3);
+  const install = rowFromRun(runRecord({
+    outcome: "install-failed",
+    detail: "Error: getaddrinfo ENOTFOUND github.com",
+    labReport: null,
+    transcript: [],
+  }));
+  assert.equal(
+    install.notes,
+    "npm install failed: Error: getaddrinfo ENOTFOUND github.com",
+  );
+  assert.equal(install.era, null);
+  assert.equal(install.level, 0);
+  const unsupported = rowFromRun(runRecord({
+    outcome: "not-supported",
+    detail: "no MCP support by design",
+    labReport: null,
+    transcript: [],
+  }));
+  assert.equal(unsupported.notes, "not run: no MCP support by design");
+  assert.equal(unsupported.level, 0);
+});
+
+Deno.test("rowFromRun: a client run from another platform package's binary says so first in every row", () => {
+  const note =
+    "ran demo-cli-linux-x64 0.9.0's binary: demo-cli 1.0.0 asks for 1.0.0, which npm does not have";
+  const header = runHeader(
+    {
+      id: "demo",
+      displayName: "Demo CLI",
+      npmPackage: "demo-cli",
+      version: "1.0.0",
+      platformBinary: {
+        npmPackage: "demo-cli-linux-x64",
+        version: "0.9.0",
+        binary: "bin/demo",
+        note,
+      },
+    },
+    "default",
+    "read",
+  );
+  assert.equal(header.installNote, note);
+  const completed = rowFromRun(runRecord({ ...header }));
+  assert.equal(completed.level, 3);
+  assert.equal(
+    completed.notes,
+    `${note}; never subscribed to test://review/status (resources/subscribe)`,
+  );
+  for (
+    const [outcome, said] of [
+      ["install-failed", "npm install failed: ETARGET"],
+      ["lab-failed", "harness: the lab did not start (ETARGET)"],
+    ] as const
+  ) {
+    const row = rowFromRun(runRecord({
+      ...header,
+      outcome,
+      detail: "ETARGET",
+      labReport: null,
+      transcript: [],
+    }));
+    assert.equal(row.notes, `${note}; ${said}`, outcome);
+  }
+  const published = runHeader(
+    {
+      id: "demo",
+      displayName: "Demo CLI",
+      npmPackage: "demo-cli",
+      version: "1.0.0",
+    },
+    "default",
+    "read",
+  );
+  assert.equal("installNote" in published, false);
+});
+
+Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {
+  const quiet = rowFromRun(runRecord({
+    trigger: "subscribe",
+    labReport: labReport([labClient({ updatesSent: 0, readVia: "tool" })]),
+  }));
+  assert.equal(quiet.contextUpdated, null);
+  assert.equal(quiet.level, 3);
+  assert.match(quiet.notes, /reads through the lab's get_review_status tool/);
+});
+
+Deno.test("rowFromRun: a model offered no read tool is named in the notes", () => {
+  const row = rowFromRun(runRecord({
+    transcript: [
+      transcriptEntry(0, "no-read-tool", {
+        readToolOffered: false,
+        note: "offered tools: Bash, Edit",
+      }),
+    ],
+  }));
+  assert.match(
+    row.notes,
+    /offered no resource-read tool \(offered tools: Bash, Edit\)/,
+  );
+});
+
+Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
+  const old = [
+    row({ clientId: "b", trigger: "read", notes: "old b" }),
+    row({ clientId: "a", trigger: "read", notes: "old a" }),
+    row({ clientId: "a", trigger: "subscribe", notes: "old a sub" }),
+  ];
+  const merged = mergeRows(old, [
+    row({ clientId: "a", trigger: "read", notes: "new a" }),
+    row({
+      clientId: "a",
+      mode: "2026-07-28",
+      trigger: "read",
+      notes: "new a 2026",
+    }),
+  ], ["a", "b"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "old a sub",
+    "new a",
+    "new a 2026",
+    "old b",
+  ]);
+});
+
+Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence; hosts read from source; history below", () => {
+  const zed = citedHost();
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [row({ notes: "pipes | escaped" })],
+      cited: [zed],
+      requests: {},
+      libraries: [],
+    },
+  );
+  assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo CLI")
+  );
+  assert.ok(line);
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.deepEqual(cells.slice(1, 17), [
+    "Demo CLI",
+    "1.0.0",
+    "default",
+    "native",
+    "`read`",
+    "2025 (2025-06-18)",
+    "✅",
+    "✅",
+    "✅",
+    "❌",
+    "❌",
+    "❌",
+    "❌",
+    "3",
+    "pipes \\| escaped",
+    "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
+  ]);
+  assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
+  const cited = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Zed |")
+  );
+  assert.ok(cited, "no row for the host read from source");
+  assert.deepEqual(cited.split(/(?<!\\)\|/).map((text) => text.trim()), [
+    "",
+    "Zed",
+    "0.200.0",
+    ...Array(12).fill("—"),
+    "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
+    `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
+      "0123abcd".padEnd(40, "0")
+    }/crates/context_server/src/client.rs#L10-L12)`,
+    "",
+  ]);
+  assert.ok(markdown.indexOf(cited) > markdown.indexOf(line));
+  assert.match(HISTORY, /May 2026/);
+  assert.match(HISTORY, /Codex CLI and Crush refused/);
+});
+
+Deno.test("matrixMarkdown: a host read from its npm bundle cites package, file and line, the quote kept in the JSON only", () => {
+  const host = citedHost({
+    id: "demo-source",
+    displayName: "Demo Bundle",
+    citations: [{
+      package: "@demo/cli@1.2.3",
+      path: "dist/cli.js",
+      line: 42,
+      quote: "setNotificationHandler(a|b,`x`)",
+      says: "handles tools/list_changed only",
+    }],
+  });
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [],
+    cited: [host],
+    requests: {},
+    libraries: [],
+  });
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo Bundle |")
+  );
+  assert.ok(line, "no row for the host read from its bundle");
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.equal(
+    cells.at(-2),
+    "source, not run: `@demo/cli@1.2.3` `dist/cli.js:42`",
+  );
+  assert.doesNotMatch(line, /setNotificationHandler/);
+});
+
+Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
+  const markdown = evidenceMarkdown([
+    runRecord({ trigger: "subscribe" }),
+    runRecord({
+      outcome: "timeout",
+      detail: "no exit within 120 s",
+      outputTail: "stuck",
+    }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default/);
+  assert.match(markdown, /## Trigger subscribe[\s\S]*## Trigger read/);
+  assert.match(
+    markdown,
+    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\) \| check-context-then-reread \| 1 \| no \|/,
+  );
+  assert.match(
+    markdown,
+    /### Client output \(last lines\)\n\n```text\nstuck\n```/,
+  );
+  assert.equal(
+    markdown.split("#### MCP resource subscription lab report").length,
+    3,
+  );
+  assert.match(markdown, /##### demo\/1\.0\.0/);
+});
+
+Deno.test("demoteHeadings: headings move down, code fences stay as they are", () => {
+  assert.equal(
+    demoteHeadings("# A\n```sh\n# comment\n```\n## B", 2),
+    "### A\n```sh\n# comment\n```\n#### B",
+  );
+});
+
+Deno.test("installFailureReason: a postinstall download failure names the error and the URL", () => {
+  const log = [
+    "npm error code 1",
+    "npm error command sh -c node install.js",
+    "npm error Downloading https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz to archive/crush.tar.gz...",
+    "npm error Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com",
+    "npm error     at install (lib.js:162:9)",
+  ].join("\n");
+  assert.equal(
+    installFailureReason(log),
+    "Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com (its postinstall downloads https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz)",
+  );
+  assert.equal(
+    installFailureReason("npm error 404 Not Found"),
+    "404 Not Found",
+  );
+});
+
+Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {
+  const both = evidenceMarkdown([
+    runRecord({ trigger: "subscribe", durationSeconds: 11 }),
+    runRecord({ trigger: "read", durationSeconds: 12 }),
+  ]);
+  const readOnly = evidenceMarkdown([
+    runRecord({ trigger: "read", durationSeconds: 99 }),
+  ]);
+  const merged = mergeEvidence(both, readOnly);
+  assert.match(
+    merged,
+    /## Trigger subscribe\n\nOutcome: completed \(exit 0\) after 11 s/,
+  );
+  assert.match(
+    merged,
+    /## Trigger read\n\nOutcome: completed \(exit 0\) after 99 s/,
+  );
+  assert.ok(
+    merged.indexOf("## Trigger subscribe") < merged.indexOf("## Trigger read"),
+  );
+  assert.equal(merged.split("## Trigger").length, 3);
+  assert.equal(mergeEvidence("", both), both.replace(/\n+$/, "") + "\n");
+});
+
+const waitTranscript = (version: number) => [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "call-wait-tool", {
+    versionsSeen: [1],
+    answer: 'tool mcp__lab__wait_for_review_update {"since_version":1}',
+  }),
+  transcriptEntry(5, "final", {
+    versionsSeen: [1, version],
+    contextUpdated: version >= 2,
+  }),
+];
+
+Deno.test("rowFromRun (wait-tool): version 2 through the call is 7, with the lab's wait-tool record in the notes", () => {
+  const record = runRecord({
+    route: "wait-tool",
+    labReport: labReport([
+      labClient({
+        waitTool: { calls: 1, longestWaitSeconds: 2.9, level: 6 },
+      }),
+    ]),
+    transcript: waitTranscript(2),
+  });
+  const row = rowFromRun(record);
+  assert.equal(row.route, "wait-tool");
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(row.level, 7);
+  assert.deepEqual(row.waitTool, {
+    calls: 1,
+    longestWaitSeconds: 2.9,
+    level: 6,
+  });
+  assert.equal(row.probeLevel, null);
+  assert.match(
+    row.notes,
+    /wait tool: 1 call\(s\), the longest blocked 2\.9 s, version 2 delivered through it$/,
+  );
+  assert.equal(
+    row.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-read",
+  );
+});
+
+Deno.test("rowFromRun (wait-tool): a long wait cut off by the client says so, at the lab's level", () => {
+  const row = rowFromRun(runRecord({
+    route: "wait-tool",
+    longWait: true,
+    delaySeconds: 90,
+    trigger: "subscribe",
+    labReport: labReport([
+      labClient({
+        waitTool: { calls: 1, longestWaitSeconds: 60, level: null },
+      }),
+    ]),
+    transcript: waitTranscript(1),
+  }));
+  assert.equal(row.level, 3);
+  assert.equal(row.delaySeconds, 90);
+  assert.match(
+    row.notes,
+    /long wait: the update came after 90 s; the call ended after 60 s without it \(the client's tool-call timeout\)/,
+  );
+  assert.equal(
+    row.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-long-wait",
+  );
+});
+
+Deno.test("rowFromRun (shell-probe): the probe client is not the client; its level is kept for --check", () => {
+  const probe = labClient({
+    id: "p",
+    name: "mcp-subscription-probe",
+    level: 6,
+    steps: { ...labClient({}).steps, subscribed: true },
+  });
+  const record = runRecord({
+    route: "shell-probe",
+    labReport: labReport([probe, labClient({})]),
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "run-probe", { versionsSeen: [1] }),
+      transcriptEntry(9, "final", {
+        versionsSeen: [1, 1, 2],
+        contextUpdated: true,
+      }),
+    ],
+  });
+  const row = rowFromRun(record);
+  assert.equal(row.labClient, "demo/1.0.0");
+  assert.equal(row.labLevel, 3);
+  assert.equal(row.probeLevel, 6);
+  assert.equal(row.level, 7);
+  assert.match(
+    row.notes,
+    /the probe reached level 6 in the lab, and its result with version 2 reached the model/,
+  );
+  assert.equal(probeLabLevel([labClient({})]), null);
+});
+
+Deno.test("rowFromRun (shell-probe): a client that cannot run the probe says why", () => {
+  const row = rowFromRun(runRecord({
+    route: "shell-probe",
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "no-route-tool", {
+        versionsSeen: [1],
+        note: "its shell tool asks for approval in headless runs",
+      }),
+    ],
+  }));
+  assert.equal(row.level, 3);
+  assert.match(
+    row.notes,
+    /cannot take this route: its shell tool asks for approval in headless runs$/,
+  );
+});
+
+Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in the row and the evidence, escaped and bounded", () => {
+  const printed = `sh: 1: deno: not found\n\x1b[31m| \`rm\` ${"x".repeat(300)}`;
+  const record = runRecord({
+    route: "shell-probe",
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "run-probe", { versionsSeen: [1] }),
+      transcriptEntry(2, "final", {
+        versionsSeen: [1],
+        contextUpdated: false,
+        routeResult: printed,
+      }),
+    ],
+  });
+  const quoted = `"sh: 1: deno: not found | 'rm' ${"x".repeat(169)}…"`;
+  assert.equal(quotedOutput(printed), quoted);
+  const row = rowFromRun(record);
+  assert.equal(row.level, 3);
+  assert.equal(
+    row.notes,
+    `never subscribed to test://review/status (resources/subscribe); the probe never reached the lab (the shell command did not run it); the shell tool returned ${quoted}`,
+  );
+  const cells = everyRunLines(matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [row],
+      cited: [],
+      requests: {},
+      libraries: [],
+    },
+  )).find((line) => line.startsWith("| Demo CLI"));
+  assert.ok(cells?.includes(quoted.replace("|", "\\|")));
+  assert.match(
+    evidenceMarkdown([record]),
+    /\| final \| 1 \| no \| tool read_mcp_resource \{\} \(the call returned "sh: 1: deno: not found \\\| 'rm' x+…"\) \|/,
+  );
+});
+
+Deno.test("rowLevel: on the other routes, 7 is the model's observation alone", () => {
+  assert.equal(rowLevel(3, false, true, "wait-tool"), 7);
+  assert.equal(rowLevel(3, false, false, "shell-probe"), 3);
+  assert.equal(rowLevel(3, false, true, "native"), 3);
+});
+
+Deno.test("matrixMarkdown: the Route column, explained in two sentences above the table", () => {
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [
+        row({}),
+        row({
+          route: "wait-tool",
+          level: 7,
+          evidence: "runs/w.md#trigger-read",
+        }),
+        row({
+          route: "wait-tool",
+          longWait: true,
+          delaySeconds: 90,
+          trigger: "subscribe",
+          evidence: "runs/w.md#trigger-subscribe-long-wait",
+        }),
+        row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
+      ],
+      cited: [citedHost()],
+      requests: {},
+      libraries: [],
+    },
+  );
+  const lines = everyRunLines(markdown);
+  const header = lines.find((text) => text.startsWith("| Client |"));
+  assert.ok(header);
+  const columns = header.split("|").map((text) => text.trim());
+  assert.equal(columns.indexOf("Route"), columns.indexOf("Mode") + 1);
+  assert.ok(markdown.indexOf(ROUTE_TEXT) < markdown.indexOf(header));
+  assert.equal(ROUTE_TEXT.split(/\. (?=[A-Z])/).length, 2);
+  for (const route of ["native", "wait-tool", "shell-probe"]) {
+    assert.match(ROUTE_TEXT, new RegExp(`\`${route}\``));
+  }
+  const routeCells = lines.filter((text) => text.startsWith("| Demo CLI"))
+    .map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "native",
+    "wait-tool",
+    "wait-tool (long wait, 90 s)",
+    "shell-probe",
+  ]);
+  const cited = lines.find((text) => text.startsWith("| Zed |"));
+  assert.equal(cited?.split("|").length, header.split("|").length);
+});
+
+Deno.test("mergeRows: routes and long waits are rows of their own, ordered native, wait-tool, shell-probe", () => {
+  const merged = mergeRows([
+    row({ route: "shell-probe", notes: "shell" }),
+    row({ notes: "old native" }),
+  ], [
+    row({ route: "wait-tool", longWait: true, notes: "long" }),
+    row({ route: "wait-tool", notes: "wait" }),
+    row({ notes: "new native" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "new native",
+    "wait",
+    "long",
+    "shell",
+  ]);
+  // A row written before routes existed counts as native.
+  const legacy = { ...row({ notes: "legacy" }) } as Partial<MatrixRow>;
+  delete legacy.route;
+  assert.deepEqual(
+    mergeRows([legacy as MatrixRow], [row({ notes: "fresh" })], ["demo"]).map(
+      (each) => each.notes,
+    ),
+    ["fresh"],
+  );
+});
+
+Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections merge after the others", () => {
+  const markdown = evidenceMarkdown([
+    runRecord({ route: "wait-tool", trigger: "read" }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default, route wait-tool/);
+  assert.match(markdown, /deno task clients --route wait-tool demo/);
+  const long = evidenceMarkdown([
+    runRecord({ route: "wait-tool", trigger: "subscribe", longWait: true }),
+  ]);
+  assert.match(long, /## Trigger subscribe, long wait/);
+  const merged = mergeEvidence(markdown, long);
+  assert.ok(
+    merged.indexOf("## Trigger read") <
+      merged.indexOf("## Trigger subscribe, long wait"),
+  );
+});
+
+Deno.test("rowFromRun (progress check): whether the client resets its tool timeout on progress, and the control", () => {
+  const check = (
+    progressCheck: "progress" | "no-progress",
+    wait: ClientReport["waitTool"],
+    version: number,
+    tokens = 1,
+  ) =>
+    rowFromRun(runRecord({
+      route: "wait-tool",
+      progressCheck,
+      delaySeconds: 40,
+      trigger: "subscribe",
+      labReport: labReport([labClient({ waitTool: wait })]),
+      transcript: waitTranscript(version),
+      ...(progressCheck === "no-progress"
+        ? { progressTokensRemoved: tokens }
+        : { progressTokensSent: tokens }),
+    }));
+  const resets = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 40, level: 6 },
+    2,
+  );
+  assert.equal(resets.level, 7);
+  assert.match(resets.notes, /the client resets its timeout on progress$/);
+  assert.equal(
+    resets.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s",
+  );
+  const cut = check(
+    "progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.equal(cut.level, 3);
+  assert.match(
+    cut.notes,
+    /the call ended after 20 s although progress notifications came every 5 s: the client does not reset its timeout on progress$/,
+  );
+  // A client that sends no progressToken gets no progress to judge by.
+  const cutAtTimeout = { calls: 1, longestWaitSeconds: 20, level: null };
+  const tokenless = check("progress", cutAtTimeout, 1, 0);
+  const tokenlessControl = check("no-progress", cutAtTimeout, 1, 0);
+  assert.match(
+    tokenlessControl.notes,
+    /progress check, control: the client sent no progressToken, so none was removed; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
+  );
+  assert.match(
+    tokenless.notes,
+    /progress check: the client sent no progressToken with its call, so no progress notifications came; with its tool timeout at 20 s the call ended after 20 s$/,
+  );
+  const control = check(
+    "no-progress",
+    { calls: 1, longestWaitSeconds: 20, level: null },
+    1,
+  );
+  assert.match(
+    control.notes,
+    /the client sent a progressToken with 1 request\(s\), removed on its way to the lab; without progress the call ended after 20 s: the 20 s timeout setting applies$/,
+  );
+  assert.equal(
+    control.evidence,
+    "runs/demo-1.0.0-default-wait-tool.md#trigger-subscribe-tool-timeout-20-s-no-progress",
+  );
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: mergeRows([], [control, resets, row({ route: "wait-tool" })], [
+        "demo",
+      ]),
+      cited: [],
+      requests: {},
+      libraries: [],
+    },
+  );
+  const routeCells = everyRunLines(markdown).filter((text) =>
+    text.startsWith("| Demo CLI")
+  ).map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "wait-tool",
+    "wait-tool (tool timeout 20 s, update after 40 s)",
+    "wait-tool (tool timeout 20 s, update after 40 s, no progress)",
+  ]);
+});
+
+/**
+ * A client that subscribes and is notified (the update 3.5 s in), whose
+ * host tells its model the resource changed and leaves the re-read to it:
+ * oh-my-pi with `mcp.notifications` on. `withVersion2`: its notice carries
+ * the new text.
+ */
+function noticeRun(withVersion2: boolean) {
+  const notified = labClient({
+    level: 6,
+    missing: "level 7 (the agent's context shows the update) is not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(3.5),
+        kind: "update",
+        line: "[resource/update] uri=test://review/status version=2",
+      },
+      {
+        at: at(6.1),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const hostNotice = { withVersion2 };
+  const seen = withVersion2 ? [1, 2] : [1];
+  return runRecord({
+    labReport: labReport([notified]),
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+      transcriptEntry(6, "check-context-then-reread", {
+        versionsSeen: seen,
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+      transcriptEntry(7, "final", {
+        versionsSeen: [...seen, 2],
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+    ],
+  });
+}
+
+Deno.test("rowFromRun: the host's notice without the content is its own fact, in the row and its notes, and not level 7", () => {
+  const row = rowFromRun(noticeRun(false));
+  assert.equal(row.hostNotice, true);
+  assert.equal(row.hostNoticeSeconds, 2.5);
+  assert.equal(row.contextUpdated, false);
+  assert.equal(row.labLevel, 6);
+  assert.equal(row.level, 6);
+  assert.equal(
+    row.notes,
+    "notified, but read version 2 only when the model asked: the client did not re-read by itself; the host told the model the resource changed (notice 2.5 s after the update), without its content; version 2 was not in the agent's context until it asked",
+  );
+  // In matrix.json as in the row.
+  const json = JSON.parse(JSON.stringify(row));
+  assert.equal(json.hostNotice, true);
+  assert.equal(json.hostNoticeSeconds, 2.5);
+});
+
+Deno.test("rowFromRun: a notice that brought version 2 is level 7, and says so", () => {
+  const row = rowFromRun(noticeRun(true));
+  assert.equal(row.hostNotice, true);
+  assert.equal(row.hostNoticeSeconds, 2.5);
+  assert.equal(row.contextUpdated, true);
+  assert.equal(row.level, 7);
+  assert.equal(
+    row.notes,
+    "notified, but read version 2 only when the model asked: the client did not re-read by itself; the host's notice brought version 2 to the model (notice 2.5 s after the update); version 2 reached the agent's context before it asked again",
+  );
+});
+
+Deno.test("hostNoticeFact: none came, no model drove the client, or the lab's update time is unknown", () => {
+  const plain = rowFromRun(runRecord({}));
+  assert.equal(plain.hostNotice, false);
+  assert.equal(plain.hostNoticeSeconds, null);
+  assert.doesNotMatch(plain.notes, /host/);
+  const noticed = noticeRun(false);
+  assert.deepEqual(hostNoticeFact({ ...noticed, kind: "command" }, undefined), {
+    reached: null,
+    seconds: null,
+    withVersion2: false,
+  });
+  assert.deepEqual(hostNoticeFact({ ...noticed, transcript: [] }, undefined), {
+    reached: null,
+    seconds: null,
+    withVersion2: false,
+  });
+  const fact = hostNoticeFact(noticed, labClient({ timeline: [] }));
+  assert.deepEqual(fact, { reached: true, seconds: null, withVersion2: false });
+  assert.equal(
+    hostNoticeNote(fact),
+    "the host told the model the resource changed, without its content",
+  );
+  assert.equal(
+    hostNoticeNote({ reached: false, seconds: null, withVersion2: false }),
+    undefined,
+  );
+});
+
+Deno.test("evidenceMarkdown: the transcript marks the first request that held the host's notice", () => {
+  const markdown = evidenceMarkdown([noticeRun(false)]);
+  assert.equal(
+    markdown.split("the first with the host's notice").length - 1,
+    1,
+  );
+  assert.match(
+    markdown,
+    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\), the first with the host's notice that the resource changed \| check-context-then-reread \| 1 \| no \|/,
+  );
+});
+
+Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio, inline-content", () => {
+  const merged = mergeRows([], [
+    row({ mode: "inline-content" }),
+    row({ mode: "stdio" }),
+    row({ mode: "notifications" }),
+    row({ mode: "2026-07-28" }),
+    row({ mode: "default" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.mode), [
+    "default",
+    "2026-07-28",
+    "notifications",
+    "stdio",
+    "inline-content",
+  ]);
+});
+
+/** The lab's record of a client notified at 3 s whose first read of version 2 came `rereadAt` s in. */
+function notifiedClient(
+  rereadAt: number,
+  fields: Partial<ClientReport> = {},
+): ClientReport {
+  return labClient({
+    trigger: "subscribe",
+    level: 6,
+    levelName: "re-read version 2 after the notification",
+    missing: "level 7 … not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      { at: at(3), kind: "update", line: "[update] version=2" },
+      {
+        at: at(rereadAt),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+    ...fields,
+  });
+}
+
+/** A transcript whose check at 6 s found version 2 already in the context. */
+const CONTEXT_UPDATED = [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+  transcriptEntry(6, "check-context-then-reread", {
+    versionsSeen: [1, 2],
+    contextUpdated: true,
+  }),
+  transcriptEntry(7, "final", {
+    versionsSeen: [1, 2, 2],
+    contextUpdated: true,
+  }),
+];
+
+/** The cells of a row's line in the matrix's full table. */
+function tableCells(matrixRowFields: MatrixRow): string[] {
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [matrixRowFields],
+      cited: [],
+      requests: {},
+      libraries: [],
+    },
+  );
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo CLI")
+  )!;
+  return line.split(/(?<!\\)\|/).map((text) => text.trim()).slice(1, 17);
+}
+
+Deno.test("rowFromRun: version 2 delivered inline as the client asked: the re-read cell says inline, level 7 from the transcript", () => {
+  const asked = (rereadAt: number, route: Route = "native") =>
+    rowFromRun(runRecord({
+      mode: "2026-07-28",
+      trigger: "subscribe",
+      route,
+      labReport: labReport([notifiedClient(rereadAt, {
+        levelName: "version 2 delivered inline, re-read anyway",
+        embedResources: true,
+        steps: {
+          ...notifiedClient(0).steps,
+          deliveredInline: true,
+        },
+      })]),
+      transcript: CONTEXT_UPDATED,
+    }));
+  // The only read of version 2 is the model's, after it asked at 6 s.
+  const inline = asked(6.2);
+  assert.deepEqual(
+    [inline.deliveredInline, inline.labLevel, inline.level],
+    [true, 6, 7],
+  );
+  assert.equal(
+    inline.notes,
+    "version 2 came inside the notification, as the client asked (embedResources), and the client did not re-read it; version 2 reached the agent's context before it asked again",
+  );
+  assert.deepEqual(tableCells(inline).slice(9, 14), [
+    "✅",
+    "✅",
+    "inline",
+    "✅",
+    "7",
+  ]);
+  // A client that re-read at 4 s, before the model asked, did so anyway.
+  assert.match(
+    asked(4).notes,
+    /as the client asked \(embedResources\), and the client re-read it anyway;/,
+  );
+  // Who re-read cannot be told on another route (the wait tool's answer
+  // is a read of version 2 too), nor from a stdio lab's verdict, which has
+  // no timeline: the note says nothing of a re-read there.
+  const unknown =
+    "version 2 came inside the notification, as the client asked (embedResources)";
+  assert.equal(
+    asked(4, "wait-tool").notes.split("; ")[0],
+    unknown,
+  );
+  const stdio = notifiedClient(6.2, {
+    timeline: [],
+    steps: { ...notifiedClient(0).steps, deliveredInline: true },
+  });
+  assert.equal(
+    rowFromRun(runRecord({
+      mode: "stdio-2026-07-28",
+      labReport: labReport([stdio]),
+      transcript: CONTEXT_UPDATED,
+    })).notes.split("; ")[0],
+    unknown,
+  );
+  // Without an inline delivery the cell is the lab's mark.
+  assert.equal(tableCells(row({ rereadAfterNotification: true }))[11], "✅");
+});
+
+Deno.test("rowFromRun (inline-content): the text the update carried unasked, and whether it reached the model without a re-read", () => {
+  const inlineRun = (
+    client: ClientReport,
+    transcript = runRecord().transcript,
+  ) => {
+    const report = labReport([client]);
+    return rowFromRun(runRecord({
+      mode: "inline-content",
+      trigger: "subscribe",
+      labReport: {
+        ...report,
+        scenario: {
+          ...report.scenario,
+          trigger: "subscribe",
+          inlineContent: "sep-3119",
+        },
+      },
+      transcript,
+    }));
+  };
+  const passedOn = inlineRun(notifiedClient(6.2), CONTEXT_UPDATED);
+  assert.deepEqual([passedOn.labLevel, passedOn.level], [6, 7]);
+  assert.equal(passedOn.deliveredInline, false);
+  assert.equal(
+    passedOn.notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); the client passed that text on to the model without a re-read; version 2 reached the agent's context before it asked again",
+  );
+  const ignored = inlineRun(notifiedClient(6.2));
+  assert.deepEqual([ignored.labLevel, ignored.level], [6, 6]);
+  assert.equal(
+    ignored.notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); the client did not re-read by itself, nor pass the text on to the model; version 2 was not in the agent's context until it asked",
+  );
+  // A client that re-read by itself needs no word on the text's use.
+  assert.equal(
+    inlineRun(notifiedClient(4), CONTEXT_UPDATED).notes,
+    "the update carried version 2's text, unasked (--inline-content sep-3119); version 2 reached the agent's context before it asked again",
+  );
+  // A client no model drives: the lab's step and the text, nothing of a model.
+  const commandRow = rowFromRun(runRecord({
+    kind: "command",
+    mode: "inline-content",
+    trigger: "subscribe",
+    labReport: {
+      ...labReport([notifiedClient(0, {
+        level: 5,
+        missing: "never read test://review/status again after the notification",
+        steps: { ...notifiedClient(0).steps, rereadAfterNotification: false },
+        timeline: [],
+      })]),
+      scenario: { ...labReport([]).scenario, inlineContent: "sep-3119" },
+    },
+    transcript: [],
+  }));
+  assert.equal(
+    commandRow.notes,
+    `never read test://review/status again after the notification; the update carried version 2's text, unasked (--inline-content sep-3119); ${COMMAND_NOTE}`,
+  );
+  // Never subscribed: no update, so no text, and the lab's missing step.
+  assert.equal(
+    inlineRun(labClient({ trigger: "subscribe", updatesSent: 0 })).notes,
+    labClient().missing,
+  );
+});
+
+Deno.test("withDefaultComparison: each inline-content row against its client's default row, native under trigger subscribe", () => {
+  const steps = {
+    subscribed: true,
+    notificationDelivered: true,
+    rereadAfterNotification: true,
+  };
+  const defaultRow = row({ trigger: "subscribe", level: 6, ...steps });
+  const inlineRow = (fields: Partial<MatrixRow>) =>
+    row({ mode: "inline-content", trigger: "subscribe", ...steps, ...fields });
+  const compared = (fields: Partial<MatrixRow>, others = [defaultRow]) =>
+    withDefaultComparison([...others, inlineRow(fields)]).at(-1)!
+      .versusDefault;
+  assert.deepEqual(compared({ level: 6 }), {
+    defaultLevel: 6,
+    differences: [],
+    broke: false,
+  });
+  assert.deepEqual(
+    compared({ level: 5, labLevel: 5, rereadAfterNotification: false }),
+    {
+      defaultLevel: 6,
+      differences: ["level 5 (default 6)", "lost re-read v2"],
+      broke: true,
+    },
+  );
+  // The text stood in for the re-read: version 2 still reached the model.
+  assert.deepEqual(
+    compared({ level: 7, labLevel: 5, rereadAfterNotification: false }),
+    {
+      defaultLevel: 6,
+      differences: ["level 7 (default 6)", "lost re-read v2"],
+      broke: false,
+    },
+  );
+  assert.deepEqual(
+    compared({
+      level: 3,
+      labLevel: 3,
+      outcome: "exit-nonzero",
+      subscribed: false,
+      notificationDelivered: false,
+      rereadAfterNotification: false,
+    }),
+    {
+      defaultLevel: 6,
+      differences: [
+        "level 3 (default 6)",
+        "lost subscribed, notified, re-read v2",
+        "ended exit-nonzero (default completed)",
+      ],
+      broke: true,
+    },
+  );
+  assert.deepEqual(
+    compared({ level: 6, subscribed: true }, [
+      row({ trigger: "subscribe", level: 3 }),
+    ])?.differences,
+    ["level 6 (default 3)", "gained subscribed, notified, re-read v2"],
+  );
+  // Only the default mode's native subscribe row counts.
+  assert.deepEqual(
+    compared({ level: 6 }, [
+      row({ trigger: "read", level: 6, ...steps }),
+      row({ mode: "2026-07-28", trigger: "subscribe", level: 6, ...steps }),
+      row({ route: "wait-tool", trigger: "subscribe", level: 7, ...steps }),
+    ]),
+    { defaultLevel: null, differences: [], broke: false },
+  );
+  // A row that never reached the lab compares nothing; a stale comparison goes.
+  const unreached = withDefaultComparison([
+    defaultRow,
+    inlineRow({
+      labClient: null,
+      outcome: "install-failed",
+      versusDefault: { defaultLevel: 1, differences: ["old"], broke: true },
+    }),
+  ])[1];
+  assert.equal("versusDefault" in unreached, false);
+  // Other rows are left as they were.
+  assert.deepEqual(withDefaultComparison([defaultRow]), [defaultRow]);
+});
+
+Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes cell", () => {
+  const note = (versus: Parameters<typeof versusDefaultNote>[0]) =>
+    versusDefaultNote(versus);
+  assert.equal(
+    note({ defaultLevel: null, differences: [], broke: false }),
+    "no default row under this route and trigger to compare with",
+  );
+  assert.equal(
+    note({ defaultLevel: 5, differences: [], broke: false }),
+    "as in its default row: level 5, the same steps",
+  );
+  assert.equal(
+    note({
+      defaultLevel: 6,
+      differences: ["level 7 (default 6)", "lost re-read v2"],
+      broke: false,
+    }),
+    "against its default row, no break: level 7 (default 6), lost re-read v2",
+  );
+  assert.equal(
+    note({
+      defaultLevel: 5,
+      differences: ["level 1 (default 5)", "lost listed"],
+      broke: true,
+    }),
+    "broke on the extra fields, against its default row: level 1 (default 5), lost listed",
+  );
+  const [, inline] = withDefaultComparison([
+    row({ trigger: "subscribe", notes: "read only" }),
+    row({ mode: "inline-content", trigger: "subscribe", notes: "read only" }),
+  ]);
+  assert.equal(
+    tableCells(inline)[14],
+    "read only; as in its default row: level 3, the same steps",
+  );
+});
+
+/** A Markdown table row's cells, trimmed (`deno fmt` pads them). */
+function trimmedCells(line: string): string[] {
+  return line.split(/(?<!\\)\|/).map((text) => text.trim())
+    .map((text) => /^-+$/.test(text) ? "---" : text);
+}
+
+Deno.test("results/matrix.json is the Markdown's twin: every table row of compatibility-matrix.md, cell by cell, comes from it, with each row's evidence kind and the cited hosts' sources", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const document = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const committed = await Deno.readTextFile(
+    new URL("compatibility-matrix.md", results),
+  );
+  const rows = (markdown: string) =>
+    markdown.split("\n").filter((line) => line.startsWith("|"))
+      .map(trimmedCells);
+  assert.deepEqual(rows(committed), rows(matrixMarkdown(document)));
+  for (const row of document.rows) {
+    assert.equal(row.evidenceKind, evidenceKindOf(row), row.evidence);
+    assert.ok(row.evidence.startsWith("runs/"), row.evidence);
+  }
+  assert.ok(document.cited.length > 0);
+  for (const host of document.cited) {
+    for (const citation of host.citations) {
+      if ("package" in citation) {
+        assert.match(citation.package, /^(@[\w.-]+\/)?[\w.-]+@[\d.]+$/);
+        assert.ok(Number.isInteger(citation.line));
+        assert.notEqual(citation.quote, "");
+        continue;
+      }
+      assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/);
+      assert.match(citation.commit, /^[0-9a-f]{40}$/);
+      assert.match(citation.lines, /^\d+(-\d+)?$/);
+    }
+  }
+  assert.ok(Object.keys(document.requests).length > 0);
+});

@@ -1,0 +1,126 @@
+/**
+ * A matrix row, the record of one run as the published tables show it, and
+ * the one escaper of the harness's own Markdown cells.
+ *
+ * @module
+ */
+
+import type { ClientReport, Era, VerdictSteps } from "../../main.ts";
+import type { RunRecord } from "../runners/run_record.ts";
+import type { LibraryApi, LibraryDefinition } from "../catalog/libraries.ts";
+
+/** What a row keeps of its run, under the run record's own names. */
+type RunFields = Pick<
+  RunRecord,
+  | "clientId"
+  | "npmPackage"
+  | "version"
+  | "mode"
+  | "trigger"
+  | "route"
+  | "longWait"
+  | "progressCheck"
+  | "ranAt"
+  | "durationSeconds"
+  | "outcome"
+>;
+
+/** The steps a row marks, under the names the lab's report gives them. */
+export type StepFields = Omit<VerdictSteps, "contextUpdated">;
+
+export interface MatrixRow extends RunFields, StepFields {
+  /** The client's display name. */
+  client: string;
+  /** The lab's version, from its report (null when the lab never answered). */
+  labVersion: string | null;
+  /** The lab's identity for the client (`name/version`), when it connected. */
+  labClient: string | null;
+  era: Era | null;
+  protocolVersion: string | null;
+  /**
+   * Level 7 as the scripted model saw it; null when it could not judge, or
+   * when the lab sent no update at all.
+   */
+  contextUpdated: boolean | null;
+  /**
+   * Whether the host's own notice that the resource changed (oh-my-pi's
+   * "[MCP notification] … updated") reached the model unasked; null when
+   * no model drove the client.
+   */
+  hostNotice: boolean | null;
+  /**
+   * Seconds from the lab's update to the first model request that held
+   * that notice; null when none did.
+   */
+  hostNoticeSeconds: number | null;
+  /** The level the lab recorded (0–6), natively. */
+  labLevel: number;
+  /** The lab's record of the wait tool for this client (wait-tool route). */
+  waitTool: ClientReport["waitTool"] | null;
+  /** The level the lab recorded for the probe the client ran (shell-probe). */
+  probeLevel: number | null;
+  /** The lab's update delay in this run (long-wait and check rows). */
+  delaySeconds?: number;
+  /** The row's level: the lab's, or 7 when the context showed the update. */
+  level: number;
+  notes: string;
+  /**
+   * An inline-content row against the client's default row under the same
+   * route and trigger (`withDefaultComparison`); absent on other rows and
+   * on one that never reached the lab.
+   */
+  versusDefault?: VersusDefault;
+  /** Evidence file, relative to `results/`, with the trigger's anchor. */
+  evidence: string;
+  /**
+   * What the evidence is: `run`, a run's own report, or `documentation`,
+   * the client's documentation saying why it has nothing to run.
+   */
+  evidenceKind: "run" | "documentation";
+}
+
+/** An inline-content row against the client's default row. */
+export interface VersusDefault {
+  /** The default row's level; null when the matrix has no such row. */
+  defaultLevel: number | null;
+  /** What differs, in words: the level, steps lost or gained, the outcome. */
+  differences: string[];
+  /**
+   * It broke on the extra fields: it did not complete where the default
+   * row did, reached a lower level, or lost a step before the re-read (a
+   * re-read the text stood in for, at no lower level, is no break).
+   */
+  broke: boolean;
+}
+
+/** A Markdown table cell: no bare pipe, no line break. */
+export function markdownCell(text: string): string {
+  return text.replaceAll("|", "\\|").replace(/\s*[\r\n]+\s*/g, " ");
+}
+
+/** One cell: the level reached, or null where none was measured. */
+export interface SummaryCell {
+  level: number | null;
+  text: string;
+}
+
+export interface LibraryRow {
+  id: string;
+  npmPackage: string;
+  version: string;
+  /** The other packages its programs import, pinned. */
+  dependencies: string[];
+  subscribe: LibraryApi;
+  update: LibraryApi;
+  sdkClient: string;
+  /**
+   * The app's level natively in each era over HTTP, and over stdio (in the
+   * era its stdio mode speaks), under both triggers.
+   */
+  app: { "2025": SummaryCell; "2026-07-28": SummaryCell; stdio: SummaryCell };
+  /** Why an app cannot choose an era or stdio ("no API" in its cell). */
+  gaps: LibraryDefinition["gaps"] & object;
+  note?: string;
+  /** The agent loop's API and its level per route; null without one. */
+  agent: { api: string; native: SummaryCell; waitTool: SummaryCell } | null;
+}

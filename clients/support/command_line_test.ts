@@ -1,0 +1,209 @@
+/**
+ * Tests for the harness's own command lines: `deno task clients` and `deno
+ * task servers` run as processes, for `--help`, a bad flag and a bad value
+ * (one line on stderr, exit status 2); and the runs `deno task clients`
+ * plans from its flags.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { ALL_CLIENTS, selectClients } from "../catalog/select.ts";
+import { clientById } from "../catalog/agents.ts";
+import { isUnsupportedClient, MODES } from "../catalog/types.ts";
+import { CLIENTS_USAGE, parseClientsArgs, plannedRuns } from "../run.ts";
+import { SERVERS_USAGE } from "../servers.ts";
+import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+
+prepareTestEnvironment();
+
+/** Runs a harness entry with `args`: its exit status, stdout and stderr. */
+async function runEntry(entry: "run.ts" | "servers.ts", args: string[]) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL(`../${entry}`, import.meta.url).pathname,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code,
+    stdout: decoder.decode(stdout),
+    stderr: decoder.decode(stderr),
+  };
+}
+
+Deno.test("deno task clients: --help prints the usage and exits 0", async () => {
+  assert.deepEqual(await runEntry("run.ts", ["--help"]), {
+    code: 0,
+    stdout: `${CLIENTS_USAGE}\n`,
+    stderr: "",
+  });
+  assert.match(CLIENTS_USAGE, /^Usage: deno task clients \[options\]/);
+});
+
+Deno.test("deno task clients: a bad flag or value is one line naming it, exit 2", async (t) => {
+  const cases: [string[], string][] = [
+    [
+      ["--bogus"],
+      `clients error: Unknown option '--bogus'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- "--bogus"; see --help`,
+    ],
+    [
+      ["--timeout", "soon"],
+      'clients error: --timeout "soon" is not a non-negative number',
+    ],
+    [
+      ["--route", "native,teleport"],
+      'clients error: --route "native,teleport" is not a comma-separated list of native, wait-tool, shell-probe',
+    ],
+    [
+      ["--mode", "inline"],
+      'clients error: --mode "inline" is not a comma-separated list of default, 2026-07-28, notifications, stdio, stdio-2026-07-28, no-updates, inline-content',
+    ],
+  ];
+  for (const [args, line] of cases) {
+    await t.step(args.join(" "), async () => {
+      assert.deepEqual(await runEntry("run.ts", args), {
+        code: 2,
+        stdout: "",
+        stderr: `${line}\n`,
+      });
+    });
+  }
+});
+
+Deno.test("deno task servers: --help prints the usage, a bad flag or value is one line, exit 2", async (t) => {
+  assert.deepEqual(await runEntry("servers.ts", ["--help"]), {
+    code: 0,
+    stdout: `${SERVERS_USAGE}\n`,
+    stderr: "",
+  });
+  const file = await Deno.makeTempFile({ prefix: "servers-cli-" });
+  try {
+    const cases: [string[], string][] = [
+      [["--bogus"], "servers error: Unknown option '--bogus'; see --help"],
+      [
+        ["--results-dir", file],
+        `servers error: --results-dir "${file}" is not a folder`,
+      ],
+      [
+        ["--cache-dir"],
+        "servers error: Option '--cache-dir <value>' argument missing; see --help",
+      ],
+      [
+        ["extra"],
+        "servers error: Unexpected argument 'extra'. This command does not take positional arguments; see --help",
+      ],
+    ];
+    for (const [args, line] of cases) {
+      await t.step(args.join(" "), async () => {
+        assert.deepEqual(await runEntry("servers.ts", args), {
+          code: 2,
+          stdout: "",
+          stderr: `${line}\n`,
+        });
+      });
+    }
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+/** The runs `deno task clients ARGS` plans for a client, as "mode route trigger". */
+function planned(args: string[], id: string): string[] {
+  const options = parseClientsArgs(args);
+  assert.ok(options !== "help");
+  const client = selectClients([id])[0];
+  return plannedRuns(client, options).map((run) =>
+    `${run.mode} ${run.route} ${run.trigger}${run.longWait ? " long" : ""}${
+      run.progressCheck ? ` ${run.progressCheck}` : ""
+    }`
+  );
+}
+
+/** Every route under both triggers, in one mode, as the plan orders them. */
+const everyRoute = (mode: string) =>
+  ["native", "wait-tool", "shell-probe"].flatMap((route) => [
+    `${mode} ${route} subscribe`,
+    `${mode} ${route} read`,
+  ]);
+
+Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, after its own modes", () => {
+  assert.deepEqual(planned([], "claude-code"), [
+    ...everyRoute("default"),
+    "inline-content native subscribe",
+  ]);
+  assert.deepEqual(planned([], "reference-host"), [
+    ...clientById("reference-host")!.modes.flatMap(everyRoute),
+    "inline-content native subscribe",
+  ]);
+  // Command and browser clients run natively, in each of their modes.
+  for (
+    const [id, modes] of [
+      ["mcpdo", ["default", "2026-07-28"]],
+      ["inspector-web", ["default", "2026-07-28"]],
+      ["vscode", ["default", "stdio"]],
+    ] as const
+  ) {
+    assert.deepEqual(planned([], id), [
+      ...modes.flatMap((mode) => [
+        `${mode} native subscribe`,
+        `${mode} native read`,
+      ]),
+      "inline-content native subscribe",
+    ], id);
+  }
+  // pi does not run: its one row says why, with no inline-content run.
+  assert.deepEqual(planned([], "pi"), ["default native subscribe"]);
+  for (const client of ALL_CLIENTS) {
+    assert.deepEqual(
+      planned([], client.id).filter((run) => run.startsWith("inline")),
+      isUnsupportedClient(client) ? [] : ["inline-content native subscribe"],
+      client.id,
+    );
+  }
+});
+
+Deno.test("plannedRuns: --mode picks modes; inline-content needs the native route and the subscribe trigger, and is no long wait or progress check", () => {
+  for (const id of ["codex", "mcpdo", "vscode", "reference-host"]) {
+    assert.deepEqual(planned(["--mode", "inline-content"], id), [
+      "inline-content native subscribe",
+    ], id);
+  }
+  assert.deepEqual(planned(["--mode", "inline-content"], "pi"), []);
+  assert.deepEqual(planned(["--mode", "2026-07-28,inline-content"], "codex"), [
+    ...everyRoute("2026-07-28"),
+    "inline-content native subscribe",
+  ]);
+  assert.deepEqual(planned(["--mode", "2026-07-28"], "claude-code"), []);
+  assert.deepEqual(
+    planned(["--route", "native", "--trigger", "subscribe"], "codex"),
+    [
+      "default native subscribe",
+      "2026-07-28 native subscribe",
+      "inline-content native subscribe",
+    ],
+  );
+  assert.deepEqual(planned(["--trigger", "read"], "mcpdo"), [
+    "default native read",
+    "2026-07-28 native read",
+  ]);
+  assert.deepEqual(planned(["--route", "wait-tool"], "claude-code"), [
+    "default wait-tool subscribe",
+    "default wait-tool read",
+  ]);
+  assert.deepEqual(planned(["--long-wait"], "claude-code"), [
+    "default wait-tool subscribe long",
+  ]);
+  assert.deepEqual(planned(["--progress-check"], "claude-code"), [
+    "default wait-tool subscribe progress",
+    "default wait-tool subscribe no-progress",
+  ]);
+  // --help names every mode --mode takes.
+  for (const mode of MODES) assert.match(CLIENTS_USAGE, new RegExp(mode));
+});

@@ -1,0 +1,389 @@
+/**
+ * The lab of a run: `startLab` starts `main.ts` as a subprocess
+ * (`spawnLab` of `testdata/lab.ts`), logs its output for evidence and
+ * fetches its reports; the stdio lab a client starts itself, and its report
+ * from its log; the deno cache the run's Deno processes share.
+ *
+ * @module
+ */
+
+import type { ClientReport, LabReport, UpdateTrigger } from "../../main.ts";
+import { printableLine, shellQuote } from "./process.ts";
+import { type SpawnedLab, spawnLab } from "../../testdata/lab.ts";
+
+export interface LabOptions {
+  /** Path to the lab's `main.ts`. */
+  mainPath: string;
+  trigger: UpdateTrigger;
+  delaySeconds: number;
+  enableTool: boolean;
+  /** Start the lab with `MCP_TEST_ENABLE_WAIT_TOOL=true` (the wait-tool route). */
+  enableWaitTool?: boolean;
+  /** The new text in every update (`MCP_TEST_INLINE_CONTENT`); off when absent. */
+  inlineContent?: InlineContentSetting;
+  logPath: string;
+}
+
+export interface RunningLab {
+  url: string;
+  origin: string;
+  report(): Promise<LabReport>;
+  reportMarkdown(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update
+ * (and whether it carries the new text), its tools, every log line. Each is
+ * set, so none comes from the harness's own environment.
+ */
+export function labRunEnv(
+  options: Pick<
+    LabOptions,
+    | "trigger"
+    | "delaySeconds"
+    | "enableTool"
+    | "enableWaitTool"
+    | "inlineContent"
+  >,
+): Record<string, string> {
+  return {
+    MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
+    MCP_TEST_UPDATE_TRIGGER: options.trigger,
+    MCP_TEST_INLINE_CONTENT: options.inlineContent ?? "off",
+    MCP_TEST_ENABLE_TOOL: String(options.enableTool),
+    MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
+    MCP_TEST_LOG_LEVEL: "debug",
+  };
+}
+
+/** Starts the lab for one run, its stdout and stderr copied to the log. */
+export async function startLab(options: LabOptions): Promise<RunningLab> {
+  const log = await Deno.open(options.logPath, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  let lab: SpawnedLab;
+  try {
+    lab = await spawnLab({
+      mainPath: options.mainPath,
+      env: { MCP_TEST_HOST: "127.0.0.1", ...labRunEnv(options), NO_COLOR: "1" },
+      onOutput: async (chunk) => {
+        await log.write(chunk);
+      },
+    });
+  } catch (error) {
+    log.close();
+    throw error;
+  }
+  const fetchText = async (path: string) => {
+    const response = await fetch(`${lab.origin}${path}`);
+    return await response.text();
+  };
+  return {
+    url: lab.url,
+    origin: lab.origin,
+    async report() {
+      return JSON.parse(await fetchText("/report")) as LabReport;
+    },
+    reportMarkdown: () => fetchText("/report.md"),
+    async stop() {
+      await lab.stop();
+      log.close();
+    },
+  };
+}
+
+/**
+ * Starts a client run's lab (its log in the run folder), or says in one
+ * string why it could not: a lab that fails is a row, not an error.
+ */
+export async function startRunLab(
+  options: {
+    labMainPath: string;
+    runDir: string;
+    delaySeconds: number;
+    inlineContent?: InlineContentSetting;
+  },
+  trigger: Exclude<UpdateTrigger, "connect">,
+  tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
+): Promise<RunningLab | { failed: string }> {
+  try {
+    return await startLab({
+      mainPath: options.labMainPath,
+      trigger,
+      delaySeconds: options.delaySeconds,
+      enableTool: tools.enableTool ?? false,
+      enableWaitTool: tools.enableWaitTool,
+      inlineContent: options.inlineContent,
+      logPath: `${options.runDir}/lab.log`,
+    });
+  } catch (error) {
+    return { failed: String(error) };
+  }
+}
+
+/** The lab's report of a run, as JSON and as Markdown. */
+export interface LabReports {
+  labReport: LabReport | null;
+  labReportMarkdown: string | null;
+}
+
+/** A run's reports when the lab gave none. */
+export const NO_LAB_REPORTS: Readonly<LabReports> = Object.freeze({
+  labReport: null,
+  labReportMarkdown: null,
+});
+
+/** The lab's report now, as JSON and as Markdown. */
+export async function labReports(lab: RunningLab): Promise<LabReports> {
+  const labReport = await lab.report();
+  return { labReport, labReportMarkdown: await lab.reportMarkdown() };
+}
+
+/**
+ * The lab's report at the end of a run, after letting it log the last
+ * requests (a DELETE, a closed stream); or why there is none.
+ */
+export async function finalLabReports(
+  lab: RunningLab,
+): Promise<LabReports | { unavailable: string }> {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  try {
+    return await labReports(lab);
+  } catch (error) {
+    return { unavailable: `lab report unavailable: ${error}` };
+  }
+}
+
+/**
+ * A run's lab report at its end: the HTTP lab's own, or, for a lab the
+ * client started over stdio, what it printed in the run's `lab.log`.
+ */
+export async function runLabReports(
+  lab: RunningLab | { stdio: StdioLabCommand },
+  runDir: string,
+  scenario: Parameters<typeof stdioLabReports>[1],
+): Promise<LabReports | { unavailable: string }> {
+  if (!("stdio" in lab)) return await finalLabReports(lab);
+  return stdioLabReports(
+    await Deno.readTextFile(`${runDir}/lab.log`).catch(() => ""),
+    scenario,
+  );
+}
+
+/** A run's detail with one more reason after it. */
+export function joinedDetail(
+  detail: string | undefined,
+  more: string,
+): string {
+  return detail ? `${detail}; ${more}` : more;
+}
+
+/** A free loopback port, for servers that cannot pick their own. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+/** The lab as a client starts it over stdio: a command, its arguments, its environment. */
+export interface StdioLabCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The lab over stdio for a client to start: this Deno runs the checkout's
+ * `main.ts --stdio` from the harness's deno cache only (`--cached-only`,
+ * nothing leaves loopback), with the run's settings and its log as JSON
+ * lines; `sh` appends its stderr to `stderrPath`, since the client keeps
+ * stdin and stdout and shows stderr only in its own UI.
+ */
+export function stdioLabCommand(options: {
+  labMainPath: string;
+  denoDir: string;
+  stderrPath: string;
+  trigger: Exclude<UpdateTrigger, "connect">;
+  delaySeconds: number;
+  enableTool?: boolean;
+  enableWaitTool?: boolean;
+  inlineContent?: InlineContentSetting;
+}): StdioLabCommand {
+  return {
+    command: "sh",
+    args: [
+      "-c",
+      `exec "$0" "$@" 2>>${shellQuote(options.stderrPath)}`,
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--cached-only",
+      options.labMainPath,
+      "--stdio",
+    ],
+    env: {
+      ...labRunEnv({ enableTool: false, ...options }),
+      MCP_TEST_LOG_FORMAT: "json",
+      DENO_DIR: options.denoDir,
+      DENO_NO_UPDATE_CHECK: "1",
+    },
+  };
+}
+
+/**
+ * The stdio lab as one command line, its settings set by `env` in front:
+ * for a client that hands a stdio server only a few safe variables of its
+ * own environment (the MCP SDKs' default), never the ones it is given.
+ */
+export function envCommandLine(lab: StdioLabCommand): string[] {
+  return [
+    "env",
+    ...Object.entries(lab.env).map(([name, value]) => `${name}=${value}`),
+    lab.command,
+    ...lab.args,
+  ];
+}
+
+/**
+ * Caches a module's dependencies (the lab's `main.ts`, the probe, the
+ * reference host) in `denoDir`, for a run that uses it with
+ * `--cached-only`; why not, in one line, when that fails.
+ */
+export async function cacheModules(
+  path: string,
+  denoDir: string,
+): Promise<string | undefined> {
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", path],
+    env: { DENO_DIR: denoDir },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  return success
+    ? undefined
+    : `could not cache ${path.split("/").at(-1)}'s modules: ${
+      printableLine(new TextDecoder().decode(stderr), 300)
+    }`;
+}
+
+/** How many of a stdio lab's stderr lines its report shows. */
+const STDIO_LINES_SHOWN = 80;
+
+/** The stdio lab's JSON banner line (`{"event":"lab","transport":"stdio",…}`): its versions. */
+function stdioBanner(line: string): { lab: string; sdk: string } | undefined {
+  try {
+    const event = JSON.parse(line);
+    return event?.event === "lab" && event.transport === "stdio"
+      ? { lab: String(event.version), sdk: String(event.sdk) }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The report of a stdio lab from what it printed on stderr
+ * (`stdioLabCommand`): its banner, its events as JSON lines, and the verdict
+ * it prints for its client when the client closes its stdin. A client that
+ * starts the lab again adds a banner and a verdict each time: every verdict
+ * is a client. The scenario is the run's; the settings the run does not set
+ * are the lab's defaults.
+ */
+export function stdioLabReports(
+  stderr: string,
+  scenario:
+    & Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">
+    & Partial<Pick<LabReport["scenario"], "inlineContent">>,
+): LabReports | { unavailable: string } {
+  const lines = stderr.split("\n").filter((line) => line.trim() !== "");
+  const banner = lines.map(stdioBanner).find((found) => found !== undefined);
+  if (!banner) return { unavailable: "the stdio lab never started" };
+  const clients = lines.flatMap((line) => {
+    const verdict = verdictOf(line);
+    return verdict ? [verdict] : [];
+  });
+  if (clients.length === 0) {
+    return {
+      unavailable:
+        "the stdio lab printed no verdict (it prints one when its client closes its stdin)",
+    };
+  }
+  const shown = lines.slice(-STDIO_LINES_SHOWN).map((line) =>
+    printableLine(line, 1000).replaceAll("```", "'''")
+  );
+  return {
+    labReport: {
+      lab: banner.lab,
+      sdk: banner.sdk,
+      generatedAt: new Date().toISOString(),
+      scenario: {
+        ...scenario,
+        updateCount: 1,
+        updateIntervalSeconds: 5,
+        sendListChanged: false,
+        inlineContent: scenario.inlineContent ?? "off",
+        toolEnabled: false,
+      },
+      clients,
+    },
+    labReportMarkdown: [
+      "# Lab report (stdio)",
+      "",
+      `The lab ran over stdio as the client started it. Its stderr, JSON lines each escaped and cut to 1000 characters${
+        lines.length > STDIO_LINES_SHOWN
+          ? ` (the last ${STDIO_LINES_SHOWN} of ${lines.length})`
+          : ""
+      }, the verdict last:`,
+      "",
+      "```text",
+      ...shown,
+      "```",
+    ].join("\n"),
+  };
+}
+
+/** A stdio lab's verdict line as a report entry (without a timeline). */
+function verdictOf(line: string): ClientReport | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof event !== "object" || event === null) return undefined;
+  const { event: kind, evidence: _evidence, ...fields } = event as Record<
+    string,
+    unknown
+  >;
+  if (
+    kind !== "verdict" || typeof fields.level !== "number" ||
+    typeof fields.steps !== "object" || fields.steps === null ||
+    typeof fields.name !== "string" || typeof fields.version !== "string"
+  ) {
+    return undefined;
+  }
+  return {
+    ...fields,
+    timeline: [],
+    timelineDropped: 0,
+  } as unknown as ClientReport;
+}
+
+/** The lab's `--inline-content` setting (`off`, `sep-3119`, `fastrmcp`). */
+export type InlineContentSetting = LabReport["scenario"]["inlineContent"];
+
+/**
+ * The deno cache the probe uses on the shell-probe route: the client runs
+ * in an isolated HOME, so without it the probe would fetch its SDK again.
+ */
+export function defaultDenoDir(): string {
+  return Deno.env.get("DENO_DIR") ??
+    `${
+      Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`
+    }/deno`;
+}

@@ -1,0 +1,289 @@
+import assert from "node:assert/strict";
+import { LAB_VERSION, REVIEW_URI, SDK_VERSION } from "../../main.ts";
+import {
+  defaultDenoDir,
+  labRunEnv,
+  startRunLab,
+  stdioLabCommand,
+  stdioLabReports,
+} from "./run_lab.ts";
+import { labClient, prepareTestEnvironment } from "../testdata/fixtures.ts";
+
+prepareTestEnvironment();
+
+const labMainPath = new URL("../../main.ts", import.meta.url).pathname;
+
+Deno.test("labRunEnv: the run's update, tools and debug logs as MCP_TEST_* settings", () => {
+  assert.deepEqual(
+    labRunEnv({ trigger: "read", delaySeconds: 3, enableTool: true }),
+    {
+      MCP_TEST_UPDATE_DELAY_SECONDS: "3",
+      MCP_TEST_UPDATE_TRIGGER: "read",
+      MCP_TEST_INLINE_CONTENT: "off",
+      MCP_TEST_ENABLE_TOOL: "true",
+      MCP_TEST_ENABLE_WAIT_TOOL: "false",
+      MCP_TEST_LOG_LEVEL: "debug",
+    },
+  );
+});
+
+Deno.test("labRunEnv: mode inline-content's lab puts SEP-3119's text in every update, over HTTP and stdio", () => {
+  const inline = {
+    trigger: "subscribe" as const,
+    delaySeconds: 3,
+    inlineContent: "sep-3119" as const,
+  };
+  assert.deepEqual(labRunEnv({ ...inline, enableTool: false }), {
+    MCP_TEST_UPDATE_DELAY_SECONDS: "3",
+    MCP_TEST_UPDATE_TRIGGER: "subscribe",
+    MCP_TEST_INLINE_CONTENT: "sep-3119",
+    MCP_TEST_ENABLE_TOOL: "false",
+    MCP_TEST_ENABLE_WAIT_TOOL: "false",
+    MCP_TEST_LOG_LEVEL: "debug",
+  });
+  const stdio = stdioLabCommand({
+    ...inline,
+    labMainPath: "/lab/main.ts",
+    denoDir: "/cache/deno",
+    stderrPath: "/runs/lab.log",
+  });
+  assert.equal(stdio.env.MCP_TEST_INLINE_CONTENT, "sep-3119");
+  // A stdio report's scenario is the run's: off unless the run set it.
+  const stderr = [
+    '{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0"}',
+    '{"event":"verdict","id":"stdio","name":"demo","version":"1.0.0","level":1,"steps":{"connected":true}}',
+  ].join("\n");
+  const scenarioOf = (reports: ReturnType<typeof stdioLabReports>) =>
+    "labReport" in reports ? reports.labReport?.scenario.inlineContent : null;
+  assert.equal(
+    scenarioOf(
+      stdioLabReports(stderr, {
+        trigger: "subscribe",
+        updateDelaySeconds: 3,
+        inlineContent: "sep-3119",
+      }),
+    ),
+    "sep-3119",
+  );
+  assert.equal(
+    scenarioOf(
+      stdioLabReports(stderr, {
+        trigger: "subscribe",
+        updateDelaySeconds: 3,
+        inlineContent: undefined,
+      }),
+    ),
+    "off",
+  );
+});
+
+Deno.test("startRunLab: a run's inlineContent reaches the lab it starts, whose report says so", async () => {
+  const runDir = await Deno.makeTempDir({ prefix: "inline-lab-" });
+  try {
+    const lab = await startRunLab(
+      { labMainPath, runDir, delaySeconds: 3, inlineContent: "sep-3119" },
+      "subscribe",
+    );
+    assert.ok("url" in lab, "failed" in lab ? lab.failed : "");
+    try {
+      const { scenario } = await lab.report();
+      assert.deepEqual([scenario.trigger, scenario.inlineContent], [
+        "subscribe",
+        "sep-3119",
+      ]);
+    } finally {
+      await lab.stop();
+    }
+  } finally {
+    await Deno.remove(runDir, { recursive: true });
+  }
+});
+
+Deno.test("stdioLabCommand: this Deno runs main.ts --stdio from the cache only, its stderr appended to the run's log", () => {
+  const command = stdioLabCommand({
+    labMainPath: "/lab one/main.ts",
+    denoDir: "/cache/deno",
+    stderrPath: "/runs/it's/lab.log",
+    trigger: "subscribe",
+    delaySeconds: 5,
+  });
+  assert.deepEqual(command, {
+    command: "sh",
+    args: [
+      "-c",
+      `exec "$0" "$@" 2>>'/runs/it'\\''s/lab.log'`,
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--cached-only",
+      "/lab one/main.ts",
+      "--stdio",
+    ],
+    env: {
+      MCP_TEST_UPDATE_DELAY_SECONDS: "5",
+      MCP_TEST_UPDATE_TRIGGER: "subscribe",
+      MCP_TEST_INLINE_CONTENT: "off",
+      MCP_TEST_ENABLE_TOOL: "false",
+      MCP_TEST_ENABLE_WAIT_TOOL: "false",
+      MCP_TEST_LOG_LEVEL: "debug",
+      MCP_TEST_LOG_FORMAT: "json",
+      DENO_DIR: "/cache/deno",
+      DENO_NO_UPDATE_CHECK: "1",
+    },
+  });
+});
+
+Deno.test("stdioLabReports: no banner, or no verdict, is a reason rather than a report", () => {
+  const scenario = { trigger: "subscribe" as const, updateDelaySeconds: 3 };
+  assert.deepEqual(stdioLabReports("", scenario), {
+    unavailable: "the stdio lab never started",
+  });
+  assert.deepEqual(
+    stdioLabReports(
+      `{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0","deno":"2.9.6","resource":"${REVIEW_URI}"}\n{"event":"initialize"}\n`,
+      scenario,
+    ),
+    {
+      unavailable:
+        "the stdio lab printed no verdict (it prints one when its client closes its stdin)",
+    },
+  );
+});
+
+/** One JSON-RPC message per line, as a stdio client writes them. */
+function messages(...bodies: Record<string, unknown>[]): string {
+  return bodies.map((body) => JSON.stringify({ jsonrpc: "2.0", ...body }))
+    .join("\n") + "\n";
+}
+
+Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its client when stdin closes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "stdio-lab-" });
+  try {
+    const stderrPath = `${dir}/lab.log`;
+    const lab = stdioLabCommand({
+      labMainPath,
+      denoDir: defaultDenoDir(),
+      stderrPath,
+      trigger: "subscribe",
+      delaySeconds: 3,
+    });
+    const child = new Deno.Command(lab.command, {
+      args: lab.args,
+      env: lab.env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const stderrText = new Response(child.stderr).text();
+    const writer = child.stdin.getWriter();
+    await writer.write(
+      new TextEncoder().encode(messages(
+        {
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "lab-test", version: "1.0.0" },
+          },
+        },
+        { method: "notifications/initialized" },
+        { id: 2, method: "resources/list" },
+        { id: 3, method: "resources/read", params: { uri: REVIEW_URI } },
+      )),
+    );
+    // Each request answered before stdin closes.
+    const reader = child.stdout.getReader();
+    let answered = "";
+    while ((answered.match(/"id":\d/g) ?? []).length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      answered += new TextDecoder().decode(value);
+    }
+    await writer.close();
+    reader.releaseLock();
+    await child.stdout.cancel();
+    const { code } = await child.status;
+    assert.equal(code, 0);
+    // sh sent the lab's stderr to the log, none to the client.
+    assert.equal(await stderrText, "");
+    const reports = stdioLabReports(await Deno.readTextFile(stderrPath), {
+      trigger: "subscribe",
+      updateDelaySeconds: 3,
+    });
+    assert.ok("labReport" in reports && reports.labReport);
+    const { labReport, labReportMarkdown } = reports;
+    assert.deepEqual([labReport.lab, labReport.sdk], [
+      LAB_VERSION,
+      SDK_VERSION,
+    ]);
+    assert.deepEqual(
+      labReport.clients.map((client) => [
+        client.id,
+        client.name,
+        client.version,
+        client.transport,
+        client.level,
+        client.steps,
+        client.timeline,
+      ]),
+      // Connected, listed and read version 1, as the fixtures' client.
+      [["stdio", "lab-test", "1.0.0", "stdio", 3, labClient().steps, []]],
+    );
+    assert.deepEqual(labReport.scenario, {
+      trigger: "subscribe",
+      updateDelaySeconds: 3,
+      updateCount: 1,
+      updateIntervalSeconds: 5,
+      sendListChanged: false,
+      inlineContent: "off",
+      toolEnabled: false,
+    });
+    assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
+    assert.match(
+      labReportMarkdown ?? "",
+      /\n```text\n\{"event":"lab","transport":"stdio","version":/,
+    );
+    assert.match(labReportMarkdown ?? "", /"event":"verdict"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("stdioLabReports: each stderr line shows escaped and bounded, the last 80, fences defused", () => {
+  const verdict = JSON.stringify({
+    event: "verdict",
+    id: "stdio",
+    name: "demo",
+    version: "1.0.0",
+    level: 1,
+    steps: { connected: true },
+    evidence: ["[initialize] client connected"],
+  });
+  const noise = Array.from({ length: 85 }, (_, index) => `line ${index}`);
+  const reports = stdioLabReports(
+    [
+      '{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0"}',
+      ...noise,
+      "raw \u001b[31mred\u202e ``` fence",
+      verdict,
+    ].join("\n"),
+    { trigger: "read", updateDelaySeconds: 3 },
+  );
+  assert.ok("labReport" in reports && reports.labReport);
+  const markdown = reports.labReportMarkdown ?? "";
+  const block = markdown.split("```text\n")[1].split("\n```")[0].split("\n");
+  assert.equal(block.length, 80);
+  assert.equal(block[0], "line 7");
+  assert.equal(block.at(-2), "raw red\\u{202e} ''' fence");
+  assert.equal(block.at(-1), verdict);
+  assert.match(markdown, /\(the last 80 of 88\)/);
+  // The verdict is the client, without its evidence lines or a timeline.
+  const [client] = reports.labReport.clients;
+  assert.equal("evidence" in client, false);
+  assert.deepEqual([client.name, client.level, client.timeline], [
+    "demo",
+    1,
+    [],
+  ]);
+});

