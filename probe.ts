@@ -495,7 +495,141 @@ function probeHelpText(): string {
 }
 
 // ---------------------------------------------------------------------------
-// A probe run: connect, read, subscribe, wait, re-read, stop
+// Content in an update: the read's text, inline content, shown text
+// ---------------------------------------------------------------------------
+
+/** The text of a read: text contents joined, blobs named by size. */
+function contentsText(
+  contents: { text?: string; blob?: string }[],
+): string {
+  return contents.map((content) =>
+    content.text ?? `[blob: ${content.blob?.length ?? 0} base64 characters]`
+  ).join("\n");
+}
+
+/** A notification's content, whole until the re-read is compared with it. */
+interface InlineSeen {
+  fact: InlineContent;
+  /** Text, a blob named by size as reads are, structured content as JSON. */
+  text: string | null;
+  structured: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The content in a notification's params: flat (SEP-3119, first: what
+ * `--embed` asks for) or in a `content` object (FastRMCP); without either,
+ * the other params' names.
+ */
+function inlineSeen(params: Record<string, unknown>): InlineSeen {
+  const { content } = params;
+  const flat = contentText(params) !== null;
+  const source = !flat && isRecord(content) ? content : params;
+  const text = contentText(source);
+  const extras = Object.keys(params).filter((key) =>
+    !["uri", "_meta"].includes(key)
+  );
+  const fact: InlineContent = {
+    status: "none",
+    shape: text === null ? null : flat ? "sep-3119" : "fastrmcp",
+    mimeType: typeof source.mimeType === "string"
+      ? source.mimeType.slice(0, 100)
+      : null,
+    chars: text?.length ?? 0,
+    bytes: new TextEncoder().encode(text ?? "").length,
+    defect: false,
+    extraParams: text === null ? boundedNames(extras) : [],
+  };
+  const structured = typeof source.text !== "string" &&
+    typeof source.blob !== "string";
+  return { fact, text, structured };
+}
+
+/** Inline content as a read's `contentsText` would give it. */
+function contentText(source: Record<string, unknown>): string | null {
+  if (typeof source.text === "string") return source.text;
+  if (typeof source.blob === "string") {
+    return contentsText([{ blob: source.blob }]);
+  }
+  return source.structuredContent === undefined
+    ? null
+    : sortedJson(source.structuredContent);
+}
+
+/** JSON with every object's keys sorted: their order is no difference. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, inner: unknown) =>
+      isRecord(inner)
+        ? Object.fromEntries(
+          Object.keys(inner).sort().map((key) => [key, inner[key]]),
+        )
+        : inner,
+  ) ?? "null";
+}
+
+/** Names a server chose: `NAMES_KEPT`, each cut to `NAME_KEPT` characters, then how many more. */
+function boundedNames(names: string[]): string[] {
+  const kept = names.slice(0, NAMES_KEPT).map((name) =>
+    name.length > NAME_KEPT ? `${name.slice(0, NAME_KEPT - 1)}…` : name
+  );
+  const more = names.length - kept.length;
+  return more > 0 ? [...kept, `(${more} more)`] : kept;
+}
+
+/**
+ * A notification's content against the re-read after it (`final`, null
+ * when that failed). Content that differs is a defect unless the URI was
+ * notified again meanwhile (`renotified`): the resource may have moved on.
+ */
+function compareInline(
+  { fact, text, structured }: InlineSeen,
+  final: string | null,
+  renotified: boolean,
+): InlineContent {
+  if (text === null) return fact;
+  if (final === null) return { ...fact, status: "not-compared" };
+  let reread = final;
+  try {
+    if (structured) reread = sortedJson(JSON.parse(final));
+  } catch {
+    // Not JSON: structured content cannot match it.
+  }
+  if (text === reread) return { ...fact, status: "matches-reread" };
+  let at = 0;
+  while (text[at] === reread[at]) at++;
+  return {
+    ...fact,
+    status: "differs-from-reread",
+    differsAt: at,
+    inlineThere: text.slice(at, at + INLINE_SHOWN),
+    defect: !renotified,
+  };
+}
+
+/** Inline content that contradicted its re-read, in words; null for none. */
+function inlineDefect(result: ProbeResult): string | null {
+  const defects = result.updates.filter((update) => update.inline.defect);
+  if (defects.length === 0) return null;
+  return `${defects.length} notification(s) carried content that contradicts the server's own resources/read after it (the first from character ${
+    defects[0].inline.differsAt
+  }): a server defect`;
+}
+
+/**
+ * Text a server sent, as the probe's lines and notes show it: as it is when
+ * plain, else a JSON string (`lineValue`), and at most 500 characters.
+ */
+function shown(text: string): string {
+  return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
+}
+
+// ---------------------------------------------------------------------------
+// The run record: updates as they arrive, steps, failures, the grade
 // ---------------------------------------------------------------------------
 
 /** A notification for the watched URI, waiting for its re-read. */
@@ -883,128 +1017,6 @@ class ProbeRun {
   }
 }
 
-/** The text of a read: text contents joined, blobs named by size. */
-function contentsText(
-  contents: { text?: string; blob?: string }[],
-): string {
-  return contents.map((content) =>
-    content.text ?? `[blob: ${content.blob?.length ?? 0} base64 characters]`
-  ).join("\n");
-}
-
-/** A notification's content, whole until the re-read is compared with it. */
-interface InlineSeen {
-  fact: InlineContent;
-  /** Text, a blob named by size as reads are, structured content as JSON. */
-  text: string | null;
-  structured: boolean;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * The content in a notification's params: flat (SEP-3119, first: what
- * `--embed` asks for) or in a `content` object (FastRMCP); without either,
- * the other params' names.
- */
-function inlineSeen(params: Record<string, unknown>): InlineSeen {
-  const { content } = params;
-  const flat = contentText(params) !== null;
-  const source = !flat && isRecord(content) ? content : params;
-  const text = contentText(source);
-  const extras = Object.keys(params).filter((key) =>
-    !["uri", "_meta"].includes(key)
-  );
-  const fact: InlineContent = {
-    status: "none",
-    shape: text === null ? null : flat ? "sep-3119" : "fastrmcp",
-    mimeType: typeof source.mimeType === "string"
-      ? source.mimeType.slice(0, 100)
-      : null,
-    chars: text?.length ?? 0,
-    bytes: new TextEncoder().encode(text ?? "").length,
-    defect: false,
-    extraParams: text === null ? boundedNames(extras) : [],
-  };
-  const structured = typeof source.text !== "string" &&
-    typeof source.blob !== "string";
-  return { fact, text, structured };
-}
-
-/** Inline content as a read's `contentsText` would give it. */
-function contentText(source: Record<string, unknown>): string | null {
-  if (typeof source.text === "string") return source.text;
-  if (typeof source.blob === "string") {
-    return contentsText([{ blob: source.blob }]);
-  }
-  return source.structuredContent === undefined
-    ? null
-    : sortedJson(source.structuredContent);
-}
-
-/** JSON with every object's keys sorted: their order is no difference. */
-function sortedJson(value: unknown): string {
-  return JSON.stringify(
-    value,
-    (_key, inner: unknown) =>
-      isRecord(inner)
-        ? Object.fromEntries(
-          Object.keys(inner).sort().map((key) => [key, inner[key]]),
-        )
-        : inner,
-  ) ?? "null";
-}
-
-/** Names a server chose: `NAMES_KEPT`, each cut to `NAME_KEPT` characters, then how many more. */
-function boundedNames(names: string[]): string[] {
-  const kept = names.slice(0, NAMES_KEPT).map((name) =>
-    name.length > NAME_KEPT ? `${name.slice(0, NAME_KEPT - 1)}…` : name
-  );
-  const more = names.length - kept.length;
-  return more > 0 ? [...kept, `(${more} more)`] : kept;
-}
-
-/**
- * A notification's content against the re-read after it (`final`, null
- * when that failed). Content that differs is a defect unless the URI was
- * notified again meanwhile (`renotified`): the resource may have moved on.
- */
-function compareInline(
-  { fact, text, structured }: InlineSeen,
-  final: string | null,
-  renotified: boolean,
-): InlineContent {
-  if (text === null) return fact;
-  if (final === null) return { ...fact, status: "not-compared" };
-  let reread = final;
-  try {
-    if (structured) reread = sortedJson(JSON.parse(final));
-  } catch {
-    // Not JSON: structured content cannot match it.
-  }
-  if (text === reread) return { ...fact, status: "matches-reread" };
-  let at = 0;
-  while (text[at] === reread[at]) at++;
-  return {
-    ...fact,
-    status: "differs-from-reread",
-    differsAt: at,
-    inlineThere: text.slice(at, at + INLINE_SHOWN),
-    defect: !renotified,
-  };
-}
-
-/** Inline content that contradicted its re-read, in words; null for none. */
-function inlineDefect(result: ProbeResult): string | null {
-  const defects = result.updates.filter((update) => update.inline.defect);
-  if (defects.length === 0) return null;
-  return `${defects.length} notification(s) carried content that contradicts the server's own resources/read after it (the first from character ${
-    defects[0].inline.differsAt
-  }): a server defect`;
-}
-
 /**
  * A failed call's code and message: the JSON-RPC error as the server sent
  * it when one just came, or whatever the SDK threw.
@@ -1023,13 +1035,9 @@ function rpcError(
   };
 }
 
-/**
- * Text a server sent, as the probe's lines and notes show it: as it is when
- * plain, else a JSON string (`lineValue`), and at most 500 characters.
- */
-function shown(text: string): string {
-  return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
-}
+// ---------------------------------------------------------------------------
+// Transports: the tap, connect failures, the stdio server, process groups
+// ---------------------------------------------------------------------------
 
 /** Thrown when the server did not answer within `--timeout`. */
 class NoAnswer extends Error {}
@@ -1094,56 +1102,6 @@ function connectFailure(run: ProbeRun, error: unknown) {
         : ""
     }${shown(message)}`,
   );
-}
-
-/**
- * Probes one server: connects in the asked era, reads the resource,
- * subscribes (or listens), waits for each update and re-reads it, then
- * unsubscribes and watches for stray notifications. Never throws for what
- * the server does; the result says it.
- */
-export async function probeServer(
-  options: ProbeOptions,
-  progress: (line: string) => void = () => {},
-): Promise<ProbeResult> {
-  const run = new ProbeRun(options, progress);
-  const client = new Client(
-    { name: "mcp-subscription-probe", version: LAB_VERSION },
-    {
-      versionNegotiation: {
-        mode: options.era === "auto"
-          ? "auto"
-          : options.era === "2025"
-          ? "legacy"
-          : { pin: "2026-07-28" },
-      },
-    },
-  );
-  const transport = options.url
-    ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
-    : new ServerProcess(options.command!, run);
-  tapTransport(transport, run);
-  try {
-    await withinTimeout(client.connect(transport), options.timeoutSeconds);
-  } catch (error) {
-    connectFailure(run, error);
-    await client.close().catch((closing) =>
-      run.step("note", `close failed: ${shown(rpcError(closing).message)}`)
-    );
-    // The client does not wait for its transport: a stdio server must be
-    // gone before the probe exits.
-    await transport.close();
-    return run.finish();
-  }
-  // An error answered while connecting (a 2025 server's to
-  // server/discover) is no later request's.
-  run.wireError = undefined;
-  try {
-    await probeConnected(run, client);
-  } finally {
-    await closeProbe(run, client, transport);
-  }
-  return run.finish();
 }
 
 /**
@@ -1318,39 +1276,32 @@ function serverEnvironment(): Record<string, string> {
   }
 }
 
-/** The steps after connecting, stopping at the first failure. */
-async function probeConnected(run: ProbeRun, client: Client) {
-  const { result, options } = run;
-  const negotiated = client.getNegotiatedProtocolVersion() ?? null;
-  result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
-  result.protocolVersion = negotiated;
-  const info = client.getServerVersion();
-  result.server = info ? { name: info.name, version: info.version } : null;
-  const resources = client.getServerCapabilities()?.resources;
-  result.capabilities = {
-    subscribe: resources?.subscribe === true,
-    listChanged: resources?.listChanged === true,
-  };
-  run.step(
-    "probe",
-    result.era === "2025" ? `initialize (${negotiated})` : "server/discover",
-  );
-  run.step("server", `capabilities ${JSON.stringify(result.capabilities)}`);
-  if (!options.skipListCheck && !await listed(run, client)) return;
-  if (!await readFirst(run, client)) return;
-  if (!result.capabilities.subscribe) {
-    run.fail(
-      "subscribe-not-advertised",
-      "the server does not advertise resources.subscribe",
-    );
-    return await changeUnasked(run, client);
-  }
-  const stop = await subscribe(run, client);
-  if (!stop) return;
-  if (!await changeResource(run, client)) return stop();
-  await awaitUpdates(run, client);
-  await stop();
+/**
+ * Ends what is left of a detached child's process group once the child
+ * itself is gone: SIGTERM, then SIGKILL 100 ms later.
+ */
+async function endGroup(child: Deno.ChildProcess) {
+  signalGroup(child, "SIGTERM");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  signalGroup(child, "SIGKILL");
 }
+
+/**
+ * A signal to a detached child's whole process group (to the child alone on
+ * Windows, which has no process groups); quietly, if it is gone.
+ */
+function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
+  try {
+    if (Deno.build.os === "windows") child.kill(signal);
+    else Deno.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The steps: list, read, subscribe or listen, call the tool, stop
+// ---------------------------------------------------------------------------
 
 /** Whether `resources/list` names the URI (following pages). */
 async function listed(run: ProbeRun, client: Client): Promise<boolean> {
@@ -1617,6 +1568,24 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
   }
 }
 
+/** After unsubscribing: any notification within the grace period is stray. */
+async function watchQuiet(run: ProbeRun) {
+  run.updates.drain();
+  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
+  const stray = run.updates.drain();
+  run.result.quietAfterStop = stray === 0;
+  run.step(
+    "note",
+    stray === 0
+      ? `quiet for ${QUIET_GRACE_MS / 1000} s after unsubscribing`
+      : `${stray} notification(s) after unsubscribing`,
+  );
+}
+
+// ---------------------------------------------------------------------------
+// Changing the resource: the --call tool, then the --change command
+// ---------------------------------------------------------------------------
+
 /** The `--call` tool, then the `--change` command: false when one failed. */
 async function changeResource(run: ProbeRun, client: Client) {
   const { call, change } = run.options;
@@ -1745,28 +1714,9 @@ function firstCharacters(
   };
 }
 
-/**
- * Ends what is left of a detached child's process group once the child
- * itself is gone: SIGTERM, then SIGKILL 100 ms later.
- */
-async function endGroup(child: Deno.ChildProcess) {
-  signalGroup(child, "SIGTERM");
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  signalGroup(child, "SIGKILL");
-}
-
-/**
- * A signal to a detached child's whole process group (to the child alone on
- * Windows, which has no process groups); quietly, if it is gone.
- */
-function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
-  try {
-    if (Deno.build.os === "windows") child.kill(signal);
-    else Deno.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
+// ---------------------------------------------------------------------------
+// Waiting for updates: re-reads, counts, a missed update, closing
+// ---------------------------------------------------------------------------
 
 /**
  * Waits for each update: a notification whose re-read shows a change. One
@@ -1874,6 +1824,16 @@ function missedUpdate(
   );
 }
 
+/** Notifications for the watched URI whose re-read showed no change. */
+function unchangedCount(result: ProbeResult): number {
+  return result.unchangedNotifications;
+}
+
+/** Notifications for the watched URI whose re-read showed the change. */
+function changedCount(result: ProbeResult): number {
+  return result.updates.filter((update) => update.changed).length;
+}
+
 /**
  * How many notifications came without a change, and where, in words
  * ("2 notifications without a change before the change"); null for none.
@@ -1891,20 +1851,6 @@ export function unchangedSummary(result: ProbeResult): string | null {
       changed === 1 ? "change" : "first change"
     }`
     : `${notifications} without a change, ${changed} with one`;
-}
-
-/** After unsubscribing: any notification within the grace period is stray. */
-async function watchQuiet(run: ProbeRun) {
-  run.updates.drain();
-  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
-  const stray = run.updates.drain();
-  run.result.quietAfterStop = stray === 0;
-  run.step(
-    "note",
-    stray === 0
-      ? `quiet for ${QUIET_GRACE_MS / 1000} s after unsubscribing`
-      : `${stray} notification(s) after unsubscribing`,
-  );
 }
 
 /** Ends the session (DELETE in 2025 over HTTP) and the connection. */
@@ -1929,18 +1875,96 @@ async function closeProbe(
 }
 
 // ---------------------------------------------------------------------------
-// Output: key value lines and the Markdown report
+// A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
-/** Notifications for the watched URI whose re-read showed no change. */
-function unchangedCount(result: ProbeResult): number {
-  return result.unchangedNotifications;
+/** The steps after connecting, stopping at the first failure. */
+async function probeConnected(run: ProbeRun, client: Client) {
+  const { result, options } = run;
+  const negotiated = client.getNegotiatedProtocolVersion() ?? null;
+  result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
+  result.protocolVersion = negotiated;
+  const info = client.getServerVersion();
+  result.server = info ? { name: info.name, version: info.version } : null;
+  const resources = client.getServerCapabilities()?.resources;
+  result.capabilities = {
+    subscribe: resources?.subscribe === true,
+    listChanged: resources?.listChanged === true,
+  };
+  run.step(
+    "probe",
+    result.era === "2025" ? `initialize (${negotiated})` : "server/discover",
+  );
+  run.step("server", `capabilities ${JSON.stringify(result.capabilities)}`);
+  if (!options.skipListCheck && !await listed(run, client)) return;
+  if (!await readFirst(run, client)) return;
+  if (!result.capabilities.subscribe) {
+    run.fail(
+      "subscribe-not-advertised",
+      "the server does not advertise resources.subscribe",
+    );
+    return await changeUnasked(run, client);
+  }
+  const stop = await subscribe(run, client);
+  if (!stop) return;
+  if (!await changeResource(run, client)) return stop();
+  await awaitUpdates(run, client);
+  await stop();
 }
 
-/** Notifications for the watched URI whose re-read showed the change. */
-function changedCount(result: ProbeResult): number {
-  return result.updates.filter((update) => update.changed).length;
+/**
+ * Probes one server: connects in the asked era, reads the resource,
+ * subscribes (or listens), waits for each update and re-reads it, then
+ * unsubscribes and watches for stray notifications. Never throws for what
+ * the server does; the result says it.
+ */
+export async function probeServer(
+  options: ProbeOptions,
+  progress: (line: string) => void = () => {},
+): Promise<ProbeResult> {
+  const run = new ProbeRun(options, progress);
+  const client = new Client(
+    { name: "mcp-subscription-probe", version: LAB_VERSION },
+    {
+      versionNegotiation: {
+        mode: options.era === "auto"
+          ? "auto"
+          : options.era === "2025"
+          ? "legacy"
+          : { pin: "2026-07-28" },
+      },
+    },
+  );
+  const transport = options.url
+    ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
+    : new ServerProcess(options.command!, run);
+  tapTransport(transport, run);
+  try {
+    await withinTimeout(client.connect(transport), options.timeoutSeconds);
+  } catch (error) {
+    connectFailure(run, error);
+    await client.close().catch((closing) =>
+      run.step("note", `close failed: ${shown(rpcError(closing).message)}`)
+    );
+    // The client does not wait for its transport: a stdio server must be
+    // gone before the probe exits.
+    await transport.close();
+    return run.finish();
+  }
+  // An error answered while connecting (a 2025 server's to
+  // server/discover) is no later request's.
+  run.wireError = undefined;
+  try {
+    await probeConnected(run, client);
+  } finally {
+    await closeProbe(run, client, transport);
+  }
+  return run.finish();
 }
+
+// ---------------------------------------------------------------------------
+// Output: key value lines and the Markdown report
+// ---------------------------------------------------------------------------
 
 /** The default output: one `key value` line per fact, stable for scripts. */
 export function probeLines(
