@@ -19,8 +19,22 @@
  * ```
  *
  * Settings come from `MCP_TEST_*` environment variables or flags (`--help`);
- * `GET /report` and `GET /report.md` give the verdicts. Each section builds
- * on the ones before it; the probe, which checks any server, is `probe.ts`.
+ * `GET /report` and `GET /report.md` give the verdicts. Each section uses
+ * only what the sections before it define (`docs/architecture.md` walks
+ * them); the probe, which checks any server, is `probe.ts`. Exported for the
+ * probe, the harness and the tests, by section:
+ *
+ * - configuration: `LAB_VERSION`, `SDK_VERSION`, `loadConfig`, `parseFlags`,
+ *   `parseCommandLine`, `ConfigError`, `LabConfig`, `UpdateTrigger`
+ * - inert text and streams: `jsonText`, `lineValue`, `lineText`, `cell`,
+ *   `markdownText`, `mermaidText`, `MARK`, `boundedLines`, `BoundedLine`,
+ *   `isEventStream`, `whenStreamEnds`, `readEnvironment`
+ * - the resource and its clients: `REVIEW_URI`, `REVIEW_TOOL`, `Era`,
+ *   `LabTransportKind`, `StepKind`, `READ_ROUTES`, `WAIT_ENDS`,
+ *   `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ * - logs and reports: `LineSink`, `DOCUMENTED_CLIENTS`, `Reproduce`,
+ *   `shellQuote`, `VerdictSteps`, `ClientReport`, `LabReport`, `REPORT_LIMIT`
+ * - serving: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`, `main`
  *
  * @module
  */
@@ -420,9 +434,6 @@ function helpText(): string {
 // Shared with the probe and the harness: inert text, bounded lines, streams
 // ---------------------------------------------------------------------------
 
-// What `probe.ts` and `clients/` take from the lab (besides `parseFlags`,
-// `ConfigError` and the report types): escaping, bounded lines, streams.
-
 type FieldValue = string | number | boolean;
 
 /** What may not stand bare in a line's value (see `lineValue`). */
@@ -631,7 +642,7 @@ export function readEnvironment(
 }
 
 // ---------------------------------------------------------------------------
-// The resource
+// The resource, and the text an update carries
 // ---------------------------------------------------------------------------
 
 /** The one resource the lab serves. */
@@ -697,6 +708,33 @@ function reviewStatus(config: LabConfig, version: number): string {
     .join("\n");
 }
 
+/**
+ * The new text an update to `version` carries, if any: SEP-3119's `mimeType`
+ * and `text` where a listen asked (`embed`), and any `--inline-content`
+ * shape, unasked.
+ */
+function inlineUpdate(
+  config: LabConfig,
+  version: number,
+  { embed, subscriptionId }: { embed: boolean; subscriptionId: string },
+) {
+  const shapes = new Set<InlineShape>(embed ? ["sep-3119"] : []);
+  if (config.inlineContent !== "off") shapes.add(config.inlineContent);
+  if (shapes.size === 0) return undefined;
+  const text = reviewStatus(config, version);
+  const content = { mimeType: REVIEW_MIME_TYPE, text };
+  const params = {
+    ...shapes.has("sep-3119") && content,
+    ...shapes.has("fastrmcp") && {
+      subscription_id: subscriptionId,
+      content: { uri: REVIEW_URI, ...content },
+      timestamp: new Date().toISOString(),
+    },
+  };
+  const bytes = new TextEncoder().encode(text).length;
+  return { params, inline: { shapes: [...shapes], asked: embed, bytes } };
+}
+
 // ---------------------------------------------------------------------------
 // Clients: who connected and what each did
 // ---------------------------------------------------------------------------
@@ -730,6 +768,13 @@ export type StepKind =
   | "update"
   | "notify"
   | "session-end";
+
+/** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
+interface Evidence {
+  tag: string;
+  words?: string;
+  fields?: Record<string, FieldValue | undefined>;
+}
 
 /** One step of a client; its line is rendered only when a report needs it. */
 type Step = { at: number; kind: StepKind; evidence: Evidence };
@@ -920,6 +965,81 @@ const TIMELINE_LIMIT = 300;
 const ENDED_CLIENTS_KEPT = 100;
 
 // ---------------------------------------------------------------------------
+// The evidence log
+// ---------------------------------------------------------------------------
+
+/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
+export type LineSink = (line: string) => void;
+
+/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+function renderEvidence(
+  { tag, words, fields = {} }: Evidence,
+  client: LabClient | undefined,
+  at: number,
+): string {
+  const parts = [`[${tag}]`];
+  if (words) parts.push(lineWords(words));
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
+  }
+  if (client) {
+    parts.push(
+      `client=${lineValue(clientLabel(client))}`,
+      `era=${client.era}`,
+      `protocol=${lineValue(client.protocolVersion)}`,
+    );
+  }
+  parts.push(`at=${new Date(at).toISOString()}`);
+  return parts.join(" ");
+}
+
+/** A recorded step's evidence line, as it was logged. */
+function lineOf(step: Step, client: LabClient): string {
+  return renderEvidence(step.evidence, client, step.at);
+}
+
+type Logger = ReturnType<typeof createLogger>;
+
+function createLogger(config: LabConfig, sink: LineSink) {
+  const enabled = (level: LogLevel) =>
+    LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
+  return {
+    enabled,
+    /** Writes the event at a level, if that level is on. */
+    write(
+      level: Exclude<LogLevel, "silent">,
+      evidence: Evidence,
+      client?: LabClient,
+      at = Date.now(),
+    ) {
+      // Formatting costs more than the work it reports: skip it when off.
+      if (!enabled(level)) return;
+      if (config.logFormat === "text") {
+        sink(renderEvidence(evidence, client, at));
+        return;
+      }
+      sink(jsonText({
+        event: evidence.tag,
+        text: evidence.words,
+        ...evidence.fields,
+        ...(client && {
+          client: clientLabel(client),
+          era: client.era,
+          protocol: client.protocolVersion,
+        }),
+        at: new Date(at).toISOString(),
+      }));
+    },
+    /** A multi-line text block, or one JSON object, at info level. */
+    block(lines: () => string[], json: () => Record<string, unknown>) {
+      if (!enabled("info")) return;
+      if (config.logFormat === "json") sink(jsonText(json()));
+      else for (const line of lines()) sink(lineText(line));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
 // Lab state: update series and their timers, the trigger policy
 // ---------------------------------------------------------------------------
 
@@ -1076,7 +1196,7 @@ class LabState {
   }
 
   /** The `/healthz` counts of live clients: pending updates and waits. */
-  counts(): Pick<LabCounts, "pendingUpdates" | "waitingCalls"> {
+  counts() {
     const live = [...this.#live];
     return {
       pendingUpdates: live.filter((client) => client.updates.timer).length,
@@ -1237,210 +1357,123 @@ class LabState {
 }
 
 // ---------------------------------------------------------------------------
-// Listen streams and the content in an update (2026-07-28, HTTP and stdio)
+// Reproduce: how to start the same lab, and where to file the report
 // ---------------------------------------------------------------------------
 
-/** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
-type ListenStream =
-  & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
-  & { push?: (event: ServerEvent) => void };
+/** Where the lab came from: its URL when run from one, or a local file. */
+const LAB_SOURCE = new URL(import.meta.url);
+const FROM_URL = ["https:", "http:"].includes(LAB_SOURCE.protocol);
+
+/** A page of the lab's docs beside its source, or where to find it. */
+const docsPage = (page: string) =>
+  FROM_URL
+    ? new URL(`docs/${page}`, LAB_SOURCE).href
+    : `docs/${page} in the lab's repository`;
 
 /**
- * The new text an update carries, if any: SEP-3119's `mimeType` and `text`
- * where a listen asked (`embed`), and any `--inline-content` shape, unasked.
+ * The clients the docs cover (client-setup.md, bug-reports.md), by their
+ * `clientInfo` name, with the name the docs give them; a test holds both.
  */
-function inlineUpdate(
-  config: LabConfig,
-  client: LabClient,
-  { embed, subscriptionId }: Pick<ListenStream, "embed" | "subscriptionId">,
-) {
-  const shapes = new Set<InlineShape>(embed ? ["sep-3119"] : []);
-  if (config.inlineContent !== "off") shapes.add(config.inlineContent);
-  if (shapes.size === 0) return undefined;
-  const text = reviewStatus(config, client.reviewVersion);
-  const content = { mimeType: REVIEW_MIME_TYPE, text };
-  const params = {
-    ...shapes.has("sep-3119") && content,
-    ...shapes.has("fastrmcp") && {
-      subscription_id: subscriptionId,
-      content: { uri: REVIEW_URI, ...content },
-      timestamp: new Date().toISOString(),
-    },
-  };
-  const bytes = new TextEncoder().encode(text).length;
-  return { params, inline: { shapes: [...shapes], asked: embed, bytes } };
+export const DOCUMENTED_CLIENTS: Record<string, string> = {
+  "claude-code": "Claude Code",
+  "gemini-cli-mcp-client": "Gemini CLI",
+  "codex-mcp-client": "Codex CLI",
+  opencode: "OpenCode",
+  "copilot-cli": "Copilot CLI",
+  "factory-cli": "Factory Droid",
+  "omp-coding-agent": "oh-my-pi",
+  "code-server": "VS Code",
+};
+
+/** How to start this lab again, with this run's settings. */
+export type Reproduce = ReturnType<typeof reproduceOf>;
+
+/** Shell-quotes one argument when it needs it. */
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg)
+    ? arg
+    : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The change event the SDK's listen streams carry for a notification. */
-function changeEvent(notification: ChangeNotification): ServerEvent {
-  return notification === "updated"
-    ? { kind: "resource_updated", uri: REVIEW_URI }
-    : { kind: "resources_list_changed" };
-}
-
-/** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
-class ListenSet {
-  #streams = new Map<LabClient, Set<ListenStream>>();
-  #open = 0;
-
-  constructor(
-    private readonly state: LabState,
-    private readonly config: LabConfig,
-  ) {}
-
-  /** Open streams, across clients (for `/healthz`). */
-  get size(): number {
-    return this.#open;
-  }
-
-  /** How many streams the client has open. */
-  openCount(client: LabClient): number {
-    return this.#streams.get(client)?.size ?? 0;
-  }
-
-  /** A stream was acknowledged: one that watches the resource subscribes. */
-  open(client: LabClient, stream: ListenStream) {
-    let streams = this.#streams.get(client);
-    if (!streams) this.#streams.set(client, streams = new Set());
-    streams.add(stream);
-    this.#open++;
-    client.peakListens = Math.max(client.peakListens, streams.size);
-    if (stream.watches) this.state.reached(client, "subscribe");
-  }
-
-  /** A stream ended; when no other stream watches, the client withdrew. */
-  close(client: LabClient, stream: ListenStream) {
-    const streams = this.#streams.get(client);
-    if (!streams?.delete(stream)) return;
-    this.#open--;
-    if (streams.size === 0) this.#streams.delete(client);
-    this.state.record(client, "listen-closed", {
-      tag: "subscriptions/listen",
-      words: "closed",
-    });
-    const watching = this.targets(client, "updated").length > 0;
-    if (stream.watches && !watching) this.state.withdrew(client);
-  }
-
-  /** The client's streams whose filter lets the notification through. */
-  targets(client: LabClient, notification: ChangeNotification) {
-    return [...this.#streams.get(client) ?? []].filter((stream) =>
-      notification === "updated" ? stream.watches : stream.listChanged
-    );
-  }
-
-  /** What an update on `stream` carries inline, if anything. */
-  inlineOn(client: LabClient, stream: ListenStream) {
-    return inlineUpdate(this.config, client, stream);
-  }
-
-  /** Sends to the streams that asked for it, or says why there were none. */
-  async deliver(
-    client: LabClient,
-    notification: ChangeNotification,
-    send: (targets: ListenStream[]) => void | Promise<void>,
-  ): Promise<Delivery> {
-    const targets = this.targets(client, notification);
-    if (targets.length === 0) {
-      return {
-        delivered: false,
-        reason: notification === "updated"
-          ? `no listen stream watches ${REVIEW_URI}`
-          : "no listen stream asked for list changes",
-      };
+/** Every setting whose value is not its default, as flags; never the token. */
+function settingFlags(config: LabConfig): string[] {
+  const flags: string[] = [];
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    if (name === "authToken") continue;
+    const value = config[name as keyof LabConfig];
+    const fallback = setting.schema.parse(setting.defaultValue);
+    if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
+    if (value === true) flags.push(`--${setting.flag}`);
+    else {
+      // One word: a value that starts with "-" is not taken for a flag.
+      const text = Array.isArray(value) ? value.join(",") : String(value);
+      flags.push(`--${setting.flag}=${shellQuote(text)}`);
     }
-    await send(targets);
-    if (notification !== "updated") return { delivered: true };
-    const carried = targets.flatMap((stream) =>
-      this.inlineOn(client, stream)?.inline ?? []
-    );
-    return {
-      delivered: true,
-      inline: carried.find((inline) => inline.asked) ?? carried[0],
-    };
   }
+  return flags;
 }
 
-// ---------------------------------------------------------------------------
-// The evidence log
-// ---------------------------------------------------------------------------
-
-/** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
-export type LineSink = (line: string) => void;
-
-/** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
-interface Evidence {
-  tag: string;
-  words?: string;
-  fields?: Record<string, FieldValue | undefined>;
-}
-
-/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
-function renderEvidence(
-  { tag, words, fields = {} }: Evidence,
-  client: LabClient | undefined,
-  at: number,
-): string {
-  const parts = [`[${tag}]`];
-  if (words) parts.push(lineWords(words));
-  for (const [key, value] of Object.entries(fields)) {
-    if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
-  }
-  if (client) {
-    parts.push(
-      `client=${lineValue(clientLabel(client))}`,
-      `era=${client.era}`,
-      `protocol=${lineValue(client.protocolVersion)}`,
-    );
-  }
-  parts.push(`at=${new Date(at).toISOString()}`);
-  return parts.join(" ");
-}
-
-/** A recorded step's evidence line, as it was logged. */
-function lineOf(step: Step, client: LabClient): string {
-  return renderEvidence(step.evidence, client, step.at);
-}
-
-type Logger = ReturnType<typeof createLogger>;
-
-function createLogger(config: LabConfig, sink: LineSink) {
-  const enabled = (level: LogLevel) =>
-    LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
+function reproduceOf(
+  config: LabConfig,
+  transport: LabTransportKind,
+  clients: LabClient[],
+) {
+  // Own keys only: a client named "constructor" is not documented.
+  const documented = clients.flatMap(({ name }) =>
+    Object.hasOwn(DOCUMENTED_CLIENTS, name) ? [DOCUMENTED_CLIENTS[name]] : []
+  );
   return {
-    enabled,
-    /** Writes the event at a level, if that level is on. */
-    write(
-      level: Exclude<LogLevel, "silent">,
-      evidence: Evidence,
-      client?: LabClient,
-      at = Date.now(),
-    ) {
-      // Formatting costs more than the work it reports: skip it when off.
-      if (!enabled(level)) return;
-      if (config.logFormat === "text") {
-        sink(renderEvidence(evidence, client, at));
-        return;
-      }
-      sink(jsonText({
-        event: evidence.tag,
-        text: evidence.words,
-        ...evidence.fields,
-        ...(client && {
-          client: clientLabel(client),
-          era: client.era,
-          protocol: client.protocolVersion,
-        }),
-        at: new Date(at).toISOString(),
-      }));
-    },
-    /** A multi-line text block, or one JSON object, at info level. */
-    block(lines: () => string[], json: () => Record<string, unknown>) {
-      if (!enabled("info")) return;
-      if (config.logFormat === "json") sink(jsonText(json()));
-      else for (const line of lines()) sink(lineText(line));
-    },
+    // Every setting that is not its default as a flag; never the token.
+    command: [
+      "deno run -A",
+      FROM_URL ? shellQuote(LAB_SOURCE.href) : "main.ts",
+      ...transport === "stdio" ? ["--stdio"] : [],
+      ...settingFlags(config),
+    ].join(" "),
+    sourceUrl: FROM_URL ? LAB_SOURCE.href : null,
+    lab: LAB_VERSION,
+    sdk: SDK_VERSION,
+    deno: Deno.version.deno,
+    os: `${Deno.build.os} ${Deno.build.arch}`,
+    tokenRequired: config.authToken !== "",
+    // The report's clients that the docs cover, as the docs name them.
+    clients: [...new Set(documented)],
   };
+}
+
+/** The report's "Reproduce" section. */
+function reproduceMarkdown(reproduce: Reproduce): string[] {
+  return [
+    "## Reproduce",
+    "",
+    "Start the same lab:",
+    "",
+    "```sh",
+    reproduce.command,
+    "```",
+    "",
+    reproduce.sourceUrl === null
+      ? `Started from a local file, lab ${reproduce.lab}: to be sure of the same lab, run main.ts from a URL pinned at that version (a tag or a commit of the lab's repository).`
+      : `Started from ${reproduce.sourceUrl}.`,
+    ...reproduce.tokenRequired
+      ? [
+        "",
+        "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
+      ]
+      : [],
+    "",
+    `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
+    ...reproduce.clients.length === 0 ? [] : [
+      "",
+      `How to point ${reproduce.clients.join(", ")} at the lab: ${
+        docsPage("client-setup.md")
+      }.`,
+    ],
+    "",
+    `Where to file this report, and the requests already open: ${
+      docsPage("bug-reports.md")
+    }.`,
+  ];
 }
 
 // ---------------------------------------------------------------------------
@@ -1977,124 +2010,162 @@ function diagramArrow(
 }
 
 // ---------------------------------------------------------------------------
-// Reproduce: how to start the same lab, and where to file the report
+// The CI gate: shutting down by itself, an exit status from the levels
 // ---------------------------------------------------------------------------
 
-/** Where the lab came from: its URL when run from one, or a local file. */
-const LAB_SOURCE = new URL(import.meta.url);
-const FROM_URL = LAB_SOURCE.protocol === "https:" ||
-  LAB_SOURCE.protocol === "http:";
+/** Shuts the lab down after `--exit-after-clients` or at `--deadline`. */
+class Gate {
+  #ended = 0;
+  #reached = Promise.withResolvers<string>();
+  #timer?: ReturnType<typeof setTimeout>;
+  /** Settles with the reason, in words, once the lab should shut down. */
+  readonly due = this.#reached.promise;
 
-/** A page of the lab's docs beside its source, or where to find it. */
-const docsPage = (page: string) =>
-  FROM_URL
-    ? new URL(`docs/${page}`, LAB_SOURCE).href
-    : `docs/${page} in the lab's repository`;
-
-/**
- * The clients the docs cover (client-setup.md, bug-reports.md), by their
- * `clientInfo` name, with the name the docs give them; a test holds both.
- */
-export const DOCUMENTED_CLIENTS: Record<string, string> = {
-  "claude-code": "Claude Code",
-  "gemini-cli-mcp-client": "Gemini CLI",
-  "codex-mcp-client": "Codex CLI",
-  opencode: "OpenCode",
-  "copilot-cli": "Copilot CLI",
-  "factory-cli": "Factory Droid",
-  "omp-coding-agent": "oh-my-pi",
-  "code-server": "VS Code",
-};
-
-/** How to start this lab again, with this run's settings. */
-export type Reproduce = ReturnType<typeof reproduceOf>;
-
-/** Shell-quotes one argument when it needs it. */
-export function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg)
-    ? arg
-    : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
-
-/** Every setting whose value is not its default, as flags; never the token. */
-function settingFlags(config: LabConfig): string[] {
-  const flags: string[] = [];
-  for (const [name, setting] of Object.entries(SETTINGS)) {
-    if (name === "authToken") continue;
-    const value = config[name as keyof LabConfig];
-    const fallback = setting.schema.parse(setting.defaultValue);
-    if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
-    if (value === true) flags.push(`--${setting.flag}`);
-    else {
-      // One word: a value that starts with "-" is not taken for a flag.
-      const text = Array.isArray(value) ? value.join(",") : String(value);
-      flags.push(`--${setting.flag}=${shellQuote(text)}`);
+  constructor(private readonly config: LabConfig) {
+    const { deadlineSeconds } = config;
+    if (deadlineSeconds > 0) {
+      this.#timer = setTimeout(
+        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
+        deadlineSeconds * 1000,
+      );
     }
   }
-  return flags;
+
+  clientEnded() {
+    const wanted = this.config.exitAfterClients;
+    if (wanted > 0 && ++this.#ended === wanted) {
+      this.#reached.resolve(`${wanted} client(s) ended`);
+    }
+  }
+
+  /** The lab is shutting down anyway: no deadline may fire after it. */
+  stop() {
+    clearTimeout(this.#timer);
+  }
 }
 
-function reproduceOf(
-  config: LabConfig,
-  transport: LabTransportKind,
+/**
+ * The exit status of a lab that has shut down: 0, or with `--require-level`
+ * one stable line per client on `sink` (`verdict client=… level=…
+ * required=… pass|fail missing=…`), or one saying no client came, and 0
+ * only when there was a client and every one reached the level.
+ */
+function gateStatus(
   clients: LabClient[],
-) {
-  // Own keys only: a client named "constructor" is not documented.
-  const documented = clients.flatMap(({ name }) =>
-    Object.hasOwn(DOCUMENTED_CLIENTS, name) ? [DOCUMENTED_CLIENTS[name]] : []
-  );
+  config: LabConfig,
+  sink: LineSink,
+): number {
+  const required = config.requireLevel;
+  if (required === null) return 0;
+  if (clients.length === 0) {
+    sink(
+      `verdict clients=0 required=${required} fail missing=${
+        lineValue("no client came before the lab shut down")
+      }`,
+    );
+    return 1;
+  }
+  let status = 0;
+  for (const client of clients) {
+    const verdict = verdictOf(client, config);
+    const pass = verdict.level >= required;
+    if (!pass) status = 1;
+    sink(
+      `verdict client=${
+        lineValue(clientLabel(client))
+      } level=${verdict.level} required=${required} ${
+        pass ? "pass" : "fail"
+      } missing=${lineValue(verdict.missing)}`,
+    );
+  }
+  return status;
+}
+
+// ---------------------------------------------------------------------------
+// Refusals: one line each, and the answer (both eras, HTTP and stdio)
+// ---------------------------------------------------------------------------
+
+/** A request the lab turns away: its HTTP answer, and the JSON-RPC code. */
+interface Refusal {
+  status: number;
+  /** The JSON-RPC error code; none for a plain-text answer. */
+  code?: number;
+  message: string;
+  headers?: HeadersInit;
+}
+
+/** What a check that can fail returns when it does. */
+type Refused = { refusal: Refusal };
+
+function refused(status: number, code: number, message: string): Refused {
+  return { refusal: { status, code, message } };
+}
+
+/** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
+function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
   return {
-    // Every setting that is not its default as a flag; never the token.
-    command: [
-      "deno run -A",
-      FROM_URL ? shellQuote(LAB_SOURCE.href) : "main.ts",
-      ...transport === "stdio" ? ["--stdio"] : [],
-      ...settingFlags(config),
-    ].join(" "),
-    sourceUrl: FROM_URL ? LAB_SOURCE.href : null,
-    lab: LAB_VERSION,
-    sdk: SDK_VERSION,
-    deno: Deno.version.deno,
-    os: `${Deno.build.os} ${Deno.build.arch}`,
-    tokenRequired: config.authToken !== "",
-    // The report's clients that the docs cover, as the docs name them.
-    clients: [...new Set(documented)],
+    jsonrpc: "2.0" as const,
+    id: id as RequestId,
+    error: { code: code ?? -32603, message },
   };
 }
 
-/** The report's "Reproduce" section. */
-function reproduceMarkdown(reproduce: Reproduce): string[] {
-  return [
-    "## Reproduce",
-    "",
-    "Start the same lab:",
-    "",
-    "```sh",
-    reproduce.command,
-    "```",
-    "",
-    reproduce.sourceUrl === null
-      ? `Started from a local file, lab ${reproduce.lab}: to be sure of the same lab, run main.ts from a URL pinned at that version (a tag or a commit of the lab's repository).`
-      : `Started from ${reproduce.sourceUrl}.`,
-    ...reproduce.tokenRequired
-      ? [
-        "",
-        "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
-      ]
-      : [],
-    "",
-    `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
-    ...reproduce.clients.length === 0 ? [] : [
-      "",
-      `How to point ${reproduce.clients.join(", ")} at the lab: ${
-        docsPage("client-setup.md")
-      }.`,
-    ],
-    "",
-    `Where to file this report, and the requests already open: ${
-      docsPage("bug-reports.md")
-    }.`,
-  ];
+/** A request's path, also when its Host made its URL unparsable. */
+function pathOf(request: Request): string {
+  return URL.parse(request.url)?.pathname ??
+    request.url.replace(/^[a-z]+:\/\/[^/]*/i, "");
+}
+
+/** One `[request/rejected]` line, with the request's method and path. */
+function logRefusal(
+  log: Logger,
+  { status, code, message }: Refusal,
+  request?: Request,
+  client?: LabClient,
+) {
+  log.write("warn", {
+    tag: "request/rejected",
+    words: request && `${request.method} ${pathOf(request)}`,
+    fields: { status, code, message: clip(message, MAX_MESSAGE_LENGTH) },
+  }, client);
+}
+
+/** Logs a refusal where it is produced, then builds its answer. */
+function refuse(log: Logger, request: Request, refusal: Refusal): Response {
+  logRefusal(log, refusal, request);
+  const { status, code, message, headers } = refusal;
+  return code === undefined
+    ? new Response(`${message}\n`, { status, headers })
+    : Response.json(
+      { jsonrpc: "2.0", error: { code, message }, id: null },
+      { status, headers },
+    );
+}
+
+/** Logs an error answer the SDK built itself (only those are read). */
+async function logSdkRefusal(
+  log: Logger,
+  request: Request,
+  response: Response,
+) {
+  if (response.ok || !log.enabled("warn")) return;
+  const text = await response.clone().text();
+  let error: { code?: number; message?: string } | undefined;
+  try {
+    error = JSON.parse(text)?.error;
+  } catch {
+    // An answer without a JSON-RPC body: its text says what went wrong.
+  }
+  logRefusal(log, {
+    status: response.status,
+    code: error?.code,
+    message: error?.message ?? text.trim(),
+  }, request);
+}
+
+/** Logs an error the SDK reported outside any answer. */
+function logSdkError(log: Logger, error: Error) {
+  log.write("warn", { tag: "mcp/error", fields: { message: error.message } });
 }
 
 // ---------------------------------------------------------------------------
@@ -2313,6 +2384,9 @@ async function waitToolCall(
   return { content: [{ type: "text" as const, text: preface + text }] };
 }
 
+/** For each wait tool call over HTTP: aborts when its client leaves. */
+const departures = new WeakMap<Request, AbortSignal>();
+
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
 
@@ -2476,7 +2550,7 @@ function buildLabServer(
 }
 
 // ---------------------------------------------------------------------------
-// Listen filters and stateless identities (2026-07-28, HTTP and stdio)
+// Listen streams and client identities (2026-07-28, HTTP and stdio)
 // ---------------------------------------------------------------------------
 
 const listenParamsSchema = z.object({
@@ -2536,21 +2610,17 @@ type ListenFilter = Exclude<
   Refused | undefined
 >;
 
+/** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
+type ListenStream =
+  & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
+  & { push?: (event: ServerEvent) => void };
+
 /** The stream a listen opens, writing through `push` over HTTP. */
 function listenStream(
   { watches, listChanged, embed, subscriptionId }: ListenFilter,
   push?: (event: ServerEvent) => void,
 ): ListenStream {
   return { watches, listChanged, embed, subscriptionId, push };
-}
-
-/** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
-function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
-  return {
-    jsonrpc: "2.0" as const,
-    id: id as RequestId,
-    error: { code: code ?? -32603, message },
-  };
 }
 
 function recordListen(
@@ -2568,6 +2638,96 @@ function recordListen(
       embedResources: filter.embed || undefined,
     },
   }, { watches: filter.watches, embed: filter.embed });
+}
+
+/** The change event the SDK's listen streams carry for a notification. */
+function changeEvent(notification: ChangeNotification): ServerEvent {
+  return notification === "updated"
+    ? { kind: "resource_updated", uri: REVIEW_URI }
+    : { kind: "resources_list_changed" };
+}
+
+/** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
+class ListenSet {
+  #streams = new Map<LabClient, Set<ListenStream>>();
+  #open = 0;
+
+  constructor(
+    private readonly state: LabState,
+    private readonly config: LabConfig,
+  ) {}
+
+  /** Open streams, across clients (for `/healthz`). */
+  get size(): number {
+    return this.#open;
+  }
+
+  /** How many streams the client has open. */
+  openCount(client: LabClient): number {
+    return this.#streams.get(client)?.size ?? 0;
+  }
+
+  /** A stream was acknowledged: one that watches the resource subscribes. */
+  open(client: LabClient, stream: ListenStream) {
+    let streams = this.#streams.get(client);
+    if (!streams) this.#streams.set(client, streams = new Set());
+    streams.add(stream);
+    this.#open++;
+    client.peakListens = Math.max(client.peakListens, streams.size);
+    if (stream.watches) this.state.reached(client, "subscribe");
+  }
+
+  /** A stream ended; when no other stream watches, the client withdrew. */
+  close(client: LabClient, stream: ListenStream) {
+    const streams = this.#streams.get(client);
+    if (!streams?.delete(stream)) return;
+    this.#open--;
+    if (streams.size === 0) this.#streams.delete(client);
+    this.state.record(client, "listen-closed", {
+      tag: "subscriptions/listen",
+      words: "closed",
+    });
+    const watching = this.targets(client, "updated").length > 0;
+    if (stream.watches && !watching) this.state.withdrew(client);
+  }
+
+  /** The client's streams whose filter lets the notification through. */
+  targets(client: LabClient, notification: ChangeNotification) {
+    return [...this.#streams.get(client) ?? []].filter((stream) =>
+      notification === "updated" ? stream.watches : stream.listChanged
+    );
+  }
+
+  /** What an update on `stream` carries inline, if anything. */
+  inlineOn(client: LabClient, stream: ListenStream) {
+    return inlineUpdate(this.config, client.reviewVersion, stream);
+  }
+
+  /** Sends to the streams that asked for it, or says why there were none. */
+  async deliver(
+    client: LabClient,
+    notification: ChangeNotification,
+    send: (targets: ListenStream[]) => void | Promise<void>,
+  ): Promise<Delivery> {
+    const targets = this.targets(client, notification);
+    if (targets.length === 0) {
+      return {
+        delivered: false,
+        reason: notification === "updated"
+          ? `no listen stream watches ${REVIEW_URI}`
+          : "no listen stream asked for list changes",
+      };
+    }
+    await send(targets);
+    if (notification !== "updated") return { delivered: true };
+    const carried = targets.flatMap((stream) =>
+      this.inlineOn(client, stream)?.inline ?? []
+    );
+    return {
+      delivered: true,
+      inline: carried.find((inline) => inline.asked) ?? carried[0],
+    };
+  }
 }
 
 const protocolVersionSchema = clippedName.catch("2026-07-28");
@@ -2594,80 +2754,11 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 }
 
 // ---------------------------------------------------------------------------
-// HTTP: refusals, guards and bodies (both eras)
+// HTTP: guards and bodies (both eras)
 // ---------------------------------------------------------------------------
 
 /** Upper bound on a POST body, the SDK's own default (4 MiB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-/** A request the lab turns away: its HTTP answer, and the JSON-RPC code. */
-interface Refusal {
-  status: number;
-  /** The JSON-RPC error code; none for a plain-text answer. */
-  code?: number;
-  message: string;
-  headers?: HeadersInit;
-}
-
-/** What a check that can fail returns when it does. */
-type Refused = { refusal: Refusal };
-
-function refused(status: number, code: number, message: string): Refused {
-  return { refusal: { status, code, message } };
-}
-
-/** Logs a refusal where it is produced, then builds its answer. */
-function refuse(log: Logger, request: Request, refusal: Refusal): Response {
-  logRefusal(log, refusal, request);
-  const { status, code, message, headers } = refusal;
-  return code === undefined
-    ? new Response(`${message}\n`, { status, headers })
-    : Response.json(
-      { jsonrpc: "2.0", error: { code, message }, id: null },
-      { status, headers },
-    );
-}
-
-/** One `[request/rejected]` line, with the request's method and path. */
-function logRefusal(
-  log: Logger,
-  { status, code, message }: Refusal,
-  request?: Request,
-  client?: LabClient,
-) {
-  log.write("warn", {
-    tag: "request/rejected",
-    words: request && `${request.method} ${pathOf(request)}`,
-    fields: { status, code, message: clip(message, MAX_MESSAGE_LENGTH) },
-  }, client);
-}
-
-/** Logs an error answer the SDK built itself (only those are read). */
-async function logSdkRefusal(
-  log: Logger,
-  request: Request,
-  response: Response,
-) {
-  if (response.ok || !log.enabled("warn")) return;
-  const text = await response.clone().text();
-  let error: { code?: number; message?: string } | undefined;
-  try {
-    error = JSON.parse(text)?.error;
-  } catch {
-    // An answer without a JSON-RPC body: its text says what went wrong.
-  }
-  logRefusal(log, {
-    status: response.status,
-    code: error?.code,
-    message: error?.message ?? text.trim(),
-  }, request);
-}
-
-/** A request's path, also when its Host made its URL unparsable. */
-function pathOf(request: Request): string {
-  return URL.parse(request.url)?.pathname ??
-    request.url.replace(/^[a-z]+:\/\/[^/]*/i, "");
-}
 
 /**
  * DNS-rebinding protection: only loopback names (and the configured ones)
@@ -2826,9 +2917,6 @@ function isJSONRPCMessage(message: unknown): boolean {
   return "id" in fields && ("result" in fields || "error" in fields);
 }
 
-/** For each wait tool call over HTTP: aborts when its client leaves. */
-const departures = new WeakMap<Request, AbortSignal>();
-
 /** Whether a body calls the wait tool (only those calls are watched). */
 function isWaitCall(body: unknown): boolean {
   const call = body as
@@ -2862,11 +2950,6 @@ async function serveWatched(
     if (byClient) departure.abort();
   });
   return new Response(body, response);
-}
-
-/** Logs an error the SDK reported outside any answer. */
-function logSdkError(log: Logger, error: Error) {
-  log.write("warn", { tag: "mcp/error", fields: { message: error.message } });
 }
 
 /** What each era's section gives the router. */
@@ -3156,7 +3239,10 @@ async function sendLegacyChange(
     await server.sendResourceListChanged();
     return undefined;
   }
-  const update = inlineUpdate(config, client, { embed: false, subscriptionId });
+  const update = inlineUpdate(config, client.reviewVersion, {
+    embed: false,
+    subscriptionId,
+  });
   await server.sendResourceUpdated({ uri: REVIEW_URI, ...update?.params });
   return update?.inline;
 }
@@ -3225,15 +3311,9 @@ class ModernEra implements EraServer {
       () => this.#handler.fetch(request, { parsedBody }),
     );
     if (listen && isEventStream(response)) recordListen(state, client, listen);
-    if (exchange.errorAnswer) {
-      logRefusal(
-        log,
-        { status: response.status, ...exchange.errorAnswer },
-        request,
-      );
-    } else {
-      await logSdkRefusal(log, request, response);
-    }
+    const answered = exchange.errorAnswer;
+    if (!answered) await logSdkRefusal(log, request, response);
+    else logRefusal(log, { status: response.status, ...answered }, request);
     return response;
   }
 
@@ -3369,20 +3449,13 @@ class ModernEra implements EraServer {
 }
 
 // ---------------------------------------------------------------------------
-// Serving HTTP: guards, era dispatch, routes, request log
+// Serving HTTP: era dispatch, routes, listening, the banner, shutdown
 // ---------------------------------------------------------------------------
-
-/** Counts `/healthz` reports, so leaks show from outside. */
-export interface LabCounts {
-  legacySessions: number;
-  listenStreams: number;
-  pendingUpdates: number;
-  /** `wait_for_review_update` calls in progress. */
-  waitingCalls: number;
-}
 
 /** A running lab: a fetch handler plus what shutdown and tests need. */
 export type Lab = ReturnType<typeof createLab>;
+/** Counts `/healthz` reports, so leaks show from outside. */
+export type LabCounts = ReturnType<Lab["counts"]>;
 
 /** The MCP endpoint's methods (GET and DELETE for 2025), and no CORS. */
 const MCP_METHODS = ["GET", "POST", "DELETE"];
@@ -3470,7 +3543,7 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
   const mcpPaths = new Set(["/mcp", config.path]);
   const foreignHost = foreignHostGuard(config);
 
-  const counts = (): LabCounts => ({
+  const counts = () => ({
     legacySessions: legacy.size,
     listenStreams: modern.listenStreams,
     ...state.counts(),
@@ -3566,82 +3639,6 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
   };
 }
 
-// ---------------------------------------------------------------------------
-// The CI gate: shutting down by itself, an exit status from the levels
-// ---------------------------------------------------------------------------
-
-/** Shuts the lab down after `--exit-after-clients` or at `--deadline`. */
-class Gate {
-  #ended = 0;
-  #reached = Promise.withResolvers<string>();
-  #timer?: ReturnType<typeof setTimeout>;
-  /** Settles with the reason, in words, once the lab should shut down. */
-  readonly due = this.#reached.promise;
-
-  constructor(private readonly config: LabConfig) {
-    const { deadlineSeconds } = config;
-    if (deadlineSeconds > 0) {
-      this.#timer = setTimeout(
-        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
-        deadlineSeconds * 1000,
-      );
-    }
-  }
-
-  clientEnded() {
-    const wanted = this.config.exitAfterClients;
-    if (wanted > 0 && ++this.#ended === wanted) {
-      this.#reached.resolve(`${wanted} client(s) ended`);
-    }
-  }
-
-  /** The lab is shutting down anyway: no deadline may fire after it. */
-  stop() {
-    clearTimeout(this.#timer);
-  }
-}
-
-/**
- * The exit status of a lab that has shut down: 0, or with `--require-level`
- * one stable line per client on `sink` (`verdict client=… level=…
- * required=… pass|fail missing=…`), or one saying no client came, and 0
- * only when there was a client and every one reached the level.
- */
-function gateStatus(
-  clients: LabClient[],
-  config: LabConfig,
-  sink: LineSink,
-): number {
-  const required = config.requireLevel;
-  if (required === null) return 0;
-  if (clients.length === 0) {
-    sink(
-      `verdict clients=0 required=${required} fail missing=${
-        lineValue("no client came before the lab shut down")
-      }`,
-    );
-    return 1;
-  }
-  let status = 0;
-  for (const client of clients) {
-    const verdict = verdictOf(client, config);
-    const pass = verdict.level >= required;
-    if (!pass) status = 1;
-    sink(
-      `verdict client=${
-        lineValue(clientLabel(client))
-      } level=${verdict.level} required=${required} ${
-        pass ? "pass" : "fail"
-      } missing=${lineValue(verdict.missing)}`,
-    );
-  }
-  return status;
-}
-
-// ---------------------------------------------------------------------------
-// Serving HTTP: listening with Deno.serve, the banner, shutdown
-// ---------------------------------------------------------------------------
-
 /**
  * The signals that shut the lab down: on Windows Ctrl+Break is SIGBREAK, and
  * SIGTERM may throw (each is asked for on its own).
@@ -3681,11 +3678,7 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
       bound: every ? hostname : undefined,
     });
   }
-  labLine(
-    config,
-    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    VERSIONS,
-  );
+  labLine(config, `[lab] ${VERSIONS_TEXT}`, VERSIONS);
   const report = `http://${host}:${port}/report.md`;
   labLine(config, `[lab] report at ${report} (JSON: /report)`, {
     report,
@@ -3704,6 +3697,8 @@ const VERSIONS = {
   deno: Deno.version.deno,
   resource: REVIEW_URI,
 };
+const VERSIONS_TEXT = Object.entries(VERSIONS).map((field) => field.join("="))
+  .join(" ");
 
 /** How often a stopped accept loop tries to listen again. */
 const RELISTEN_MS = 250;
@@ -3948,13 +3943,8 @@ class LineTransport implements Transport {
 }
 
 /** The `_meta` object of a message's params, if it has one. */
-function metaOf(message: JSONRPCMessage): Record<string, unknown> | undefined {
-  const params = "params" in message ? message.params : undefined;
-  const meta = (params as { _meta?: unknown } | undefined)?._meta;
-  return typeof meta === "object" && meta !== null
-    ? meta as Record<string, unknown>
-    : undefined;
-}
+const metaOf = (message: JSONRPCMessage) =>
+  modernMessageSchema.safeParse(message).data?.params?._meta;
 
 /**
  * Serves one client over stdin/stdout, either era, logging to `sink`; resolves
@@ -4213,12 +4203,8 @@ export async function main(
   if (!commandLine.stdio) return await serveHttp(config);
   // stdout carries the protocol, so every log line goes to stderr.
   const stderrLine = (line: string) => console.error(line);
-  labLine(
-    config,
-    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    { transport: "stdio", ...VERSIONS },
-    stderrLine,
-  );
+  const versions = { transport: "stdio", ...VERSIONS };
+  labLine(config, `[lab] stdio ${VERSIONS_TEXT}`, versions, stderrLine);
   return await serveLabOverStdio(config, stderrLine);
 }
 

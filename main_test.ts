@@ -42,6 +42,7 @@ import {
   WAIT_ENDS,
 } from "./main.ts";
 import { InlineUpdates } from "./clients/programs/reference_host.ts";
+import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
   MAIN_PATH,
   prepareLabTests,
@@ -4586,4 +4587,31 @@ Deno.test("docs: the JSON report's fields in the reports page are the fields /re
     sorted(codeSpans(parenthesesAfter(carried, "scenario"))),
     sorted(Object.keys(document.scenario)),
   );
+});
+
+// ---------------------------------------------------------------------------
+// main.ts as a reader takes it: sections in order, each a screen or a few,
+// its exports mapped in the module doc
+// ---------------------------------------------------------------------------
+
+Deno.test("main.ts reads in order: no section uses a name a later section defines, none is over 450 lines", () => {
+  assert.deepEqual(forwardUses(MAIN_PATH), []);
+  const sections = sectionLengths(Deno.readTextFileSync(MAIN_PATH));
+  assert.deepEqual(sections.filter(([, lines]) => lines > 450), []);
+  // One section for each part of the lab.
+  const titles = sections.map(([title]) => title.split(":")[0]);
+  assert.equal(new Set(titles).size, titles.length, titles.join("\n"));
+});
+
+Deno.test("main.ts's module doc names every export, by section, and nothing else", () => {
+  const text = Deno.readTextFileSync(MAIN_PATH);
+  const exported = [
+    ...text.matchAll(
+      /^export (?:async function\*?|function|const|type|interface|class) (\w+)/gm,
+    ),
+  ].map((match) => match[1]);
+  const doc = text.slice(0, text.indexOf(" * @module"));
+  const map = doc.slice(doc.indexOf("Exported for"));
+  const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
+  assert.deepEqual(named.toSorted(), exported.toSorted());
 });

@@ -29,6 +29,7 @@ import {
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
+import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
   PROBE_EXIT_STATUS,
   probeLines,
@@ -1944,4 +1945,10 @@ Deno.test("probe against the lab's content in the update: version 2 inline match
     assert.equal(result.level, 7);
     assert.ok(probeLines(result).includes(matches("fastrmcp")));
   });
+});
+
+Deno.test("probe.ts reads in order: no section uses a name a later section defines, none is over 450 lines", () => {
+  assert.deepEqual(forwardUses(PROBE_PATH), []);
+  const sections = sectionLengths(Deno.readTextFileSync(PROBE_PATH));
+  assert.deepEqual(sections.filter(([, lines]) => lines > 450), []);
 });
