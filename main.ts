@@ -649,6 +649,8 @@ export function readEnvironment(
 export const REVIEW_URI = "test://review/status";
 const REVIEW_MIME_TYPE = "text/plain";
 export const REVIEW_TOOL = "get_review_status";
+/** The official conformance suite's fixture: 2025 clients may watch it. */
+const CONFORMANCE_URI = "test://watched-resource";
 
 const reviewResource = {
   uri: REVIEW_URI,
@@ -2528,7 +2530,18 @@ function buildLabServer(
     throw invalidParams(`Unknown prompt: ${name}`);
   });
   if (era === "2025") {
+    /** Watching the suite's fixture is logged and counts for nothing. */
+    const fixture = (tag: string, uri: string) => {
+      if (uri !== CONFORMANCE_URI) return false;
+      log.write(
+        "info",
+        { tag, fields: { uri, fixture: "conformance" } },
+        client,
+      );
+      return true;
+    };
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
+      if (fixture("resources/subscribe", uri)) return {};
       onlyReview("resources/subscribe", uri);
       state.record(client, "subscribe", {
         tag: "resources/subscribe",
@@ -2538,6 +2551,7 @@ function buildLabServer(
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+      if (fixture("resources/unsubscribe", uri)) return {};
       state.record(client, "unsubscribe", {
         tag: "resources/unsubscribe",
         fields: { uri: clip(uri, MAX_URI_LENGTH) },

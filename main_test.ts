@@ -604,6 +604,35 @@ Deno.test("2025 era: unknown URI is -32002 with data.uri on read and subscribe",
   assert.equal(lab.lab.counts().pendingUpdates, 0);
 });
 
+Deno.test("2025 era: the conformance suite's test://watched-resource may be subscribed and unsubscribed, one line each, and counts for nothing", async () => {
+  await using lab = startLab();
+  await using client = await connectClient(lab.url, "fixture-watcher");
+  const fixture = "test://watched-resource";
+  assert.deepEqual(await client.subscribeResource({ uri: fixture }), {});
+  assert.deepEqual(await client.unsubscribeResource({ uri: fixture }), {});
+  await assert.rejects(
+    client.readResource({ uri: fixture }),
+    { message: `Resource not found: ${fixture}` },
+  );
+  assertLinesInOrder(lab.lines, [
+    `[resources/subscribe] uri=${fixture} fixture=conformance client=fixture-watcher/1.0.0 era=2025 `,
+    `[resources/unsubscribe] uri=${fixture} fixture=conformance client=fixture-watcher/1.0.0 era=2025 `,
+  ]);
+  const entry = reportFor(lab, "fixture-watcher");
+  assert.equal(entry.level, 1);
+  assert.equal(entry.steps.subscribed, false);
+  assert.deepEqual(
+    entry.timeline.map((step) => step.kind).filter((kind) =>
+      kind !== "stream-opened"
+    ),
+    ["connect", "read-unknown"],
+  );
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+  assert.deepEqual((await client.listResources()).resources.map((r) => r.uri), [
+    REVIEW_URI,
+  ]);
+});
+
 Deno.test("2026-07-28 era: unknown URI read is -32602 with data.uri; resources/subscribe is gone", async () => {
   await using lab = startLab();
   const read = await readJsonRpcAnswer(
