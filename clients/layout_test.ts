@@ -1,0 +1,210 @@
+/**
+ * The checkout's layout, as `deno info --json` and the file tree show it:
+ * the harness in layers whose imports run one way, the lab's side free of
+ * the harness, every test beside its file, no two files of one name, and
+ * `docs/architecture.md` naming every source file.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+
+prepareTestEnvironment();
+
+const ROOT = new URL("../", import.meta.url);
+
+/**
+ * The harness's layers, lowest first: a module imports only from its own
+ * layer or one below. The lab's side (`main.ts`, `probe.ts`, `testdata/`)
+ * and the programs are below them all: they import nothing of the harness.
+ */
+const LAYERS = [
+  ["main.ts", "probe.ts", "testdata", "clients/programs"],
+  ["clients/support"],
+  ["clients/model"],
+  ["clients/catalog"],
+  ["clients/runners"],
+  ["clients/report"],
+  ["clients/watch"],
+  ["clients/run.ts", "clients/servers.ts"],
+];
+
+/** A module's layer, by the longest folder or file of `LAYERS` it is in. */
+function layerOf(path: string): number {
+  const matches = LAYERS.flatMap((places, layer) =>
+    places.filter((place) => path === place || path.startsWith(`${place}/`))
+      .map((place) => ({ layer, length: place.length }))
+  );
+  if (matches.length === 0) throw new Error(`${path} is in no layer`);
+  return matches.toSorted((a, b) => b.length - a.length)[0].layer;
+}
+
+/** The checkout's files, by path from its root; not `.git` or `results/`. */
+function checkoutFiles(dir = ""): string[] {
+  return [...Deno.readDirSync(new URL(dir || ".", ROOT))].flatMap((entry) => {
+    const path = `${dir}${entry.name}`;
+    if (entry.isDirectory) {
+      return [".git", "results", "node_modules"].includes(path)
+        ? []
+        : checkoutFiles(`${path}/`);
+    }
+    return entry.isFile ? [path] : [];
+  });
+}
+
+const isTest = (path: string) => /_test\.ts$/.test(path);
+const isSource = (path: string) => /\.(ts|mjs)$/.test(path);
+
+interface ModuleInfo {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier: string };
+    type?: { specifier: string };
+  }[];
+}
+
+/** The checkout's own import edges from `entries` down, by path. */
+async function importEdges(entries: string[]): Promise<[string, string][]> {
+  const edges = new Set<string>();
+  for (const entry of entries) {
+    const { stdout, success, stderr } = await new Deno.Command(
+      Deno.execPath(),
+      {
+        args: ["info", "--json", entry],
+        cwd: ROOT,
+        env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      },
+    ).output();
+    assert.ok(success, new TextDecoder().decode(stderr));
+    const { modules } = JSON.parse(new TextDecoder().decode(stdout)) as {
+      modules: ModuleInfo[];
+    };
+    const local = (specifier: string) =>
+      specifier.startsWith(ROOT.href)
+        ? specifier.slice(ROOT.href.length)
+        : undefined;
+    for (const module of modules) {
+      const from = local(module.specifier);
+      if (!from) continue;
+      for (const dependency of module.dependencies ?? []) {
+        for (const kind of [dependency.code, dependency.type]) {
+          const to = kind && local(kind.specifier);
+          if (to) edges.add(`${from} ${to}`);
+        }
+      }
+    }
+  }
+  return [...edges].map((edge) => edge.split(" ") as [string, string]);
+}
+
+/** The modules on a circle of `edges`, or none. */
+function circle(edges: [string, string][]): string[] {
+  const next = Map.groupBy(edges, ([from]) => from);
+  const state = new Map<string, "open" | "done">();
+  const visit = (path: string[]): string[] => {
+    const at = path.at(-1)!;
+    state.set(at, "open");
+    for (const [, to] of next.get(at) ?? []) {
+      if (state.get(to) === "open") return [...path, to];
+      if (!state.has(to)) {
+        const found = visit([...path, to]);
+        if (found.length > 0) return found;
+      }
+    }
+    state.set(at, "done");
+    return [];
+  };
+  for (const [from] of edges) {
+    if (!state.has(from)) {
+      const found = visit([from]);
+      if (found.length > 0) return found.slice(found.indexOf(found.at(-1)!));
+    }
+  }
+  return [];
+}
+
+Deno.test("the harness in layers: imports run down or within a layer, never in a circle; every module is reached", async () => {
+  const files = checkoutFiles();
+  const sources = files.filter((path) =>
+    path.startsWith("clients/") && path.endsWith(".ts") && !isTest(path) &&
+    !path.startsWith("clients/testdata/")
+  );
+  const edges = await importEdges([
+    "clients/run.ts",
+    "clients/servers.ts",
+    "clients/programs/reference_host.ts",
+  ]);
+  const upward = edges.filter(([from, to]) => layerOf(to) > layerOf(from))
+    .map(([from, to]) => `${from} -> ${to}`);
+  assert.deepEqual(upward, []);
+  // The probe's lazy import from main.ts is the one way back, by design.
+  const harness = edges.filter(([from]) => from !== "main.ts");
+  assert.deepEqual(circle(harness), []);
+  const reached = new Set(edges.flat());
+  assert.deepEqual(sources.filter((path) => !reached.has(path)), []);
+});
+
+Deno.test("the lab's side imports nothing of the harness", async () => {
+  const edges = await importEdges([
+    "main.ts",
+    "main_test.ts",
+    "probe_test.ts",
+    "main_bench.ts",
+  ]);
+  assert.deepEqual(
+    edges.filter(([, to]) => to.startsWith("clients/")),
+    [],
+  );
+});
+
+Deno.test("each test stands beside the file it tests; no two source files share a name", () => {
+  const files = checkoutFiles();
+  // Tests of more than one file: the catalog as a whole, the workflow file,
+  // the layout itself.
+  const wholes = [
+    "clients/catalog/catalog_test.ts",
+    "clients/watch/workflow_test.ts",
+    "clients/layout_test.ts",
+  ];
+  const orphans = files.filter((path) =>
+    isTest(path) && !wholes.includes(path) &&
+    !files.includes(path.replace(/_test\.ts$/, ".ts"))
+  );
+  assert.deepEqual(orphans, []);
+  const names = Map.groupBy(
+    files.filter(isSource),
+    (path) => path.split("/").at(-1)!,
+  );
+  assert.deepEqual(
+    [...names].filter(([, paths]) => paths.length > 1),
+    [],
+  );
+});
+
+Deno.test("docs/architecture.md names every source file, and only files that exist", async () => {
+  const files = checkoutFiles();
+  const page = await Deno.readTextFile(new URL("docs/architecture.md", ROOT));
+  const named = new Set(
+    [...page.matchAll(/`([\w./-]+\.(?:ts|mjs|md|yaml|yml))`/g)].map((match) =>
+      match[1]
+    ),
+  );
+  const sources = files.filter((path) => isSource(path) && !isTest(path));
+  assert.deepEqual(sources.filter((path) => !named.has(path)), []);
+  // A path in prose may be short for one under clients/ (`runners/agent.ts`).
+  const exists = (path: string) => {
+    try {
+      return Deno.statSync(new URL(path, ROOT)).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const missing = [...named].filter((name) =>
+    name.includes("/") && !name.startsWith("/") && !name.includes("<") &&
+    !exists(name) && !exists(`clients/${name}`)
+  );
+  assert.deepEqual(missing, []);
+});
