@@ -362,7 +362,11 @@ export function parseFlags<const Options extends ParseArgsOptionsConfig>(
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
-    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ");
+    // Node's advice after an unknown option leaves a quote open, and what
+    // follows `--` is not always a positional (the reference host's server
+    // command): the option alone is named.
+    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ")
+      .replace(/\. To specify a positional argument starting with .*$/, "");
     throw new ConfigError(`${message}; see ${help}`);
   }
 }
