@@ -1297,3 +1297,20 @@ Deno.test("results/matrix.json is the Markdown's twin: every table row of compat
   }
   assert.ok(Object.keys(document.requests).length > 0);
 });
+
+Deno.test("results/README.md quotes as many inline-content rows as results/matrix.json holds", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  const quoted = readme.match(
+    /Mode `inline-content` came after it: one run per client that runs, (\d+) in all today\./,
+  );
+  assert.ok(quoted, "results/README.md quotes no count of inline-content rows");
+  assert.equal(
+    Number(quoted[1]),
+    rows.filter((row) => row.mode === "inline-content").length,
+  );
+});
