@@ -150,9 +150,10 @@ Options:
                      RESULTS/matrix.json: the changes are printed and
                      written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/catalog/ and
-                     clients/README.md, except for a client whose newest
-                     version did not install or start (its pin stays)
+                     move the pins in clients/catalog/ (Node's in
+                     clients/support/install.ts) and clients/README.md,
+                     except for a client whose newest version did not
+                     install or start (its pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
                      object of npm package names and versions), not npm
   --compare [OLD] [NEW]

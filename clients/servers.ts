@@ -1,7 +1,7 @@
 /**
  * `deno task servers`: runs the probe (`probe.ts`) against every server and
- * proxy of `servers_catalog.ts`, each installed at its pinned version from
- * npm into the harness's cache, over every transport and era it serves, and
+ * proxy of `catalog/servers_and_proxies.ts`, each installed at its pinned
+ * version from npm into the harness's cache, over every transport and era it serves, and
  * rewrites `results/servers.md` (two tables, servers and proxies) with each
  * run's Markdown report in `results/servers/`.
  *
@@ -75,11 +75,12 @@ const LISTEN_TIMEOUT_MS = 60_000;
 
 export const SERVERS_USAGE = `Usage: deno task servers [options]
 
-Probes every server and proxy of clients/catalog/servers_and_proxies.ts (the lab, the
-reference servers, a filesystem server, the puppeteer server, mcp-proxy,
-supergateway and mcp-remote in front of the lab), each installed from npm
-at its pinned version, over every transport and era it serves; rewrites
-results/servers.md with each run's report in results/servers/.
+Probes every server and proxy of clients/catalog/servers_and_proxies.ts
+(the lab, the reference servers, a filesystem server, the puppeteer
+server, mcp-proxy, supergateway and mcp-remote in front of the lab), each
+installed from npm at its pinned version, over every transport and era it
+serves; rewrites results/servers.md with each run's report in
+results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
@@ -96,9 +97,10 @@ Options:
                      its rows are compared with RESULTS/servers.json: the
                      changes are printed and written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/catalog/servers_and_proxies.ts (and
-                     catalog/), except for a package whose newest version
-                     did not install or start (its pin stays)
+                     move the pins in clients/catalog/ (Node's in
+                     clients/support/install.ts), except for a package
+                     whose newest version did not install or start (its
+                     pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
                      object of npm package names and versions), not npm
   --compare [OLD] [NEW]
