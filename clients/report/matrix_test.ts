@@ -19,6 +19,7 @@ import {
   ROUTE_TEXT,
   rowFromRun,
   rowLevel,
+  SUMMARY_SVG,
   versusDefaultNote,
   withDefaultComparison,
 } from "./matrix.ts";
@@ -1313,4 +1314,39 @@ Deno.test("results/README.md quotes as many inline-content rows as results/matri
     Number(quoted[1]),
     rows.filter((row) => row.mode === "inline-content").length,
   );
+});
+
+Deno.test("deno task clients --budget 0 runs nothing and writes the committed compatibility-matrix.md and picture from matrix.json, which it leaves as it was", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const files = ["matrix.json", "compatibility-matrix.md", SUMMARY_SVG];
+  const dir = await Deno.makeTempDir({ prefix: "budget-0-" });
+  try {
+    await Deno.mkdir(`${dir}/cache`);
+    await Deno.copyFile(new URL("matrix.json", results), `${dir}/matrix.json`);
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../run.ts", import.meta.url).pathname,
+        "--results-dir",
+        dir,
+        "--cache-dir",
+        `${dir}/cache`,
+        "--budget",
+        "0",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    for (const file of files) {
+      // Compared as booleans: no diff of a whole matrix when it fails.
+      const same = await Deno.readTextFile(`${dir}/${file}`) ===
+        await Deno.readTextFile(new URL(file, results));
+      assert.ok(same, `results/${file} is not what --budget 0 writes`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
