@@ -107,6 +107,8 @@ Options:
                      only compare two servers.json files and write
                      RESULTS/changes.md; one file is NEW; an omitted file,
                      or -, is RESULTS/servers.json
+  --rewrite          probe nothing: write RESULTS/servers.md anew from
+                     RESULTS/servers.json, which stays as it was
   --help             print this help
 
 Exit status: 0 done (--latest, --compare: no level or outcome changed), 1 a
@@ -127,6 +129,8 @@ export interface ServersOptions {
   versionsFile?: string;
   /** `--compare`: the servers.json files to compare (none, one or two). */
   compare?: string[];
+  /** `--rewrite`: `servers.md` from `servers.json`, nothing probed. */
+  rewrite: boolean;
 }
 
 /** Every row name and server id `--only` takes. */
@@ -151,10 +155,19 @@ export function parseServersArgs(args: string[]): ServersOptions | "help" {
     write: { type: "boolean", default: false },
     versions: { type: "string" },
     compare: { type: "boolean", default: false },
+    rewrite: { type: "boolean", default: false },
     // Only --compare takes files.
   }, { allowPositionals: args.includes("--compare") });
   if (values.help) return "help";
   const { latest, compare } = values;
+  if (
+    values.rewrite &&
+    (latest || compare || values.check || values.only !== undefined)
+  ) {
+    throw new ConfigError(
+      "--rewrite probes nothing: it goes with --results-dir alone",
+    );
+  }
   if (latest && compare) {
     throw new ConfigError(
       "--latest runs and compares; --compare only compares: pick one",
@@ -188,6 +201,7 @@ export function parseServersArgs(args: string[]): ServersOptions | "help" {
     write: values.write,
     versionsFile: values.versions,
     compare: compare ? positionals : undefined,
+    rewrite: values.rewrite,
   };
 }
 
@@ -750,6 +764,21 @@ async function writeTables(
   );
 }
 
+/**
+ * `--rewrite`: `servers.md` written anew from `servers.json` (its rows and
+ * date), after the text around the tables changed; nothing probed.
+ */
+async function rewriteTable(resultsDir: string): Promise<number> {
+  const path = `${resultsDir}/servers.md`;
+  const { rows, generatedAt } = await readJson<ServersDocument>(
+    `${resultsDir}/servers.json`,
+  );
+  await Deno.writeTextFile(path, serversMarkdown(rows, generatedAt));
+  await formatFiles(resultsDir, [path]);
+  console.log(`wrote ${path} from servers.json (${rows.length} rows)`);
+  return 0;
+}
+
 /** A row as `--compare` and `--latest` match and compare it. */
 export function comparedServerRow(row: ServerRow): ComparedRow {
   const { result } = row;
@@ -903,6 +932,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     if (options.compare) return await compareTables(options);
     if (options.latest) return await runLatest(options);
+    if (options.rewrite) return await rewriteTable(options.resultsDir);
   } catch (error) {
     console.error(`servers error: ${(error as Error).message}`);
     return 1;
