@@ -376,7 +376,9 @@ export function parseFlags<const Options extends ParseArgsOptionsConfig>(
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
-    const message = (error as Error).message.replaceAll(/\s*\n\s*/g, " ");
+    // Node's advice after an unknown option leaves a quote open: left out.
+    const [message] = (error as Error).message.replaceAll(/\s*\n\s*/g, " ")
+      .split(". To specify a positional argument");
     throw new ConfigError(`${message}; see ${help}`);
   }
 }
@@ -957,9 +959,7 @@ function nameClient(client: LabClient, clientInfo: unknown) {
   client.version = info.version ?? client.version;
 }
 
-function clientLabel(client: LabClient): string {
-  return `${client.name}/${client.version}`;
-}
+const clientLabel = (client: LabClient) => `${client.name}/${client.version}`;
 
 /** How much of each client's timeline the lab keeps for reports. */
 const TIMELINE_LIMIT = 300;
@@ -2268,9 +2268,8 @@ class ReportFile {
 }
 
 /** A handler's -32602 "Invalid params" error. */
-function invalidParams(message: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
-}
+const invalidParams = (message: string) =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 
 /** Params of the methods that name a URI or a tool: a bad one is -32602. */
 const uriParams = { params: z.object({ uri: z.string() }).passthrough() };

@@ -135,7 +135,9 @@ Options:
                      the call's progressToken removed on its way to the
                      lab (the control): does the client reset its tool
                      timeout on progress? Side by side, like --long-wait.
-  --budget S         start no run after S seconds (default 1800)
+  --budget S         start no run after S seconds (default 1800); 0 runs
+                     nothing and writes the Markdown and the picture anew
+                     from RESULTS/matrix.json, which stays as it was
   --min-level N      with --check: each row must reach at least level N
   --keep-homes       keep each run's isolated home (for debugging a client)
   --check            exit 1 unless every run produced its row and the
@@ -150,9 +152,10 @@ Options:
                      RESULTS/matrix.json: the changes are printed and
                      written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/catalog/ and
-                     clients/README.md, except for a client whose newest
-                     version did not install or start (its pin stays)
+                     move the pins in clients/catalog/ (Node's in
+                     clients/support/install.ts) and clients/README.md,
+                     except for a client whose newest version did not
+                     install or start (its pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
                      object of npm package names and versions), not npm
   --compare [OLD] [NEW]
@@ -765,14 +768,18 @@ async function writeMatrix(
     freshRows,
     ALL_CLIENTS.map((client) => client.id),
   )).map((row) => ({ ...row, evidenceKind: evidenceKindOf(row) }));
+  // Nothing ran (--budget 0): the rows, their date and delay stay as they
+  // were, and only what is written from them is written anew.
+  const kept = freshRows.length === 0 ? previous : undefined;
   const document: MatrixDocument = {
-    generatedAt: new Date().toISOString(),
+    generatedAt: kept?.generatedAt ?? new Date().toISOString(),
     labVersion: freshRows.find((row) => row.labVersion)?.labVersion ??
       previous?.labVersion ?? null,
     // A long-wait or progress-check run leaves the usual delay as it was.
-    delaySeconds: sideBySide(options)
-      ? previous?.delaySeconds ?? options.delaySeconds
-      : options.delaySeconds,
+    delaySeconds: kept?.delaySeconds ??
+      (sideBySide(options)
+        ? previous?.delaySeconds ?? options.delaySeconds
+        : options.delaySeconds),
     rows,
     cited: CITED_HOSTS,
     requests: UPSTREAM_REQUESTS,

@@ -1,7 +1,7 @@
 /**
  * `deno task servers`: runs the probe (`probe.ts`) against every server and
- * proxy of `servers_catalog.ts`, each installed at its pinned version from
- * npm into the harness's cache, over every transport and era it serves, and
+ * proxy of `catalog/servers_and_proxies.ts`, each installed at its pinned
+ * version from npm into the harness's cache, over every transport and era it serves, and
  * rewrites `results/servers.md` (two tables, servers and proxies) with each
  * run's Markdown report in `results/servers/`.
  *
@@ -75,11 +75,12 @@ const LISTEN_TIMEOUT_MS = 60_000;
 
 export const SERVERS_USAGE = `Usage: deno task servers [options]
 
-Probes every server and proxy of clients/catalog/servers_and_proxies.ts (the lab, the
-reference servers, a filesystem server, the puppeteer server, mcp-proxy,
-supergateway and mcp-remote in front of the lab), each installed from npm
-at its pinned version, over every transport and era it serves; rewrites
-results/servers.md with each run's report in results/servers/.
+Probes every server and proxy of clients/catalog/servers_and_proxies.ts
+(the lab, the reference servers, a filesystem server, the puppeteer
+server, mcp-proxy, supergateway and mcp-remote in front of the lab), each
+installed from npm at its pinned version, over every transport and era it
+serves; rewrites results/servers.md with each run's report in
+results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
@@ -96,15 +97,18 @@ Options:
                      its rows are compared with RESULTS/servers.json: the
                      changes are printed and written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
-                     move the pins in clients/catalog/servers_and_proxies.ts (and
-                     catalog/), except for a package whose newest version
-                     did not install or start (its pin stays)
+                     move the pins in clients/catalog/ (Node's in
+                     clients/support/install.ts), except for a package
+                     whose newest version did not install or start (its
+                     pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
                      object of npm package names and versions), not npm
   --compare [OLD] [NEW]
                      only compare two servers.json files and write
                      RESULTS/changes.md; one file is NEW; an omitted file,
                      or -, is RESULTS/servers.json
+  --rewrite          probe nothing: write RESULTS/servers.md anew from
+                     RESULTS/servers.json, which stays as it was
   --help             print this help
 
 Exit status: 0 done (--latest, --compare: no level or outcome changed), 1 a
@@ -125,6 +129,8 @@ export interface ServersOptions {
   versionsFile?: string;
   /** `--compare`: the servers.json files to compare (none, one or two). */
   compare?: string[];
+  /** `--rewrite`: `servers.md` from `servers.json`, nothing probed. */
+  rewrite: boolean;
 }
 
 /** Every row name and server id `--only` takes. */
@@ -149,10 +155,19 @@ export function parseServersArgs(args: string[]): ServersOptions | "help" {
     write: { type: "boolean", default: false },
     versions: { type: "string" },
     compare: { type: "boolean", default: false },
+    rewrite: { type: "boolean", default: false },
     // Only --compare takes files.
   }, { allowPositionals: args.includes("--compare") });
   if (values.help) return "help";
   const { latest, compare } = values;
+  if (
+    values.rewrite &&
+    (latest || compare || values.check || values.only !== undefined)
+  ) {
+    throw new ConfigError(
+      "--rewrite probes nothing: it goes with --results-dir alone",
+    );
+  }
   if (latest && compare) {
     throw new ConfigError(
       "--latest runs and compares; --compare only compares: pick one",
@@ -186,6 +201,7 @@ export function parseServersArgs(args: string[]): ServersOptions | "help" {
     write: values.write,
     versionsFile: values.versions,
     compare: compare ? positionals : undefined,
+    rewrite: values.rewrite,
   };
 }
 
@@ -748,6 +764,21 @@ async function writeTables(
   );
 }
 
+/**
+ * `--rewrite`: `servers.md` written anew from `servers.json` (its rows and
+ * date), after the text around the tables changed; nothing probed.
+ */
+async function rewriteTable(resultsDir: string): Promise<number> {
+  const path = `${resultsDir}/servers.md`;
+  const { rows, generatedAt } = await readJson<ServersDocument>(
+    `${resultsDir}/servers.json`,
+  );
+  await Deno.writeTextFile(path, serversMarkdown(rows, generatedAt));
+  await formatFiles(resultsDir, [path]);
+  console.log(`wrote ${path} from servers.json (${rows.length} rows)`);
+  return 0;
+}
+
 /** A row as `--compare` and `--latest` match and compare it. */
 export function comparedServerRow(row: ServerRow): ComparedRow {
   const { result } = row;
@@ -901,6 +932,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     if (options.compare) return await compareTables(options);
     if (options.latest) return await runLatest(options);
+    if (options.rewrite) return await rewriteTable(options.resultsDir);
   } catch (error) {
     console.error(`servers error: ${(error as Error).message}`);
     return 1;

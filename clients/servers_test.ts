@@ -177,6 +177,26 @@ Deno.test("checkAgainstPublished: each row must have run with the published leve
   assert.deepEqual(checkAgainstPublished([], published), ["no row ran"]);
 });
 
+Deno.test("deno task servers --rewrite probes nothing and writes the committed servers.md from servers.json, which it leaves as it was", async () => {
+  assert.throws(() => parseServersArgs(["--rewrite", "--check"]), {
+    message: "--rewrite probes nothing: it goes with --results-dir alone",
+  });
+  const results = new URL("../results/", import.meta.url);
+  const json = await Deno.readTextFile(new URL("servers.json", results));
+  const resultsDir = await Deno.makeTempDir({ prefix: "servers-rewrite-" });
+  try {
+    await Deno.writeTextFile(`${resultsDir}/servers.json`, json);
+    assert.equal(await main(["--rewrite", "--results-dir", resultsDir]), 0);
+    assert.equal(await Deno.readTextFile(`${resultsDir}/servers.json`), json);
+    // Compared as a boolean: no diff of two whole tables when it fails.
+    const same = await Deno.readTextFile(`${resultsDir}/servers.md`) ===
+      await Deno.readTextFile(new URL("servers.md", results));
+    assert.ok(same, "results/servers.md is not what --rewrite writes");
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
+});
+
 Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio", async () => {
   const resultsDir = await Deno.makeTempDir();
   try {

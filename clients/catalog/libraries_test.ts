@@ -65,6 +65,39 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
   );
 });
 
+/** A count as the docs spell it. */
+const COUNT_WORDS =
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen"
+    .split(" ");
+
+Deno.test("libraries: the docs count them as the catalog does (the libraries, and their rows after VS Code in clients/README.md's table)", async () => {
+  const text = async (path: string) =>
+    (await Deno.readTextFile(new URL(path, import.meta.url)))
+      .replaceAll(/\s+/g, " ");
+  const libraries = COUNT_WORDS[LIBRARIES.length];
+  assert.ok(
+    (await text("../../README.md")).includes(
+      `Of ${libraries} [client libraries]`,
+    ),
+  );
+  assert.ok(
+    (await text("../../docs/client-authors.md")).includes(`ran ${libraries} (`),
+  );
+  assert.ok(
+    (await text("../README.md")).includes(
+      `the ${COUNT_WORDS[LIBRARY_CLIENTS.length]} rows after VS Code above`,
+    ),
+  );
+  const table =
+    (await Deno.readTextFile(new URL("../README.md", import.meta.url)))
+      .split("## Pinned clients")[1].split("\n## ")[0];
+  const ids = [...table.matchAll(/^\| `([\w-]+)` /gm)].map(([, id]) => id);
+  assert.deepEqual(
+    ids.slice(ids.indexOf("vscode") + 1),
+    LIBRARY_CLIENTS.map((client) => client.id),
+  );
+});
+
 Deno.test("libraries: a step without an API cites its package's file and line; an era not run says why", () => {
   for (const library of LIBRARIES) {
     for (const api of [library.subscribe, library.update]) {

@@ -22,12 +22,14 @@
  *   --stdio -- deno run -A main.ts --stdio
  * ```
  *
- * The model: any OpenAI-compatible Chat Completions endpoint, `--base-url`
- * (or `OPENAI_BASE_URL`), `--model` (`OPENAI_MODEL`), the key in
- * `OPENAI_API_KEY`, never printed nor passed to a stdio server.
- * `--no-updates` turns the watching off: the negative control. Exit 0 once
- * the model answered (on stdout), 1 when the server or model failed, 2 for
- * a bad flag.
+ * The prompt comes before `--stdio --`: all that follows `--` is the
+ * server's command. The model: any OpenAI-compatible Chat Completions
+ * endpoint, `--base-url` (or `OPENAI_BASE_URL`), `--model`
+ * (`OPENAI_MODEL`), the key in `OPENAI_API_KEY` (none: no `Authorization`
+ * header, for a local model), never printed nor passed to a stdio server.
+ * `--no-updates` turns the watching off: the negative control. `--help`
+ * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
+ * the server or model failed, 2 for a bad flag.
  *
  * @module
  */
@@ -52,6 +54,32 @@ const MAX_MODEL_REQUESTS = 12;
 /** Opens every update message, so a reader of a transcript finds them. */
 export const UPDATE_MARK = "[Update from the MCP server]";
 
+/** What `--help` prints. */
+export const HOST_USAGE =
+  `Usage: deno run -A reference_host.ts [options] --url URL PROMPT
+       deno run -A reference_host.ts [options] PROMPT --stdio -- COMMAND…
+
+An MCP host whose agent loop brings resource updates to its model. The
+prompt comes before --stdio: all that follows -- is the server's command.
+
+Options:
+  --url URL        the MCP server, over Streamable HTTP
+  --stdio -- COMMAND…
+                   start the MCP server and speak to it over stdio (last:
+                   all that follows -- is the command)
+  --era ERA        auto (discover, then initialize; the default), 2025 or
+                   2026-07-28
+  --base-url URL   the model's OpenAI-compatible Chat Completions endpoint
+                   (default: OPENAI_BASE_URL, else https://api.openai.com/v1)
+  --model NAME     the model (default: OPENAI_MODEL)
+  --no-updates     watch nothing: the host most agents ship (the control)
+  --help           print this help
+
+The key is OPENAI_API_KEY (none: no Authorization header, as a local
+model may want), never printed nor passed to a stdio server. The host's
+own lines go to stderr as [host] …, the model's answer to stdout. Exit status: 0 the model
+answered, 1 the server or the model failed, 2 a bad flag or value.`;
+
 const optionsSchema = z.object({
   url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })
     .optional(),
@@ -62,33 +90,52 @@ const optionsSchema = z.object({
   "base-url": z.url({ error: "--base-url is not a URL" }),
   model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
   "no-updates": z.boolean(),
-  prompt: z.string().min(1, "no prompt: give it after the flags"),
+  prompt: z.string(),
 }).refine((options) => (options.url === undefined) !== !options.stdio, {
   error: "give --url URL or --stdio -- COMMAND…, one of them",
 });
 type HostOptions = z.output<typeof optionsSchema> & { apiKey: string };
 
-/** The command line and environment, checked; a `ConfigError` if bad. */
-function parseHostArgs(
+/**
+ * The command line and environment, checked (an empty variable counts as
+ * unset); `"help"` for `--help`; a `ConfigError` if bad.
+ */
+export function parseHostArgs(
   args: string[],
   env: Record<string, string | undefined>,
-): HostOptions {
+): HostOptions | "help" {
   const split = args.includes("--") ? args.indexOf("--") : args.length;
   const { values, positionals } = parseFlags(args.slice(0, split), {
+    help: { type: "boolean", default: false },
     url: { type: "string" },
     stdio: { type: "boolean" },
     era: { type: "string", default: "auto" },
-    "base-url": { type: "string", default: env.OPENAI_BASE_URL },
-    model: { type: "string", default: env.OPENAI_MODEL },
+    "base-url": {
+      type: "string",
+      default: env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+    },
+    model: { type: "string", default: env.OPENAI_MODEL || undefined },
     "no-updates": { type: "boolean", default: false },
-  }, { allowPositionals: true, help: "reference_host.ts's module doc" });
+  }, { allowPositionals: true });
+  const { help, ...options } = values;
+  if (help) return "help";
+  if (split < args.length && !options.stdio) {
+    throw new ConfigError("-- COMMAND… goes with --stdio only");
+  }
   const parsed = optionsSchema.safeParse({
-    "base-url": "https://api.openai.com/v1",
-    ...values,
-    stdio: values.stdio ? args.slice(split + 1) : undefined,
+    ...options,
+    stdio: options.stdio ? args.slice(split + 1) : undefined,
     prompt: positionals.join(" "),
   });
   if (!parsed.success) throw new ConfigError(parsed.error.issues[0].message);
+  if (parsed.data.prompt === "") {
+    // After `--stdio --` a prompt would be one more word of the command.
+    throw new ConfigError(
+      options.stdio
+        ? "no prompt: give it before --stdio (what follows -- is the server's command)"
+        : "no prompt: give it as an argument",
+    );
+  }
   return { ...parsed.data, apiKey: env.OPENAI_API_KEY ?? "" };
 }
 
@@ -291,7 +338,8 @@ async function askModel(options: HostOptions, body: object) {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        authorization: `Bearer ${options.apiKey}`,
+        // A local model may want no key: then no header at all.
+        ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
       },
       body: JSON.stringify({ model: options.model, ...body }),
     },
@@ -389,13 +437,17 @@ async function hostMain(
   args: string[],
   env: Record<string, string | undefined> = Deno.env.toObject(),
 ): Promise<number> {
-  let options: HostOptions;
+  let options: HostOptions | "help";
   try {
     options = parseHostArgs(args, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`reference-host error: ${error.message}`);
     return 2;
+  }
+  if (options === "help") {
+    console.log(HOST_USAGE);
+    return 0;
   }
   const era = options.era;
   const client = new Client({ name: "reference-host", version: LAB_VERSION }, {

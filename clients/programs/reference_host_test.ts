@@ -10,7 +10,12 @@
 import assert from "node:assert/strict";
 import { REVIEW_URI } from "../../main.ts";
 import { spawnLab } from "../../testdata/lab.ts";
-import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
+import {
+  HOST_USAGE,
+  MAX_CONTENT_CHARS,
+  parseHostArgs,
+  UPDATE_MARK,
+} from "./reference_host.ts";
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
 import { prepareTestEnvironment } from "../testdata/fixtures.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
@@ -70,20 +75,24 @@ function startModel(waitMs: number, uri = REVIEW_URI) {
   };
 }
 
-/** Runs the host to its end: exit status, stdout, stderr. */
-async function runHost(args: string[], baseUrl: string) {
+/**
+ * Runs the host to its end: exit status, stdout, stderr. With `baseUrl`
+ * undefined, the command line names no model: `env` does.
+ */
+async function runHost(
+  args: string[],
+  baseUrl: string | undefined,
+  env: Record<string, string> = { OPENAI_API_KEY: API_KEY },
+) {
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
       HOST_PATH,
-      "--base-url",
-      baseUrl,
-      "--model",
-      "m",
+      ...baseUrl === undefined ? [] : ["--base-url", baseUrl, "--model", "m"],
       ...args,
     ],
-    env: { OPENAI_API_KEY: API_KEY },
+    env,
     stdin: "null",
   }).output();
   const decoder = new TextDecoder();
@@ -214,7 +223,18 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
   const cases: [string[], string][] = [
     [["Go"], "give --url URL or --stdio -- COMMAND…, one of them"],
     [["--url", "file:///x", "Go"], "--url is not an http(s) URL"],
-    [["--url", "http://127.0.0.1:9/mcp"], "no prompt: give it after the flags"],
+    [["--url", "http://127.0.0.1:9/mcp"], "no prompt: give it as an argument"],
+    // A prompt after `--stdio --` is one more word of the server's command.
+    [
+      ["--stdio", "--", "deno", "run", "-A", "main.ts", "--stdio", "Go"],
+      "no prompt: give it before --stdio (what follows -- is the server's command)",
+    ],
+    [
+      ["--url", "http://127.0.0.1:9/mcp", "--", "Go"],
+      "-- COMMAND… goes with --stdio only",
+    ],
+    // Node's advice after an unknown option, with its open quote, is gone.
+    [["--bogus", "Go"], "Unknown option '--bogus'; see --help"],
     [
       ["--era", "2024", "--url", "http://127.0.0.1:9/mcp", "Go"],
       "--era must be auto, 2025 or 2026-07-28",
@@ -257,6 +277,86 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
       await lab.stop();
     }
   });
+});
+
+Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the command line holds", async () => {
+  for (
+    const args of [["--help"], ["--url", "http://127.0.0.1:9/mcp", "--help"]]
+  ) {
+    const run = await runHost(args, "http://127.0.0.1:9/v1");
+    assert.deepEqual(run, { code: 0, stdout: `${HOST_USAGE}\n`, stderr: "" });
+  }
+  assert.match(HOST_USAGE, /^Usage: deno run -A reference_host\.ts /);
+  // Every flag the parser takes is in the usage.
+  for (
+    const flag of ["url", "stdio", "era", "base-url", "model", "no-updates"]
+  ) {
+    assert.match(HOST_USAGE, new RegExp(`^  --${flag} `, "m"), flag);
+  }
+});
+
+Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-url and --model (a flag wins, an empty variable is unset)", () => {
+  const url = ["--url", "http://127.0.0.1:9/mcp", "Go"];
+  const local = {
+    OPENAI_BASE_URL: "http://127.0.0.1:11434/v1",
+    OPENAI_MODEL: "local-model",
+  };
+  const pick = (options: ReturnType<typeof parseHostArgs>) => {
+    assert.notEqual(options, "help");
+    return options === "help" ? [] : [options["base-url"], options.model];
+  };
+  assert.deepEqual(pick(parseHostArgs(url, local)), [
+    "http://127.0.0.1:11434/v1",
+    "local-model",
+  ]);
+  assert.deepEqual(
+    pick(
+      parseHostArgs(
+        ["--base-url", "http://h/v1", "--model", "x", ...url],
+        local,
+      ),
+    ),
+    ["http://h/v1", "x"],
+  );
+  assert.deepEqual(
+    pick(parseHostArgs(url, { OPENAI_BASE_URL: "", OPENAI_MODEL: "m" })),
+    ["https://api.openai.com/v1", "m"],
+  );
+  assert.throws(
+    () => parseHostArgs(url, { OPENAI_MODEL: "" }),
+    { message: "no model: pass --model or set OPENAI_MODEL" },
+  );
+});
+
+Deno.test("reference host: a local model named by the environment alone, with no key, gets no Authorization header", async () => {
+  const lab = await spawnLab({ mainPath: MAIN_PATH, env: labEnv() });
+  const seen: { model: string; authorization: string | null }[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      seen.push({
+        model: (await request.json()).model,
+        authorization: request.headers.get("authorization"),
+      });
+      return Response.json({
+        choices: [{ message: { role: "assistant", content: "done" } }],
+      });
+    },
+  );
+  try {
+    const run = await runHost(["--url", lab.url, "Go"], undefined, {
+      OPENAI_BASE_URL: `http://127.0.0.1:${server.addr.port}/v1`,
+      OPENAI_MODEL: "local-model",
+      // Empty, as unset: whatever key this machine's environment holds.
+      OPENAI_API_KEY: "",
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, "done\n");
+    assert.deepEqual(seen, [{ model: "local-model", authorization: null }]);
+  } finally {
+    await server.shutdown();
+    await lab.stop();
+  }
 });
 
 /**

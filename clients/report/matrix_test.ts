@@ -19,6 +19,7 @@ import {
   ROUTE_TEXT,
   rowFromRun,
   rowLevel,
+  SUMMARY_SVG,
   versusDefaultNote,
   withDefaultComparison,
 } from "./matrix.ts";
@@ -1296,4 +1297,56 @@ Deno.test("results/matrix.json is the Markdown's twin: every table row of compat
     }
   }
   assert.ok(Object.keys(document.requests).length > 0);
+});
+
+Deno.test("results/README.md quotes as many inline-content rows as results/matrix.json holds", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  const quoted = readme.match(
+    /Mode `inline-content` came after it: one run per client that runs, (\d+) in all today\./,
+  );
+  assert.ok(quoted, "results/README.md quotes no count of inline-content rows");
+  assert.equal(
+    Number(quoted[1]),
+    rows.filter((row) => row.mode === "inline-content").length,
+  );
+});
+
+Deno.test("deno task clients --budget 0 runs nothing and writes the committed compatibility-matrix.md and picture from matrix.json, which it leaves as it was", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const files = ["matrix.json", "compatibility-matrix.md", SUMMARY_SVG];
+  const dir = await Deno.makeTempDir({ prefix: "budget-0-" });
+  try {
+    await Deno.mkdir(`${dir}/cache`);
+    await Deno.copyFile(new URL("matrix.json", results), `${dir}/matrix.json`);
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../run.ts", import.meta.url).pathname,
+        "--results-dir",
+        dir,
+        "--cache-dir",
+        `${dir}/cache`,
+        "--budget",
+        "0",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    for (const file of files) {
+      // Compared as booleans: no diff of a whole matrix when it fails.
+      const same = await Deno.readTextFile(`${dir}/${file}`) ===
+        await Deno.readTextFile(new URL(file, results));
+      assert.ok(same, `results/${file} is not what --budget 0 writes`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
