@@ -43,14 +43,15 @@ import {
 } from "./main.ts";
 import { InlineUpdates } from "./clients/programs/reference_host.ts";
 import {
+  bypassProxyForLoopback,
   MAIN_PATH,
-  prepareLabTests,
+  prepareTestEnvironment,
   startLab,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 
-prepareLabTests();
+prepareTestEnvironment();
 
 // ---------------------------------------------------------------------------
 // Helpers: the lab as a command, SDK clients, raw requests
@@ -92,6 +93,22 @@ async function within<T>(promise: Promise<T>, ms: number, what: string) {
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `use`, then puts the environment variables `names` back as they
+ * were (tests in a file run one at a time).
+ */
+async function keepingVariables(names: string[], use: () => Promise<void>) {
+  const saved = names.map((name) => [name, Deno.env.get(name)] as const);
+  try {
+    await use();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
   }
 }
 
@@ -2678,10 +2695,18 @@ Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session err
 
 Deno.test("out of file descriptors, the lab logs one line, keeps its state and accepts again", async () => {
   // The shell lowers the limit for the lab only; exec keeps the lab's PID
-  // ours. /bin/sh by its path: PATH may hold anything.
+  // ours. /bin/sh by its path: PATH may hold anything. Without
+  // SSL_CERT_FILE: out of descriptors, a lab given one once printed a
+  // certificate warning on the stderr this test holds to be empty (the lab
+  // downloads nothing; its packages are in the cache this process used).
   const { child, origin, lines, read, stderr } = await spawnLabProcess(
     { MCP_TEST_LOG_LEVEL: "info" },
-    ["/bin/sh", "-c", 'ulimit -n 64 && exec "$@"', "lab"],
+    [
+      "/bin/sh",
+      "-c",
+      'unset SSL_CERT_FILE; ulimit -n 64 && exec "$@"',
+      "lab",
+    ],
   );
   await using before = await connectClient(
     new URL(`${origin}/mcp`),
@@ -4394,6 +4419,63 @@ Deno.test("--inline-content takes off, sep-3119 or fastrmcp, and says so otherwi
       error.message ===
         '--inline-content="yes" is not allowed: expected off/sep-3119/fastrmcp',
   );
+});
+
+// ---------------------------------------------------------------------------
+// The tests' environment (testdata/lab.ts): loopback past any proxy
+// ---------------------------------------------------------------------------
+
+Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", async () => {
+  await keepingVariables(["NO_PROXY", "no_proxy"], () => {
+    Deno.env.set("NO_PROXY", "example.com, 127.0.0.1");
+    Deno.env.delete("no_proxy");
+    bypassProxyForLoopback();
+    bypassProxyForLoopback();
+    assert.equal(
+      Deno.env.get("NO_PROXY"),
+      "example.com,127.0.0.1,localhost,::1",
+    );
+    assert.equal(Deno.env.get("no_proxy"), "127.0.0.1,localhost,::1");
+    return Promise.resolve();
+  });
+});
+
+Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY still fetches loopback", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("direct"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  // Fetches `url` in a child, after bypassProxyForLoopback or without it.
+  const fetchInChild = async (bypass: boolean) => {
+    const labUrl = new URL("./testdata/lab.ts", import.meta.url).href;
+    const code = `${
+      bypass
+        ? `(await import(${JSON.stringify(labUrl)})).bypassProxyForLoopback();`
+        : ""
+    } try { console.log(await (await fetch(${
+      JSON.stringify(url)
+    })).text()); } catch { console.log("failed"); }`;
+    const { stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", code],
+      env: {
+        HTTP_PROXY: "http://127.0.0.1:9",
+        http_proxy: "http://127.0.0.1:9",
+        NO_PROXY: "",
+        no_proxy: "",
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(stdout).trim();
+  };
+  try {
+    assert.equal(await fetchInChild(false), "failed");
+    assert.equal(await fetchInChild(true), "direct");
+  } finally {
+    await server.shutdown();
+  }
 });
 
 // ---------------------------------------------------------------------------

@@ -9,10 +9,9 @@
 
 import assert from "node:assert/strict";
 import { REVIEW_URI } from "../../main.ts";
-import { spawnLab } from "../../testdata/lab.ts";
+import { prepareTestEnvironment, spawnLab } from "../../testdata/lab.ts";
 import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 
 prepareTestEnvironment();
