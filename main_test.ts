@@ -44,6 +44,7 @@ import {
 import { InlineUpdates } from "./clients/programs/reference_host.ts";
 import {
   bypassProxyForLoopback,
+  denoChildEnv,
   MAIN_PATH,
   prepareTestEnvironment,
   startLab,
@@ -2248,58 +2249,101 @@ function loggedStdioLab(...flags: string[]) {
   return { transport, verdictLog };
 }
 
-/** A client transport to `main.ts --stdio FLAGS` in a subprocess. */
+/**
+ * A client transport to `main.ts --stdio FLAGS` in a subprocess. The SDK
+ * hands it only a few variables of ours (HOME, PATH, …); `denoChildEnv()`
+ * adds what it needs to find the packages this process found.
+ */
 function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
   return new StdioClientTransport({
     command: Deno.execPath(),
     args: ["run", "-A", MAIN_PATH, "--stdio", ...flags],
+    env: denoChildEnv(),
     stderr,
   });
 }
 
+/**
+ * The lab over stdio (`loggedStdioLab`) in one era, end to end: list, read
+ * version 1, subscribe or listen, the notification, read version 2, and a
+ * level-6 verdict on the lab's stderr.
+ */
+async function stdioFullFlow(mode: "legacy" | "auto") {
+  const { transport, verdictLog } = loggedStdioLab(
+    "--delay",
+    "0.1",
+    "--log-level",
+    "info",
+  );
+  const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
+    versionNegotiation: { mode },
+  });
+  await client.connect(transport);
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  const updated = nextResourceUpdate(client);
+  const listen = mode === "auto"
+    ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
+    : undefined;
+  if (listen) {
+    assert.deepEqual(listen.honoredFilter, {
+      resourceSubscriptions: [REVIEW_URI],
+    });
+  } else {
+    await client.subscribeResource({ uri: REVIEW_URI });
+  }
+  assert.equal(await updated, REVIEW_URI);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+  await listen?.close();
+  await client.close();
+  const log = await verdictLog();
+  assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
+  assert.match(
+    log,
+    new RegExp(
+      `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
+        mode === "legacy" ? "2025" : "2026-07-28"
+      } `,
+      "m",
+    ),
+  );
+}
+
 for (const mode of ["legacy", "auto"] as const) {
   Deno.test(`stdio (${mode === "legacy" ? "2025" : "2026-07-28"}): the full flow over a subprocess`, async () => {
-    const { transport, verdictLog } = loggedStdioLab(
-      "--delay",
-      "0.1",
-      "--log-level",
-      "info",
-    );
-    const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
-      versionNegotiation: { mode },
-    });
-    await client.connect(transport);
-    const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
-    assert.equal(await readReview(client), VERSION_1_TEXT);
-    const updated = nextResourceUpdate(client);
-    const listen = mode === "auto"
-      ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
-      : undefined;
-    if (listen) {
-      assert.deepEqual(listen.honoredFilter, {
-        resourceSubscriptions: [REVIEW_URI],
-      });
-    } else {
-      await client.subscribeResource({ uri: REVIEW_URI });
-    }
-    assert.equal(await updated, REVIEW_URI);
-    assert.equal(await readReview(client), VERSION_2_TEXT);
-    await listen?.close();
-    await client.close();
-    const log = await verdictLog();
-    assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
-    assert.match(
-      log,
-      new RegExp(
-        `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
-          mode === "legacy" ? "2025" : "2026-07-28"
-        } `,
-        "m",
-      ),
-    );
+    await stdioFullFlow(mode);
   });
 }
+
+Deno.test("stdio (2025): a DENO_DIR elsewhere and a HOME without a usable cache change nothing: the lab over stdio finds this process's packages", async () => {
+  // Where this process's packages are: DENO_DIR, or Deno's default folder.
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout));
+  assert.equal(typeof denoDir, "string");
+  // A new user's setup: the cache named by DENO_DIR, and a HOME where
+  // Deno's default cache cannot be (a file where its folder would go, on
+  // Linux and on macOS), so a child that is not told DENO_DIR fails at
+  // once, with or without a network.
+  const home = await Deno.makeTempDir({ prefix: "stdio-home-" });
+  await Deno.writeTextFile(`${home}/.cache`, "");
+  await Deno.writeTextFile(`${home}/Library`, "");
+  try {
+    await keepingVariables(["HOME", "XDG_CACHE_HOME", "DENO_DIR"], async () => {
+      Deno.env.set("HOME", home);
+      Deno.env.delete("XDG_CACHE_HOME");
+      Deno.env.set("DENO_DIR", denoDir);
+      await stdioFullFlow("legacy");
+    });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
 
 Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client identities", async () => {
   await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
@@ -4422,7 +4466,8 @@ Deno.test("--inline-content takes off, sep-3119 or fastrmcp, and says so otherwi
 });
 
 // ---------------------------------------------------------------------------
-// The tests' environment (testdata/lab.ts): loopback past any proxy
+// The tests' environment (testdata/lab.ts): loopback past any proxy, and what
+// a child Deno that does not inherit it is given
 // ---------------------------------------------------------------------------
 
 Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", async () => {
@@ -4476,6 +4521,47 @@ Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY sti
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("denoChildEnv: the cache, certificate, proxy and registry variables that are set, and nothing else", async () => {
+  const names = [
+    "DENO_DIR",
+    "XDG_CACHE_HOME",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "DENO_CERT",
+    "DENO_TLS_CA_STORE",
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "NPM_CONFIG_REGISTRY",
+    "DENO_AUTH_TOKENS",
+    "NO_COLOR",
+    "DENO_NO_UPDATE_CHECK",
+    "MCP_TEST_DENO_CHILD_OTHER",
+  ];
+  await keepingVariables(names, () => {
+    for (const name of names) Deno.env.delete(name);
+    Deno.env.set("DENO_DIR", "/tmp/a-new-cache");
+    Deno.env.set("SSL_CERT_FILE", "/tmp/corporate-ca.pem");
+    Deno.env.set("https_proxy", "http://proxy.example:3128");
+    Deno.env.set("NO_PROXY", "127.0.0.1,localhost,::1");
+    Deno.env.set("DENO_AUTH_TOKENS", "made-up@example.com");
+    Deno.env.set("MCP_TEST_DENO_CHILD_OTHER", "not for a child");
+    assert.deepEqual(denoChildEnv(), {
+      DENO_DIR: "/tmp/a-new-cache",
+      SSL_CERT_FILE: "/tmp/corporate-ca.pem",
+      https_proxy: "http://proxy.example:3128",
+      NO_PROXY: "127.0.0.1,localhost,::1",
+      DENO_AUTH_TOKENS: "made-up@example.com",
+    });
+    return Promise.resolve();
+  });
 });
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 /**
  * What the lab's tests, the probe's, the benchmark and the harness share:
- * the same environment on any machine, the checkout's paths, the
- * resource's texts, and the lab on a free loopback port, in this process
- * (`startLab`) or as a subprocess (`spawnLab`).
+ * the same environment on any machine (and what a child Deno needs of it),
+ * the checkout's paths, the resource's texts, and the lab on a free
+ * loopback port, in this process (`startLab`) or as a subprocess
+ * (`spawnLab`).
  *
  * Kept under `testdata/` so that `deno test` does not take it for a test;
  * the lab's side imports nothing from `clients/`, which imports this.
@@ -63,6 +64,44 @@ export function prepareTestEnvironment() {
   bypassProxyForLoopback();
   Deno.env.set("NO_COLOR", "1");
   Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+}
+
+/**
+ * What a child Deno needs to find the packages this one uses, and to reach
+ * the registries as it does: its cache, certificates, proxies, registry and
+ * tokens, and the quiet settings `prepareTestEnvironment` sets.
+ */
+const DENO_CHILD_VARIABLES = [
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  ...["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatMap((
+    name,
+  ) => [name, name.toLowerCase()]),
+  "NPM_CONFIG_REGISTRY",
+  "DENO_AUTH_TOKENS",
+  "NO_COLOR",
+  "DENO_NO_UPDATE_CHECK",
+];
+
+/**
+ * For a Deno child that does not inherit this environment (the MCP SDK's
+ * `StdioClientTransport` hands a server only HOME, LOGNAME, PATH, SHELL,
+ * TERM and USER): the variables of `DENO_CHILD_VARIABLES` this process
+ * has, so that it looks in the same cache and can download what is
+ * missing. Some values are secrets (a token, a proxy's password): pass
+ * them on, never print them.
+ */
+export function denoChildEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of DENO_CHILD_VARIABLES) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
 }
 
 /**

@@ -9,7 +9,11 @@
 
 import assert from "node:assert/strict";
 import { REVIEW_URI } from "../../main.ts";
-import { prepareTestEnvironment, spawnLab } from "../../testdata/lab.ts";
+import {
+  denoChildEnv,
+  prepareTestEnvironment,
+  spawnLab,
+} from "../../testdata/lab.ts";
 import { MAX_CONTENT_CHARS, UPDATE_MARK } from "./reference_host.ts";
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
@@ -93,6 +97,22 @@ async function runHost(args: string[], baseUrl: string) {
   };
 }
 
+/**
+ * This Deno as a stdio server's command: the host hands its server only the
+ * SDK's few variables (HOME, PATH, …), as real hosts do, so `env` (by its
+ * path: PATH may hold anything) sets in front what the lab needs to find
+ * this process's packages, as the harness sets its settings.
+ */
+function denoChildCommand(): string[] {
+  return [
+    "/usr/bin/env",
+    ...Object.entries(denoChildEnv()).map(([name, value]) =>
+      `${name}=${value}`
+    ),
+    Deno.execPath(),
+  ];
+}
+
 /** The update messages of one request to the model. */
 function updatesIn(messages: ChatMessage[]): string[] {
   return messages.flatMap((message) =>
@@ -153,7 +173,7 @@ Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks
       "Go",
       "--stdio",
       "--",
-      Deno.execPath(),
+      ...denoChildCommand(),
       "run",
       "-A",
       MAIN_PATH,
