@@ -18,6 +18,7 @@ import {
   type ClientOptions,
   type JSONRPCMessage,
   StreamableHTTPClientTransport,
+  type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import { setFlagsFromString } from "node:v8";
@@ -41,17 +42,18 @@ import {
   shutdownSignals,
   WAIT_ENDS,
 } from "./main.ts";
-import { InlineUpdates } from "./clients/programs/reference_host.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
+  bypassProxyForLoopback,
+  denoChildEnv,
   MAIN_PATH,
-  prepareLabTests,
+  prepareTestEnvironment,
   startLab,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 
-prepareLabTests();
+prepareTestEnvironment();
 
 // ---------------------------------------------------------------------------
 // Helpers: the lab as a command, SDK clients, raw requests
@@ -93,6 +95,22 @@ async function within<T>(promise: Promise<T>, ms: number, what: string) {
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `use`, then puts the environment variables `names` back as they
+ * were (tests in a file run one at a time).
+ */
+async function keepingVariables(names: string[], use: () => Promise<void>) {
+  const saved = names.map((name) => [name, Deno.env.get(name)] as const);
+  try {
+    await use();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
   }
 }
 
@@ -2261,58 +2279,101 @@ function loggedStdioLab(...flags: string[]) {
   return { transport, verdictLog };
 }
 
-/** A client transport to `main.ts --stdio FLAGS` in a subprocess. */
+/**
+ * A client transport to `main.ts --stdio FLAGS` in a subprocess. The SDK
+ * hands it only a few variables of ours (HOME, PATH, …); `denoChildEnv()`
+ * adds what it needs to find the packages this process found.
+ */
 function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
   return new StdioClientTransport({
     command: Deno.execPath(),
     args: ["run", "-A", MAIN_PATH, "--stdio", ...flags],
+    env: denoChildEnv(),
     stderr,
   });
 }
 
+/**
+ * The lab over stdio (`loggedStdioLab`) in one era, end to end: list, read
+ * version 1, subscribe or listen, the notification, read version 2, and a
+ * level-6 verdict on the lab's stderr.
+ */
+async function stdioFullFlow(mode: "legacy" | "auto") {
+  const { transport, verdictLog } = loggedStdioLab(
+    "--delay",
+    "0.1",
+    "--log-level",
+    "info",
+  );
+  const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
+    versionNegotiation: { mode },
+  });
+  await client.connect(transport);
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  const updated = nextResourceUpdate(client);
+  const listen = mode === "auto"
+    ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
+    : undefined;
+  if (listen) {
+    assert.deepEqual(listen.honoredFilter, {
+      resourceSubscriptions: [REVIEW_URI],
+    });
+  } else {
+    await client.subscribeResource({ uri: REVIEW_URI });
+  }
+  assert.equal(await updated, REVIEW_URI);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+  await listen?.close();
+  await client.close();
+  const log = await verdictLog();
+  assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
+  assert.match(
+    log,
+    new RegExp(
+      `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
+        mode === "legacy" ? "2025" : "2026-07-28"
+      } `,
+      "m",
+    ),
+  );
+}
+
 for (const mode of ["legacy", "auto"] as const) {
   Deno.test(`stdio (${mode === "legacy" ? "2025" : "2026-07-28"}): the full flow over a subprocess`, async () => {
-    const { transport, verdictLog } = loggedStdioLab(
-      "--delay",
-      "0.1",
-      "--log-level",
-      "info",
-    );
-    const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
-      versionNegotiation: { mode },
-    });
-    await client.connect(transport);
-    const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
-    assert.equal(await readReview(client), VERSION_1_TEXT);
-    const updated = nextResourceUpdate(client);
-    const listen = mode === "auto"
-      ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
-      : undefined;
-    if (listen) {
-      assert.deepEqual(listen.honoredFilter, {
-        resourceSubscriptions: [REVIEW_URI],
-      });
-    } else {
-      await client.subscribeResource({ uri: REVIEW_URI });
-    }
-    assert.equal(await updated, REVIEW_URI);
-    assert.equal(await readReview(client), VERSION_2_TEXT);
-    await listen?.close();
-    await client.close();
-    const log = await verdictLog();
-    assert.match(log, /^\[verdict\] level=6 client=stdio-\w+\/1\.0\.0 /m);
-    assert.match(
-      log,
-      new RegExp(
-        `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
-          mode === "legacy" ? "2025" : "2026-07-28"
-        } `,
-        "m",
-      ),
-    );
+    await stdioFullFlow(mode);
   });
 }
+
+Deno.test("stdio (2025): a DENO_DIR elsewhere and a HOME without a usable cache change nothing: the lab over stdio finds this process's packages", async () => {
+  // Where this process's packages are: DENO_DIR, or Deno's default folder.
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout));
+  assert.equal(typeof denoDir, "string");
+  // A new user's setup: the cache named by DENO_DIR, and a HOME where
+  // Deno's default cache cannot be (a file where its folder would go, on
+  // Linux and on macOS), so a child that is not told DENO_DIR fails at
+  // once, with or without a network.
+  const home = await Deno.makeTempDir({ prefix: "stdio-home-" });
+  await Deno.writeTextFile(`${home}/.cache`, "");
+  await Deno.writeTextFile(`${home}/Library`, "");
+  try {
+    await keepingVariables(["HOME", "XDG_CACHE_HOME", "DENO_DIR"], async () => {
+      Deno.env.set("HOME", home);
+      Deno.env.delete("XDG_CACHE_HOME");
+      Deno.env.set("DENO_DIR", denoDir);
+      await stdioFullFlow("legacy");
+    });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
 
 Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client identities", async () => {
   await using lab = startLab({ MCP_TEST_MAX_SESSIONS: "2" });
@@ -2708,10 +2769,18 @@ Deno.test("OPTIONS and PUT on the MCP path are 405 with Allow, not a session err
 
 Deno.test("out of file descriptors, the lab logs one line, keeps its state and accepts again", async () => {
   // The shell lowers the limit for the lab only; exec keeps the lab's PID
-  // ours. /bin/sh by its path: PATH may hold anything.
+  // ours. /bin/sh by its path: PATH may hold anything. Without
+  // SSL_CERT_FILE: out of descriptors, a lab given one once printed a
+  // certificate warning on the stderr this test holds to be empty (the lab
+  // downloads nothing; its packages are in the cache this process used).
   const { child, origin, lines, read, stderr } = await spawnLabProcess(
     { MCP_TEST_LOG_LEVEL: "info" },
-    ["/bin/sh", "-c", 'ulimit -n 64 && exec "$@"', "lab"],
+    [
+      "/bin/sh",
+      "-c",
+      'unset SSL_CERT_FILE; ulimit -n 64 && exec "$@"',
+      "lab",
+    ],
   );
   await using before = await connectClient(
     new URL(`${origin}/mcp`),
@@ -4233,10 +4302,33 @@ function rawUpdates(transport: {
   return seen;
 }
 
+/**
+ * Asks for the content in each update: `embedResources: true` on every
+ * `subscriptions/listen` the transport sends (the SDK's client has no
+ * option for it). Called before `connect`.
+ */
+function embedResourcesOnListen(transport: Transport) {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) =>
+    send(
+      "id" in message && "method" in message &&
+        message.method === "subscriptions/listen"
+        ? { ...message, params: { ...message.params, embedResources: true } }
+        : message,
+      options,
+    );
+}
+
+/** The text the last update for `uri` carried in its params, if any. */
+function inlineText(updates: Record<string, unknown>[], uri: string) {
+  return updates.findLast((params) => params.uri === uri)?.text;
+}
+
 Deno.test("2026-07-28 era: a listen with embedResources gets version 2 inline, and level 6 needs no re-read", async () => {
   await using lab = startLab();
   const transport = new StreamableHTTPClientTransport(lab.url);
-  const inline = new InlineUpdates(transport);
+  embedResourcesOnListen(transport);
+  const raw = rawUpdates(transport);
   const client = new Client({ name: "embedder", version: "1.0.0" }, {
     versionNegotiation: { mode: "auto" },
   });
@@ -4246,7 +4338,7 @@ Deno.test("2026-07-28 era: a listen with embedResources gets version 2 inline, a
   const updated = nextResourceUpdate(client);
   const listen = await client.listen({ resourceSubscriptions: [REVIEW_URI] });
   assert.equal(await updated, REVIEW_URI);
-  assert.equal(inline.take(REVIEW_URI), VERSION_2_TEXT);
+  assert.equal(inlineText(raw, REVIEW_URI), VERSION_2_TEXT);
   await eventually(
     () => reportFor(lab, "embedder").steps.deliveredInline,
     "no inline delivery in the report",
@@ -4361,8 +4453,8 @@ for (const mode of ["legacy", "auto"] as const) {
       "0.1",
       ...flags,
     );
+    if (mode === "auto") embedResourcesOnListen(transport);
     const raw = rawUpdates(transport);
-    const inline = mode === "auto" ? new InlineUpdates(transport) : undefined;
     const client = new Client({
       name: `stdio-inline-${mode}`,
       version: "1.0.0",
@@ -4379,8 +4471,8 @@ for (const mode of ["legacy", "auto"] as const) {
       : undefined;
     if (!listen) await client.subscribeResource({ uri: REVIEW_URI });
     assert.equal(await updated, REVIEW_URI);
-    if (inline) {
-      assert.equal(inline.take(REVIEW_URI), VERSION_2_TEXT);
+    if (mode === "auto") {
+      assert.equal(inlineText(raw, REVIEW_URI), VERSION_2_TEXT);
     } else {
       assert.equal(
         (raw[0].content as { text: string }).text,
@@ -4424,6 +4516,105 @@ Deno.test("--inline-content takes off, sep-3119 or fastrmcp, and says so otherwi
       error.message ===
         '--inline-content="yes" is not allowed: expected off/sep-3119/fastrmcp',
   );
+});
+
+// ---------------------------------------------------------------------------
+// The tests' environment (testdata/lab.ts): loopback past any proxy, and what
+// a child Deno that does not inherit it is given
+// ---------------------------------------------------------------------------
+
+Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", async () => {
+  await keepingVariables(["NO_PROXY", "no_proxy"], () => {
+    Deno.env.set("NO_PROXY", "example.com, 127.0.0.1");
+    Deno.env.delete("no_proxy");
+    bypassProxyForLoopback();
+    bypassProxyForLoopback();
+    assert.equal(
+      Deno.env.get("NO_PROXY"),
+      "example.com,127.0.0.1,localhost,::1",
+    );
+    assert.equal(Deno.env.get("no_proxy"), "127.0.0.1,localhost,::1");
+    return Promise.resolve();
+  });
+});
+
+Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY still fetches loopback", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("direct"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  // Fetches `url` in a child, after bypassProxyForLoopback or without it.
+  const fetchInChild = async (bypass: boolean) => {
+    const labUrl = new URL("./testdata/lab.ts", import.meta.url).href;
+    const code = `${
+      bypass
+        ? `(await import(${JSON.stringify(labUrl)})).bypassProxyForLoopback();`
+        : ""
+    } try { console.log(await (await fetch(${
+      JSON.stringify(url)
+    })).text()); } catch { console.log("failed"); }`;
+    const { stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", code],
+      env: {
+        HTTP_PROXY: "http://127.0.0.1:9",
+        http_proxy: "http://127.0.0.1:9",
+        NO_PROXY: "",
+        no_proxy: "",
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return new TextDecoder().decode(stdout).trim();
+  };
+  try {
+    assert.equal(await fetchInChild(false), "failed");
+    assert.equal(await fetchInChild(true), "direct");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("denoChildEnv: the cache, certificate, proxy and registry variables that are set, and nothing else", async () => {
+  const names = [
+    "DENO_DIR",
+    "XDG_CACHE_HOME",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "DENO_CERT",
+    "DENO_TLS_CA_STORE",
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "NPM_CONFIG_REGISTRY",
+    "DENO_AUTH_TOKENS",
+    "NO_COLOR",
+    "DENO_NO_UPDATE_CHECK",
+    "MCP_TEST_DENO_CHILD_OTHER",
+  ];
+  await keepingVariables(names, () => {
+    for (const name of names) Deno.env.delete(name);
+    Deno.env.set("DENO_DIR", "/tmp/a-new-cache");
+    Deno.env.set("SSL_CERT_FILE", "/tmp/corporate-ca.pem");
+    Deno.env.set("https_proxy", "http://proxy.example:3128");
+    Deno.env.set("NO_PROXY", "127.0.0.1,localhost,::1");
+    Deno.env.set("DENO_AUTH_TOKENS", "made-up@example.com");
+    Deno.env.set("MCP_TEST_DENO_CHILD_OTHER", "not for a child");
+    assert.deepEqual(denoChildEnv(), {
+      DENO_DIR: "/tmp/a-new-cache",
+      SSL_CERT_FILE: "/tmp/corporate-ca.pem",
+      https_proxy: "http://proxy.example:3128",
+      NO_PROXY: "127.0.0.1,localhost,::1",
+      DENO_AUTH_TOKENS: "made-up@example.com",
+    });
+    return Promise.resolve();
+  });
 });
 
 // ---------------------------------------------------------------------------

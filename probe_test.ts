@@ -22,7 +22,7 @@ import {
 import { LAB_VERSION, REVIEW_URI } from "./main.ts";
 import {
   MAIN_PATH,
-  prepareLabTests,
+  prepareTestEnvironment,
   PROBE_PATH,
   startLab,
   VERSION_1_TEXT,
@@ -40,7 +40,7 @@ import {
   unchangedSummary,
 } from "./probe.ts";
 
-prepareLabTests();
+prepareTestEnvironment();
 
 const CHECKOUT = new URL("./", import.meta.url);
 

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../testdata/lab.ts";
 
 prepareTestEnvironment();
 

@@ -85,7 +85,8 @@ import {
   withReadmeVersions,
   writePins,
 } from "./watch/latest.ts";
-import { bypassProxyForLoopback, formatFiles } from "./support/process.ts";
+import { formatFiles } from "./support/process.ts";
+import { bypassProxyForLoopback } from "../testdata/lab.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 

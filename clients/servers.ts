@@ -40,9 +40,8 @@ import {
   writePins,
 } from "./watch/latest.ts";
 import { freePort } from "./support/run_lab.ts";
-import { spawnLab } from "../testdata/lab.ts";
+import { bypassProxyForLoopback, spawnLab } from "../testdata/lab.ts";
 import {
-  bypassProxyForLoopback,
   endGroupByPid,
   formatFiles,
   printableLine,

@@ -19,7 +19,7 @@ import {
   serversMarkdown,
 } from "./servers.ts";
 import { SERVER_CATALOG } from "./catalog/servers_and_proxies.ts";
-import { prepareTestEnvironment } from "./testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../testdata/lab.ts";
 
 prepareTestEnvironment();
 

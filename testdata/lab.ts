@@ -1,7 +1,8 @@
 /**
- * What the lab's tests, the probe's, the benchmark and the harness share: a
- * clean environment, the checkout's paths, the resource's texts, and the lab
- * on a free loopback port, in this process (`startLab`) or as a subprocess
+ * What the lab's tests, the probe's, the benchmark and the harness share:
+ * the same environment on any machine (and what a child Deno needs of it),
+ * the checkout's paths, the resource's texts, and the lab on a free
+ * loopback port, in this process (`startLab`) or as a subprocess
  * (`spawnLab`).
  *
  * Kept under `testdata/` so that `deno test` does not take it for a test;
@@ -28,20 +29,79 @@ export const VERSION_2_TEXT = [
   "message: Simulated review result is now available.",
 ].join("\n");
 
+/** The loopback hosts: the lab, the scripted model and the relays. */
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
+
 /**
- * Tests and the processes they start reach loopback directly and print the
- * same whatever this machine's environment holds: no proxy, no extra
- * certificates, no colour, no update check.
+ * Makes this process, and every child that inherits its environment, reach
+ * loopback directly whatever proxy HTTP_PROXY, HTTPS_PROXY or ALL_PROXY
+ * names: Deno's fetch sends even 127.0.0.1 through them, unless NO_PROXY
+ * lists it. Adds the loopback hosts to NO_PROXY and no_proxy, keeping what
+ * they held, so the registries are still reached through the proxy. Must
+ * run before the first fetch, which reads them once.
  */
-export function prepareLabTests() {
-  for (
-    const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "SSL_CERT_FILE"]
-  ) {
-    Deno.env.delete(name);
-    Deno.env.delete(name.toLowerCase());
+export function bypassProxyForLoopback() {
+  for (const name of ["NO_PROXY", "no_proxy"]) {
+    const listed = (Deno.env.get(name) ?? "").split(",").map((host) =>
+      host.trim()
+    ).filter(Boolean);
+    const missing = LOOPBACK_HOSTS.filter((host) => !listed.includes(host));
+    if (missing.length > 0) {
+      Deno.env.set(name, [...listed, ...missing].join(","));
+    }
   }
+}
+
+/**
+ * Makes a test file, and every process it starts, behave the same on any
+ * machine: loopback reached directly whatever proxy the environment names
+ * (`bypassProxyForLoopback`), no colour, no update check. The proxy and
+ * certificate variables stay, so that a child Deno reaches the registries
+ * as this one does. Called at the top of each test file that starts a
+ * process or fetches, before its first fetch.
+ */
+export function prepareTestEnvironment() {
+  bypassProxyForLoopback();
   Deno.env.set("NO_COLOR", "1");
   Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
+}
+
+/**
+ * What a child Deno needs to find the packages this one uses, and to reach
+ * the registries as it does: its cache, certificates, proxies, registry and
+ * tokens, and the quiet settings `prepareTestEnvironment` sets.
+ */
+const DENO_CHILD_VARIABLES = [
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  ...["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatMap((
+    name,
+  ) => [name, name.toLowerCase()]),
+  "NPM_CONFIG_REGISTRY",
+  "DENO_AUTH_TOKENS",
+  "NO_COLOR",
+  "DENO_NO_UPDATE_CHECK",
+];
+
+/**
+ * For a Deno child that does not inherit this environment (the MCP SDK's
+ * `StdioClientTransport` hands a server only HOME, LOGNAME, PATH, SHELL,
+ * TERM and USER): the variables of `DENO_CHILD_VARIABLES` this process
+ * has, so that it looks in the same cache and can download what is
+ * missing. Some values are secrets (a token, a proxy's password): pass
+ * them on, never print them.
+ */
+export function denoChildEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of DENO_CHILD_VARIABLES) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   UPSTREAM_REQUESTS,
   upstreamRequestsFor,
 } from "./cited.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

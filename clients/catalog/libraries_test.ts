@@ -14,9 +14,10 @@ import {
   SHARED_MODULE,
 } from "./libraries.ts";
 import { FAKE_API_KEY } from "../model/scripted_model.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
 
 // The programs run by this Deno say nothing of certificate variables.
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
+
 prepareTestEnvironment();
 
 Deno.test("libraries: each has its program, exact pins, and an app (plus an agent where it has a loop) in the libraries group", async () => {

@@ -15,7 +15,7 @@ import {
   responsesConversation,
 } from "./wire_openai_responses.ts";
 import { geminiConversation } from "./wire_gemini.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

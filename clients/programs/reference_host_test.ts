@@ -9,7 +9,11 @@
 
 import assert from "node:assert/strict";
 import { REVIEW_URI } from "../../main.ts";
-import { spawnLab } from "../../testdata/lab.ts";
+import {
+  denoChildEnv,
+  prepareTestEnvironment,
+  spawnLab,
+} from "../../testdata/lab.ts";
 import {
   HOST_USAGE,
   MAX_CONTENT_CHARS,
@@ -17,7 +21,6 @@ import {
   UPDATE_MARK,
 } from "./reference_host.ts";
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 
 prepareTestEnvironment();
@@ -103,6 +106,25 @@ async function runHost(
   };
 }
 
+/**
+ * This Deno as a stdio server's command: the host hands its server only the
+ * SDK's few variables (HOME, PATH, …), as real hosts do, so `env` (by its
+ * path: PATH may hold anything) sets in front what the lab needs to find
+ * this process's packages, as the harness sets its settings. Never a token
+ * or a proxy (whose URL may hold a password): a command line shows in `ps`,
+ * and with this cache the lab downloads nothing.
+ */
+function denoChildCommand(): string[] {
+  const shown = Object.entries(denoChildEnv()).filter(([name]) =>
+    !/PROXY|TOKEN/i.test(name)
+  );
+  return [
+    "/usr/bin/env",
+    ...shown.map(([name, value]) => `${name}=${value}`),
+    Deno.execPath(),
+  ];
+}
+
 /** The update messages of one request to the model. */
 function updatesIn(messages: ChatMessage[]): string[] {
   return messages.flatMap((message) =>
@@ -163,7 +185,7 @@ Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks
       "Go",
       "--stdio",
       "--",
-      Deno.execPath(),
+      ...denoChildCommand(),
       "run",
       "-A",
       MAIN_PATH,

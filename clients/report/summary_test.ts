@@ -15,11 +15,8 @@ import {
   INSTALL_BROWSER_COMMAND,
   withPage,
 } from "../runners/browser.ts";
-import {
-  citedHost,
-  matrixRow,
-  prepareTestEnvironment,
-} from "../testdata/fixtures.ts";
+import { citedHost, matrixRow } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

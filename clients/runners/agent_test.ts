@@ -15,8 +15,7 @@ import {
   waitArguments,
   withoutProgressToken,
 } from "./agent.ts";
-import { spawnLab } from "../../testdata/lab.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment, spawnLab } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

@@ -19,10 +19,10 @@ import {
   checkBrowserEvidence,
   labClient,
   labReport,
-  prepareTestEnvironment,
   runRecord,
   withCheckedRun,
 } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

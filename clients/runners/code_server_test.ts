@@ -18,11 +18,11 @@ import {
   checkBrowserEvidence,
   labClient,
   labReport,
-  prepareTestEnvironment,
   runRecord,
   transcriptEntry,
   withCheckedRun,
 } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

@@ -17,13 +17,8 @@ import {
 } from "../report/matrix.ts";
 import { alive } from "../support/process.ts";
 import type { RunRecord } from "./run_record.ts";
-import {
-  at,
-  labClient,
-  labReport,
-  prepareTestEnvironment,
-  runRecord,
-} from "../testdata/fixtures.ts";
+import { at, labClient, labReport, runRecord } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

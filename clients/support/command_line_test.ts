@@ -13,7 +13,7 @@ import { clientById } from "../catalog/agents.ts";
 import { GROUPS, isUnsupportedClient, MODES } from "../catalog/types.ts";
 import { CLIENTS_USAGE, parseClientsArgs, plannedRuns } from "../run.ts";
 import { SERVERS_USAGE } from "../servers.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

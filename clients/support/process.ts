@@ -329,29 +329,6 @@ export async function runProcess(
   }
 }
 
-/** The loopback hosts: the lab, the scripted model and the relays. */
-const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
-
-/**
- * Makes this process, and every child that inherits its environment, reach
- * loopback directly whatever proxy HTTP_PROXY, HTTPS_PROXY or ALL_PROXY
- * names: Deno's fetch sends even 127.0.0.1 through them, unless NO_PROXY
- * lists it. Adds the loopback hosts to NO_PROXY and no_proxy, keeping what
- * they held, so the registries are still reached through the proxy. Must
- * run before the first fetch, which reads them once.
- */
-export function bypassProxyForLoopback() {
-  for (const name of ["NO_PROXY", "no_proxy"]) {
-    const listed = (Deno.env.get(name) ?? "").split(",").map((host) =>
-      host.trim()
-    ).filter(Boolean);
-    const missing = LOOPBACK_HOSTS.filter((host) => !listed.includes(host));
-    if (missing.length > 0) {
-      Deno.env.set(name, [...listed, ...missing].join(","));
-    }
-  }
-}
-
 /**
  * A clean environment: only what a client needs, never the user's own
  * configuration, tokens or proxies; HOME and the XDG folders in the run's.

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  bypassProxyForLoopback,
   commandLine,
   daemonPid,
   errorLine,
@@ -69,66 +68,4 @@ Deno.test("printableLine: escapes dropped, control and format characters shown, 
   assert.equal(printableLine("a\u202eb\u0000c", 80), "a\\u{202e}b\\u{0}c");
   assert.equal(printableLine("x".repeat(30), 10), `${"x".repeat(9)}…`);
   assert.equal(printableLine("  plain text  ", 80), "plain text");
-});
-
-Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", () => {
-  const saved = ["NO_PROXY", "no_proxy"].map((name) =>
-    [name, Deno.env.get(name)] as const
-  );
-  try {
-    Deno.env.set("NO_PROXY", "example.com, 127.0.0.1");
-    Deno.env.delete("no_proxy");
-    bypassProxyForLoopback();
-    bypassProxyForLoopback();
-    assert.equal(
-      Deno.env.get("NO_PROXY"),
-      "example.com,127.0.0.1,localhost,::1",
-    );
-    assert.equal(Deno.env.get("no_proxy"), "127.0.0.1,localhost,::1");
-  } finally {
-    for (const [name, value] of saved) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
-  }
-});
-
-Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY still fetches loopback", async () => {
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    () => new Response("direct"),
-  );
-  const url = `http://127.0.0.1:${server.addr.port}/`;
-  // Fetches `url` in a child, after bypassProxyForLoopback or without it.
-  const fetchInChild = async (bypass: boolean) => {
-    const processUrl = new URL("./process.ts", import.meta.url).href;
-    const code = `${
-      bypass
-        ? `(await import(${
-          JSON.stringify(processUrl)
-        })).bypassProxyForLoopback();`
-        : ""
-    } try { console.log(await (await fetch(${
-      JSON.stringify(url)
-    })).text()); } catch { console.log("failed"); }`;
-    const { stdout } = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", code],
-      env: {
-        HTTP_PROXY: "http://127.0.0.1:9",
-        http_proxy: "http://127.0.0.1:9",
-        NO_PROXY: "",
-        no_proxy: "",
-      },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    return new TextDecoder().decode(stdout).trim();
-  };
-  try {
-    assert.equal(await fetchInChild(false), "failed");
-    assert.equal(await fetchInChild(true), "direct");
-  } finally {
-    await server.shutdown();
-  }
 });

@@ -7,7 +7,8 @@ import {
   stdioLabCommand,
   stdioLabReports,
 } from "./run_lab.ts";
-import { labClient, prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { labClient } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

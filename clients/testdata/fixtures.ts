@@ -1,9 +1,10 @@
 /**
- * What the clients tests share: `prepareTestEnvironment`, builders of a
- * lab's client entry and report, a transcript entry, and a run record, each
- * with fields to override, and a checked run of the harness itself. The builders' defaults are one run of a
- * made-up agent, "Demo CLI", that read version 1 and stopped there (level
- * 3, trigger `read`).
+ * What the clients tests share: builders of a lab's client entry and
+ * report, a transcript entry, and a run record, each with fields to
+ * override, and a checked run of the harness itself. The builders' defaults
+ * are one run of a made-up agent, "Demo CLI", that read version 1 and
+ * stopped there (level 3, trigger `read`). Their environment is the lab's
+ * tests' (`prepareTestEnvironment` in `../../testdata/lab.ts`).
  *
  * Kept under `testdata/` so that `deno test` does not take it for a test.
  *
@@ -12,27 +13,12 @@
 
 import assert from "node:assert/strict";
 import type { ClientReport, LabReport } from "../../main.ts";
-import { alive, bypassProxyForLoopback } from "../support/process.ts";
+import { alive } from "../support/process.ts";
 import type { CitedHost } from "../catalog/cited.ts";
 import { type MatrixDocument, rowFromRun } from "../report/matrix.ts";
 import type { MatrixRow } from "../report/rows.ts";
 import type { RunRecord } from "../runners/run_record.ts";
 import type { TranscriptEntry } from "../model/scripted_model.ts";
-
-/**
- * Makes a clients test, and every process it starts, behave the same on
- * any machine: loopback reached directly whatever proxy the environment
- * names (as the harness does), no SSL_CERT_FILE (under descriptor pressure
- * Deno warns about it on stderr, which some tests read), no colour, no
- * update check. Called at the top of each test file that starts a process
- * or fetches, before its first fetch.
- */
-export function prepareTestEnvironment() {
-  bypassProxyForLoopback();
-  Deno.env.delete("SSL_CERT_FILE");
-  Deno.env.set("NO_COLOR", "1");
-  Deno.env.set("DENO_NO_UPDATE_CHECK", "1");
-}
 
 /** The fixtures' clock: every time is seconds after this instant. */
 export const T0 = Date.parse("2026-11-30T10:00:00.000Z");

@@ -20,7 +20,7 @@ import {
 import type { MatrixDocument } from "../report/matrix.ts";
 import { main as clients } from "../run.ts";
 import { main as servers, type ServersDocument } from "../servers.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 

@@ -21,7 +21,7 @@ import {
 import type { MatrixDocument } from "../report/matrix.ts";
 import { parseClientsArgs } from "../run.ts";
 import { parseServersArgs } from "../servers.ts";
-import { prepareTestEnvironment } from "../testdata/fixtures.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
