@@ -482,9 +482,7 @@ export function lineText(text: string): string {
 }
 
 /** Words in a line that may hold what a peer sent: `lineText`, unbracketed. */
-function lineWords(text: string): string {
-  return unbracketed(lineText(text));
-}
+const lineWords = (text: string) => unbracketed(lineText(text));
 
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
@@ -996,9 +994,8 @@ function renderEvidence(
 }
 
 /** A recorded step's evidence line, as it was logged. */
-function lineOf(step: Step, client: LabClient): string {
-  return renderEvidence(step.evidence, client, step.at);
-}
+const lineOf = (step: Step, client: LabClient) =>
+  renderEvidence(step.evidence, client, step.at);
 
 type Logger = ReturnType<typeof createLogger>;
 
@@ -1927,9 +1924,8 @@ function reportMarkdownResponse(
 }
 
 /** A level step's cell: reached natively, or only through the wait tool. */
-function byRoute(native: boolean, waitToolLevel: number | null): string {
-  return native || waitToolLevel === null ? MARK(native) : "via wait tool";
-}
+const byRoute = (native: boolean, waitToolLevel: number | null) =>
+  native || waitToolLevel === null ? MARK(native) : "via wait tool";
 
 /** Says when several listen streams were open at once under one identity. */
 function sharedIdentityNote(client: LabClient): string {
@@ -3656,11 +3652,8 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
  * The signals that shut the lab down: on Windows Ctrl+Break is SIGBREAK, and
  * SIGTERM may throw (each is asked for on its own).
  */
-export function shutdownSignals(os: typeof Deno.build.os): Deno.Signal[] {
-  return os === "windows"
-    ? ["SIGINT", "SIGBREAK", "SIGTERM"]
-    : ["SIGINT", "SIGTERM"];
-}
+export const shutdownSignals = (os: typeof Deno.build.os): Deno.Signal[] =>
+  os === "windows" ? ["SIGINT", "SIGBREAK", "SIGTERM"] : ["SIGINT", "SIGTERM"];
 
 /** One of the lab's own lines: `text`, or JSON `{"event":"lab",...fields}`. */
 function labLine(
@@ -3691,7 +3684,11 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
       bound: every ? hostname : undefined,
     });
   }
-  labLine(config, `[lab] ${VERSIONS_TEXT}`, VERSIONS);
+  labLine(
+    config,
+    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    VERSIONS,
+  );
   const report = `http://${host}:${port}/report.md`;
   labLine(config, `[lab] report at ${report} (JSON: /report)`, {
     report,
@@ -3710,8 +3707,6 @@ const VERSIONS = {
   deno: Deno.version.deno,
   resource: REVIEW_URI,
 };
-const VERSIONS_TEXT = Object.entries(VERSIONS).map((field) => field.join("="))
-  .join(" ");
 
 /** How often a stopped accept loop tries to listen again. */
 const RELISTEN_MS = 250;
@@ -4216,8 +4211,12 @@ export async function main(
   if (!commandLine.stdio) return await serveHttp(config);
   // stdout carries the protocol, so every log line goes to stderr.
   const stderrLine = (line: string) => console.error(line);
-  const versions = { transport: "stdio", ...VERSIONS };
-  labLine(config, `[lab] stdio ${VERSIONS_TEXT}`, versions, stderrLine);
+  labLine(
+    config,
+    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    { transport: "stdio", ...VERSIONS },
+    stderrLine,
+  );
   return await serveLabOverStdio(config, stderrLine);
 }
 
