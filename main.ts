@@ -311,6 +311,14 @@ const SETTINGS = {
       level === "" ? null : Number(level)
     ),
   },
+  gateClient: {
+    flag: "gate-client",
+    defaultValue: "",
+    description:
+      "The gate judges only clients of this clientInfo name (empty: every client)",
+    allowed: "a client name of at most 64 characters on one line",
+    schema: z.string().regex(/^[^\r\n]{0,64}$/),
+  },
   logSessionIds: {
     flag: "log-session-ids",
     description:
@@ -1142,11 +1150,16 @@ type UpdateRun = { series: number; remaining: number };
 class LabState {
   #live = new Set<LabClient>();
   #ended: LabClient[] = [];
+  /** Ended clients a CI gate judges: kept apart, up to `--max-sessions`. */
+  #judged: LabClient[] = [];
+  /** Judged clients dropped past that bound: no gate can pass then. */
+  droppedJudged = 0;
 
   constructor(
     private readonly config: LabConfig,
     private readonly log: Logger,
     private readonly onEnded: (client: LabClient) => void,
+    private readonly judged: (client: LabClient) => boolean = () => false,
   ) {}
 
   /** Logs a step and keeps it in the client's timeline and progress. */
@@ -1230,8 +1243,13 @@ class LabState {
     });
     client.endedReason = reason;
     this.#live.delete(client);
-    this.#ended.push(client);
-    if (this.#ended.length > ENDED_CLIENTS_KEPT) this.#ended.shift();
+    const judged = this.judged(client);
+    const kept = judged ? this.#judged : this.#ended;
+    kept.push(client);
+    if (kept.length > (judged ? this.config.maxSessions : ENDED_CLIENTS_KEPT)) {
+      kept.shift();
+      if (judged) this.droppedJudged++;
+    }
     this.onEnded(client);
   }
 
@@ -1247,7 +1265,7 @@ class LabState {
 
   /** Every client for the reports, oldest first. */
   reportedClients(): LabClient[] {
-    return [...this.#ended, ...this.#live.values()].sort((a, b) =>
+    return [...this.#judged, ...this.#ended, ...this.#live].sort((a, b) =>
       a.firstSeen - b.firstSeen
     );
   }
@@ -2029,9 +2047,16 @@ class Gate {
     }
   }
 
-  clientEnded() {
+  /** Whether the gate judges a client: every one, or `--gate-client`'s. */
+  judges({ name }: LabClient): boolean {
+    const { requireLevel, exitAfterClients, gateClient } = this.config;
+    return (requireLevel !== null || exitAfterClients > 0) &&
+      (gateClient === "" || name === gateClient);
+  }
+
+  clientEnded(client: LabClient) {
     const wanted = this.config.exitAfterClients;
-    if (wanted > 0 && ++this.#ended === wanted) {
+    if (wanted > 0 && this.judges(client) && ++this.#ended === wanted) {
       this.#reached.resolve(`${wanted} client(s) ended`);
     }
   }
@@ -2040,43 +2065,44 @@ class Gate {
   stop() {
     clearTimeout(this.#timer);
   }
-}
 
-/**
- * The exit status of a lab that has shut down: 0, or with `--require-level`
- * one stable line per client on `sink` (`verdict client=… level=…
- * required=… pass|fail missing=…`), or one saying no client came, and 0
- * only when there was a client and every one reached the level.
- */
-function gateStatus(
-  clients: LabClient[],
-  config: LabConfig,
-  sink: LineSink,
-): number {
-  const required = config.requireLevel;
-  if (required === null) return 0;
-  if (clients.length === 0) {
+  /**
+   * The exit status of a lab that has shut down: 0, or with `--require-level`
+   * one stable line per judged client on `sink` (`verdict client=… level=…
+   * required=… pass|fail missing=…`), or one saying none came or some were
+   * dropped, and 0 only when every judged client reached the level.
+   */
+  status(state: LabState, sink: LineSink): number {
+    const { requireLevel: required, gateClient: named } = this.config;
+    if (required === null) return 0;
+    const clients = state.reportedClients().filter((client) =>
+      this.judges(client)
+    );
+    let status = 0;
+    for (const client of clients) {
+      const verdict = verdictOf(client, this.config);
+      const pass = verdict.level >= required;
+      if (!pass) status = 1;
+      sink(
+        `verdict client=${
+          lineValue(clientLabel(client))
+        } level=${verdict.level} required=${required} ${
+          pass ? "pass" : "fail"
+        } missing=${lineValue(verdict.missing)}`,
+      );
+    }
+    const problem = clients.length === 0
+      ? `no client${named && ` named ${named}`} came before the lab shut down`
+      : state.droppedJudged > 0 &&
+        `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
+    if (!problem) return status;
     sink(
-      `verdict clients=0 required=${required} fail missing=${
-        lineValue("no client came before the lab shut down")
+      `verdict clients=${clients.length} required=${required} fail missing=${
+        lineValue(problem)
       }`,
     );
     return 1;
   }
-  let status = 0;
-  for (const client of clients) {
-    const verdict = verdictOf(client, config);
-    const pass = verdict.level >= required;
-    if (!pass) status = 1;
-    sink(
-      `verdict client=${
-        lineValue(clientLabel(client))
-      } level=${verdict.level} required=${required} ${
-        pass ? "pass" : "fail"
-      } missing=${lineValue(verdict.missing)}`,
-    );
-  }
-  return status;
 }
 
 // ---------------------------------------------------------------------------
@@ -2192,8 +2218,8 @@ function createLabContext(
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
-      ctx.gate.clientEnded();
-    }),
+      ctx.gate.clientEnded(client);
+    }, (client) => ctx.gate.judges(client)),
     gate: new Gate(config),
   };
   if (config.reportFile) {
@@ -3641,8 +3667,8 @@ export function createLab(config: LabConfig, sink: LineSink = console.log) {
     counts,
     report,
     close,
-    /** Every client so far, oldest first, for the gate's verdict lines. */
-    clients: () => state.reportedClients(),
+    /** The gate's verdict lines on `sink`, and the exit status. */
+    gateStatus: (sink: LineSink) => ctx.gate.status(state, sink),
     /** Settles when the lab should shut down by itself. */
     due: ctx.gate.due,
   };
@@ -3833,7 +3859,7 @@ async function serveHttp(config: LabConfig): Promise<number> {
   await listener.shutdown();
   clearTimeout(deadline);
   signalled.remove();
-  return gateStatus(lab.clients(), config, console.log);
+  return lab.gateStatus(console.log);
 }
 
 // ---------------------------------------------------------------------------
@@ -3858,6 +3884,8 @@ class LineTransport implements Transport {
   #closed = false;
   /** Requests read and not answered yet, and replies not written yet. */
   #backlog = 0;
+  /** Listens read and not ended: they count apart from the backlog. */
+  #listens = new Set<RequestId>();
   #room?: () => void;
   #outputGone = false;
 
@@ -3885,8 +3913,14 @@ class LineTransport implements Transport {
           `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
         );
         if ("message" in parsed) {
-          if (isJSONRPCRequest(parsed.message)) this.#backlog++;
-          this.onmessage?.(parsed.message as JSONRPCMessage);
+          const message = parsed.message as JSONRPCMessage;
+          // A listen is answered when it ends: an open stream, not a wait.
+          if (isJSONRPCRequest(message)) {
+            if (message.method === "subscriptions/listen") {
+              this.#listens.add(message.id);
+            } else this.#backlog++;
+          }
+          this.onmessage?.(message);
         } else {
           this.refused(parsed.refusal);
           this.#write(errorAnswer(null, parsed.refusal));
@@ -3927,8 +3961,11 @@ class LineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    // A reply settles the request it answers.
-    if ("id" in message && ("result" in message || "error" in message)) {
+    // A reply settles the request it answers (a listen's, its stream).
+    if (
+      "id" in message && ("result" in message || "error" in message) &&
+      !this.#listens.delete(message.id as RequestId)
+    ) {
       this.#backlog = Math.max(0, this.#backlog - 1);
     }
     return this.#write(message);
@@ -3993,7 +4030,7 @@ async function serveLabOverStdio(
   context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();
-  return gateStatus(context.state.reportedClients(), config, sink);
+  return context.gate.status(context.state, sink);
 }
 
 /**

@@ -451,13 +451,14 @@ function initializeMessage(
 }
 
 /** Opens a raw 2025 session and returns its id. */
-async function openRawSession(url: URL, protocolVersion = "2025-06-18") {
+async function openRawSession(
+  url: URL,
+  protocolVersion = "2025-06-18",
+  name = "raw-legacy",
+) {
   const initialize = await postJsonRpc(
     url,
-    initializeMessage(
-      { name: "raw-legacy", version: "0.0.1" },
-      protocolVersion,
-    ),
+    initializeMessage({ name, version: "0.0.1" }, protocolVersion),
   );
   assert.equal(initialize.status, 200);
   const sessionId = initialize.headers.get("mcp-session-id");
@@ -2608,7 +2609,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 25);
+  assert.equal(help.length, 26);
   assert.deepEqual(await readmeSettings(), help);
 });
 
@@ -3842,6 +3843,12 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       ["--deadline=-5"],
       'config error: --deadline="-5" is not allowed: expected a number of seconds from 0 to 86400, fractions allowed',
     ],
+    [
+      ["--gate-client", "x".repeat(65)],
+      `config error: --gate-client="${
+        "x".repeat(65)
+      }" is not allowed: expected a client name of at most 64 characters on one line`,
+    ],
   ];
   for (const [flags, message] of cases) {
     await t.step(flags.join(" "), async () => {
@@ -3909,6 +3916,157 @@ async function stdioGate(flags: string[], keepOpen = false) {
   if (keepOpen) await writer.close().catch(() => {});
   return { code: status.code, stderr: await stderr };
 }
+
+/** A raw 2025 session under `name` that lists resources, then ends. */
+async function listedAndGone(url: URL, name: string) {
+  const sessionId = await openRawSession(url, "2025-06-18", name);
+  const headers = { "mcp-session-id": sessionId };
+  await postJsonRpc(url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/list",
+  }, headers);
+  const gone = await fetch(url, { method: "DELETE", headers });
+  await gone.body?.cancel();
+}
+
+Deno.test("gate --gate-client: another process's level-6 run, a bare initialize and DELETE, an idle session neither end, pass nor fail it", async () => {
+  const gated = (level6: boolean) =>
+    gateRun({
+      MCP_TEST_REQUIRE_LEVEL: "6",
+      MCP_TEST_EXIT_AFTER_CLIENTS: "1",
+      MCP_TEST_DEADLINE_SECONDS: "60",
+      MCP_TEST_GATE_CLIENT: "gated-client",
+    }, async (url) => {
+      await gateClient(url, "other-process", true);
+      const junk = await openRawSession(url, "2025-06-18", "junk");
+      const gone = await fetch(url, {
+        method: "DELETE",
+        headers: { "mcp-session-id": junk },
+      });
+      await gone.body?.cancel();
+      await openRawSession(url, "2025-06-18", "idle-bystander");
+      await gateClient(url, "gated-client", level6);
+    });
+  const failed = await gated(false);
+  assert.equal(failed.code, 1, failed.lines.join("\n"));
+  assert.deepEqual(
+    failed.lines.filter((line) => line.startsWith("verdict ")),
+    [
+      `verdict client=gated-client/1.0.0 level=3 required=6 fail missing=${
+        lineValue(`never subscribed to ${REVIEW_URI} (resources/subscribe)`)
+      }`,
+    ],
+  );
+  const passed = await gated(true);
+  assert.equal(passed.code, 0, passed.lines.join("\n"));
+  assert.deepEqual(
+    passed.lines.filter((line) => line.startsWith("verdict ")),
+    [
+      `verdict client=gated-client/1.0.0 level=6 required=6 pass missing=${
+        lineValue(GATE_PASS_MISSING)
+      }`,
+    ],
+  );
+});
+
+Deno.test("gate: a judged client is never pushed out of the verdicts or the report by 100 clients that end after it", async (t) => {
+  for (const named of [false, true]) {
+    await t.step(named ? "--gate-client" : "every client judged", async () => {
+      const dir = await Deno.makeTempDir();
+      const path = `${dir}/report.json`;
+      const run = await gateRun({
+        MCP_TEST_REQUIRE_LEVEL: "2",
+        MCP_TEST_DEADLINE_SECONDS: "4",
+        MCP_TEST_REPORT_FILE: path,
+        ...named && { MCP_TEST_GATE_CLIENT: "first" },
+      }, async (url) => {
+        // Connected, never listed: level 1, below the required 2.
+        const first = await openRawSession(url, "2025-06-18", "first");
+        const gone = await fetch(url, {
+          method: "DELETE",
+          headers: { "mcp-session-id": first },
+        });
+        await gone.body?.cancel();
+        for (let i = 0; i < 100; i++) await listedAndGone(url, `later-${i}`);
+      });
+      assert.equal(run.code, 1, run.lines.join("\n"));
+      const verdicts = run.lines.filter((line) => line.startsWith("verdict "));
+      assert.ok(
+        verdicts.some((line) =>
+          line.startsWith("verdict client=first/0.0.1 level=1 required=2 fail ")
+        ),
+        verdicts.join("\n"),
+      );
+      assert.equal(verdicts.length, named ? 1 : 101);
+      const report = JSON.parse(await Deno.readTextFile(path)) as LabReport;
+      assert.ok(report.clients.some((client) => client.name === "first"));
+      await Deno.remove(dir, { recursive: true });
+    });
+  }
+});
+
+Deno.test("gate over stdio: 300 open listens keep stdin read, so EOF still ends it with the verdict and the report file", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.md`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      MAIN_PATH,
+      "--stdio",
+      "--require-level",
+      "6",
+      "--report-file",
+      path,
+      "--delay",
+      "0.2",
+      "--log-level",
+      "warn",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const send = (message: unknown) =>
+    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  const meta = modernMeta("listener");
+  await send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "server/discover",
+    params: { _meta: meta },
+  });
+  for (let id = 1; id <= 300; id++) {
+    await send({
+      jsonrpc: "2.0",
+      id,
+      method: "subscriptions/listen",
+      params: {
+        _meta: meta,
+        notifications: { resourceSubscriptions: [REVIEW_URI] },
+      },
+    });
+  }
+  const stdout = new Response(child.stdout).text();
+  const stderr = new Response(child.stderr).text();
+  // Past the update, stdin still open: the lab must still be there.
+  await delay(1_500);
+  await writer.close();
+  const status = await within(child.status, 30_000, "the stdio gate's exit");
+  const updates = (await stdout).split("\n").filter((line) =>
+    line.includes('"notifications/resources/updated"')
+  );
+  assert.equal(updates.length, 300);
+  assert.equal(status.code, 1);
+  assert.match(
+    await stderr,
+    /^verdict client=listener\/1\.0\.0 level=5 required=6 fail missing=/m,
+  );
+  assert.match(await Deno.readTextFile(path), /\| listener \| 1\.0\.0 \|/);
+  await Deno.remove(dir, { recursive: true });
+});
 
 Deno.test("gate over stdio: the exit status when the client closes stdin, the verdict line on stderr, the .json report file", async () => {
   const dir = await Deno.makeTempDir();
