@@ -317,3 +317,130 @@ Deno.test("deno task servers --compare: a proxy that stopped passing the update 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Hard-links `from`'s files into `to` (copies them across file systems). */
+async function linkTree(from: string, to: string) {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const [source, target] = [`${from}/${entry.name}`, `${to}/${entry.name}`];
+    if (entry.isDirectory) await linkTree(source, target);
+    else if (entry.isSymlink) {
+      await Deno.symlink(await Deno.readLink(source), target);
+    } else {await Deno.link(source, target).catch(() =>
+        Deno.copyFile(source, target)
+      );}
+  }
+}
+
+/**
+ * A Deno cache holding the lockfile's npm packages as this test's Deno
+ * has them, but none of their registry metadata (`registry.json`): what
+ * `deno task` leaves on a fresh machine, where it installs the lockfile's
+ * tarballs alone. Files are linked (Deno would see through a symlinked
+ * folder to this cache); the caller removes the folder.
+ */
+async function cacheWithoutMetadata(): Promise<string> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--no-config"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    npmCache: string;
+  };
+  const lock = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.lock", import.meta.url)),
+  ) as { npm: Record<string, unknown> };
+  // `name@version` as the cache's folders: `name/version`.
+  const packages = Object.keys(lock.npm).map((key) =>
+    key.replace(/(.)@([^@]+)$/, "$1/$2")
+  );
+  const denoDir = await Deno.makeTempDir({ prefix: "metadata-free-cache-" });
+  for await (const registry of Deno.readDir(npmCache)) {
+    for (const folder of packages) {
+      const source = `${npmCache}/${registry.name}/${folder}`;
+      if (!await Deno.stat(source).then(() => true, () => false)) continue;
+      await linkTree(source, `${denoDir}/npm/${registry.name}/${folder}`);
+    }
+  }
+  return denoDir;
+}
+
+/** A loopback HTTP proxy that refuses every request, and lists them. */
+function refusingProxy() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const asked: string[] = [];
+  const served = (async () => {
+    for await (const conn of listener) {
+      const head = new Uint8Array(1024);
+      const read = await conn.read(head).catch(() => null);
+      asked.push(
+        new TextDecoder().decode(head.subarray(0, read ?? 0)).split("\r\n")[0],
+      );
+      await conn.write(
+        new TextEncoder().encode(
+          "HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ),
+      ).catch(() => {});
+      conn.close();
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    asked,
+    async close() {
+      listener.close();
+      await served.catch(() => {});
+    },
+  };
+}
+
+Deno.test("deno task clients and servers --compare from a cache without registry metadata: no request, exit 0", async () => {
+  const denoDir = await cacheWithoutMetadata();
+  const dir = await Deno.makeTempDir({ prefix: "warm-start-test-" });
+  const proxy = refusingProxy();
+  const fixtures = new URL("../testdata/", import.meta.url).pathname;
+  try {
+    for (
+      const [task, fixture] of [
+        ["clients", "matrix_before.json"],
+        ["servers", "servers_before.json"],
+      ]
+    ) {
+      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "task",
+          task,
+          "--compare",
+          `${fixtures}${fixture}`,
+          `${fixtures}${fixture}`,
+          "--results-dir",
+          dir,
+        ],
+        cwd: new URL("../..", import.meta.url).pathname,
+        env: {
+          DENO_DIR: denoDir,
+          // Every request, a loopback registry's too, goes to the proxy.
+          ...Object.fromEntries(
+            ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"].flatMap((name) => [
+              [name, proxy.url],
+              [name.toLowerCase(), proxy.url],
+            ]),
+          ),
+          NO_PROXY: "",
+          no_proxy: "",
+        },
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      const output = new TextDecoder().decode(stderr);
+      assert.deepEqual(proxy.asked, [], `${task}:\n${output}`);
+      assert.equal(code, 0, `${task}:\n${output}`);
+    }
+  } finally {
+    await proxy.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(denoDir, { recursive: true });
+  }
+});
