@@ -4,11 +4,13 @@
  * compared on its level, its outcome and its notes, and written as the
  * change table of `results/changes.md`. `deno task clients` and `deno task
  * servers` share it (`--compare`, `--latest`); each turns its rows into
- * `ComparedRow`s.
+ * `ComparedRow`s. A table file is untrusted: its shape is checked before
+ * anything reads it.
  *
  * @module
  */
 
+import { z } from "npm:zod@4.6.7";
 import { cell } from "../../main.ts";
 import { formatFiles } from "../support/process.ts";
 
@@ -254,13 +256,44 @@ export async function reportChanges(
   return status;
 }
 
-/** A JSON file's text parsed, or an error naming the file. */
-export async function readJson<T>(path: string): Promise<T> {
+/** The first of a check's issues as words: where, what, how many more. */
+function firstIssue(error: z.ZodError): string {
+  const [issue, ...more] = error.issues;
+  const where = issue.path.map((key, index) =>
+    typeof key === "number"
+      ? `[${key}]`
+      : `${index > 0 ? "." : ""}${String(key)}`
+  ).join("");
+  return `${where ? `${where}: ` : ""}${issue.message}${
+    more.length > 0 ? ` (and ${more.length} more)` : ""
+  }`;
+}
+
+/**
+ * A JSON file's text parsed and checked against `schema` (what its reader
+ * relies on; the rest is as the file has it), or an error naming the file
+ * and what is wrong with it.
+ */
+export async function readJson<T>(
+  path: string,
+  schema: z.ZodType,
+): Promise<T> {
+  let value: unknown;
   try {
-    return JSON.parse(await Deno.readTextFile(path)) as T;
+    value = JSON.parse(await Deno.readTextFile(path));
   } catch (error) {
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
+  const checked = schema.safeParse(value);
+  if (!checked.success) {
+    throw new Error(`cannot read ${path}: ${firstIssue(checked.error)}`);
+  }
+  return value as T;
+}
+
+/** A table file as the comparison reads it: its date, and rows like `row`. */
+export function tableFile(row: z.ZodType) {
+  return z.object({ generatedAt: z.string(), rows: z.array(row) });
 }
 
 /**
@@ -290,19 +323,23 @@ export function fileLabel(
 
 /**
  * `--compare` for one table: the rows of two of its files (`files` as given,
- * `committed` for an omitted one), made comparable by `compared`; resolves
- * with the exit status.
+ * `committed` for an omitted one), each file checked against `table.file`
+ * and its rows made comparable by `table.compared`; resolves with the exit
+ * status.
  */
 export async function compareFiles<Row>(
   files: string[],
   committed: string,
   section: { resultsDir: string; title: string; headers: string[] },
-  compared: (row: Row) => ComparedRow,
+  table: { file: z.ZodType; compared: (row: Row) => ComparedRow },
 ): Promise<0 | 3> {
   const paths = comparedPaths(files, committed);
   const [before, after] = await Promise.all(
-    paths.map((path) => readJson<{ generatedAt: string; rows: Row[] }>(path)),
+    paths.map((path) =>
+      readJson<{ generatedAt: string; rows: Row[] }>(path, table.file)
+    ),
   );
+  const { compared } = table;
   const comparison = compareRows(
     before.rows.map(compared),
     after.rows.map(compared),

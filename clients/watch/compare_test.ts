@@ -260,6 +260,92 @@ Deno.test("deno task clients --compare: the fixture matrix against itself and fo
   }
 });
 
+/** What `run` printed, each console call as one string, and its status. */
+async function printed(run: () => Promise<number>) {
+  const lines: string[] = [];
+  const { log, error } = console;
+  console.log = console.error = (...args: unknown[]) => {
+    lines.push(args.map(String).join(" "));
+  };
+  try {
+    return { status: await run(), lines };
+  } finally {
+    Object.assign(console, { log, error });
+  }
+}
+
+Deno.test("deno task clients and servers --compare: a file of the wrong shape is one line naming the file and the problem, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "compare-shape-" });
+  const servers_ = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/servers_before.json", import.meta.url),
+    ),
+  ) as ServersDocument;
+  const matrixRow = BEFORE.rows[0];
+  const serverRow = servers_.rows[0];
+  const cases: [
+    "clients" | "servers",
+    string,
+    unknown,
+    RegExp,
+  ][] = [
+    ["clients", "rows an object", { ...BEFORE, rows: {} }, /\brows\b.*array/],
+    [
+      "clients",
+      "a row null",
+      { ...BEFORE, rows: [matrixRow, null] },
+      /rows\[1\].*object/,
+    ],
+    [
+      "clients",
+      "notes a number",
+      { ...BEFORE, rows: [{ ...matrixRow, notes: 3 }] },
+      /rows\[0\]\.notes.*string/,
+    ],
+    ["clients", "no document", null, /object/],
+    [
+      "clients",
+      "no date",
+      { ...BEFORE, generatedAt: 7 },
+      /generatedAt.*string/,
+    ],
+    [
+      "servers",
+      "a result's level a word",
+      {
+        ...servers_,
+        rows: [{ ...serverRow, result: { ...serverRow.result, level: "7" } }],
+      },
+      /rows\[0\]\.result\.level.*number/,
+    ],
+    ["servers", "rows missing", { generatedAt: "today" }, /\brows\b/],
+  ];
+  try {
+    for (const [task, name, document, problem] of cases) {
+      const path = `${dir}/${name.replaceAll(" ", "-")}.json`;
+      await Deno.writeTextFile(path, JSON.stringify(document));
+      const entry = task === "clients" ? clients : servers;
+      const fixture = task === "clients"
+        ? `${dir}/before.json`
+        : new URL("../testdata/servers_before.json", import.meta.url).pathname;
+      if (task === "clients") {
+        await Deno.writeTextFile(fixture, JSON.stringify(BEFORE));
+      }
+      const run = await printed(() =>
+        entry(["--compare", fixture, path, "--results-dir", dir])
+      );
+      assert.equal(run.status, 1, name);
+      assert.equal(run.lines.length, 1, `${name}: ${run.lines.join("\n")}`);
+      const [line] = run.lines;
+      assert.ok(line.startsWith(`${task} error: `), `${name}: ${line}`);
+      assert.ok(line.includes(path), `${name}: ${line}`);
+      assert.match(line, problem, name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("deno task servers --compare: a proxy that stopped passing the update through, beside the clients' section", async () => {
   const dir = await Deno.makeTempDir({ prefix: "servers-compare-test-" });
   const fixture =

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { z } from "npm:zod@4.6.7";
 import {
   installFailureReason,
   npmEnv,
@@ -57,7 +58,10 @@ export const npmLookup: VersionLookup = async (npmPackage, range) => {
 
 /** A lookup from a JSON object of package names and versions (a fixture). */
 export async function fixtureLookup(path: string): Promise<VersionLookup> {
-  const versions = await readJson<Record<string, string>>(path);
+  const versions = await readJson<Record<string, string>>(
+    path,
+    z.record(z.string(), z.string()),
+  );
   return (npmPackage) =>
     npmPackage in versions
       ? Promise.resolve(versions[npmPackage])
