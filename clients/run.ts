@@ -34,12 +34,18 @@ import {
   compareFiles,
   compareRows,
   fileLabel,
+  proseShown,
   readJson,
   reportChanges,
   tableFile,
 } from "./watch/compare.ts";
 import { runCodeServer } from "./runners/code_server.ts";
-import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
+import {
+  failureLine,
+  folderFlag,
+  optionsOrExit,
+  shown,
+} from "./support/command_line.ts";
 import { summaryRows, summarySvg } from "./report/summary.ts";
 import { libraryRows } from "./report/library_summary.ts";
 import { runCommandClient } from "./runners/command.ts";
@@ -87,7 +93,7 @@ import {
   withReadmeVersions,
   writePins,
 } from "./watch/latest.ts";
-import { formatFiles } from "./support/process.ts";
+import { formatFiles, printableLine } from "./support/process.ts";
 import { bypassProxyForLoopback } from "../testdata/lab.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -1028,7 +1034,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     ? await fixtureLookup(options.versionsFile)
     : npmLookup;
   const { items: clients, failures } = await atNewest(options.clients, lookup);
-  for (const failure of failures) console.error(failure);
+  for (const failure of failures) console.error(printableLine(failure, 500));
   const committedPath = `${options.resultsDir}/matrix.json`;
   const committed = await readJson<MatrixDocument>(committedPath, MATRIX_FILE);
   const freshDir = `${options.cacheDir}/latest`;
@@ -1055,7 +1061,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     changesSection(comparison, CLIENT_HEADERS, {
       before: fileLabel(committedPath, committed),
       after: `the newest versions, run by \`deno task clients --latest\` on ${
-        after.generatedAt.slice(0, 10)
+        proseShown(after.generatedAt.slice(0, 10))
       }`,
       extra: [
         `Run again: ${
@@ -1165,7 +1171,7 @@ export async function main(args: string[]): Promise<number> {
     if (options.compare) return await compareMatrices(options);
     if (options.latest) return await runLatest(options);
   } catch (error) {
-    console.error(`clients error: ${(error as Error).message}`);
+    console.error(failureLine("clients", error));
     return 1;
   }
   const { records } = await runAndWrite(options);

@@ -21,7 +21,12 @@ import {
   parseFlags,
 } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
-import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
+import {
+  failureLine,
+  folderFlag,
+  optionsOrExit,
+  shown,
+} from "./support/command_line.ts";
 import {
   changesSection,
   type ComparedRow,
@@ -866,7 +871,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
     pinned.flatMap((server) => server.npm ? [server.npm] : []),
     lookup,
   );
-  for (const failure of failures) console.error(failure);
+  for (const failure of failures) console.error(printableLine(failure, 500));
   const catalog = pinned.flatMap((server) => {
     const npm = newest.find((item) => item.id === server.npm?.id);
     return !server.npm ? [server] : npm ? [{ ...server, npm }] : [];
@@ -961,7 +966,7 @@ export async function main(args: string[]): Promise<number> {
     if (options.latest) return await runLatest(options);
     if (options.rewrite) return await rewriteTable(options.resultsDir);
   } catch (error) {
-    console.error(`servers error: ${(error as Error).message}`);
+    console.error(failureLine("servers", error));
     return 1;
   }
   const { resultsDir } = options;

@@ -274,6 +274,90 @@ async function printed(run: () => Promise<number>) {
   }
 }
 
+/**
+ * Terminal escapes and a bell, then what opens a block in Markdown (a
+ * heading, list items, a fence, a rule) and raw HTML, each on a new line.
+ */
+const HOSTILE =
+  "\u001b[31m\u001b]0;title\u0007\n## Injected\n- item\n1. item\n~~~\n===\n<img src=x onerror=alert(1)><script>alert(1)</script>\r\n";
+
+/** Control characters a terminal or a Markdown reader would act on. */
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+Deno.test("deno task clients --compare: what a matrix file says is inert and bounded in changes.md and on the terminal", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-compare-inert-" });
+  const before = `${dir}/before.json`;
+  const after = `${dir}/after.json`;
+  await Deno.writeTextFile(before, JSON.stringify(BEFORE));
+  await Deno.writeTextFile(
+    after,
+    JSON.stringify({
+      ...matrixAfter((rows) =>
+        rows.map((r) =>
+          r.clientId !== "mcpdo" ? r : {
+            ...r,
+            client: `mcpdo${HOSTILE}`,
+            version: `2.13.0${HOSTILE}`,
+            level: 4,
+            notes: `no notification${HOSTILE}${"x".repeat(100_000)}`,
+          }
+        )
+      ),
+      generatedAt: `2026-12-08${HOSTILE}`,
+    }),
+  );
+  const fixture =
+    new URL("../testdata/servers_before.json", import.meta.url).pathname;
+  try {
+    const run = await printed(() =>
+      clients(["--compare", before, after, "--results-dir", dir])
+    );
+    assert.equal(run.status, 3);
+    // The servers' section written after it: each table one section.
+    await printed(() =>
+      servers(["--compare", fixture, fixture, "--results-dir", dir])
+    );
+    const changes = await Deno.readTextFile(`${dir}/changes.md`);
+    // deno fmt rewraps the paragraphs: no line may open a block.
+    assert.deepEqual(
+      changes.split("\n").filter((line) =>
+        /^\s*([#*+=_~-]|\d+[.)]( |$))/.test(line)
+      ),
+      ["# What changed", "## Clients", "## Servers and proxies"],
+    );
+    assert.ok(!/<img|<script/.test(changes), changes);
+    assert.ok(!RAW_CONTROL.test(changes), changes);
+    assert.ok(changes.length < 10_000, `${changes.length} characters`);
+    assert.ok(changes.includes("New versions: mcpdo"), changes);
+    for (const line of run.lines) {
+      assert.ok(!RAW_CONTROL.test(line), JSON.stringify(line));
+      assert.ok(line.length < 1_000, `${line.length} characters`);
+    }
+    assert.ok(run.lines.some((line) => line.startsWith("changed: mcpdo")));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task clients --compare: a file that is not JSON is one inert line naming it, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-compare-not-json-" });
+  const path = `${dir}/not-json.json`;
+  await Deno.writeTextFile(path, `${HOSTILE}{"rows": [`);
+  try {
+    const run = await printed(() =>
+      clients(["--compare", path, path, "--results-dir", dir])
+    );
+    assert.equal(run.status, 1);
+    assert.equal(run.lines.length, 1, run.lines.join("\n"));
+    const [line] = run.lines;
+    assert.ok(line.startsWith(`clients error: cannot read ${path}: `), line);
+    assert.ok(!RAW_CONTROL.test(line), JSON.stringify(line));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("deno task clients and servers --compare: a file of the wrong shape is one line naming the file and the problem, exit 1", async () => {
   const dir = await Deno.makeTempDir({ prefix: "compare-shape-" });
   const servers_ = JSON.parse(

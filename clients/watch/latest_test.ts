@@ -218,7 +218,8 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
         for (
           const line of [
             "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
-            "copilot 1.0.103 did not install or start, so its pin stays: request to https://registry.npmjs.org/@github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
+            // npm's words, inert as the table's cells are.
+            "copilot 1.0.103 did not install or start, so its pin stays: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
             "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
             "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
           ]
