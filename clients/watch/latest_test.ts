@@ -95,6 +95,27 @@ Deno.test("atNewest: a package at npm's latest, a runtime or platform package wi
   assert.ok(!moved.source.includes(client("kilo").version));
 });
 
+Deno.test("atNewest: an answer that is not a version is a failure, shown as one inert line, and its item is left out", async () => {
+  const answers: Record<string, string> = {
+    "@github/copilot": "1.0.103\n## Heading\u001b[31m<img src=x>",
+    "@modelcontextprotocol/inspector": "9".repeat(300),
+  };
+  const { items, failures } = await atNewest(
+    [client("copilot"), client("mcpdo"), client("claude-code")],
+    (name) => Promise.resolve(answers[name] ?? "2.2.0"),
+  );
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["claude-code", "2.2.0"],
+  ]);
+  assert.equal(failures.length, 2);
+  for (const failure of failures) {
+    assert.match(failure, /^no newest version of \S+: not a version: /);
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\u0000-\u001f]/.test(failure), JSON.stringify(failure));
+    assert.ok(failure.length < 200, `${failure.length} characters`);
+  }
+});
+
 Deno.test("withPins: the Inspector's shared const moves once for its three clients; a pin the source lacks is not matched", async () => {
   const { items } = await atNewest(
     [client("mcpdo"), client("inspector-web")],
