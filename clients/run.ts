@@ -8,6 +8,7 @@
  * @module
  */
 
+import { z } from "npm:zod@4.6.7";
 import { ConfigError, parseFlags } from "../main.ts";
 import { ALL_CLIENTS, selectClients } from "./catalog/select.ts";
 import {
@@ -33,11 +34,18 @@ import {
   compareFiles,
   compareRows,
   fileLabel,
+  proseShown,
   readJson,
   reportChanges,
+  tableFile,
 } from "./watch/compare.ts";
 import { runCodeServer } from "./runners/code_server.ts";
-import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
+import {
+  failureLine,
+  folderFlag,
+  optionsOrExit,
+  shown,
+} from "./support/command_line.ts";
 import { summaryRows, summarySvg } from "./report/summary.ts";
 import { libraryRows } from "./report/library_summary.ts";
 import { runCommandClient } from "./runners/command.ts";
@@ -85,7 +93,7 @@ import {
   withReadmeVersions,
   writePins,
 } from "./watch/latest.ts";
-import { formatFiles } from "./support/process.ts";
+import { formatFiles, printableLine } from "./support/process.ts";
 import { bypassProxyForLoopback } from "../testdata/lab.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -944,6 +952,26 @@ async function runAndWrite(options: ClientsOptions): Promise<Runs> {
   return runs;
 }
 
+/**
+ * A `matrix.json` as `--compare` and `--latest` read it: what
+ * `comparedClientRow` takes of each row, checked before it does (a file
+ * given on the command line may be anything).
+ */
+const MATRIX_FILE = tableFile(z.object({
+  clientId: z.string(),
+  client: z.string(),
+  mode: z.string(),
+  route: z.string().nullish(),
+  trigger: z.string(),
+  longWait: z.boolean().optional(),
+  progressCheck: z.string().nullish(),
+  era: z.string().nullish(),
+  version: z.string(),
+  level: z.number().nullable(),
+  outcome: z.string(),
+  notes: z.string(),
+}));
+
 /** A matrix row as `--compare` and `--latest` match and compare it. */
 export function comparedClientRow(row: MatrixRow): ComparedRow {
   const route = row.route ?? "native";
@@ -981,7 +1009,7 @@ function compareMatrices(options: ClientsOptions): Promise<number> {
       title: "Clients",
       headers: CLIENT_HEADERS,
     },
-    comparedClientRow,
+    { file: MATRIX_FILE, compared: comparedClientRow },
   );
 }
 
@@ -1006,9 +1034,9 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     ? await fixtureLookup(options.versionsFile)
     : npmLookup;
   const { items: clients, failures } = await atNewest(options.clients, lookup);
-  for (const failure of failures) console.error(failure);
+  for (const failure of failures) console.error(printableLine(failure, 500));
   const committedPath = `${options.resultsDir}/matrix.json`;
-  const committed = await readJson<MatrixDocument>(committedPath);
+  const committed = await readJson<MatrixDocument>(committedPath, MATRIX_FILE);
   const freshDir = `${options.cacheDir}/latest`;
   await Deno.remove(freshDir, { recursive: true }).catch(() => {});
   await Deno.mkdir(freshDir, { recursive: true });
@@ -1018,7 +1046,10 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     clients,
     resultsDir: freshDir,
   });
-  const after = await readJson<MatrixDocument>(`${freshDir}/matrix.json`);
+  const after = await readJson<MatrixDocument>(
+    `${freshDir}/matrix.json`,
+    MATRIX_FILE,
+  );
   const comparison = compareRows(
     committed.rows.map(comparedClientRow),
     after.rows.map(comparedClientRow),
@@ -1030,7 +1061,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
     changesSection(comparison, CLIENT_HEADERS, {
       before: fileLabel(committedPath, committed),
       after: `the newest versions, run by \`deno task clients --latest\` on ${
-        after.generatedAt.slice(0, 10)
+        proseShown(after.generatedAt.slice(0, 10))
       }`,
       extra: [
         `Run again: ${
@@ -1103,6 +1134,7 @@ async function acceptLatest(
   }
   const { rows } = await readJson<MatrixDocument>(
     `${options.resultsDir}/matrix.json`,
+    MATRIX_FILE,
   );
   const runsDir = `${options.resultsDir}/runs`;
   for (const client of ran) {
@@ -1139,7 +1171,7 @@ export async function main(args: string[]): Promise<number> {
     if (options.compare) return await compareMatrices(options);
     if (options.latest) return await runLatest(options);
   } catch (error) {
-    console.error(`clients error: ${(error as Error).message}`);
+    console.error(failureLine("clients", error));
     return 1;
   }
   const { records } = await runAndWrite(options);

@@ -12,6 +12,7 @@
  */
 
 import { resolve } from "node:path";
+import { z } from "npm:zod@4.6.7";
 import {
   cell,
   ConfigError,
@@ -20,7 +21,12 @@ import {
   parseFlags,
 } from "../main.ts";
 import type { ProbeResult } from "../probe.ts";
-import { folderFlag, optionsOrExit, shown } from "./support/command_line.ts";
+import {
+  failureLine,
+  folderFlag,
+  optionsOrExit,
+  shown,
+} from "./support/command_line.ts";
 import {
   changesSection,
   type ComparedRow,
@@ -29,6 +35,7 @@ import {
   fileLabel,
   readJson,
   reportChanges,
+  tableFile,
 } from "./watch/compare.ts";
 import { defaultCacheDir, exists, installClient } from "./support/install.ts";
 import {
@@ -720,6 +727,28 @@ export interface ServersDocument {
 }
 
 /**
+ * A `servers.json` as `--compare`, `--latest` and `--rewrite` read it,
+ * checked for what `comparedServerRow` takes of each row before anything
+ * reads it (a file given on the command line may be anything).
+ */
+const SERVERS_FILE = tableFile(z.object({
+  slug: z.string(),
+  name: z.string(),
+  version: z.string(),
+  transport: z.string(),
+  era: z.string(),
+  mode: z.string().optional(),
+  result: z.object({
+    level: z.number(),
+    missing: z.string(),
+    exitStatus: z.number(),
+    errorCode: z.string().nullable(),
+    protocolVersion: z.string().nullable(),
+  }).optional(),
+  reason: z.string().optional(),
+}));
+
+/**
  * Writes `servers.md` and `servers.json` from `rows`, with each row's
  * report (written to `reportDir` by its run) in `resultsDir/servers/`;
  * formats them.
@@ -771,6 +800,7 @@ async function rewriteTable(resultsDir: string): Promise<number> {
   const path = `${resultsDir}/servers.md`;
   const { rows, generatedAt } = await readJson<ServersDocument>(
     `${resultsDir}/servers.json`,
+    SERVERS_FILE,
   );
   await Deno.writeTextFile(path, serversMarkdown(rows, generatedAt));
   await formatFiles(resultsDir, [path]);
@@ -820,7 +850,7 @@ function compareTables(options: ServersOptions): Promise<number> {
       title: "Servers and proxies",
       headers: SERVER_HEADERS,
     },
-    comparedServerRow,
+    { file: SERVERS_FILE, compared: comparedServerRow },
   );
 }
 
@@ -841,13 +871,16 @@ async function runLatest(options: ServersOptions): Promise<number> {
     pinned.flatMap((server) => server.npm ? [server.npm] : []),
     lookup,
   );
-  for (const failure of failures) console.error(failure);
+  for (const failure of failures) console.error(printableLine(failure, 500));
   const catalog = pinned.flatMap((server) => {
     const npm = newest.find((item) => item.id === server.npm?.id);
     return !server.npm ? [server] : npm ? [{ ...server, npm }] : [];
   });
   const committedPath = `${options.resultsDir}/servers.json`;
-  const committed = await readJson<ServersDocument>(committedPath);
+  const committed = await readJson<ServersDocument>(
+    committedPath,
+    SERVERS_FILE,
+  );
   const freshDir = `${options.cacheDir}/latest-servers`;
   await Deno.remove(freshDir, { recursive: true }).catch(() => {});
   await Deno.mkdir(`${freshDir}/servers`, { recursive: true });
@@ -933,7 +966,7 @@ export async function main(args: string[]): Promise<number> {
     if (options.latest) return await runLatest(options);
     if (options.rewrite) return await rewriteTable(options.resultsDir);
   } catch (error) {
-    console.error(`servers error: ${(error as Error).message}`);
+    console.error(failureLine("servers", error));
     return 1;
   }
   const { resultsDir } = options;

@@ -17,6 +17,17 @@ export function shown(text: string): string {
 }
 
 /**
+ * The line an entry ends a failed run with, `<prefix> error: …`: one line,
+ * inert and bounded, whatever the error quotes (a parser's excerpt of a
+ * file, npm's output).
+ */
+export function failureLine(prefix: string, error: unknown): string {
+  return `${prefix} error: ${
+    printableLine(error instanceof Error ? error.message : String(error), 500)
+  }`;
+}
+
+/**
  * A folder flag's value as an absolute path: a folder or nothing yet (it is
  * made when needed), never empty or an existing file.
  */

@@ -4,13 +4,44 @@
  * compared on its level, its outcome and its notes, and written as the
  * change table of `results/changes.md`. `deno task clients` and `deno task
  * servers` share it (`--compare`, `--latest`); each turns its rows into
- * `ComparedRow`s.
+ * `ComparedRow`s. A table file is untrusted: its shape is checked before
+ * anything reads it, and what it says is printed inert and bounded, in
+ * Markdown (`cell`) and on the terminal (`printableLine`).
  *
  * @module
  */
 
+import { z } from "npm:zod@4.6.7";
 import { cell } from "../../main.ts";
-import { formatFiles } from "../support/process.ts";
+import { formatFiles, printableLine } from "../support/process.ts";
+
+/** How much of a name, a version or a date a change shows. */
+const SHORT = 100;
+/** How much of a note a change shows. */
+const LONG = 300;
+
+/**
+ * Text from a table file or npm as `changes.md` shows it: one line of at
+ * most `max` characters, inert in Markdown.
+ */
+export function markdownShown(text: string, max = SHORT): string {
+  return cell(printableLine(text, max));
+}
+
+/** An entity for a character, as `markdownText` writes them. */
+const entity = (char: string) => `&#${char.charCodeAt(0)};`;
+
+/**
+ * Such text in a paragraph: `markdownShown`, and whatever could open a
+ * block at the start of a word (a heading's `#`, a list's `-` or `1.`, a
+ * fence's `~`, a rule's `=`) as an entity. `deno fmt` rewraps paragraphs
+ * and may start a line with any word (it once made a `## ` heading so).
+ */
+export function proseShown(text: string, max = SHORT): string {
+  return markdownShown(text, max)
+    .replace(/(?<=^| )[#*+=_~-]/g, entity)
+    .replace(/(?<=(?:^| )\d{1,9})[.)](?= |$)/g, entity);
+}
 
 /** A row as the comparison sees it. */
 export interface ComparedRow {
@@ -120,9 +151,10 @@ export function compareRows(
 }
 
 /**
- * A table's section of `results/changes.md`: what was compared, who moved
- * to a new version, the change table (`headers` name the `what` cells),
- * and anything the caller adds (a version not found, a run not made).
+ * A table's section of `results/changes.md`: what was compared (Markdown
+ * the caller made inert), who moved to a new version, the change table
+ * (`headers` name the `what` cells), and plain sentences the caller adds
+ * (a version not found, a run not made), escaped here.
  */
 export function changesSection(
   comparison: Comparison,
@@ -135,12 +167,14 @@ export function changesSection(
     `${compared.before} → ${compared.after}.`,
     "",
     versions.length > 0
-      ? `New versions: ${versions.join("; ")}.`
+      ? `New versions: ${
+        versions.map((version) => proseShown(version, 3 * SHORT)).join("; ")
+      }.`
       : "Every version as before.",
     // Each a sentence, with one full stop.
     ...(compared.extra ?? []).flatMap((
       line,
-    ) => ["", line.replace(/\.?$/, ".")]),
+    ) => ["", proseShown(line, 4 * LONG).replace(/\.?$/, ".")]),
     "",
     changes.length === 0
       ? `Nothing changed in ${comparison.compared} rows compared (exit status 0).`
@@ -166,13 +200,15 @@ export function changesSection(
       ...changes.map((change) =>
         `| ${
           [
-            ...change.what,
-            change.era,
-            change.version,
-            change.level,
-            change.outcome,
-            change.note,
-          ].map(cell).join(" | ")
+            ...[
+              ...change.what,
+              change.era,
+              change.version,
+              change.level,
+              change.outcome,
+            ].map((text) => markdownShown(text)),
+            markdownShown(change.note, LONG),
+          ].join(" | ")
         } |`
       ),
     ],
@@ -186,13 +222,18 @@ const CHANGES_HEADER = [
   "Written by `deno task clients --latest` (or `--compare`) and `deno task servers --latest` (or `--compare`), each into its own section: the rows of the committed table against a new run, matched by client, mode, route and trigger (by row, for the servers). How to read and accept a change: [docs/testing.md](../docs/testing.md#the-watch).",
 ];
 
+/** The sections of `changes.md`, one per table, in this order. */
+const CHANGES_TITLES = ["Clients", "Servers and proxies"] as const;
+export type ChangesTitle = typeof CHANGES_TITLES[number];
+
 /**
  * `changes.md` with `section` under `## title`, the other table's section
- * kept as it was.
+ * kept as it was. Any other `## ` heading in `previous` (one a file
+ * written before its text was escaped let in) is dropped, with its text.
  */
 export function withSection(
   previous: string,
-  title: string,
+  title: ChangesTitle,
   section: string,
 ): string {
   const sections = new Map(
@@ -202,9 +243,12 @@ export function withSection(
     }),
   );
   sections.set(title, section.trim());
+  const kept = CHANGES_TITLES.flatMap((heading) =>
+    sections.has(heading) ? [[heading, sections.get(heading)!]] : []
+  );
   return [
     ...CHANGES_HEADER,
-    ...[...sections].flatMap(([heading, body]) => [
+    ...kept.flatMap(([heading, body]) => [
       "",
       `## ${heading}`,
       "",
@@ -214,13 +258,16 @@ export function withSection(
   ].join("\n");
 }
 
-/** The change table for the console: one line per change. */
+/** The change table for the console: one inert, bounded line per change. */
 export function changeLines(comparison: Comparison): string[] {
+  const shown = (text: string, max = SHORT) => printableLine(text, max);
   return comparison.changes.map((change) =>
     `${change.decisive ? "changed" : "noted"}: ${
-      change.what.join(" ")
-    } (era ${change.era}): ${change.version}, level ${change.level}, ${change.outcome}${
-      change.note === "(none)" ? "" : ` — ${change.note}`
+      change.what.map((text) => shown(text)).join(" ")
+    } (era ${shown(change.era)}): ${shown(change.version)}, level ${
+      shown(change.level)
+    }, ${shown(change.outcome)}${
+      change.note === "(none)" ? "" : ` — ${shown(change.note, LONG)}`
     }`
   );
 }
@@ -231,7 +278,7 @@ export function changeLines(comparison: Comparison): string[] {
  */
 export async function reportChanges(
   resultsDir: string,
-  title: string,
+  title: ChangesTitle,
   section: string,
   comparison: Comparison,
 ): Promise<0 | 3> {
@@ -254,13 +301,44 @@ export async function reportChanges(
   return status;
 }
 
-/** A JSON file's text parsed, or an error naming the file. */
-export async function readJson<T>(path: string): Promise<T> {
+/** The first of a check's issues as words: where, what, how many more. */
+function firstIssue(error: z.ZodError): string {
+  const [issue, ...more] = error.issues;
+  const where = issue.path.map((key, index) =>
+    typeof key === "number"
+      ? `[${key}]`
+      : `${index > 0 ? "." : ""}${String(key)}`
+  ).join("");
+  return `${where ? `${where}: ` : ""}${issue.message}${
+    more.length > 0 ? ` (and ${more.length} more)` : ""
+  }`;
+}
+
+/**
+ * A JSON file's text parsed and checked against `schema` (what its reader
+ * relies on; the rest is as the file has it), or an error naming the file
+ * and what is wrong with it.
+ */
+export async function readJson<T>(
+  path: string,
+  schema: z.ZodType,
+): Promise<T> {
+  let value: unknown;
   try {
-    return JSON.parse(await Deno.readTextFile(path)) as T;
+    value = JSON.parse(await Deno.readTextFile(path));
   } catch (error) {
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
+  const checked = schema.safeParse(value);
+  if (!checked.success) {
+    throw new Error(`cannot read ${path}: ${firstIssue(checked.error)}`);
+  }
+  return value as T;
+}
+
+/** A table file as the comparison reads it: its date, and rows like `row`. */
+export function tableFile(row: z.ZodType) {
+  return z.object({ generatedAt: z.string(), rows: z.array(row) });
 }
 
 /**
@@ -279,30 +357,43 @@ export function comparedPaths(
 /** The checkout, for naming its files by their path inside it. */
 const CHECKOUT = new URL("../..", import.meta.url).pathname;
 
-/** A results file as a change section names it: its path, when it was made. */
+/**
+ * A results file as a change section names it: its path (as code, unless
+ * it has a space, where a rewrap could break the span, or a backtick),
+ * when it was made.
+ */
 export function fileLabel(
   path: string,
   document: { generatedAt: string },
 ): string {
-  const shown = path.startsWith(CHECKOUT) ? path.slice(CHECKOUT.length) : path;
-  return `\`${shown}\` (generated ${document.generatedAt})`;
+  const shown = printableLine(
+    path.startsWith(CHECKOUT) ? path.slice(CHECKOUT.length) : path,
+    LONG,
+  );
+  return `${
+    /[\s`]/.test(shown) ? proseShown(shown, LONG) : `\`${shown}\``
+  } (generated ${proseShown(document.generatedAt)})`;
 }
 
 /**
  * `--compare` for one table: the rows of two of its files (`files` as given,
- * `committed` for an omitted one), made comparable by `compared`; resolves
- * with the exit status.
+ * `committed` for an omitted one), each file checked against `table.file`
+ * and its rows made comparable by `table.compared`; resolves with the exit
+ * status.
  */
 export async function compareFiles<Row>(
   files: string[],
   committed: string,
-  section: { resultsDir: string; title: string; headers: string[] },
-  compared: (row: Row) => ComparedRow,
+  section: { resultsDir: string; title: ChangesTitle; headers: string[] },
+  table: { file: z.ZodType; compared: (row: Row) => ComparedRow },
 ): Promise<0 | 3> {
   const paths = comparedPaths(files, committed);
   const [before, after] = await Promise.all(
-    paths.map((path) => readJson<{ generatedAt: string; rows: Row[] }>(path)),
+    paths.map((path) =>
+      readJson<{ generatedAt: string; rows: Row[] }>(path, table.file)
+    ),
   );
+  const { compared } = table;
   const comparison = compareRows(
     before.rows.map(compared),
     after.rows.map(compared),

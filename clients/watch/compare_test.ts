@@ -260,6 +260,176 @@ Deno.test("deno task clients --compare: the fixture matrix against itself and fo
   }
 });
 
+/** What `run` printed, each console call as one string, and its status. */
+async function printed(run: () => Promise<number>) {
+  const lines: string[] = [];
+  const { log, error } = console;
+  console.log = console.error = (...args: unknown[]) => {
+    lines.push(args.map(String).join(" "));
+  };
+  try {
+    return { status: await run(), lines };
+  } finally {
+    Object.assign(console, { log, error });
+  }
+}
+
+/**
+ * Terminal escapes and a bell, then what opens a block in Markdown (a
+ * heading, list items, a fence, a rule) and raw HTML, each on a new line.
+ */
+const HOSTILE =
+  "\u001b[31m\u001b]0;title\u0007\n## Injected\n- item\n1. item\n~~~\n===\n<img src=x onerror=alert(1)><script>alert(1)</script>\r\n";
+
+/** Control characters a terminal or a Markdown reader would act on. */
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+Deno.test("deno task clients --compare: what a matrix file says is inert and bounded in changes.md and on the terminal", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-compare-inert-" });
+  const before = `${dir}/before.json`;
+  const after = `${dir}/after.json`;
+  await Deno.writeTextFile(before, JSON.stringify(BEFORE));
+  await Deno.writeTextFile(
+    after,
+    JSON.stringify({
+      ...matrixAfter((rows) =>
+        rows.map((r) =>
+          r.clientId !== "mcpdo" ? r : {
+            ...r,
+            client: `mcpdo${HOSTILE}`,
+            version: `2.13.0${HOSTILE}`,
+            level: 4,
+            notes: `no notification${HOSTILE}${"x".repeat(100_000)}`,
+          }
+        )
+      ),
+      generatedAt: `2026-12-08${HOSTILE}`,
+    }),
+  );
+  const fixture =
+    new URL("../testdata/servers_before.json", import.meta.url).pathname;
+  try {
+    const run = await printed(() =>
+      clients(["--compare", before, after, "--results-dir", dir])
+    );
+    assert.equal(run.status, 3);
+    // The servers' section written after it: each table one section.
+    await printed(() =>
+      servers(["--compare", fixture, fixture, "--results-dir", dir])
+    );
+    const changes = await Deno.readTextFile(`${dir}/changes.md`);
+    // deno fmt rewraps the paragraphs: no line may open a block.
+    assert.deepEqual(
+      changes.split("\n").filter((line) =>
+        /^\s*([#*+=_~-]|\d+[.)]( |$))/.test(line)
+      ),
+      ["# What changed", "## Clients", "## Servers and proxies"],
+    );
+    assert.ok(!/<img|<script/.test(changes), changes);
+    assert.ok(!RAW_CONTROL.test(changes), changes);
+    assert.ok(changes.length < 10_000, `${changes.length} characters`);
+    assert.ok(changes.includes("New versions: mcpdo"), changes);
+    for (const line of run.lines) {
+      assert.ok(!RAW_CONTROL.test(line), JSON.stringify(line));
+      assert.ok(line.length < 1_000, `${line.length} characters`);
+    }
+    assert.ok(run.lines.some((line) => line.startsWith("changed: mcpdo")));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task clients --compare: a file that is not JSON is one inert line naming it, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-compare-not-json-" });
+  const path = `${dir}/not-json.json`;
+  await Deno.writeTextFile(path, `${HOSTILE}{"rows": [`);
+  try {
+    const run = await printed(() =>
+      clients(["--compare", path, path, "--results-dir", dir])
+    );
+    assert.equal(run.status, 1);
+    assert.equal(run.lines.length, 1, run.lines.join("\n"));
+    const [line] = run.lines;
+    assert.ok(line.startsWith(`clients error: cannot read ${path}: `), line);
+    assert.ok(!RAW_CONTROL.test(line), JSON.stringify(line));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task clients and servers --compare: a file of the wrong shape is one line naming the file and the problem, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "compare-shape-" });
+  const servers_ = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../testdata/servers_before.json", import.meta.url),
+    ),
+  ) as ServersDocument;
+  const matrixRow = BEFORE.rows[0];
+  const serverRow = servers_.rows[0];
+  const cases: [
+    "clients" | "servers",
+    string,
+    unknown,
+    RegExp,
+  ][] = [
+    ["clients", "rows an object", { ...BEFORE, rows: {} }, /\brows\b.*array/],
+    [
+      "clients",
+      "a row null",
+      { ...BEFORE, rows: [matrixRow, null] },
+      /rows\[1\].*object/,
+    ],
+    [
+      "clients",
+      "notes a number",
+      { ...BEFORE, rows: [{ ...matrixRow, notes: 3 }] },
+      /rows\[0\]\.notes.*string/,
+    ],
+    ["clients", "no document", null, /object/],
+    [
+      "clients",
+      "no date",
+      { ...BEFORE, generatedAt: 7 },
+      /generatedAt.*string/,
+    ],
+    [
+      "servers",
+      "a result's level a word",
+      {
+        ...servers_,
+        rows: [{ ...serverRow, result: { ...serverRow.result, level: "7" } }],
+      },
+      /rows\[0\]\.result\.level.*number/,
+    ],
+    ["servers", "rows missing", { generatedAt: "today" }, /\brows\b/],
+  ];
+  try {
+    for (const [task, name, document, problem] of cases) {
+      const path = `${dir}/${name.replaceAll(" ", "-")}.json`;
+      await Deno.writeTextFile(path, JSON.stringify(document));
+      const entry = task === "clients" ? clients : servers;
+      const fixture = task === "clients"
+        ? `${dir}/before.json`
+        : new URL("../testdata/servers_before.json", import.meta.url).pathname;
+      if (task === "clients") {
+        await Deno.writeTextFile(fixture, JSON.stringify(BEFORE));
+      }
+      const run = await printed(() =>
+        entry(["--compare", fixture, path, "--results-dir", dir])
+      );
+      assert.equal(run.status, 1, name);
+      assert.equal(run.lines.length, 1, `${name}: ${run.lines.join("\n")}`);
+      const [line] = run.lines;
+      assert.ok(line.startsWith(`${task} error: `), `${name}: ${line}`);
+      assert.ok(line.includes(path), `${name}: ${line}`);
+      assert.match(line, problem, name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("deno task servers --compare: a proxy that stopped passing the update through, beside the clients' section", async () => {
   const dir = await Deno.makeTempDir({ prefix: "servers-compare-test-" });
   const fixture =
@@ -315,5 +485,132 @@ Deno.test("deno task servers --compare: a proxy that stopped passing the update 
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Hard-links `from`'s files into `to` (copies them across file systems). */
+async function linkTree(from: string, to: string) {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const [source, target] = [`${from}/${entry.name}`, `${to}/${entry.name}`];
+    if (entry.isDirectory) await linkTree(source, target);
+    else if (entry.isSymlink) {
+      await Deno.symlink(await Deno.readLink(source), target);
+    } else {await Deno.link(source, target).catch(() =>
+        Deno.copyFile(source, target)
+      );}
+  }
+}
+
+/**
+ * A Deno cache holding the lockfile's npm packages as this test's Deno
+ * has them, but none of their registry metadata (`registry.json`): what
+ * `deno task` leaves on a fresh machine, where it installs the lockfile's
+ * tarballs alone. Files are linked (Deno would see through a symlinked
+ * folder to this cache); the caller removes the folder.
+ */
+async function cacheWithoutMetadata(): Promise<string> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--no-config"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    npmCache: string;
+  };
+  const lock = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.lock", import.meta.url)),
+  ) as { npm: Record<string, unknown> };
+  // `name@version` as the cache's folders: `name/version`.
+  const packages = Object.keys(lock.npm).map((key) =>
+    key.replace(/(.)@([^@]+)$/, "$1/$2")
+  );
+  const denoDir = await Deno.makeTempDir({ prefix: "metadata-free-cache-" });
+  for await (const registry of Deno.readDir(npmCache)) {
+    for (const folder of packages) {
+      const source = `${npmCache}/${registry.name}/${folder}`;
+      if (!await Deno.stat(source).then(() => true, () => false)) continue;
+      await linkTree(source, `${denoDir}/npm/${registry.name}/${folder}`);
+    }
+  }
+  return denoDir;
+}
+
+/** A loopback HTTP proxy that refuses every request, and lists them. */
+function refusingProxy() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const asked: string[] = [];
+  const served = (async () => {
+    for await (const conn of listener) {
+      const head = new Uint8Array(1024);
+      const read = await conn.read(head).catch(() => null);
+      asked.push(
+        new TextDecoder().decode(head.subarray(0, read ?? 0)).split("\r\n")[0],
+      );
+      await conn.write(
+        new TextEncoder().encode(
+          "HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ),
+      ).catch(() => {});
+      conn.close();
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    asked,
+    async close() {
+      listener.close();
+      await served.catch(() => {});
+    },
+  };
+}
+
+Deno.test("deno task clients and servers --compare from a cache without registry metadata: no request, exit 0", async () => {
+  const denoDir = await cacheWithoutMetadata();
+  const dir = await Deno.makeTempDir({ prefix: "warm-start-test-" });
+  const proxy = refusingProxy();
+  const fixtures = new URL("../testdata/", import.meta.url).pathname;
+  try {
+    for (
+      const [task, fixture] of [
+        ["clients", "matrix_before.json"],
+        ["servers", "servers_before.json"],
+      ]
+    ) {
+      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "task",
+          task,
+          "--compare",
+          `${fixtures}${fixture}`,
+          `${fixtures}${fixture}`,
+          "--results-dir",
+          dir,
+        ],
+        cwd: new URL("../..", import.meta.url).pathname,
+        env: {
+          DENO_DIR: denoDir,
+          // Every request, a loopback registry's too, goes to the proxy.
+          ...Object.fromEntries(
+            ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"].flatMap((name) => [
+              [name, proxy.url],
+              [name.toLowerCase(), proxy.url],
+            ]),
+          ),
+          NO_PROXY: "",
+          no_proxy: "",
+        },
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      const output = new TextDecoder().decode(stderr);
+      assert.deepEqual(proxy.asked, [], `${task}:\n${output}`);
+      assert.equal(code, 0, `${task}:\n${output}`);
+    }
+  } finally {
+    await proxy.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(denoDir, { recursive: true });
   }
 });

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { z } from "npm:zod@4.6.7";
 import {
   installFailureReason,
   npmEnv,
@@ -15,6 +16,7 @@ import {
   type PlatformBinary,
 } from "../support/install.ts";
 import { readJson } from "./compare.ts";
+import { printableLine } from "../support/process.ts";
 
 /** The newest version of a package within a range (`latest`, `^24`). */
 export type VersionLookup = (
@@ -57,7 +59,10 @@ export const npmLookup: VersionLookup = async (npmPackage, range) => {
 
 /** A lookup from a JSON object of package names and versions (a fixture). */
 export async function fixtureLookup(path: string): Promise<VersionLookup> {
-  const versions = await readJson<Record<string, string>>(path);
+  const versions = await readJson<Record<string, string>>(
+    path,
+    z.record(z.string(), z.string()),
+  );
   return (npmPackage) =>
     npmPackage in versions
       ? Promise.resolve(versions[npmPackage])
@@ -126,9 +131,23 @@ function atVersions<T extends Pinned>(item: T, newest: Map<string, string>): T {
 }
 
 /**
+ * A version as npm publishes them (`1.2.3`, `1.2.3-beta.1+build`): what a
+ * lookup answers must be one before it names a file, a pin or a line.
+ */
+const VERSION = /^\d{1,9}\.\d{1,9}\.\d{1,9}(?:[-+][0-9A-Za-z.+-]{1,80})?$/;
+
+/** `version`, or an error saying what npm answered instead. */
+function checkedVersion(version: unknown): string {
+  if (typeof version === "string" && VERSION.test(version)) return version;
+  throw new Error(
+    `not a version: ${printableLine(JSON.stringify(version) ?? "", 60)}`,
+  );
+}
+
+/**
  * Each item at the newest versions of its pins, looked up once per
- * package; an item a lookup failed for is left out, and `failures` says
- * why.
+ * package; an item a lookup failed for (or answered with anything but a
+ * version) is left out, and `failures` says why.
  */
 export async function atNewest<T extends Pinned>(
   items: T[],
@@ -140,7 +159,7 @@ export async function atNewest<T extends Pinned>(
   for (const { npmPackage, range } of items.flatMap(pinsOf)) {
     if (newest.has(npmPackage) || failed.has(npmPackage)) continue;
     try {
-      newest.set(npmPackage, await lookup(npmPackage, range));
+      newest.set(npmPackage, checkedVersion(await lookup(npmPackage, range)));
     } catch (error) {
       failed.add(npmPackage);
       failures.push(

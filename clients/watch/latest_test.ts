@@ -95,6 +95,27 @@ Deno.test("atNewest: a package at npm's latest, a runtime or platform package wi
   assert.ok(!moved.source.includes(client("kilo").version));
 });
 
+Deno.test("atNewest: an answer that is not a version is a failure, shown as one inert line, and its item is left out", async () => {
+  const answers: Record<string, string> = {
+    "@github/copilot": "1.0.103\n## Heading\u001b[31m<img src=x>",
+    "@modelcontextprotocol/inspector": "9".repeat(300),
+  };
+  const { items, failures } = await atNewest(
+    [client("copilot"), client("mcpdo"), client("claude-code")],
+    (name) => Promise.resolve(answers[name] ?? "2.2.0"),
+  );
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["claude-code", "2.2.0"],
+  ]);
+  assert.equal(failures.length, 2);
+  for (const failure of failures) {
+    assert.match(failure, /^no newest version of \S+: not a version: /);
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\u0000-\u001f]/.test(failure), JSON.stringify(failure));
+    assert.ok(failure.length < 200, `${failure.length} characters`);
+  }
+});
+
 Deno.test("withPins: the Inspector's shared const moves once for its three clients; a pin the source lacks is not matched", async () => {
   const { items } = await atNewest(
     [client("mcpdo"), client("inspector-web")],
@@ -218,7 +239,8 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
         for (
           const line of [
             "New versions: Copilot CLI 1.0.102 → 1.0.103; pi coding agent 0.73.1 → 0.74.0.",
-            "copilot 1.0.103 did not install or start, so its pin stays: request to https://registry.npmjs.org/@github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
+            // npm's words, inert as the table's cells are.
+            "copilot 1.0.103 did not install or start, so its pin stays: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
             "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
             "6 rows compared: 3 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
           ]
