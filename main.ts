@@ -2575,7 +2575,9 @@ const MAX_LISTEN_URIS = 100;
 /**
  * Narrows a listen filter to the URI the lab serves, so the acknowledgement
  * says exactly what the client will hear about (of the others, the count and
- * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused.
+ * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused. The lab
+ * keeps `filter`, bounded; `params`, all the client sent, are for the SDK's
+ * call alone.
  */
 function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const listen = listenParamsSchema.safeParse(params);
@@ -2593,17 +2595,16 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
-    served,
-    // Of the other URIs, distinct: how many, and the first, clipped.
-    ignoredCount: ignored.size,
-    firstIgnored: ignored.size > 0
-      ? clip([...ignored][0], MAX_URI_LENGTH)
-      : undefined,
-    watches: served.length > 0,
-    listChanged: notifications.resourcesListChanged === true,
-    embed: listen.data.embedResources === true,
-    subscriptionId: String(id),
-    // The listen's params with the narrowed filter, for the SDK.
+    filter: {
+      served,
+      // Of the other URIs, distinct: how many, and the first, clipped.
+      ignoredCount: ignored.size,
+      firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
+      watches: served.length > 0,
+      listChanged: notifications.resourcesListChanged === true,
+      embed: listen.data.embedResources === true,
+      subscriptionId: String(id),
+    },
     params: requested
       ? {
         ...listen.data,
@@ -2613,24 +2614,23 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   };
 }
 
-/** A listen's filter as the lab keeps it: the URI it serves, once. */
-type ListenFilter = Exclude<
+/** A listen as the lab narrowed it: its filter, and the params for the SDK. */
+type NarrowedListen = Exclude<
   ReturnType<typeof narrowListenFilter>,
   Refused | undefined
 >;
 
+/** A listen's filter as the lab keeps it: the URI it serves, once. */
+type ListenFilter = NarrowedListen["filter"];
+
 /** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
-type ListenStream =
-  & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
-  & { push?: (event: ServerEvent) => void };
+type ListenStream = ListenFilter & { push?: (event: ServerEvent) => void };
 
 /** The stream a listen opens, writing through `push` over HTTP. */
-function listenStream(
-  { watches, listChanged, embed, subscriptionId }: ListenFilter,
+const listenStream = (
+  filter: ListenFilter,
   push?: (event: ServerEvent) => void,
-): ListenStream {
-  return { watches, listChanged, embed, subscriptionId, push };
-}
+): ListenStream => ({ ...filter, push });
 
 function recordListen(
   state: LabState,
@@ -3311,7 +3311,8 @@ class ModernEra implements EraServer {
       logRefusal(log, listen.refusal, request, client);
       return Response.json(errorAnswer(id ?? null, listen.refusal));
     }
-    const exchange: ModernExchange = { client, listen };
+    // The exchange outlives the request with its stream: the filter alone.
+    const exchange: ModernExchange = { client, listen: listen?.filter };
     const parsedBody = listen
       ? { ...message.data, params: listen.params }
       : body;
@@ -3319,7 +3320,9 @@ class ModernEra implements EraServer {
       exchange,
       () => this.#handler.fetch(request, { parsedBody }),
     );
-    if (listen && isEventStream(response)) recordListen(state, client, listen);
+    if (listen && isEventStream(response)) {
+      recordListen(state, client, listen.filter);
+    }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
     else logRefusal(log, { status: response.status, ...answered }, request);
@@ -3334,7 +3337,7 @@ class ModernEra implements EraServer {
     client: LabClient,
     params: unknown,
     id: RequestId | undefined,
-  ): ListenFilter | Refused | undefined {
+  ): NarrowedListen | Refused | undefined {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     if (
@@ -4120,7 +4123,7 @@ class StdioLab implements Transport {
         return null;
       }
       if (listen) {
-        this.#asked.set(message.id, listen);
+        this.#asked.set(message.id, listen.filter);
         return { ...message, params: listen.params };
       }
     }

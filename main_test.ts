@@ -4278,6 +4278,84 @@ Deno.test("each client identity holds at most a tenth of the listen streams, so 
 });
 
 // ---------------------------------------------------------------------------
+// Listen streams: what the lab keeps of a listen
+// ---------------------------------------------------------------------------
+
+/** The JSON-RPC messages of an event stream, as they come. */
+async function* sseMessages(body: ReadableStream<Uint8Array>) {
+  let buffered = "";
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    buffered += chunk;
+    const frames = buffered.split("\n\n");
+    buffered = frames.pop()!;
+    for (const frame of frames) {
+      const data = frame.match(/^data: (.*)$/m);
+      if (data) yield JSON.parse(data[1]);
+    }
+  }
+}
+
+Deno.test({
+  name:
+    "a listen's stream keeps its filter, not what else its params carried: five 3 MB listens hold no 3 MB while open",
+  ignore: !collectGarbage,
+}, async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "3600" });
+  const heapUsed = () => {
+    collectGarbage!();
+    return Deno.memoryUsage().heapUsed;
+  };
+  // 750,000 characters in each of four places a client may put them.
+  const listen = (index: number, size: number) => {
+    const padding = () => `${index}`.padEnd(size, "x");
+    return rawPost(
+      lab.url,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: index,
+        method: "subscriptions/listen",
+        params: {
+          notifications: {
+            resourceSubscriptions: [REVIEW_URI],
+            padding: padding(),
+          },
+          embedResources: padding(),
+          padding: padding(),
+          _meta: { ...modernMeta(`keeper-${index}`), padding: padding() },
+        },
+      }),
+      {
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "subscriptions/listen",
+      },
+    );
+  };
+  const open = async (index: number, size: number) => {
+    const response = await listen(index, size);
+    const messages = sseMessages(response.body!);
+    const acknowledged = await messages.next();
+    assert.equal(
+      acknowledged.value?.method,
+      "notifications/subscriptions/acknowledged",
+    );
+    return messages;
+  };
+  // Warmed up once, so lazily loaded code does not count.
+  const streams = [await open(0, 1)];
+  const baseline = heapUsed();
+  for (let index = 1; index <= 5; index++) {
+    streams.push(await open(index, 750_000));
+  }
+  assert.equal(lab.lab.counts().listenStreams, 6);
+  const growth = heapUsed() - baseline;
+  for (const stream of streams) await stream.return(undefined);
+  assert.ok(
+    growth < 2 * 1024 * 1024,
+    `five open listens hold ${growth} bytes of the 15 MB they were sent`,
+  );
+});
+
+// ---------------------------------------------------------------------------
 // Content in the update: SEP-3119's embedResources, --inline-content
 // ---------------------------------------------------------------------------
 
