@@ -2571,13 +2571,15 @@ const listenParamsSchema = z.object({
 
 /** The most URIs a listen filter may name (`-32602` past it). */
 const MAX_LISTEN_URIS = 100;
+/** The longest listen id (`-32602` past it): every frame of its stream echoes it. */
+const MAX_LISTEN_ID_LENGTH = 256;
 
 /**
  * Narrows a listen filter to the URI the lab serves, so the acknowledgement
  * says exactly what the client will hear about (of the others, the count and
- * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused. The lab
- * keeps `filter`, bounded; `params`, all the client sent, are for the SDK's
- * call alone.
+ * the first are kept); over `MAX_LISTEN_URIS` URIs, or with an id over
+ * `MAX_LISTEN_ID_LENGTH` characters, it is refused. The lab keeps `filter`,
+ * bounded; `params`, all the client sent, are for the SDK's call alone.
  */
 function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const listen = listenParamsSchema.safeParse(params);
@@ -2585,11 +2587,19 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   if (!listen.success) return undefined;
   const { notifications } = listen.data;
   const requested = notifications.resourceSubscriptions;
+  const subscriptionId = String(id);
   if (requested && requested.length > MAX_LISTEN_URIS) {
     return refused(
       200,
       -32602,
       `Invalid params: resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`,
+    );
+  }
+  if (subscriptionId.length > MAX_LISTEN_ID_LENGTH) {
+    return refused(
+      200,
+      -32602,
+      `Invalid params: a listen's id is ${subscriptionId.length} characters; at most ${MAX_LISTEN_ID_LENGTH}, as every notification on its stream carries it`,
     );
   }
   const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
@@ -2603,7 +2613,7 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
       watches: served.length > 0,
       listChanged: notifications.resourcesListChanged === true,
       embed: listen.data.embedResources === true,
-      subscriptionId: String(id),
+      subscriptionId,
     },
     params: requested
       ? {

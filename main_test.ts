@@ -390,7 +390,7 @@ function modernMeta(name: string) {
 
 /** Who sends a 2026-07-28 request, and the headers it sets its own way. */
 interface ModernOptions {
-  id?: number;
+  id?: number | string;
   client?: string;
   /** Added to the headers the era requires, or replacing them. */
   headers?: Record<string, string>;
@@ -1189,6 +1189,15 @@ const BAD_INPUTS: BadInput[] = [
     name: "invalid params (2026-07-28)",
     send: ({ url }) =>
       postModern(url, "resources/read", { uri: 5 }, BAD_INPUT_CLIENT),
+    status: 200,
+    code: -32602,
+  },
+  {
+    name: "listen whose id is over 256 characters (2026-07-28)",
+    send: ({ url }) =>
+      postModern(url, "subscriptions/listen", {
+        notifications: { resourceSubscriptions: [REVIEW_URI] },
+      }, { ...BAD_INPUT_CLIENT, id: "i".repeat(257) }),
     status: 200,
     code: -32602,
   },
@@ -4278,7 +4287,7 @@ Deno.test("each client identity holds at most a tenth of the listen streams, so 
 });
 
 // ---------------------------------------------------------------------------
-// Listen streams: what the lab keeps of a listen
+// Listen streams: what the lab keeps of a listen, and the id it echoes
 // ---------------------------------------------------------------------------
 
 /** The JSON-RPC messages of an event stream, as they come. */
@@ -4353,6 +4362,71 @@ Deno.test({
     growth < 2 * 1024 * 1024,
     `five open listens hold ${growth} bytes of the 15 MB they were sent`,
   );
+});
+
+Deno.test("a listen's id is echoed in every frame, so one over 256 characters is refused with -32602, over HTTP and stdio; 256 is echoed whole", async () => {
+  await using lab = startLab({
+    MCP_TEST_INLINE_CONTENT: "fastrmcp",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.05",
+  });
+  const refusal = {
+    code: -32602,
+    message:
+      "Invalid params: a listen's id is 257 characters; at most 256, as every notification on its stream carries it",
+  };
+  const listen = (id: string, client: string) => ({
+    jsonrpc: "2.0" as const,
+    id,
+    method: "subscriptions/listen",
+    params: {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+      _meta: modernMeta(client),
+    },
+  });
+  const headers = {
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "subscriptions/listen",
+  };
+  const tooLong = "i".repeat(257);
+  const answer = await postJsonRpc(
+    lab.url,
+    listen(tooLong, "long-id"),
+    headers,
+  );
+  assert.equal(answer.status, 200);
+  assert.deepEqual(answer.json, {
+    jsonrpc: "2.0",
+    id: tooLong,
+    error: refusal,
+  });
+  assert.equal(lab.lab.counts().listenStreams, 0);
+
+  const longest = "i".repeat(256);
+  const accepted = await rawPost(
+    lab.url,
+    JSON.stringify(listen(longest, "longest-id")),
+    headers,
+  );
+  for await (const message of sseMessages(accepted.body!)) {
+    assert.equal(
+      message.params._meta["io.modelcontextprotocol/subscriptionId"],
+      longest,
+    );
+    if (message.method !== "notifications/resources/updated") continue;
+    assert.equal(message.params.subscription_id, longest);
+    break;
+  }
+
+  const transport = stdioLab("ignore");
+  const answered = Promise.withResolvers<JSONRPCMessage>();
+  transport.onmessage = (message) => answered.resolve(message);
+  await transport.start();
+  await transport.send(listen(tooLong, "stdio-long-id"));
+  assert.deepEqual(
+    await within(answered.promise, 30_000, "an answer over stdio"),
+    { jsonrpc: "2.0", id: tooLong, error: refusal },
+  );
+  await transport.close();
 });
 
 // ---------------------------------------------------------------------------
