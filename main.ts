@@ -2936,6 +2936,61 @@ function isJSONRPCMessage(message: unknown): boolean {
   return "id" in fields && ("result" in fields || "error" in fields);
 }
 
+/** Bytes of an event stream its client may leave unread; past them it ends. */
+const MAX_UNREAD_BYTES = 256 * 1024;
+
+/**
+ * An event stream of `client`'s, passed on as its source writes it, so what
+ * the client has not read shows: past `maxUnread` bytes it has stopped
+ * reading, and rather than hold frames for ever, the lab drops them, cancels
+ * the source (no more frames) and ends the stream, with one
+ * `[stream/stalled]` line. `onEnd` once at its end (`byClient`: cancelled).
+ */
+function drainedResponse(
+  { log }: { log: Logger },
+  client: LabClient,
+  response: Response,
+  { maxUnread, ...fields }: { maxUnread: number; [key: string]: FieldValue },
+  onEnd: (byClient: boolean) => void = () => {},
+): Response {
+  const source = response.body!.getReader();
+  let ended = false;
+  const end = (byClient: boolean) => {
+    if (!ended) onEnd(byClient);
+    ended = true;
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      (async () => {
+        for (let read; !(read = await source.read()).done;) {
+          controller.enqueue(read.value);
+          const unread = maxUnread - controller.desiredSize!;
+          if (unread <= maxUnread) continue;
+          log.write("warn", {
+            tag: "stream/stalled",
+            words:
+              "the client stopped reading: no more frames, the stream ends",
+            fields: { ...fields, unread },
+          }, client);
+          end(false);
+          controller.error(new Error(`${unread} bytes were left unread`));
+          return source.cancel();
+        }
+        end(false);
+        controller.close();
+      })().catch((error) => {
+        end(false);
+        controller.error(error);
+      });
+    },
+    cancel(reason) {
+      end(true);
+      return source.cancel(reason);
+    },
+  }, new ByteLengthQueuingStrategy({ highWaterMark: maxUnread }));
+  return new Response(body, response);
+}
+
 /** Whether a body calls the wait tool (only those calls are watched). */
 function isWaitCall(body: unknown): boolean {
   const call = body as
@@ -3029,7 +3084,10 @@ class LegacyEra implements EraServer {
   /** Live sessions by id, least recently seen first. */
   #sessions = new Map<string, LegacySession>();
 
-  constructor(private readonly ctx: LabContext) {}
+  constructor(
+    private readonly ctx: LabContext,
+    private readonly maxUnread: number,
+  ) {}
 
   /** Whether a session id names a live session (no classifying needed). */
   hasSession(id: string): boolean {
@@ -3202,7 +3260,13 @@ class LegacyEra implements EraServer {
       words: "opened",
       fields: { session: session.handle },
     });
-    const body = whenStreamEnds(response.body!, (byClient) => {
+    const { client, handle } = session;
+    const stream = {
+      maxUnread: this.maxUnread,
+      stream: "get",
+      session: handle,
+    };
+    return drainedResponse(this.ctx, client, response, stream, (byClient) => {
       session.getStreams--;
       this.#touch(session);
       if (!this.#sessions.has(session.id)) return;
@@ -3221,7 +3285,6 @@ class LegacyEra implements EraServer {
         },
       });
     });
-    return new Response(body, response);
   }
 }
 
@@ -3290,7 +3353,10 @@ class ModernEra implements EraServer {
   #exchanges = new AsyncLocalStorage<ModernExchange>();
   #handler: ReturnType<typeof createMcpHandler>;
 
-  constructor(private readonly ctx: LabContext) {
+  constructor(
+    private readonly ctx: LabContext,
+    private readonly maxUnread: number,
+  ) {
     this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#handler = createMcpHandler(() => this.#buildServer(), {
       legacy: "reject",
@@ -3332,6 +3398,8 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
+      const stream = { maxUnread: this.maxUnread, stream: "listen" };
+      return drainedResponse(this.ctx, client, response, stream);
     }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
@@ -3556,12 +3624,19 @@ async function serveMcp(
   }
 }
 
-/** Creates the lab over HTTP: its state, both eras and the routes. */
-export function createLab(config: LabConfig, sink: LineSink = console.log) {
+/**
+ * Creates the lab over HTTP: its state, both eras and the routes; an event
+ * stream with more than `maxUnread` bytes its client has not read ends.
+ */
+export function createLab(
+  config: LabConfig,
+  sink: LineSink = console.log,
+  maxUnread = MAX_UNREAD_BYTES,
+) {
   const ctx = createLabContext(config, sink, "streamable-http");
   const { log, state } = ctx;
-  const legacy = new LegacyEra(ctx);
-  const modern = new ModernEra(ctx);
+  const legacy = new LegacyEra(ctx, maxUnread);
+  const modern = new ModernEra(ctx, maxUnread);
   const mcpPaths = new Set(["/mcp", config.path]);
   const foreignHost = foreignHostGuard(config);
 

@@ -4287,7 +4287,7 @@ Deno.test("each client identity holds at most a tenth of the listen streams, so 
 });
 
 // ---------------------------------------------------------------------------
-// Listen streams: what the lab keeps of a listen, and the id it echoes
+// Listen streams: what the lab keeps, the id it echoes, streams nobody reads
 // ---------------------------------------------------------------------------
 
 /** The JSON-RPC messages of an event stream, as they come. */
@@ -4362,6 +4362,125 @@ Deno.test({
     growth < 2 * 1024 * 1024,
     `five open listens hold ${growth} bytes of the 15 MB they were sent`,
   );
+});
+
+/** A request to a lab served in this process (`lab.fetch`), from loopback. */
+function inProcess(
+  init: { method?: string; body?: string; headers?: Record<string, string> },
+) {
+  return new Request("http://127.0.0.1/mcp", {
+    ...init,
+    headers: { host: "127.0.0.1", ...JSON_HEADERS, ...init.headers },
+  });
+}
+
+/**
+ * A lab in this process whose event streams end past `maxUnread` unread
+ * bytes, with a series of 50 updates in FastRMCP's shape, at once: no
+ * socket between it and the test, so a stream nobody reads stays unread.
+ */
+function unreadLab(maxUnread: number) {
+  const lines: string[] = [];
+  const config = loadConfig({
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0",
+    MCP_TEST_UPDATE_COUNT: "50",
+    MCP_TEST_UPDATE_INTERVAL_SECONDS: "0",
+    MCP_TEST_INLINE_CONTENT: "fastrmcp",
+    MCP_TEST_LOG_LEVEL: "info",
+  });
+  const lab = createLab(config, (line) => lines.push(line), maxUnread);
+  return Object.assign(lab, {
+    lines,
+    stalled: () => lines.filter((line) => line.startsWith("[stream/stalled]")),
+    [Symbol.asyncDispose]: () => lab.close(),
+  });
+}
+
+Deno.test("a listen stream its client does not read ends past its bound: one [stream/stalled] line, no more frames, nothing held", async () => {
+  await using lab = unreadLab(4096);
+  const { body, headers } = modernRequest("subscriptions/listen", {
+    notifications: { resourceSubscriptions: [REVIEW_URI] },
+  }, { id: 7, client: "non-reader" });
+  const response = await lab.fetch(
+    inProcess({ method: "POST", body, headers }),
+  );
+  assert.equal(response.status, 200);
+  await eventually(() => lab.stalled().length > 0, "no [stream/stalled] line");
+  const [line] = lab.stalled();
+  const unread = Number(line.match(/ unread=(\d+) /)?.[1]);
+  assert.match(
+    line,
+    /^\[stream\/stalled\] the client stopped reading: no more frames, the stream ends stream=listen unread=\d+ client=non-reader\/1\.0\.0 /,
+  );
+  // Past the bound by less than one frame: it stopped at the first.
+  assert.ok(unread > 4096 && unread < 4096 + 1024, line);
+  assertLinesInOrder(lab.lines, [
+    "[stream/stalled]",
+    "[subscriptions/listen] closed client=non-reader/1.0.0",
+  ]);
+  // The frames it held are dropped: the stream fails at once, empty.
+  await assert.rejects(response.body!.getReader().read(), /left unread/);
+  assert.equal(lab.counts().listenStreams, 0);
+  assert.equal(lab.counts().pendingUpdates, 0);
+  assert.ok(reportFor({ lab }, "non-reader").updatesSent < 50);
+  assert.equal(lab.stalled().length, 1);
+});
+
+Deno.test("a 2025 GET stream its client does not read ends past its bound too, and the session may open another", async () => {
+  await using lab = unreadLab(4096);
+  const post = async (message: unknown, sessionId?: string) => {
+    const response = await lab.fetch(inProcess({
+      method: "POST",
+      body: JSON.stringify(message),
+      headers: sessionId ? { "mcp-session-id": sessionId } : {},
+    }));
+    await readJsonRpcAnswer(response);
+    return response.headers.get("mcp-session-id") ?? sessionId!;
+  };
+  const sessionId = await post(
+    initializeMessage({ name: "get-non-reader", version: "1.0.0" }),
+  );
+  await post(
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    sessionId,
+  );
+  const get = () =>
+    lab.fetch(inProcess({
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+    }));
+  const stream = await get();
+  assert.equal(stream.status, 200);
+  await post({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/subscribe",
+    params: { uri: REVIEW_URI },
+  }, sessionId);
+  await eventually(() => lab.stalled().length > 0, "no [stream/stalled] line");
+  const session = handleOf(sessionId);
+  assert.match(
+    lab.stalled()[0],
+    new RegExp(
+      `^\\[stream/stalled\\] the client stopped reading: no more frames, the stream ends stream=get session=${session} unread=\\d+ client=get-non-reader/1\\.0\\.0 `,
+    ),
+  );
+  await eventually(
+    () =>
+      lab.lines.some((line) =>
+        line.includes('delivered=false reason="no GET stream open"')
+      ),
+    "no update found the GET stream gone",
+  );
+  assertLinesInOrder(lab.lines, [
+    "[stream/stalled]",
+    `[stream/get] closed session=${session}`,
+    'delivered=false reason="no GET stream open"',
+  ]);
+  await assert.rejects(stream.body!.getReader().read(), /left unread/);
+  const again = await get();
+  assert.equal(again.status, 200);
+  await again.body!.cancel();
+  assert.equal(lab.stalled().length, 1);
 });
 
 Deno.test("a listen's id is echoed in every frame, so one over 256 characters is refused with -32602, over HTTP and stdio; 256 is echoed whole", async () => {
