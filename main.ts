@@ -2595,13 +2595,15 @@ const listenParamsSchema = z.object({
   }).passthrough(),
 }).passthrough();
 
-/** The most URIs a listen filter may name (`-32602` past it). */
+/** The most URIs a listen filter may name. */
 const MAX_LISTEN_URIS = 100;
+/** The longest listen id: every frame of its stream echoes it. */
+const MAX_LISTEN_ID_LENGTH = 256;
 
 /**
- * Narrows a listen filter to the URI the lab serves, so the acknowledgement
- * says exactly what the client will hear about (of the others, the count and
- * the first are kept); over `MAX_LISTEN_URIS` URIs it is refused.
+ * Narrows a listen filter to the lab's URI, so the acknowledgement says what
+ * the client will hear about, or refuses it past the bounds above. The lab
+ * keeps `filter`, bounded; the SDK answers from `params`, all that was sent.
  */
 function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const listen = listenParamsSchema.safeParse(params);
@@ -2609,27 +2611,26 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   if (!listen.success) return undefined;
   const { notifications } = listen.data;
   const requested = notifications.resourceSubscriptions;
-  if (requested && requested.length > MAX_LISTEN_URIS) {
-    return refused(
-      200,
-      -32602,
-      `Invalid params: resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`,
-    );
-  }
+  const subscriptionId = String(id);
+  const invalid = requested && requested.length > MAX_LISTEN_URIS
+    ? `resourceSubscriptions names ${requested.length} URIs; at most ${MAX_LISTEN_URIS}`
+    : subscriptionId.length > MAX_LISTEN_ID_LENGTH
+    ? `a listen's id is ${subscriptionId.length} characters; at most ${MAX_LISTEN_ID_LENGTH}, as every notification on its stream carries it`
+    : undefined;
+  if (invalid) return refused(200, -32602, `Invalid params: ${invalid}`);
   const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
-    served,
-    // Of the other URIs, distinct: how many, and the first, clipped.
-    ignoredCount: ignored.size,
-    firstIgnored: ignored.size > 0
-      ? clip([...ignored][0], MAX_URI_LENGTH)
-      : undefined,
-    watches: served.length > 0,
-    listChanged: notifications.resourcesListChanged === true,
-    embed: listen.data.embedResources === true,
-    subscriptionId: String(id),
-    // The listen's params with the narrowed filter, for the SDK.
+    filter: {
+      served,
+      // Of the other URIs, distinct: how many, and the first, clipped.
+      ignoredCount: ignored.size,
+      firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
+      watches: served.length > 0,
+      listChanged: notifications.resourcesListChanged === true,
+      embed: listen.data.embedResources === true,
+      subscriptionId,
+    },
     params: requested
       ? {
         ...listen.data,
@@ -2640,23 +2641,13 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
 }
 
 /** A listen's filter as the lab keeps it: the URI it serves, once. */
-type ListenFilter = Exclude<
+type ListenFilter = Extract<
   ReturnType<typeof narrowListenFilter>,
-  Refused | undefined
->;
+  { filter: unknown }
+>["filter"];
 
 /** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
-type ListenStream =
-  & Pick<ListenFilter, "watches" | "listChanged" | "embed" | "subscriptionId">
-  & { push?: (event: ServerEvent) => void };
-
-/** The stream a listen opens, writing through `push` over HTTP. */
-function listenStream(
-  { watches, listChanged, embed, subscriptionId }: ListenFilter,
-  push?: (event: ServerEvent) => void,
-): ListenStream {
-  return { watches, listChanged, embed, subscriptionId, push };
-}
+type ListenStream = ListenFilter & { push?: (event: ServerEvent) => void };
 
 function recordListen(
   state: LabState,
@@ -2673,13 +2664,6 @@ function recordListen(
       embedResources: filter.embed || undefined,
     },
   }, { watches: filter.watches, embed: filter.embed });
-}
-
-/** The change event the SDK's listen streams carry for a notification. */
-function changeEvent(notification: ChangeNotification): ServerEvent {
-  return notification === "updated"
-    ? { kind: "resource_updated", uri: REVIEW_URI }
-    : { kind: "resources_list_changed" };
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
@@ -2738,11 +2722,20 @@ class ListenSet {
     return inlineUpdate(this.config, client.reviewVersion, stream);
   }
 
-  /** Sends to the streams that asked for it, or says why there were none. */
+  /** Sends to the streams that asked (by default through `push`), or why none. */
   async deliver(
     client: LabClient,
     notification: ChangeNotification,
-    send: (targets: ListenStream[]) => void | Promise<void>,
+    send = (targets: ListenStream[]): void | Promise<void> => {
+      for (const stream of targets) {
+        const { params } = this.inlineOn(client, stream) ?? {};
+        stream.push?.(
+          notification === "updated"
+            ? { kind: "resource_updated", uri: REVIEW_URI, params }
+            : { kind: "resources_list_changed" },
+        );
+      }
+    },
   ): Promise<Delivery> {
     const targets = this.targets(client, notification);
     if (targets.length === 0) {
@@ -2778,13 +2771,11 @@ const modernMessageSchema = z.object({
 /** The stateless era's identity of a client: its `clientInfo` name@version. */
 function modernIdentity(meta: Record<string, unknown> | undefined) {
   const info = clientInfoSchema.parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
-  const protocolVersion = protocolVersionSchema.parse(
-    meta?.[PROTOCOL_VERSION_META_KEY],
-  );
+  const version = meta?.[PROTOCOL_VERSION_META_KEY];
   return {
     id: `${info.name ?? "unknown"}@${info.version ?? "unknown"}`,
     clientInfo: info,
-    protocolVersion,
+    protocolVersion: protocolVersionSchema.parse(version),
   };
 }
 
@@ -2850,8 +2841,7 @@ async function readMessage(
     );
   }
   const read = await readBodyText(request, config.bodyTimeoutSeconds);
-  if ("refusal" in read) return read;
-  return parseMessage(read.text);
+  return "refusal" in read ? read : parseMessage(read.text);
 }
 
 /** One JSON-RPC message from a POST body or stdio line, or why not. */
@@ -2862,21 +2852,14 @@ function parseMessage(text: string): { message: unknown } | Refused {
   } catch {
     return refused(400, -32700, "Parse error: the body is not valid JSON");
   }
-  if (Array.isArray(message)) {
-    return refused(
-      400,
-      -32600,
-      "Invalid Request: JSON-RPC batches are not supported; send one message per request",
-    );
-  }
-  if (!isJSONRPCMessage(message)) {
-    return refused(
-      400,
-      -32600,
-      'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)',
-    );
-  }
-  return { message };
+  const invalid = Array.isArray(message)
+    ? "JSON-RPC batches are not supported; send one message per request"
+    : isJSONRPCMessage(message)
+    ? undefined
+    : 'the body is JSON but not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0" and a method, or a result or error with an id)';
+  return invalid
+    ? refused(400, -32600, `Invalid Request: ${invalid}`)
+    : { message };
 }
 
 /**
@@ -2916,12 +2899,11 @@ async function readBodyText(
     );
   } catch (error) {
     // Logged, though the client is not there to read the answer.
+    const { message } = error as Error;
     return refused(
       400,
       -32000,
-      `Bad Request: the client left before its body ended (${
-        (error as Error).message
-      })`,
+      `Bad Request: the client left before its body ended (${message})`,
     );
   } finally {
     clearTimeout(timer);
@@ -2952,6 +2934,52 @@ function isJSONRPCMessage(message: unknown): boolean {
   return "id" in fields && ("result" in fields || "error" in fields);
 }
 
+/**
+ * An event stream passed on as its source writes it, so what its client has
+ * not read shows: past `maxUnread` bytes the lab drops them, cancels the
+ * source (no more frames), ends the stream and logs `[stream/stalled]`.
+ * `onEnd` once at its end (`byClient`: cancelled).
+ */
+function drainedResponse(
+  { log, maxUnread }: LabContext & { maxUnread: number },
+  client: LabClient,
+  response: Response,
+  onEnd: (byClient: boolean) => void = () => {},
+): Response {
+  const source = response.body!.getReader();
+  let byClient = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      (async () => {
+        try {
+          for (let read; !(read = await source.read()).done;) {
+            controller.enqueue(read.value);
+            const unread = maxUnread - controller.desiredSize!;
+            if (unread <= maxUnread) continue;
+            log.write("warn", {
+              tag: "stream/stalled",
+              words: "no more frames: the client stopped reading",
+              fields: { unread },
+            }, client);
+            throw new Error(`${unread} bytes were left unread`);
+          }
+          controller.close();
+        } catch (error) {
+          // Also after the client's cancel, as its stream cannot close.
+          controller.error(error);
+          await source.cancel(error).catch(() => {});
+        }
+        onEnd(byClient);
+      })().catch((error) => controller.error(error));
+    },
+    cancel(reason) {
+      byClient = true;
+      return source.cancel(reason);
+    },
+  }, new ByteLengthQueuingStrategy({ highWaterMark: maxUnread }));
+  return new Response(body, response);
+}
+
 /** Whether a body calls the wait tool (only those calls are watched). */
 function isWaitCall(body: unknown): boolean {
   const call = body as
@@ -2974,12 +3002,9 @@ async function serveWatched(
   departures.set(forwarded, departure.signal);
   const leave = () => departure.abort();
   request.signal.addEventListener("abort", leave);
-  let response: Response;
-  try {
-    response = await serve();
-  } finally {
-    request.signal.removeEventListener("abort", leave);
-  }
+  const response = await serve().finally(() =>
+    request.signal.removeEventListener("abort", leave)
+  );
   if (!response.body || !isEventStream(response)) return response;
   const body = whenStreamEnds(response.body, (byClient) => {
     if (byClient) departure.abort();
@@ -2991,7 +3016,6 @@ async function serveWatched(
 interface EraServer {
   /** Serves one MCP request of this era; `body` is its parsed POST body. */
   serve(request: Request, body: unknown): Promise<Response>;
-
   /** Ends every session and stream of this era. */
   close(): Promise<void>;
 }
@@ -3030,14 +3054,9 @@ interface LegacySession {
  */
 async function sessionHandle(config: LabConfig, id: string): Promise<string> {
   if (config.logSessionIds) return id;
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(id),
-  );
-  return Array.from(
-    new Uint8Array(digest, 0, 4),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
+  const bytes = new TextEncoder().encode(id);
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return new DataView(digest).getUint32(0).toString(16).padStart(8, "0");
 }
 
 /** Serves 2025 clients: a server and transport per session. */
@@ -3045,7 +3064,7 @@ class LegacyEra implements EraServer {
   /** Live sessions by id, least recently seen first. */
   #sessions = new Map<string, LegacySession>();
 
-  constructor(private readonly ctx: LabContext) {}
+  constructor(private readonly ctx: LabContext & { maxUnread: number }) {}
 
   /** Whether a session id names a live session (no classifying needed). */
   hasSession(id: string): boolean {
@@ -3079,14 +3098,9 @@ class LegacyEra implements EraServer {
     this.#sessions.set(sessionId, session);
     // In flight until its answer starts (the lab's handlers answer at once).
     session.inFlight++;
-    let response: Response;
-    try {
-      response = await session.transport.handleRequest(request, {
-        parsedBody: body,
-      });
-    } finally {
-      session.inFlight--;
-    }
+    const response = await session.transport
+      .handleRequest(request, { parsedBody: body })
+      .finally(() => session.inFlight--);
     if (request.method === "GET" && isEventStream(response)) {
       return this.#watchGetStream(session, response);
     }
@@ -3119,15 +3133,13 @@ class LegacyEra implements EraServer {
           `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight; end one with DELETE`,
       });
     }
+    const { clientInfo, protocolVersion } = initialize.params;
     const client = newLabClient({
       id: "",
       era: "2025",
       transport: "streamable-http",
-      clientInfo: initialize.params.clientInfo,
-      protocolVersion: clip(
-        String(initialize.params.protocolVersion),
-        MAX_NAME_LENGTH,
-      ),
+      clientInfo,
+      protocolVersion: clip(String(protocolVersion), MAX_NAME_LENGTH),
     });
     const server = buildLabServer(this.ctx, client, "2025");
     // Made here, so its handle (an async digest) is ready when announced.
@@ -3155,8 +3167,7 @@ class LegacyEra implements EraServer {
       transport,
       server,
     };
-    client.deliver = (notification) =>
-      legacyDelivery(session, notification, this.ctx.config);
+    client.deliver = (change) => legacyDelivery(session, change, config);
     server.onclose = () => this.#end(session, "closed");
     await server.connect(transport);
     const response = await transport.handleRequest(request, {
@@ -3218,7 +3229,7 @@ class LegacyEra implements EraServer {
       words: "opened",
       fields: { session: session.handle },
     });
-    const body = whenStreamEnds(response.body!, (byClient) => {
+    return drainedResponse(this.ctx, session.client, response, (byClient) => {
       session.getStreams--;
       this.#touch(session);
       if (!this.#sessions.has(session.id)) return;
@@ -3237,26 +3248,19 @@ class LegacyEra implements EraServer {
         },
       });
     });
-    return new Response(body, response);
   }
 }
 
 /** Sends on a 2025 session; without a GET stream the SDK drops it silently. */
 async function legacyDelivery(
   session: LegacySession,
-  notification: ChangeNotification,
+  change: ChangeNotification,
   config: LabConfig,
 ): Promise<Delivery> {
   const delivered = session.getStreams > 0;
-  if (delivered && notification === "updated") session.notifiedAt = Date.now();
+  if (delivered && change === "updated") session.notifiedAt = Date.now();
   const { server, client, id } = session;
-  const inline = await sendLegacyChange(
-    server,
-    notification,
-    config,
-    client,
-    id,
-  );
+  const inline = await sendLegacyChange(server, change, config, client, id);
   return delivered
     ? { delivered, inline }
     : { delivered, reason: "no GET stream open" };
@@ -3306,7 +3310,7 @@ class ModernEra implements EraServer {
   #exchanges = new AsyncLocalStorage<ModernExchange>();
   #handler: ReturnType<typeof createMcpHandler>;
 
-  constructor(private readonly ctx: LabContext) {
+  constructor(private readonly ctx: LabContext & { maxUnread: number }) {
     this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#handler = createMcpHandler(() => this.#buildServer(), {
       legacy: "reject",
@@ -3337,7 +3341,8 @@ class ModernEra implements EraServer {
       logRefusal(log, listen.refusal, request, client);
       return Response.json(errorAnswer(id ?? null, listen.refusal));
     }
-    const exchange: ModernExchange = { client, listen };
+    // The exchange outlives the request with its stream: the filter alone.
+    const exchange: ModernExchange = { client, listen: listen?.filter };
     const parsedBody = listen
       ? { ...message.data, params: listen.params }
       : body;
@@ -3345,7 +3350,10 @@ class ModernEra implements EraServer {
       exchange,
       () => this.#handler.fetch(request, { parsedBody }),
     );
-    if (listen && isEventStream(response)) recordListen(state, client, listen);
+    if (listen && isEventStream(response)) {
+      recordListen(state, client, listen.filter);
+      return drainedResponse(this.ctx, client, response);
+    }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
     else logRefusal(log, { status: response.status, ...answered }, request);
@@ -3360,20 +3368,17 @@ class ModernEra implements EraServer {
     client: LabClient,
     params: unknown,
     id: RequestId | undefined,
-  ): ListenFilter | Refused | undefined {
+  ): ReturnType<typeof narrowListenFilter> {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
-    if (
-      filter && !("refusal" in filter) &&
-      this.#listens.openCount(client) >= share
-    ) {
-      return refused(
+    const full = this.#listens.openCount(client) >= share;
+    return filter && !("refusal" in filter) && full
+      ? refused(
         200,
         -32603,
         `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
-      );
-    }
-    return filter;
+      )
+      : filter;
   }
 
   /** Open listen streams (for `/healthz`). */
@@ -3413,26 +3418,24 @@ class ModernEra implements EraServer {
 
   /** The listen router's events: each reaches its own client's streams. */
   #bus(): ServerEventBus {
-    const exchanges = this.#exchanges;
-    const listens = () => this.#listens;
     return {
-      publish(event) {
-        const client = exchanges.getStore()?.client;
+      publish: (event) => {
+        const client = this.#exchanges.getStore()?.client;
         if (!client) return;
         const notification = event.kind === "resource_updated"
           ? "updated"
           : "list_changed";
-        for (const stream of listens().targets(client, notification)) {
+        for (const stream of this.#listens.targets(client, notification)) {
           stream.push?.(event);
         }
       },
-      subscribe(push) {
-        const exchange = exchanges.getStore();
+      subscribe: (push) => {
+        const exchange = this.#exchanges.getStore();
         if (!exchange?.listen) return () => {};
         const { client, listen } = exchange;
-        const stream = listenStream(listen, push);
-        listens().open(client, stream);
-        return () => listens().close(client, stream);
+        const stream = { ...listen, push };
+        this.#listens.open(client, stream);
+        return () => this.#listens.close(client, stream);
       },
     };
   }
@@ -3455,18 +3458,7 @@ class ModernEra implements EraServer {
       clientInfo: identity.clientInfo,
       protocolVersion: identity.protocolVersion,
     }));
-    client.deliver = (notification) =>
-      this.#listens.deliver(client, notification, (targets) => {
-        for (const stream of targets) {
-          const inline = notification === "updated"
-            ? this.#listens.inlineOn(client, stream)
-            : undefined;
-          stream.push?.({
-            ...changeEvent(notification),
-            params: inline?.params,
-          });
-        }
-      });
+    client.deliver = (change) => this.#listens.deliver(client, change);
     this.#clients.set(client.id, client);
     return client;
   }
@@ -3569,9 +3561,19 @@ async function serveMcp(
   }
 }
 
-/** Creates the lab over HTTP: its state, both eras and the routes. */
-export function createLab(config: LabConfig, sink: LineSink = console.log) {
-  const ctx = createLabContext(config, sink, "streamable-http");
+/**
+ * Creates the lab over HTTP: its state, both eras and the routes; an event
+ * stream whose client leaves `maxUnread` bytes unread (256 KiB) ends.
+ */
+export function createLab(
+  config: LabConfig,
+  sink: LineSink = console.log,
+  maxUnread = 256 * 1024,
+) {
+  const ctx = {
+    ...createLabContext(config, sink, "streamable-http"),
+    maxUnread,
+  };
   const { log, state } = ctx;
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
@@ -4157,7 +4159,7 @@ class StdioLab implements Transport {
         return null;
       }
       if (listen) {
-        this.#asked.set(message.id, listen);
+        this.#asked.set(message.id, listen.filter);
         return { ...message, params: listen.params };
       }
     }
@@ -4191,7 +4193,7 @@ class StdioLab implements Transport {
       const listen = this.#asked.get(id);
       if (listen && !listen.stream) {
         recordListen(this.ctx.state, this.#client, listen);
-        listen.stream = listenStream(listen);
+        listen.stream = { ...listen };
         this.#listens.open(this.#client, listen.stream);
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {

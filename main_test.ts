@@ -390,7 +390,7 @@ function modernMeta(name: string) {
 
 /** Who sends a 2026-07-28 request, and the headers it sets its own way. */
 interface ModernOptions {
-  id?: number;
+  id?: number | string;
   client?: string;
   /** Added to the headers the era requires, or replacing them. */
   headers?: Record<string, string>;
@@ -1190,6 +1190,15 @@ const BAD_INPUTS: BadInput[] = [
     name: "invalid params (2026-07-28)",
     send: ({ url }) =>
       postModern(url, "resources/read", { uri: 5 }, BAD_INPUT_CLIENT),
+    status: 200,
+    code: -32602,
+  },
+  {
+    name: "listen whose id is over 256 characters (2026-07-28)",
+    send: ({ url }) =>
+      postModern(url, "subscriptions/listen", {
+        notifications: { resourceSubscriptions: [REVIEW_URI] },
+      }, { ...BAD_INPUT_CLIENT, id: "i".repeat(257) }),
     status: 200,
     code: -32602,
   },
@@ -4433,6 +4442,268 @@ Deno.test("each client identity holds at most a tenth of the listen streams, so 
   const own = await modest.listen({ resourceSubscriptions: [REVIEW_URI] });
   assert.deepEqual(own.honoredFilter, { resourceSubscriptions: [REVIEW_URI] });
   for (const listen of [...held, own]) await listen.close();
+});
+
+// ---------------------------------------------------------------------------
+// Listen streams: what the lab keeps, the id it echoes, streams nobody reads
+// ---------------------------------------------------------------------------
+
+/** The JSON-RPC messages of an event stream, as they come. */
+async function* sseMessages(body: ReadableStream<Uint8Array>) {
+  let buffered = "";
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    buffered += chunk;
+    const frames = buffered.split("\n\n");
+    buffered = frames.pop()!;
+    for (const frame of frames) {
+      const data = frame.match(/^data: (.*)$/m);
+      if (data) yield JSON.parse(data[1]);
+    }
+  }
+}
+
+Deno.test({
+  name:
+    "a listen's stream keeps its filter, not what else its params carried: five 3 MB listens hold no 3 MB while open",
+  ignore: !collectGarbage,
+}, async () => {
+  await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "3600" });
+  const heapUsed = () => {
+    collectGarbage!();
+    return Deno.memoryUsage().heapUsed;
+  };
+  // 750,000 characters in each of four places a client may put them.
+  const listen = (index: number, size: number) => {
+    const padding = () => `${index}`.padEnd(size, "x");
+    return rawPost(
+      lab.url,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: index,
+        method: "subscriptions/listen",
+        params: {
+          notifications: {
+            resourceSubscriptions: [REVIEW_URI],
+            padding: padding(),
+          },
+          embedResources: padding(),
+          padding: padding(),
+          _meta: { ...modernMeta(`keeper-${index}`), padding: padding() },
+        },
+      }),
+      {
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "subscriptions/listen",
+      },
+    );
+  };
+  const open = async (index: number, size: number) => {
+    const response = await listen(index, size);
+    const messages = sseMessages(response.body!);
+    const acknowledged = await messages.next();
+    assert.equal(
+      acknowledged.value?.method,
+      "notifications/subscriptions/acknowledged",
+    );
+    return messages;
+  };
+  // Warmed up once, so lazily loaded code does not count.
+  const streams = [await open(0, 1)];
+  const baseline = heapUsed();
+  for (let index = 1; index <= 5; index++) {
+    streams.push(await open(index, 750_000));
+  }
+  assert.equal(lab.lab.counts().listenStreams, 6);
+  const growth = heapUsed() - baseline;
+  for (const stream of streams) await stream.return(undefined);
+  assert.ok(
+    growth < 2 * 1024 * 1024,
+    `five open listens hold ${growth} bytes of the 15 MB they were sent`,
+  );
+});
+
+/** A request to a lab served in this process (`lab.fetch`), from loopback. */
+function inProcess(
+  init: { method?: string; body?: string; headers?: Record<string, string> },
+) {
+  return new Request("http://127.0.0.1/mcp", {
+    ...init,
+    headers: { host: "127.0.0.1", ...JSON_HEADERS, ...init.headers },
+  });
+}
+
+/**
+ * A lab in this process whose event streams end past `maxUnread` unread
+ * bytes, with a series of 50 updates in FastRMCP's shape, at once: no
+ * socket between it and the test, so a stream nobody reads stays unread.
+ */
+function unreadLab(maxUnread: number) {
+  const lines: string[] = [];
+  const config = loadConfig({
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0",
+    MCP_TEST_UPDATE_COUNT: "50",
+    MCP_TEST_UPDATE_INTERVAL_SECONDS: "0",
+    MCP_TEST_INLINE_CONTENT: "fastrmcp",
+    MCP_TEST_LOG_LEVEL: "info",
+  });
+  const lab = createLab(config, (line) => lines.push(line), maxUnread);
+  return Object.assign(lab, {
+    lines,
+    stalled: () => lines.filter((line) => line.startsWith("[stream/stalled]")),
+    [Symbol.asyncDispose]: () => lab.close(),
+  });
+}
+
+Deno.test("a listen stream its client does not read ends past its bound: one [stream/stalled] line, no more frames, nothing held", async () => {
+  await using lab = unreadLab(4096);
+  const { body, headers } = modernRequest("subscriptions/listen", {
+    notifications: { resourceSubscriptions: [REVIEW_URI] },
+  }, { id: 7, client: "non-reader" });
+  const response = await lab.fetch(
+    inProcess({ method: "POST", body, headers }),
+  );
+  assert.equal(response.status, 200);
+  await eventually(() => lab.stalled().length > 0, "no [stream/stalled] line");
+  const [line] = lab.stalled();
+  const unread = Number(line.match(/ unread=(\d+) /)?.[1]);
+  assert.match(
+    line,
+    /^\[stream\/stalled\] no more frames: the client stopped reading unread=\d+ client=non-reader\/1\.0\.0 /,
+  );
+  // Past the bound by less than one frame: it stopped at the first.
+  assert.ok(unread > 4096 && unread < 4096 + 1024, line);
+  assertLinesInOrder(lab.lines, [
+    "[stream/stalled]",
+    "[subscriptions/listen] closed client=non-reader/1.0.0",
+  ]);
+  // The frames it held are dropped: the stream fails at once, empty.
+  await assert.rejects(response.body!.getReader().read(), /left unread/);
+  assert.equal(lab.counts().listenStreams, 0);
+  assert.equal(lab.counts().pendingUpdates, 0);
+  assert.ok(reportFor({ lab }, "non-reader").updatesSent < 50);
+  assert.equal(lab.stalled().length, 1);
+});
+
+Deno.test("a 2025 GET stream its client does not read ends past its bound too, and the session may open another", async () => {
+  await using lab = unreadLab(4096);
+  const post = async (message: unknown, sessionId?: string) => {
+    const response = await lab.fetch(inProcess({
+      method: "POST",
+      body: JSON.stringify(message),
+      headers: sessionId ? { "mcp-session-id": sessionId } : {},
+    }));
+    await readJsonRpcAnswer(response);
+    return response.headers.get("mcp-session-id") ?? sessionId!;
+  };
+  const sessionId = await post(
+    initializeMessage({ name: "get-non-reader", version: "1.0.0" }),
+  );
+  await post(
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    sessionId,
+  );
+  const get = () =>
+    lab.fetch(inProcess({
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId },
+    }));
+  const stream = await get();
+  assert.equal(stream.status, 200);
+  await post({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "resources/subscribe",
+    params: { uri: REVIEW_URI },
+  }, sessionId);
+  await eventually(() => lab.stalled().length > 0, "no [stream/stalled] line");
+  const session = handleOf(sessionId);
+  assert.match(
+    lab.stalled()[0],
+    new RegExp(
+      `^\\[stream/stalled\\] no more frames: the client stopped reading unread=\\d+ client=get-non-reader/1\\.0\\.0 `,
+    ),
+  );
+  await eventually(
+    () =>
+      lab.lines.some((line) =>
+        line.includes('delivered=false reason="no GET stream open"')
+      ),
+    "no update found the GET stream gone",
+  );
+  assertLinesInOrder(lab.lines, [
+    "[stream/stalled]",
+    `[stream/get] closed session=${session}`,
+    'delivered=false reason="no GET stream open"',
+  ]);
+  await assert.rejects(stream.body!.getReader().read(), /left unread/);
+  const again = await get();
+  assert.equal(again.status, 200);
+  await again.body!.cancel();
+  assert.equal(lab.stalled().length, 1);
+});
+
+Deno.test("a listen's id is echoed in every frame, so one over 256 characters is refused with -32602, over HTTP and stdio; 256 is echoed whole", async () => {
+  await using lab = startLab({
+    MCP_TEST_INLINE_CONTENT: "fastrmcp",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.05",
+  });
+  const refusal = {
+    code: -32602,
+    message:
+      "Invalid params: a listen's id is 257 characters; at most 256, as every notification on its stream carries it",
+  };
+  const listen = (id: string, client: string) => ({
+    jsonrpc: "2.0" as const,
+    id,
+    method: "subscriptions/listen",
+    params: {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+      _meta: modernMeta(client),
+    },
+  });
+  const headers = {
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "subscriptions/listen",
+  };
+  const tooLong = "i".repeat(257);
+  const answer = await postJsonRpc(
+    lab.url,
+    listen(tooLong, "long-id"),
+    headers,
+  );
+  assert.equal(answer.status, 200);
+  assert.deepEqual(answer.json, {
+    jsonrpc: "2.0",
+    id: tooLong,
+    error: refusal,
+  });
+  assert.equal(lab.lab.counts().listenStreams, 0);
+
+  const longest = "i".repeat(256);
+  const accepted = await rawPost(
+    lab.url,
+    JSON.stringify(listen(longest, "longest-id")),
+    headers,
+  );
+  for await (const message of sseMessages(accepted.body!)) {
+    assert.equal(
+      message.params._meta["io.modelcontextprotocol/subscriptionId"],
+      longest,
+    );
+    if (message.method !== "notifications/resources/updated") continue;
+    assert.equal(message.params.subscription_id, longest);
+    break;
+  }
+
+  const transport = stdioLab("ignore");
+  const answered = Promise.withResolvers<JSONRPCMessage>();
+  transport.onmessage = (message) => answered.resolve(message);
+  await transport.start();
+  await transport.send(listen(tooLong, "stdio-long-id"));
+  assert.deepEqual(
+    await within(answered.promise, 30_000, "an answer over stdio"),
+    { jsonrpc: "2.0", id: tooLong, error: refusal },
+  );
+  await transport.close();
 });
 
 // ---------------------------------------------------------------------------
