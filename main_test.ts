@@ -827,6 +827,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     exitAfterClients: 0,
     deadlineSeconds: 0,
     requireLevel: null,
+    gateClient: "",
     logSessionIds: false,
   });
   const config = loadConfig({
