@@ -28,6 +28,7 @@ import {
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
+import { COUNTER_URI, serveFastRmcp } from "./testdata/fastrmcp.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
@@ -1682,114 +1683,12 @@ Deno.test("probe --embed in the 2025 era: nothing to ask with, a note and no fai
   );
 });
 
-const COUNTER_URI = "counter://value";
-const FASTRMCP_ID = "6f1c2a9e-0b7d-4e55-9a61-2c8f4d7e1b00";
-
-/**
- * A server in FastRMCP's dialect, from the wire shapes its documentation
- * gives (its Subscriptions page and counter example): `resources/subscribe`
- * answers `{id, uri, created_at, client_id}`; `notifications/resources/updated`
- * carries `subscription_id`, `uri`, `content` and `timestamp`;
- * `resources/unsubscribe` takes only `{subscriptionId}`;
- * `resources/list_subscriptions` lists. 2025 over HTTP, without sessions or
- * a GET stream: its `increment` tool's answer is an event stream that
- * carries the notification first. `params` replaces the notification's.
- */
-function startFastRmcpServer(
-  params?: (text: string) => Record<string, unknown>,
-) {
-  let counter = 0;
-  let subscribed = false;
-  const text = () => JSON.stringify({ value: counter });
-  const results: Record<string, (params: Record<string, unknown>) => unknown> =
-    {
-      initialize: () => ({
-        protocolVersion: "2025-11-25",
-        capabilities: { resources: { subscribe: true }, tools: {} },
-        serverInfo: { name: "subs", version: "1.0.0" },
-      }),
-      "tools/list": () => ({
-        tools: [{ name: "increment", inputSchema: { type: "object" } }],
-      }),
-      "resources/list": () => ({
-        resources: [{ uri: COUNTER_URI, name: "counter" }],
-      }),
-      "resources/read": () => ({
-        contents: [{
-          uri: COUNTER_URI,
-          mimeType: "application/json",
-          text: text(),
-        }],
-      }),
-      "resources/subscribe": () => {
-        subscribed = true;
-        return {
-          id: FASTRMCP_ID,
-          uri: COUNTER_URI,
-          created_at: "2026-12-01T10:00:00Z",
-          client_id: "client-1",
-        };
-      },
-      "resources/unsubscribe": ({ subscriptionId }) => {
-        if (subscriptionId !== FASTRMCP_ID) return undefined;
-        subscribed = false;
-        return {};
-      },
-      "resources/list_subscriptions": () => ({
-        subscriptions: [{ id: FASTRMCP_ID, uri: COUNTER_URI }],
-      }),
-      "tools/call": () => ({
-        content: [{ type: "text", text: `${++counter}` }],
-      }),
-    };
-  const event = (message: unknown) =>
-    `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-  const http = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) => {
-      if (request.method !== "POST") return new Response(null, { status: 405 });
-      const { id, method, params: asked = {} } = await request.json();
-      if (id === undefined) return new Response(null, { status: 202 });
-      const result = results[method]?.(asked);
-      const answer = result === undefined
-        ? {
-          jsonrpc: "2.0",
-          id,
-          error: { code: -32602, message: `${method}: invalid params` },
-        }
-        : { jsonrpc: "2.0", id, result };
-      if (method !== "tools/call" || !subscribed) return Response.json(answer);
-      const notification = {
-        jsonrpc: "2.0",
-        method: "notifications/resources/updated",
-        params: params?.(text()) ?? {
-          subscription_id: FASTRMCP_ID,
-          uri: COUNTER_URI,
-          content: {
-            uri: COUNTER_URI,
-            mimeType: "application/json",
-            text: text(),
-          },
-          timestamp: 1699565000,
-        },
-      };
-      return new Response(event(notification) + event(answer), {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  return {
-    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
-    [Symbol.asyncDispose]: () => http.shutdown(),
-  };
-}
-
 /** Runs the probe command on a FastRMCP-like server, `--call increment`. */
 async function probeFastRmcp(
   params?: (text: string) => Record<string, unknown>,
   args: string[] = ["--json"],
 ) {
-  await using server = startFastRmcpServer(params);
+  await using server = serveFastRmcp({ params });
   const run = await runProbeCommand([
     "--url",
     server.url.href,
