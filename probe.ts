@@ -29,6 +29,7 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   parseJSONRPCMessage,
+  type RequestId,
   StreamableHTTPClientTransport,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
@@ -248,7 +249,8 @@ export interface ProbeResult {
   nonStandard: {
     /** The names of the fields a `resources/subscribe` result carried. */
     subscribeResult: string[] | null;
-    listSubscriptions: "supported" | "unsupported" | null;
+    /** `too-large`: the answer was over `--max-bytes`, dropped unread. */
+    listSubscriptions: "supported" | "unsupported" | "too-large" | null;
     /** Set when only `resources/unsubscribe {subscriptionId}` was accepted. */
     unsubscribedBy: "subscriptionId" | null;
   };
@@ -629,6 +631,100 @@ function shown(text: string): string {
 }
 
 // ---------------------------------------------------------------------------
+// Requests outside the spec: their answers are facts, never the outcome
+// ---------------------------------------------------------------------------
+
+/** How a request outside the spec went. */
+type DialectAnswer = "answered" | "refused" | "too-large";
+
+/** A request outside the spec, while it waits for its answer. */
+interface DialectRequest {
+  method: string;
+  /** Aborts the request once its answer is known to be too large. */
+  ended: AbortController;
+  /** The size of its answer when that was over `--max-bytes`. */
+  bytes?: number;
+}
+
+/**
+ * The probe's requests outside the spec (FastRMCP's), one at a time, while
+ * each waits for its answer. An answer over `--max-bytes` is dropped and
+ * reported, and ends its request: a spec request's would stop the run
+ * (`too-large`), but a dialect's is only a fact about the dialect, so the
+ * run goes on as it would have without asking.
+ */
+class DialectRequests {
+  #asking?: DialectRequest;
+  #waiting = new Map<RequestId, DialectRequest>();
+
+  constructor(private readonly note: (text: string) => void) {}
+
+  /** Sends `method`'s request with `send`, ended early when its answer is too large. */
+  async ask(
+    method: string,
+    send: (signal: AbortSignal) => Promise<unknown>,
+  ): Promise<DialectAnswer> {
+    const request: DialectRequest = { method, ended: new AbortController() };
+    this.#asking = request;
+    try {
+      await send(request.ended.signal);
+      return "answered";
+    } catch {
+      return request.bytes === undefined ? "refused" : "too-large";
+    } finally {
+      this.#asking = undefined;
+      for (const [id, waiting] of this.#waiting) {
+        if (waiting === request) this.#waiting.delete(id);
+      }
+    }
+  }
+
+  /** What the probe sends: the request being asked takes its id here. */
+  sent(message: JSONRPCMessage) {
+    const asking = this.#asking;
+    if (
+      asking && isJSONRPCRequest(message) && message.method === asking.method
+    ) {
+      this.#waiting.set(message.id, asking);
+    }
+  }
+
+  /** Whether `id` is a request outside the spec that waits for its answer. */
+  waits(id: unknown): id is RequestId {
+    return this.#waiting.has(id as RequestId);
+  }
+
+  /**
+   * An answer over `--max-bytes`: to `id`'s request, or, without an id (a
+   * stdio line too long to read one from), to the one that waits. False
+   * when no request outside the spec waits: then it is the run's failure.
+   */
+  tooLarge(bytes: number, id?: RequestId): boolean {
+    const request = id === undefined
+      ? [...this.#waiting.values()][0]
+      : this.#waiting.get(id);
+    if (!request) return false;
+    request.bytes = bytes;
+    request.ended.abort();
+    this.note(
+      `the answer to ${request.method} (not in the spec) was over --max-bytes (${bytes} bytes): dropped`,
+    );
+    return true;
+  }
+}
+
+/** The JSON-RPC id of the request in an HTTP body the probe sends, if any. */
+function requestId(body: unknown): RequestId | undefined {
+  if (typeof body !== "string") return undefined;
+  try {
+    const { id } = JSON.parse(body);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The run record: updates as they arrive, steps, failures, the grade
 // ---------------------------------------------------------------------------
 
@@ -709,6 +805,7 @@ class UpdateQueue {
 class ProbeRun {
   readonly result: ProbeResult;
   readonly updates = new UpdateQueue();
+  readonly dialect = new DialectRequests((text) => this.step("note", text));
   #started = performance.now();
   #failed = false;
   /** The last JSON-RPC error the server answered with, as sent. */
@@ -815,11 +912,13 @@ class ProbeRun {
 
   /**
    * A response body that errors once one message in it passes
-   * `--max-bytes`: the whole body for JSON, each event of an event stream.
+   * `--max-bytes` (`bytes` so far to `overflow`): the whole body for JSON,
+   * each event of an event stream.
    */
   #bounded(
     body: ReadableStream<Uint8Array>,
     events: boolean,
+    overflow: (bytes: number) => void,
   ): ReadableStream<Uint8Array> {
     const limit = this.options.maxBytes;
     let size = 0;
@@ -841,7 +940,7 @@ class ProbeRun {
             }
           }
           if (size > limit) {
-            this.tooLarge(size);
+            overflow(size);
             controller.error(new Error("a message over --max-bytes"));
             return;
           }
@@ -903,6 +1002,7 @@ class ProbeRun {
    * for the content in each notification, which the SDK cannot ask for.
    */
   outgoing(message: JSONRPCMessage): JSONRPCMessage {
+    this.dialect.sent(message);
     if (
       !this.options.embed || !isJSONRPCRequest(message) ||
       message.method !== "subscriptions/listen"
@@ -951,8 +1051,16 @@ class ProbeRun {
       wwwAuthenticate: response.headers.get("www-authenticate") ?? undefined,
     };
     if (response.body) {
+      // What answers a request outside the spec is that request's, whenever it overflows.
+      const id = requestId(init?.body);
+      const dialect = this.dialect.waits(id);
       response = new Response(
-        this.#bounded(response.body, isEventStream(response)),
+        this.#bounded(
+          response.body,
+          isEventStream(response),
+          (bytes) =>
+            dialect ? this.dialect.tooLarge(bytes, id) : this.tooLarge(bytes),
+        ),
         response,
       );
     }
@@ -1173,6 +1281,9 @@ class ServerProcess implements Transport {
     try {
       for await (const read of boundedLines(stdout, limit)) {
         if ("tooLong" in read) {
+          // The line was skipped whole, so the stream reads on: an answer
+          // outside the spec is only a fact about the dialect.
+          if (this.run.dialect.tooLarge(read.tooLong)) continue;
           this.run.tooLarge(read.tooLong);
           await this.close();
           return;
@@ -1493,25 +1604,26 @@ const EMBED_UNAVAILABLE =
 
 /**
  * A request outside the spec, or in another shape than its: whether the
- * server answered with a result. At most 5 s: a server may leave a method
- * it does not know unanswered.
+ * server answered with a result, refused, or answered over `--max-bytes`.
+ * At most 5 s: a server may leave a method it does not know unanswered.
  */
 async function nonStandardRequest(
   run: ProbeRun,
   client: Client,
   method: string,
   params?: Record<string, unknown>,
-): Promise<boolean> {
-  try {
-    await client.request({ method, params }, z.unknown(), {
-      timeout: Math.min(run.options.timeoutSeconds, 5) * 1000,
-    });
-    return true;
-  } catch {
-    // Its error answer is this request's, no later one's.
-    run.wireError = undefined;
-    return false;
-  }
+): Promise<DialectAnswer> {
+  const answer = await run.dialect.ask(
+    method,
+    (signal) =>
+      client.request({ method, params }, z.unknown(), {
+        timeout: Math.min(run.options.timeoutSeconds, 5) * 1000,
+        signal,
+      }),
+  );
+  // Its error answer is this request's, no later one's.
+  if (answer !== "answered") run.wireError = undefined;
+  return answer;
 }
 
 /**
@@ -1520,14 +1632,13 @@ async function nonStandardRequest(
  */
 async function listSubscriptions(run: ProbeRun, client: Client) {
   const method = "resources/list_subscriptions";
-  const answered = await nonStandardRequest(run, client, method);
-  run.result.nonStandard.listSubscriptions = answered
+  const answer = await nonStandardRequest(run, client, method);
+  run.result.nonStandard.listSubscriptions = answer === "answered"
     ? "supported"
-    : "unsupported";
-  run.step(
-    "probe",
-    `${method} (not in the spec): ${answered ? "answered" : "refused"}`,
-  );
+    : answer === "refused"
+    ? "unsupported"
+    : "too-large";
+  run.step("probe", `${method} (not in the spec): ${answer}`);
 }
 
 /**
@@ -1538,7 +1649,8 @@ async function unsubscribeById(run: ProbeRun, client: Client, id: unknown) {
   const params = { subscriptionId: id };
   if (
     !["string", "number"].includes(typeof id) ||
-    !await nonStandardRequest(run, client, "resources/unsubscribe", params)
+    await nonStandardRequest(run, client, "resources/unsubscribe", params) !==
+      "answered"
   ) return false;
   run.result.nonStandard.unsubscribedBy = "subscriptionId";
   run.step("probe", "resources/unsubscribe {subscriptionId} (not in the spec)");
@@ -2144,6 +2256,8 @@ function contentFindings(result: ProbeResult): string[] {
     }`,
     listSubscriptions === "supported" &&
     "resources/list_subscriptions answered",
+    listSubscriptions === "too-large" &&
+    "resources/list_subscriptions answered over --max-bytes, dropped",
     unsubscribedBy &&
     "resources/unsubscribe {uri} was refused and {subscriptionId} accepted",
   ].filter(Boolean);

@@ -44,6 +44,8 @@ import {
 prepareTestEnvironment();
 
 const CHECKOUT = new URL("./", import.meta.url);
+const FASTRMCP_PATH = new URL("./testdata/fastrmcp.ts", import.meta.url)
+  .pathname;
 
 /** Probe options for `target`, as `probe --url` (or `--stdio`) would set them. */
 function probeOptions(
@@ -1683,6 +1685,39 @@ Deno.test("probe --embed in the 2025 era: nothing to ask with, a note and no fai
   );
 });
 
+/**
+ * The probe's lines for the FastRMCP-like server at `target` with `--call
+ * increment`, as `timelessLines` gives them: level 6, since only FastRMCP's
+ * own unsubscribe stops it.
+ */
+function fastRmcpLines(target: string, listSubscriptions = "supported") {
+  return [
+    `target ${target}`,
+    `uri ${COUNTER_URI}`,
+    "era 2025 (2025-11-25)",
+    "server subs 1.0.0",
+    'capabilities {"subscribe":true,"listChanged":false}',
+    "resource-found true",
+    'initial "{\\"value\\":0}"',
+    "subscribed true",
+    "subscribe-result id,uri,created_at,client_id",
+    `list-subscriptions ${listSubscriptions}`,
+    "called increment ok",
+    `notification-received true after=Ts uri=${COUNTER_URI}`,
+    "changed true",
+    'final "{\\"value\\":1}"',
+    "inline-content matches-reread shape=fastrmcp mime=application/json chars=11 bytes=11",
+    "unchanged-notifications 0",
+    "unsolicited-notifications 0",
+    "unsubscribed true by=subscriptionId",
+    "quiet-after-unsubscribe true",
+    "level 6 re-read shows the change",
+    "missing the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription",
+    "error-code null",
+    "summary level=6 era=2025 notifications=1/1 error-code=null exit=0",
+  ];
+}
+
 /** Runs the probe command on a FastRMCP-like server, `--call increment`. */
 async function probeFastRmcp(
   params?: (text: string) => Record<string, unknown>,
@@ -1714,36 +1749,75 @@ Deno.test("probe against FastRMCP's dialect: its content inline, subscribe resul
   });
   assert.equal(result.updates[0].inline.status, "matches-reread");
   // The spec's unsubscribe was refused: level 6, as without the dialect.
-  assert.deepEqual(timelessLines(result), [
-    `target ${run.url.href}`,
-    `uri ${COUNTER_URI}`,
-    "era 2025 (2025-11-25)",
-    "server subs 1.0.0",
-    'capabilities {"subscribe":true,"listChanged":false}',
-    "resource-found true",
-    'initial "{\\"value\\":0}"',
-    "subscribed true",
-    "subscribe-result id,uri,created_at,client_id",
-    "list-subscriptions supported",
-    "called increment ok",
-    `notification-received true after=Ts uri=${COUNTER_URI}`,
-    "changed true",
-    'final "{\\"value\\":1}"',
-    "inline-content matches-reread shape=fastrmcp mime=application/json chars=11 bytes=11",
-    "unchanged-notifications 0",
-    "unsolicited-notifications 0",
-    "unsubscribed true by=subscriptionId",
-    "quiet-after-unsubscribe true",
-    "level 6 re-read shows the change",
-    "missing the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription",
-    "error-code null",
-    "summary level=6 era=2025 notifications=1/1 error-code=null exit=0",
-  ]);
+  assert.deepEqual(timelessLines(result), fastRmcpLines(run.url.href));
   assert.ok(
     probeMarkdown(result).includes(
       "\nNot in the spec (FastRMCP's dialect), reported and not graded: resources/subscribe answered with fields id, uri, created_at, client_id; resources/list_subscriptions answered; resources/unsubscribe {uri} was refused and {subscriptionId} accepted.\n",
     ),
   );
+});
+
+Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-bytes is a fact, never the outcome: the level, the exit status and the time stay, over HTTP and stdio", async (t) => {
+  // Over 4 MiB, the default --max-bytes.
+  const listBytes = 5_000_000;
+  await t.step("HTTP, --call increment", async () => {
+    const started = performance.now();
+    await using server = serveFastRmcp({ listBytes });
+    const run = await runProbeCommand([
+      "--url",
+      server.url.href,
+      "--uri",
+      COUNTER_URI,
+      "--era",
+      "2025",
+      "--call",
+      "increment",
+      "--timeout",
+      "8",
+      "--json",
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as ProbeResult;
+    assert.deepEqual(
+      timelessLines(result),
+      fastRmcpLines(server.url.href, "too-large"),
+    );
+    assert.ok(seconds < 8, `${seconds} s`);
+  });
+  await t.step("stdio, the server notifying by itself", async () => {
+    const command = [
+      Deno.execPath(),
+      "run",
+      "-A",
+      FASTRMCP_PATH,
+      JSON.stringify({ listBytes, notifyAfterMs: 300 }),
+    ];
+    const started = performance.now();
+    const run = await runProbeCommand([
+      "--uri",
+      COUNTER_URI,
+      "--era",
+      "2025",
+      "--timeout",
+      "8",
+      "--json",
+      "--stdio",
+      "--",
+      ...command,
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as ProbeResult;
+    assert.deepEqual(
+      timelessLines(result),
+      fastRmcpLines(command.join(" "), "too-large").filter((line) =>
+        line !== "called increment ok"
+      ),
+    );
+    // The update came at once: no wait for it to the timeout.
+    assert.ok(seconds < 8, `${seconds} s`);
+  });
 });
 
 Deno.test("probe: a notification's other params are named, bounded and escaped, never printed, and hostile inline content stays on its line", async (t) => {

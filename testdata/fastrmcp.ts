@@ -28,6 +28,11 @@ export interface FastRmcpOptions {
   listBytes?: number;
   /** The notification's params in place of FastRMCP's, from the counter's text. */
   params?: (text: string) => Record<string, unknown>;
+  /**
+   * Over stdio: this long after subscribing, the counter goes up by itself
+   * and is notified (over HTTP only `increment` notifies: no GET stream).
+   */
+  notifyAfterMs?: number;
 }
 
 type Message = {
@@ -36,11 +41,31 @@ type Message = {
   params?: Record<string, unknown>;
 };
 
-/** The server's state, and what it sends for each message it is sent. */
-export function fastRmcp(options: FastRmcpOptions = {}) {
+/**
+ * The server's state, and what it sends for each message it is sent;
+ * `push` sends what it says unasked.
+ */
+export function fastRmcp(
+  options: FastRmcpOptions = {},
+  push: (message: unknown) => void = () => {},
+) {
   let counter = 0;
   let subscribed = false;
   const text = () => JSON.stringify({ value: counter });
+  const notification = () => ({
+    jsonrpc: "2.0",
+    method: "notifications/resources/updated",
+    params: options.params?.(text()) ?? {
+      subscription_id: FASTRMCP_ID,
+      uri: COUNTER_URI,
+      content: {
+        uri: COUNTER_URI,
+        mimeType: "application/json",
+        text: text(),
+      },
+      timestamp: 1699565000,
+    },
+  });
   const results: Record<string, (params: Record<string, unknown>) => unknown> =
     {
       initialize: () => ({
@@ -63,6 +88,12 @@ export function fastRmcp(options: FastRmcpOptions = {}) {
       }),
       "resources/subscribe": () => {
         subscribed = true;
+        if (options.notifyAfterMs !== undefined) {
+          setTimeout(() => {
+            counter++;
+            if (subscribed) push(notification());
+          }, options.notifyAfterMs);
+        }
         return {
           id: FASTRMCP_ID,
           uri: COUNTER_URI,
@@ -99,21 +130,7 @@ export function fastRmcp(options: FastRmcpOptions = {}) {
       }
       : { jsonrpc: "2.0", id, result };
     if (method !== "tools/call" || !subscribed) return [answer];
-    const notification = {
-      jsonrpc: "2.0",
-      method: "notifications/resources/updated",
-      params: options.params?.(text()) ?? {
-        subscription_id: FASTRMCP_ID,
-        uri: COUNTER_URI,
-        content: {
-          uri: COUNTER_URI,
-          mimeType: "application/json",
-          text: text(),
-        },
-        timestamp: 1699565000,
-      },
-    };
-    return [notification, answer];
+    return [notification(), answer];
   };
 }
 
@@ -142,9 +159,11 @@ export function serveFastRmcp(options: FastRmcpOptions = {}) {
 
 /** Over stdio: one JSON-RPC message a line each way, until stdin ends. */
 async function serveStdio(options: FastRmcpOptions) {
-  const answer = fastRmcp(options);
   const encoder = new TextEncoder();
   const stdout = Deno.stdout.writable.getWriter();
+  const send = (message: unknown) =>
+    stdout.write(encoder.encode(`${JSON.stringify(message)}\n`));
+  const answer = fastRmcp(options, (message) => void send(message));
   let pending = "";
   for await (
     const chunk of Deno.stdin.readable.pipeThrough(
@@ -154,9 +173,7 @@ async function serveStdio(options: FastRmcpOptions) {
     const lines = (pending + chunk).split("\n");
     pending = lines.pop() ?? "";
     for (const line of lines.filter((line) => line.trim())) {
-      for (const message of answer(JSON.parse(line))) {
-        await stdout.write(encoder.encode(`${JSON.stringify(message)}\n`));
-      }
+      for (const message of answer(JSON.parse(line))) await send(message);
     }
   }
 }
