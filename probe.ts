@@ -631,6 +631,83 @@ function shown(text: string): string {
 }
 
 // ---------------------------------------------------------------------------
+// Updates as they arrive: one waits for its re-read, the rest collapse
+// ---------------------------------------------------------------------------
+
+/** A notification for the watched URI, waiting for its re-read. */
+interface Arrival {
+  uri: string;
+  at: number;
+  inline: InlineSeen;
+}
+
+/**
+ * Notifications for the watched URI as they arrive, and whether the stream
+ * carrying them closed. At most one waits: a re-read reads the latest, so
+ * notifications that come while one waits collapse into it.
+ */
+class UpdateQueue {
+  #waiting?: Arrival;
+  #arrived = 0;
+  #closed?: string;
+  #wake?: () => void;
+
+  /**
+   * A notification; false when it collapsed into one already waiting, which
+   * then takes its inline content: the re-read reads the latest.
+   */
+  push(uri: string, inline: InlineSeen): boolean {
+    this.#arrived++;
+    const fresh = this.#waiting === undefined;
+    this.#waiting ??= { uri, at: performance.now(), inline };
+    this.#waiting.inline = inline;
+    this.#wake?.();
+    return fresh;
+  }
+
+  /** Whether a notification waits for its re-read. */
+  get pending(): boolean {
+    return this.#waiting !== undefined;
+  }
+
+  /** The stream closed (or, with no reason, opened again). */
+  closed(reason?: string) {
+    this.#closed = reason;
+    this.#wake?.();
+  }
+
+  /** Drops what is waiting, returning how many arrived since the last drain. */
+  drain(): number {
+    const arrived = this.#arrived;
+    this.#arrived = 0;
+    this.#waiting = undefined;
+    return arrived;
+  }
+
+  /** The next update, or why none came within `ms` (none at all past it). */
+  async next(ms: number): Promise<Arrival | "timeout" | "closed"> {
+    const deadline = performance.now() + ms;
+    while (this.#waiting === undefined) {
+      if (this.#closed) return "closed";
+      const left = deadline - performance.now();
+      if (left <= 0) return "timeout";
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    if (performance.now() >= deadline) return "timeout";
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    return waiting;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Requests outside the spec: their answers are facts, never the outcome
 // ---------------------------------------------------------------------------
 
@@ -725,81 +802,8 @@ function requestId(body: unknown): RequestId | undefined {
 }
 
 // ---------------------------------------------------------------------------
-// The run record: updates as they arrive, steps, failures, the grade
+// The run record: steps, the wire as it came, failures, the grade
 // ---------------------------------------------------------------------------
-
-/** A notification for the watched URI, waiting for its re-read. */
-interface Arrival {
-  uri: string;
-  at: number;
-  inline: InlineSeen;
-}
-
-/**
- * Notifications for the watched URI as they arrive, and whether the stream
- * carrying them closed. At most one waits: a re-read reads the latest, so
- * notifications that come while one waits collapse into it.
- */
-class UpdateQueue {
-  #waiting?: Arrival;
-  #arrived = 0;
-  #closed?: string;
-  #wake?: () => void;
-
-  /**
-   * A notification; false when it collapsed into one already waiting, which
-   * then takes its inline content: the re-read reads the latest.
-   */
-  push(uri: string, inline: InlineSeen): boolean {
-    this.#arrived++;
-    const fresh = this.#waiting === undefined;
-    this.#waiting ??= { uri, at: performance.now(), inline };
-    this.#waiting.inline = inline;
-    this.#wake?.();
-    return fresh;
-  }
-
-  /** Whether a notification waits for its re-read. */
-  get pending(): boolean {
-    return this.#waiting !== undefined;
-  }
-
-  /** The stream closed (or, with no reason, opened again). */
-  closed(reason?: string) {
-    this.#closed = reason;
-    this.#wake?.();
-  }
-
-  /** Drops what is waiting, returning how many arrived since the last drain. */
-  drain(): number {
-    const arrived = this.#arrived;
-    this.#arrived = 0;
-    this.#waiting = undefined;
-    return arrived;
-  }
-
-  /** The next update, or why none came within `ms` (none at all past it). */
-  async next(ms: number): Promise<Arrival | "timeout" | "closed"> {
-    const deadline = performance.now() + ms;
-    while (this.#waiting === undefined) {
-      if (this.#closed) return "closed";
-      const left = deadline - performance.now();
-      if (left <= 0) return "timeout";
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
-    }
-    if (performance.now() >= deadline) return "timeout";
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    return waiting;
-  }
-}
 
 /** A probe in progress: what it saw, step by step, and how it ended. */
 class ProbeRun {
