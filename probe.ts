@@ -179,8 +179,18 @@ type InlineShape = "sep-3119" | "fastrmcp";
  * its size and, when it differs, a few characters are kept.
  */
 interface InlineContent {
-  /** `not-compared`: the re-read failed. */
-  status: "none" | "matches-reread" | "differs-from-reread" | "not-compared";
+  /**
+   * `not-compared`: the re-read failed; `uri-mismatch`, `subscription-mismatch`:
+   * the content names another URI, or the notification another subscription,
+   * than the re-read is of, so the two are not compared.
+   */
+  status:
+    | "none"
+    | "matches-reread"
+    | "differs-from-reread"
+    | "not-compared"
+    | "uri-mismatch"
+    | "subscription-mismatch";
   shape: InlineShape | null;
   mimeType: string | null;
   /** The inline text's length in UTF-16 characters and in UTF-8 bytes. */
@@ -191,6 +201,9 @@ interface InlineContent {
   inlineThere?: string;
   /** Differs, and no later notification for the URI can explain it. */
   defect: boolean;
+  /** On a mismatch: the URI the content named, the subscription the notification did, as sent (cut). */
+  contentUri?: string;
+  subscription?: string;
   /** Without recognised content: the other params' names, bounded. */
   extraParams: string[];
 }
@@ -515,6 +528,15 @@ interface InlineSeen {
   /** Text, a blob named by size as reads are, structured content as JSON. */
   text: string | null;
   structured: boolean;
+  /** FastRMCP's `content.uri` and `subscription_id`, as text, when sent. */
+  contentUri?: string;
+  subscription?: string;
+}
+
+/** A value a server chose as the probe keeps it: text, cut to 500 characters. */
+function claimed(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return (typeof value === "string" ? value : jsonText(value)).slice(0, 500);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -547,7 +569,13 @@ function inlineSeen(params: Record<string, unknown>): InlineSeen {
   };
   const structured = typeof source.text !== "string" &&
     typeof source.blob !== "string";
-  return { fact, text, structured };
+  return {
+    fact,
+    text,
+    structured,
+    contentUri: source === content ? claimed(source.uri) : undefined,
+    subscription: claimed(params.subscription_id),
+  };
 }
 
 /** Inline content as a read's `contentsText` would give it. */
@@ -585,15 +613,21 @@ function boundedNames(names: string[]): string[] {
 
 /**
  * A notification's content against the re-read after it (`final`, null
- * when that failed). Content that differs is a defect unless the URI was
- * notified again meanwhile (`renotified`): the resource may have moved on.
+ * when that failed), if it is content for the re-read's URI and
+ * subscription (`of`; the subscription's id when known). Content that
+ * differs is a defect unless the URI was notified again meanwhile
+ * (`renotified`): the resource may have moved on.
  */
 function compareInline(
-  { fact, text, structured }: InlineSeen,
+  seen: InlineSeen,
   final: string | null,
   renotified: boolean,
+  of: { uri: string; subscription?: RequestId },
 ): InlineContent {
+  const { fact, text, structured } = seen;
   if (text === null) return fact;
+  const mismatch = inlineMismatch(seen, of);
+  if (mismatch) return mismatch;
   if (final === null) return { ...fact, status: "not-compared" };
   let reread = final;
   try {
@@ -610,6 +644,26 @@ function compareInline(
     differsAt: at,
     inlineThere: text.slice(at, at + INLINE_SHOWN),
     defect: !renotified,
+  };
+}
+
+/**
+ * Content for another URI than the notification's, or a notification for
+ * another subscription than the probe's: not the re-read's to compare.
+ */
+function inlineMismatch(
+  { fact, contentUri, subscription }: InlineSeen,
+  of: { uri: string; subscription?: RequestId },
+): InlineContent | undefined {
+  const otherUri = contentUri !== undefined && contentUri !== of.uri;
+  const otherSubscription = subscription !== undefined &&
+    of.subscription !== undefined && subscription !== claimed(of.subscription);
+  if (!otherUri && !otherSubscription) return undefined;
+  return {
+    ...fact,
+    status: otherUri ? "uri-mismatch" : "subscription-mismatch",
+    ...otherUri && { contentUri },
+    ...otherSubscription && { subscription },
   };
 }
 
@@ -956,6 +1010,8 @@ class ProbeRun {
 
   /** Set as the probe subscribes: from then on the watched URI's notifications are updates. */
   asked = false;
+  /** The subscription's id: a 2025 subscribe result's `id`, a listen's request id. */
+  subscriptionId?: RequestId;
   #unsolicitedShown = 0;
 
   /**
@@ -1008,9 +1064,10 @@ class ProbeRun {
   outgoing(message: JSONRPCMessage): JSONRPCMessage {
     this.dialect.sent(message);
     if (
-      !this.options.embed || !isJSONRPCRequest(message) ||
-      message.method !== "subscriptions/listen"
+      !isJSONRPCRequest(message) || message.method !== "subscriptions/listen"
     ) return message;
+    this.subscriptionId = message.id;
+    if (!this.options.embed) return message;
     return { ...message, params: { ...message.params, embedResources: true } };
   }
 
@@ -1578,6 +1635,9 @@ async function subscribeLegacy(
   }
   result.subscribed = true;
   run.step("probe", "resources/subscribe");
+  if (typeof answer.id === "string" || typeof answer.id === "number") {
+    run.subscriptionId = answer.id;
+  }
   const fields = Object.keys(answer).filter((name) => name !== "_meta");
   if (fields.length) {
     result.nonStandard.subscribeResult = boundedNames(fields);
@@ -1907,6 +1967,7 @@ async function reread(
     arrival.inline,
     update.final,
     run.updates.pending,
+    { uri: arrival.uri, subscription: run.subscriptionId },
   );
   return update;
 }
@@ -2218,6 +2279,12 @@ function inlineLine(inline: InlineContent): string {
       : ` at=${inline.differsAt} inline=${
         jsonText(inline.inlineThere)
       } defect=${inline.defect}`,
+    inline.contentUri === undefined
+      ? ""
+      : ` content-uri=${shown(inline.contentUri)}`,
+    inline.subscription === undefined
+      ? ""
+      : ` subscription=${shown(inline.subscription)}`,
   ].join("");
 }
 

@@ -1820,6 +1820,45 @@ Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-by
   });
 });
 
+Deno.test("probe: FastRMCP content is compared only for the URI it names and the subscription it belongs to; a mismatch is reported as such, never graded", async (t) => {
+  const cases = [
+    {
+      name: "content for another URI, with another subscription's id",
+      contentUri: "other://x",
+      subscription: "another-subscription",
+      line:
+        "inline-content uri-mismatch shape=fastrmcp mime=application/json chars=11 bytes=11 content-uri=other://x subscription=another-subscription",
+    },
+    {
+      name: "content for the URI, with another subscription's id",
+      contentUri: COUNTER_URI,
+      subscription: "another-subscription",
+      line:
+        "inline-content subscription-mismatch shape=fastrmcp mime=application/json chars=11 bytes=11 subscription=another-subscription",
+    },
+  ];
+  for (const { name, contentUri, subscription, line } of cases) {
+    await t.step(name, async () => {
+      const run = await probeFastRmcp((text) => ({
+        subscription_id: subscription,
+        uri: COUNTER_URI,
+        content: { uri: contentUri, mimeType: "application/json", text },
+        timestamp: 1699565000,
+      }));
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.equal(result.inlineDefect, null);
+      // The same lines as for FastRMCP's own content, but for the content's.
+      assert.deepEqual(
+        timelessLines(result),
+        fastRmcpLines(run.url.href).map((expected) =>
+          expected.startsWith("inline-content ") ? line : expected
+        ),
+      );
+    });
+  }
+});
+
 Deno.test("probe: a notification's other params are named, bounded and escaped, never printed, and hostile inline content stays on its line", async (t) => {
   await t.step(
     "params it does not know: their names, ten at most",
