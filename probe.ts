@@ -117,6 +117,11 @@ const NAME_KEPT = 40;
 /** How much of inline content that differs is shown, from the first difference. */
 const INLINE_SHOWN = 40;
 /**
+ * How deep inline structured content may nest to be compared: sorting its
+ * keys recurses, and a server's 200,000 levels would overflow the stack.
+ */
+const INLINE_DEPTH_KEPT = 1000;
+/**
  * How many steps a run keeps (and shows as progress): a flood of
  * notifications makes two steps per re-read, and the output stays bounded.
  */
@@ -190,7 +195,8 @@ interface InlineContent {
     | "differs-from-reread"
     | "not-compared"
     | "uri-mismatch"
-    | "subscription-mismatch";
+    | "subscription-mismatch"
+    | "too-deep";
   shape: InlineShape | null;
   mimeType: string | null;
   /** The inline text's length in UTF-16 characters and in UTF-8 bytes. */
@@ -201,6 +207,8 @@ interface InlineContent {
   inlineThere?: string;
   /** Differs, and no later notification for the URI can explain it. */
   defect: boolean;
+  /** `too-deep`: how deep the structured content nests, over `INLINE_DEPTH_KEPT`. */
+  depth?: number;
   /** On a mismatch: the URI the content named, the subscription the notification did, as sent (cut). */
   contentUri?: string;
   subscription?: string;
@@ -550,25 +558,33 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 function inlineSeen(params: Record<string, unknown>): InlineSeen {
   const { content } = params;
-  const flat = contentText(params) !== null;
+  const flat = carriesContent(params);
   const source = !flat && isRecord(content) ? content : params;
-  const text = contentText(source);
+  const found = carriesContent(source);
   const extras = Object.keys(params).filter((key) =>
     !["uri", "_meta"].includes(key)
   );
+  const structured = typeof source.text !== "string" &&
+    typeof source.blob !== "string";
+  const depth = structured ? depthOf(source.structuredContent) : 0;
+  // Refused, not compared: measured as sent, never walked by recursion.
+  const tooDeep = found && depth > INLINE_DEPTH_KEPT;
+  const text = found && !tooDeep ? contentText(source) : null;
+  const measured = tooDeep
+    ? JSON.stringify(source.structuredContent)
+    : text ?? "";
   const fact: InlineContent = {
-    status: "none",
-    shape: text === null ? null : flat ? "sep-3119" : "fastrmcp",
+    status: tooDeep ? "too-deep" : "none",
+    shape: found ? flat ? "sep-3119" : "fastrmcp" : null,
     mimeType: typeof source.mimeType === "string"
       ? source.mimeType.slice(0, 100)
       : null,
-    chars: text?.length ?? 0,
-    bytes: new TextEncoder().encode(text ?? "").length,
+    chars: measured.length,
+    bytes: new TextEncoder().encode(measured).length,
     defect: false,
-    extraParams: text === null ? boundedNames(extras) : [],
+    extraParams: found ? [] : boundedNames(extras),
+    ...tooDeep && { depth },
   };
-  const structured = typeof source.text !== "string" &&
-    typeof source.blob !== "string";
   return {
     fact,
     text,
@@ -576,6 +592,25 @@ function inlineSeen(params: Record<string, unknown>): InlineSeen {
     contentUri: source === content ? claimed(source.uri) : undefined,
     subscription: claimed(params.subscription_id),
   };
+}
+
+/** Whether params (or a `content` object) carry content in a shape the probe knows. */
+function carriesContent(source: Record<string, unknown>): boolean {
+  return typeof source.text === "string" || typeof source.blob === "string" ||
+    source.structuredContent !== undefined;
+}
+
+/** How deep a JSON value nests (0 for a scalar), walked without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const inner of Object.values(item)) stack.push([inner, depth + 1]);
+  }
+  return deepest;
 }
 
 /** Inline content as a read's `contentsText` would give it. */
@@ -1022,11 +1057,14 @@ class ProbeRun {
   notified(uri: string, inline: InlineSeen) {
     if (uri === this.options.uri && this.asked) {
       if (this.updates.push(uri, inline)) {
-        const { shape } = inline.fact;
+        const { shape, depth } = inline.fact;
+        const refused = depth
+          ? `, refused: ${depth} levels deep, over ${INLINE_DEPTH_KEPT}`
+          : "";
         this.step(
           "server",
           `notifications/resources/updated ${shown(uri)}${
-            shape ? ` (content inline, ${shape})` : ""
+            shape ? ` (content inline, ${shape}${refused})` : ""
           }`,
         );
       } else {
@@ -1287,7 +1325,17 @@ function tapTransport(transport: Transport, run: ProbeRun) {
     get: () => tapped,
     set(deliver: Transport["onmessage"]) {
       tapped = deliver && ((message, extra) => {
-        run.incoming(message);
+        try {
+          run.incoming(message);
+        } catch (error) {
+          // Never a silent drop: said, and the SDK still gets the message.
+          run.step(
+            "note",
+            `the probe could not read a message: ${
+              shown(String((error as Error).message))
+            }`,
+          );
+        }
         deliver(message, extra);
       });
     },
@@ -2274,6 +2322,7 @@ function inlineLine(inline: InlineContent): string {
     `inline-content ${inline.status} shape=${inline.shape}`,
     inline.mimeType === null ? "" : ` mime=${shown(inline.mimeType)}`,
     ` chars=${inline.chars} bytes=${inline.bytes}`,
+    inline.depth === undefined ? "" : ` depth=${inline.depth}`,
     inline.differsAt === undefined
       ? ""
       : ` at=${inline.differsAt} inline=${

@@ -1859,6 +1859,32 @@ Deno.test("probe: FastRMCP content is compared only for the URI it names and the
   }
 });
 
+Deno.test("probe: an update whose content nests 200,000 levels deep still counts; its content is refused as too deep, said with what came", async () => {
+  const depth = 200_000;
+  const deep = "[".repeat(depth) + "]".repeat(depth);
+  const run = await probeFastRmcp(() => ({
+    uri: COUNTER_URI,
+    structuredContent: JSON.parse(deep),
+  }), ["--json", "--timeout", "5"]);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as ProbeResult;
+  assert.deepEqual(
+    timelessLines(result),
+    fastRmcpLines(run.url.href).map((expected) =>
+      expected.startsWith("inline-content ")
+        ? `inline-content too-deep shape=sep-3119 chars=${deep.length} bytes=${deep.length} depth=${depth}`
+        : expected
+    ),
+  );
+  assert.ok(
+    result.steps.some((step) =>
+      step.text ===
+        `notifications/resources/updated ${COUNTER_URI} (content inline, sep-3119, refused: ${depth} levels deep, over 1000)`
+    ),
+    run.stderr,
+  );
+});
+
 Deno.test("probe: a notification's other params are named, bounded and escaped, never printed, and hostile inline content stays on its line", async (t) => {
   await t.step(
     "params it does not know: their names, ten at most",
