@@ -174,6 +174,8 @@ interface ProbeUpdate {
   changed: boolean | null;
   /** What the notification carried beside `uri` and `_meta`. */
   inline: InlineContent;
+  /** It came while `--change` ran, and was re-read then. */
+  duringChange?: boolean;
 }
 
 /** Where a notification put the resource's content, if anywhere. */
@@ -773,13 +775,25 @@ class UpdateQueue {
     return arrived;
   }
 
-  /** The next update, or why none came within `ms` (none at all past it). */
-  async next(ms: number): Promise<Arrival | "timeout" | "closed"> {
+  /**
+   * The next update, or why none came within `ms` (none at all past it),
+   * or before `until` settled (as "timeout").
+   */
+  async next(
+    ms: number,
+    until?: Promise<unknown>,
+  ): Promise<Arrival | "timeout" | "closed"> {
     const deadline = performance.now() + ms;
+    let ended = false;
+    const end = () => {
+      ended = true;
+      this.#wake?.();
+    };
+    until?.then(end, end);
     while (this.#waiting === undefined) {
       if (this.#closed) return "closed";
       const left = deadline - performance.now();
-      if (left <= 0) return "timeout";
+      if (left <= 0 || ended) return "timeout";
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#wake = () => {
@@ -1810,8 +1824,15 @@ async function watchQuiet(run: ProbeRun) {
 // Changing the resource: the --call tool, then the --change command
 // ---------------------------------------------------------------------------
 
-/** The `--call` tool, then the `--change` command: false when one failed. */
-async function changeResource(run: ProbeRun, client: Client) {
+/**
+ * The `--call` tool, then the `--change` command, with `whileRunning` given
+ * the command as it runs: false when one failed.
+ */
+async function changeResource(
+  run: ProbeRun,
+  client: Client,
+  whileRunning?: (command: Promise<boolean>) => Promise<void>,
+) {
   const { call, change } = run.options;
   if (call || change) {
     // Only what comes once the change has begun can be the change.
@@ -1823,8 +1844,11 @@ async function changeResource(run: ProbeRun, client: Client) {
       );
     }
   }
-  return (!call || await callTool(run, client)) &&
-    (!change || await runChange(run, change));
+  if (call && !await callTool(run, client)) return false;
+  if (!change) return true;
+  const command = runChange(run, change);
+  await whileRunning?.(command);
+  return await command;
 }
 
 /**
@@ -1943,40 +1967,100 @@ function firstCharacters(
 // ---------------------------------------------------------------------------
 
 /**
+ * The wait for updates so far: the text the last change showed, the
+ * updates that came, the unchanged notifications since the last, and when
+ * the probe subscribed.
+ */
+interface UpdateWait {
+  previous: string | null;
+  changed: number;
+  unchanged: number;
+  since: number;
+}
+
+/** A wait that starts now, from the first read's text. */
+function startWait(run: ProbeRun): UpdateWait {
+  const since = performance.now();
+  return { previous: run.result.initial, changed: 0, unchanged: 0, since };
+}
+
+/**
  * Waits for each update: a notification whose re-read shows a change. One
  * whose re-read shows none is recorded and the wait goes on, each update
  * within `--timeout`.
  */
-async function awaitUpdates(run: ProbeRun, client: Client) {
+async function awaitUpdates(run: ProbeRun, client: Client, wait: UpdateWait) {
   const { options, result } = run;
-  let previous = result.initial;
-  const since = performance.now();
-  for (let changed = 0; changed < options.count;) {
+  while (wait.changed < options.count) {
     const deadline = performance.now() + options.timeoutSeconds * 1000;
-    let unchanged = 0;
     for (;;) {
       const arrival = await run.updates.next(deadline - performance.now());
       if (arrival === "timeout" || arrival === "closed") {
-        return missedUpdate(run, arrival, changed, unchanged);
+        return missedUpdate(run, arrival, wait.changed, wait.unchanged);
       }
-      const update = await reread(run, client, arrival, since, previous);
-      if (update.changed) {
-        result.updates.push(update);
-        previous = update.final;
-        changed++;
-        break;
-      }
-      // Counted; only the first few are kept, with their text.
-      unchanged++;
-      result.unchangedNotifications++;
-      if (changed === 0) result.unchangedBeforeChange++;
-      if (result.unchangedNotifications <= UNCHANGED_KEPT) {
-        result.updates.push(update);
-      }
+      if (await recordUpdate(run, client, wait, arrival)) break;
     }
   }
   const unchanged = unchangedSummary(result);
   if (unchanged) run.step("note", unchanged);
+}
+
+/**
+ * While `--change` runs (`command`), each notification is re-read at once:
+ * one that came before the command changed anything must not pass for the
+ * change, so it is credited only if that re-read shows the change.
+ */
+async function rereadWhileChanging(
+  run: ProbeRun,
+  client: Client,
+  wait: UpdateWait,
+  command: Promise<boolean>,
+) {
+  // The command's own bound, and its kill grace: `command` settles first.
+  const bound = run.options.timeoutSeconds * 1000 + 2 * STOP_GRACE_MS;
+  while (wait.changed < run.options.count) {
+    const arrival = await run.updates.next(bound, command);
+    if (arrival === "timeout" || arrival === "closed") return;
+    const changed = await recordUpdate(run, client, wait, arrival, true);
+    run.step(
+      "note",
+      `notification while --change ran: ${
+        changed
+          ? "its re-read shows the change: counted"
+          : "its re-read shows no change: counted as unchanged"
+      }`,
+    );
+  }
+}
+
+/**
+ * Re-reads after `arrival` and records it: an update when the re-read shows
+ * a change (true), else counted unchanged, the first few kept with their text.
+ */
+async function recordUpdate(
+  run: ProbeRun,
+  client: Client,
+  wait: UpdateWait,
+  arrival: Arrival,
+  duringChange = false,
+): Promise<boolean> {
+  const { result } = run;
+  const update = await reread(run, client, arrival, wait.since, wait.previous);
+  if (duringChange) update.duringChange = true;
+  if (update.changed) {
+    result.updates.push(update);
+    wait.previous = update.final;
+    wait.changed++;
+    wait.unchanged = 0;
+    return true;
+  }
+  wait.unchanged++;
+  result.unchangedNotifications++;
+  if (wait.changed === 0) result.unchangedBeforeChange++;
+  if (result.unchangedNotifications <= UNCHANGED_KEPT) {
+    result.updates.push(update);
+  }
+  return false;
 }
 
 /**
@@ -2132,8 +2216,14 @@ async function probeConnected(run: ProbeRun, client: Client) {
   }
   const stop = await subscribe(run, client);
   if (!stop) return;
-  if (!await changeResource(run, client)) return stop();
-  await awaitUpdates(run, client);
+  const wait = startWait(run);
+  const changed = await changeResource(
+    run,
+    client,
+    (command) => rereadWhileChanging(run, client, wait, command),
+  );
+  if (!changed) return stop();
+  await awaitUpdates(run, client, wait);
   await stop();
 }
 
@@ -2259,7 +2349,7 @@ export function probeLines(
     lines.push(
       `notification-received true after=${update.afterSeconds}s uri=${
         shown(update.uri)
-      }`,
+      }${update.duringChange ? " during=change" : ""}`,
       `changed ${update.changed}`,
     );
     if (update.final !== null) {

@@ -403,6 +403,8 @@ interface OddServer {
   floodWatched?: boolean;
   /** 2025: notifies the watched URI once, as it subscribes, and never again. */
   notifyOnSubscribeOnly?: boolean;
+  /** 2025: notifies the watched URI once, this many ms after the subscribe, and never again. */
+  notifyOnceAfter?: number;
   /**
    * 2026-07-28, SEP-3119: its text is "version N", its `poke` tool changes
    * it and notifies the listen streams, and a listen that asked with
@@ -500,6 +502,10 @@ function startOddServer(odd: OddServer) {
           timers.add(setInterval(() => notify("other://flood"), 1));
         }
         if (odd.floodWatched) timers.add(setInterval(notify, 1));
+        if (odd.notifyOnceAfter !== undefined) {
+          timers.add(setTimeout(notify, odd.notifyOnceAfter));
+          return {};
+        }
         if (odd.notifyOnSubscribeOnly) {
           await notify();
           return {};
@@ -1447,6 +1453,60 @@ Deno.test("probe --change: a notification that came before the change began is n
       step.text === "1 notification(s) before the change began, not counted"
     ),
   );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("probe --change: a notification while the command runs is credited only if a re-read made on it shows the change, and the probe says which", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/thing.txt`;
+  // The server notifies once, 0.3 s after the subscribe, never again: while
+  // the command runs, before or after it changes the file.
+  const cases = [
+    {
+      name: "before the command changed the file: unchanged, none after: 17",
+      change: `sleep 1; echo "version: 2" > ${file}`,
+      changed: false,
+      note: "its re-read shows no change: counted as unchanged",
+    },
+    {
+      name: "after the command changed the file: the update, level 7",
+      change: `echo "version: 2" > ${file}; sleep 1`,
+      changed: true,
+      note: "its re-read shows the change: counted",
+    },
+  ];
+  for (const { name, change, changed, note } of cases) {
+    await t.step(name, async () => {
+      await Deno.writeTextFile(file, "version: 1\n");
+      const result = await probeOdd({ file, notifyOnceAfter: 300 }, "2025", {
+        change,
+        timeoutSeconds: 2,
+      });
+      assert.equal(result.change?.exitCode, 0);
+      assert.equal(result.errorCode, changed ? null : "reread-unchanged");
+      assert.equal(result.exitStatus, changed ? 0 : 17);
+      assert.equal(result.level, changed ? 7 : 5);
+      assert.equal(result.unchangedNotifications, changed ? 0 : 1);
+      assert.deepEqual(
+        result.updates.map((update) => [update.changed, update.duringChange]),
+        [[changed, true]],
+      );
+      assert.ok(
+        result.steps.some((step) =>
+          step.text === `notification while --change ran: ${note}`
+        ),
+        JSON.stringify(result.steps),
+      );
+      const lines = timelessLines(result);
+      assert.ok(
+        lines.includes(
+          `notification-received true after=Ts uri=${ODD_URI} during=change`,
+        ),
+        lines.join("\n"),
+      );
+      assert.ok(lines.includes(`changed ${changed}`));
+    });
+  }
   await Deno.remove(dir, { recursive: true });
 });
 
