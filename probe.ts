@@ -794,19 +794,38 @@ class UpdateQueue {
       if (this.#closed) return "closed";
       const left = deadline - performance.now();
       if (left <= 0 || ended) return "timeout";
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+      await this.#pause(left);
     }
     if (performance.now() >= deadline) return "timeout";
     const waiting = this.#waiting;
     this.#waiting = undefined;
     return waiting;
+  }
+
+  /**
+   * Whether a notification arrives within `ms`, open stream or not: true
+   * at the first, without waiting out the rest.
+   */
+  async arrivesWithin(ms: number): Promise<boolean> {
+    const deadline = performance.now() + ms;
+    while (this.#waiting === undefined) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await this.#pause(left);
+    }
+    return true;
+  }
+
+  /** Until something happens to the queue, or `ms` passes. */
+  async #pause(ms: number) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
   }
 }
 
@@ -1809,7 +1828,8 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
 /** After unsubscribing: any notification within the grace period is stray. */
 async function watchQuiet(run: ProbeRun) {
   run.updates.drain();
-  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
+  // The first stray notification settles it: a flood need not be sat out.
+  await run.updates.arrivesWithin(QUIET_GRACE_MS);
   const stray = run.updates.drain();
   run.result.quietAfterStop = stray === 0;
   run.step(
@@ -1998,7 +2018,7 @@ async function awaitUpdates(run: ProbeRun, client: Client, wait: UpdateWait) {
       if (arrival === "timeout" || arrival === "closed") {
         return missedUpdate(run, arrival, wait.changed, wait.unchanged);
       }
-      if (await recordUpdate(run, client, wait, arrival)) break;
+      if (await recordUpdate(run, client, wait, arrival, { deadline })) break;
     }
   }
   const unchanged = unchangedSummary(result);
@@ -2021,7 +2041,9 @@ async function rereadWhileChanging(
   while (wait.changed < run.options.count) {
     const arrival = await run.updates.next(bound, command);
     if (arrival === "timeout" || arrival === "closed") return;
-    const changed = await recordUpdate(run, client, wait, arrival, true);
+    const changed = await recordUpdate(run, client, wait, arrival, {
+      duringChange: true,
+    });
     run.step(
       "note",
       `notification while --change ran: ${
@@ -2034,18 +2056,19 @@ async function rereadWhileChanging(
 }
 
 /**
- * Re-reads after `arrival` and records it: an update when the re-read shows
- * a change (true), else counted unchanged, the first few kept with their text.
+ * Re-reads after `arrival` (cut at the wait's `deadline`, if any) and
+ * records it: an update when the re-read shows a change (true), else
+ * counted unchanged, the first few kept with their text.
  */
 async function recordUpdate(
   run: ProbeRun,
   client: Client,
   wait: UpdateWait,
   arrival: Arrival,
-  duringChange = false,
+  { deadline, duringChange }: { deadline?: number; duringChange?: true } = {},
 ): Promise<boolean> {
   const { result } = run;
-  const update = await reread(run, client, arrival, wait.since, wait.previous);
+  const update = await reread(run, client, arrival, wait, deadline);
   if (duringChange) update.duringChange = true;
   if (update.changed) {
     result.updates.push(update);
@@ -2064,15 +2087,17 @@ async function recordUpdate(
 }
 
 /**
- * Re-reads the resource after a notification; records what it showed, and
- * how the content the notification carried compares with it.
+ * Re-reads the resource after a notification, within `--timeout` and by
+ * `deadline` (the wait's end: a slow re-read must not carry it past); records
+ * what it showed against `previous`, and how the notification's content
+ * compares with it.
  */
 async function reread(
   run: ProbeRun,
   client: Client,
   arrival: Arrival,
-  since: number,
-  previous: string | null,
+  { since, previous }: UpdateWait,
+  deadline?: number,
 ): Promise<ProbeUpdate> {
   const update: ProbeUpdate = {
     uri: arrival.uri,
@@ -2081,11 +2106,13 @@ async function reread(
     changed: false,
     inline: arrival.inline.fact,
   };
+  const { timeout } = run.requestOptions;
   try {
-    const read = await client.readResource(
-      { uri: run.options.uri },
-      run.requestOptions,
-    );
+    const read = await client.readResource({ uri: run.options.uri }, {
+      timeout: deadline === undefined
+        ? timeout
+        : Math.max(1, Math.min(timeout, deadline - performance.now())),
+    });
     update.final = contentsText(read.contents);
     update.changed = update.final !== previous;
     run.step(

@@ -401,6 +401,8 @@ interface OddServer {
   flood?: boolean;
   /** 2025: once subscribed, notifies the watched URI every millisecond. */
   floodWatched?: boolean;
+  /** Called as each subscribe comes in. */
+  onSubscribe?: () => void;
   /** 2025: notifies the watched URI once, as it subscribes, and never again. */
   notifyOnSubscribeOnly?: boolean;
   /** 2025: notifies the watched URI once, this many ms after the subscribe, and never again. */
@@ -497,6 +499,7 @@ function startOddServer(odd: OddServer) {
           throw new ProtocolError(-32603, "subscriptions are switched off");
         }
         subscribed = true;
+        odd.onSubscribe?.();
         for (const uri of odd.unsolicited ?? []) await notify(uri);
         if (odd.flood) {
           timers.add(setInterval(() => notify("other://flood"), 1));
@@ -1532,6 +1535,33 @@ Deno.test("probe: a flood of notifications for an unchanged resource ends at --t
   assert.ok(unchanged > 5, `${unchanged}`);
   assert.ok(run.stdout.length < 1_000_000, `${run.stdout.length}`);
   assert.ok(run.stderr.split("\n").length < 400, "progress lines bounded");
+});
+
+Deno.test("probe: under a flood of notifications for an unchanged resource, the run ends within a second of --timeout", async () => {
+  let subscribedAt: number | undefined;
+  await using server = startOddServer({
+    floodWatched: true,
+    textPrefix: "x".repeat(256 * 1024),
+    onSubscribe: () => subscribedAt ??= performance.now(),
+  });
+  const run = await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    ODD_URI,
+    "--era",
+    "2025",
+    "--timeout",
+    "2",
+  ]);
+  // Measured here, from the subscribe the server saw to the probe's exit:
+  // the wait ends at --timeout, and all after it (unsubscribing, the stray
+  // notification that settles quiet-after-unsubscribe, closing, printing)
+  // must fit in the second after.
+  const seconds = (performance.now() - subscribedAt!) / 1000;
+  assert.equal(run.code, 17, run.stderr.slice(-500));
+  assert.match(run.stdout, /^quiet-after-unsubscribe false$/m);
+  assert.ok(seconds < 2 + 1, `${seconds} s after the subscribe`);
 });
 
 Deno.test("probe --change: its process group is ended with it, at the timeout a command that ignores SIGTERM is killed, and a flood of output is drained, not kept", async (t) => {
