@@ -1947,6 +1947,26 @@ Deno.test("probe: FastRMCP content is compared only for the URI it names and the
       );
     });
   }
+  await t.step(
+    "a forged URI and subscription: quoted on their line",
+    async () => {
+      const run = await probeFastRmcp((text) => ({
+        subscription_id: FORGED_LINES,
+        uri: COUNTER_URI,
+        content: { uri: FORGED_LINES, text },
+      }), []);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = assertOwnLines(run);
+      const quoted = JSON.stringify(FORGED_LINES).replace("\u2028", "\\u2028")
+        .replaceAll("[", "\\u005b").replaceAll("]", "\\u005d");
+      assert.ok(
+        lines.includes(
+          `inline-content uri-mismatch shape=fastrmcp chars=11 bytes=11 content-uri=${quoted} subscription=${quoted}`,
+        ),
+        run.stdout,
+      );
+    },
+  );
 });
 
 Deno.test("probe: an update whose content nests 200,000 levels deep still counts; its content is refused as too deep, said with what came", async () => {
