@@ -855,6 +855,8 @@ interface DialectRequest {
 class DialectRequests {
   #asking?: DialectRequest;
   #waiting = new Map<RequestId, DialectRequest>();
+  /** Every request asked, by id: an HTTP answer may overflow after its request ended. */
+  #methods = new Map<RequestId, string>();
 
   constructor(private readonly note: (text: string) => void) {}
 
@@ -885,6 +887,7 @@ class DialectRequests {
       asking && isJSONRPCRequest(message) && message.method === asking.method
     ) {
       this.#waiting.set(message.id, asking);
+      this.#methods.set(message.id, asking.method);
     }
   }
 
@@ -894,19 +897,24 @@ class DialectRequests {
   }
 
   /**
-   * An answer over `--max-bytes`: to `id`'s request, or, without an id (a
-   * stdio line too long to read one from), to the one that waits. False
-   * when no request outside the spec waits: then it is the run's failure.
+   * An answer over `--max-bytes`: to `id`'s request (ended now if it still
+   * waits), or, without an id (a stdio line too long to read one from), to
+   * the one that waits. False when it is no such answer: then it is the
+   * run's failure.
    */
   tooLarge(bytes: number, id?: RequestId): boolean {
     const request = id === undefined
       ? [...this.#waiting.values()][0]
       : this.#waiting.get(id);
-    if (!request) return false;
-    request.bytes = bytes;
-    request.ended.abort();
+    const method = request?.method ??
+      (id === undefined ? undefined : this.#methods.get(id));
+    if (method === undefined) return false;
+    if (request) {
+      request.bytes = bytes;
+      request.ended.abort();
+    }
     this.note(
-      `the answer to ${request.method} (not in the spec) was over --max-bytes (${bytes} bytes): dropped`,
+      `the answer to ${method} (not in the spec) was over --max-bytes (${bytes} bytes): dropped`,
     );
     return true;
   }

@@ -1908,6 +1908,40 @@ Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-by
     // The update came at once: no wait for it to the timeout.
     assert.ok(seconds < 8, `${seconds} s`);
   });
+  await t.step(
+    "HTTP, the answer over the limit after its time (--timeout 1)",
+    async () => {
+      await using server = serveFastRmcp({ listBytes, listDelayMs: 1200 });
+      const run = await runProbeCommand([
+        "--url",
+        server.url.href,
+        "--uri",
+        COUNTER_URI,
+        "--era",
+        "2025",
+        "--call",
+        "increment",
+        "--timeout",
+        "1",
+        "--json",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      // No answer within its time: unsupported, as for a server that never
+      // answers; its late answer then is said, never the run's failure.
+      assert.deepEqual(
+        timelessLines(result),
+        fastRmcpLines(server.url.href, "unsupported"),
+      );
+      assert.ok(
+        result.steps.some(({ text }) =>
+          /^the answer to resources\/list_subscriptions \(not in the spec\) was over --max-bytes \(\d+ bytes\): dropped$/
+            .test(text)
+        ),
+        run.stderr,
+      );
+    },
+  );
 });
 
 Deno.test("probe: FastRMCP content is compared only for the URI it names and the subscription it belongs to; a mismatch is reported as such, never graded", async (t) => {

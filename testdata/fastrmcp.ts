@@ -26,6 +26,8 @@ export const FASTRMCP_ID = "6f1c2a9e-0b7d-4e55-9a61-2c8f4d7e1b00";
 export interface FastRmcpOptions {
   /** Pads the `resources/list_subscriptions` answer to about this many bytes. */
   listBytes?: number;
+  /** Over HTTP: sends the second half of that answer this late. */
+  listDelayMs?: number;
   /** The notification's params in place of FastRMCP's, from the counter's text. */
   params?: (text: string) => Record<string, unknown>;
   /**
@@ -143,8 +145,13 @@ export function serveFastRmcp(options: FastRmcpOptions = {}) {
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       if (request.method !== "POST") return new Response(null, { status: 405 });
-      const messages = answer(await request.json());
+      const asked = await request.json();
+      const messages = answer(asked);
       if (messages.length === 0) return new Response(null, { status: 202 });
+      if (
+        asked.method === "resources/list_subscriptions" &&
+        options.listDelayMs !== undefined
+      ) return lateJson(messages[0], options.listDelayMs);
       if (messages.length === 1) return Response.json(messages[0]);
       return new Response(messages.map(event).join(""), {
         headers: { "content-type": "text/event-stream" },
@@ -155,6 +162,30 @@ export function serveFastRmcp(options: FastRmcpOptions = {}) {
     url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
     [Symbol.asyncDispose]: () => http.shutdown(),
   };
+}
+
+/** A JSON body whose second half comes `ms` after its first. */
+function lateJson(message: unknown, ms: number): Response {
+  const text = new TextEncoder().encode(JSON.stringify(message));
+  const half = Math.floor(text.length / 2);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(text.subarray(0, half));
+      timer = setTimeout(() => {
+        try {
+          controller.enqueue(text.subarray(half));
+          controller.close();
+        } catch {
+          // The client went away first.
+        }
+      }, ms);
+    },
+    cancel: () => clearTimeout(timer),
+  });
+  return new Response(body, {
+    headers: { "content-type": "application/json" },
+  });
 }
 
 /** Over stdio: one JSON-RPC message a line each way, until stdin ends. */
