@@ -29,6 +29,7 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   parseJSONRPCMessage,
+  type RequestId,
   StreamableHTTPClientTransport,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
@@ -116,6 +117,11 @@ const NAME_KEPT = 40;
 /** How much of inline content that differs is shown, from the first difference. */
 const INLINE_SHOWN = 40;
 /**
+ * How deep inline structured content may nest to be compared: sorting its
+ * keys recurses, and a server's 200,000 levels would overflow the stack.
+ */
+const INLINE_DEPTH_KEPT = 1000;
+/**
  * How many steps a run keeps (and shows as progress): a flood of
  * notifications makes two steps per re-read, and the output stays bounded.
  */
@@ -168,6 +174,8 @@ interface ProbeUpdate {
   changed: boolean | null;
   /** What the notification carried beside `uri` and `_meta`. */
   inline: InlineContent;
+  /** It came while `--change` ran, and was re-read then. */
+  duringChange?: boolean;
 }
 
 /** Where a notification put the resource's content, if anywhere. */
@@ -178,8 +186,19 @@ type InlineShape = "sep-3119" | "fastrmcp";
  * its size and, when it differs, a few characters are kept.
  */
 interface InlineContent {
-  /** `not-compared`: the re-read failed. */
-  status: "none" | "matches-reread" | "differs-from-reread" | "not-compared";
+  /**
+   * `not-compared`: the re-read failed; `uri-mismatch`, `subscription-mismatch`:
+   * the content names another URI, or the notification another subscription,
+   * than the re-read is of, so the two are not compared.
+   */
+  status:
+    | "none"
+    | "matches-reread"
+    | "differs-from-reread"
+    | "not-compared"
+    | "uri-mismatch"
+    | "subscription-mismatch"
+    | "too-deep";
   shape: InlineShape | null;
   mimeType: string | null;
   /** The inline text's length in UTF-16 characters and in UTF-8 bytes. */
@@ -190,6 +209,11 @@ interface InlineContent {
   inlineThere?: string;
   /** Differs, and no later notification for the URI can explain it. */
   defect: boolean;
+  /** `too-deep`: how deep the structured content nests, over `INLINE_DEPTH_KEPT`. */
+  depth?: number;
+  /** On a mismatch: the URI the content named, the subscription the notification did, as sent (cut). */
+  contentUri?: string;
+  subscription?: string;
   /** Without recognised content: the other params' names, bounded. */
   extraParams: string[];
 }
@@ -248,7 +272,8 @@ export interface ProbeResult {
   nonStandard: {
     /** The names of the fields a `resources/subscribe` result carried. */
     subscribeResult: string[] | null;
-    listSubscriptions: "supported" | "unsupported" | null;
+    /** `too-large`: the answer was over `--max-bytes`, dropped unread. */
+    listSubscriptions: "supported" | "unsupported" | "too-large" | null;
     /** Set when only `resources/unsubscribe {subscriptionId}` was accepted. */
     unsubscribedBy: "subscriptionId" | null;
   };
@@ -513,6 +538,15 @@ interface InlineSeen {
   /** Text, a blob named by size as reads are, structured content as JSON. */
   text: string | null;
   structured: boolean;
+  /** FastRMCP's `content.uri` and `subscription_id`, as text, when sent. */
+  contentUri?: string;
+  subscription?: string;
+}
+
+/** A value a server chose as the probe keeps it: text, cut to 500 characters. */
+function claimed(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return (typeof value === "string" ? value : jsonText(value)).slice(0, 500);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -526,26 +560,59 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 function inlineSeen(params: Record<string, unknown>): InlineSeen {
   const { content } = params;
-  const flat = contentText(params) !== null;
+  const flat = carriesContent(params);
   const source = !flat && isRecord(content) ? content : params;
-  const text = contentText(source);
+  const found = carriesContent(source);
   const extras = Object.keys(params).filter((key) =>
     !["uri", "_meta"].includes(key)
   );
+  const structured = typeof source.text !== "string" &&
+    typeof source.blob !== "string";
+  const depth = structured ? depthOf(source.structuredContent) : 0;
+  // Refused, not compared: measured as sent, never walked by recursion.
+  const tooDeep = found && depth > INLINE_DEPTH_KEPT;
+  const text = found && !tooDeep ? contentText(source) : null;
+  const measured = tooDeep
+    ? JSON.stringify(source.structuredContent)
+    : text ?? "";
   const fact: InlineContent = {
-    status: "none",
-    shape: text === null ? null : flat ? "sep-3119" : "fastrmcp",
+    status: tooDeep ? "too-deep" : "none",
+    shape: found ? flat ? "sep-3119" : "fastrmcp" : null,
     mimeType: typeof source.mimeType === "string"
       ? source.mimeType.slice(0, 100)
       : null,
-    chars: text?.length ?? 0,
-    bytes: new TextEncoder().encode(text ?? "").length,
+    chars: measured.length,
+    bytes: new TextEncoder().encode(measured).length,
     defect: false,
-    extraParams: text === null ? boundedNames(extras) : [],
+    extraParams: found ? [] : boundedNames(extras),
+    ...tooDeep && { depth },
   };
-  const structured = typeof source.text !== "string" &&
-    typeof source.blob !== "string";
-  return { fact, text, structured };
+  return {
+    fact,
+    text,
+    structured,
+    contentUri: source === content ? claimed(source.uri) : undefined,
+    subscription: claimed(params.subscription_id),
+  };
+}
+
+/** Whether params (or a `content` object) carry content in a shape the probe knows. */
+function carriesContent(source: Record<string, unknown>): boolean {
+  return typeof source.text === "string" || typeof source.blob === "string" ||
+    source.structuredContent !== undefined;
+}
+
+/** How deep a JSON value nests (0 for a scalar), walked without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const inner of Object.values(item)) stack.push([inner, depth + 1]);
+  }
+  return deepest;
 }
 
 /** Inline content as a read's `contentsText` would give it. */
@@ -583,15 +650,21 @@ function boundedNames(names: string[]): string[] {
 
 /**
  * A notification's content against the re-read after it (`final`, null
- * when that failed). Content that differs is a defect unless the URI was
- * notified again meanwhile (`renotified`): the resource may have moved on.
+ * when that failed), if it is content for the re-read's URI and
+ * subscription (`of`; the subscription's id when known). Content that
+ * differs is a defect unless the URI was notified again meanwhile
+ * (`renotified`): the resource may have moved on.
  */
 function compareInline(
-  { fact, text, structured }: InlineSeen,
+  seen: InlineSeen,
   final: string | null,
   renotified: boolean,
+  of: { uri: string; subscription?: RequestId },
 ): InlineContent {
+  const { fact, text, structured } = seen;
   if (text === null) return fact;
+  const mismatch = inlineMismatch(seen, of);
+  if (mismatch) return mismatch;
   if (final === null) return { ...fact, status: "not-compared" };
   let reread = final;
   try {
@@ -608,6 +681,26 @@ function compareInline(
     differsAt: at,
     inlineThere: text.slice(at, at + INLINE_SHOWN),
     defect: !renotified,
+  };
+}
+
+/**
+ * Content for another URI than the notification's, or a notification for
+ * another subscription than the probe's: not the re-read's to compare.
+ */
+function inlineMismatch(
+  { fact, contentUri, subscription }: InlineSeen,
+  of: { uri: string; subscription?: RequestId },
+): InlineContent | undefined {
+  const otherUri = contentUri !== undefined && contentUri !== of.uri;
+  const otherSubscription = subscription !== undefined &&
+    of.subscription !== undefined && subscription !== claimed(of.subscription);
+  if (!otherUri && !otherSubscription) return undefined;
+  return {
+    ...fact,
+    status: otherUri ? "uri-mismatch" : "subscription-mismatch",
+    ...otherUri && { contentUri },
+    ...otherSubscription && { subscription },
   };
 }
 
@@ -629,7 +722,7 @@ function shown(text: string): string {
 }
 
 // ---------------------------------------------------------------------------
-// The run record: updates as they arrive, steps, failures, the grade
+// Updates as they arrive: one waits for its re-read, the rest collapse
 // ---------------------------------------------------------------------------
 
 /** A notification for the watched URI, waiting for its re-read. */
@@ -682,33 +775,171 @@ class UpdateQueue {
     return arrived;
   }
 
-  /** The next update, or why none came within `ms` (none at all past it). */
-  async next(ms: number): Promise<Arrival | "timeout" | "closed"> {
+  /**
+   * The next update, or why none came within `ms` (none at all past it),
+   * or before `until` settled (as "timeout").
+   */
+  async next(
+    ms: number,
+    until?: Promise<unknown>,
+  ): Promise<Arrival | "timeout" | "closed"> {
     const deadline = performance.now() + ms;
+    let ended = false;
+    const end = () => {
+      ended = true;
+      this.#wake?.();
+    };
+    until?.then(end, end);
     while (this.#waiting === undefined) {
       if (this.#closed) return "closed";
       const left = deadline - performance.now();
-      if (left <= 0) return "timeout";
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+      if (left <= 0 || ended) return "timeout";
+      await this.#pause(left);
     }
     if (performance.now() >= deadline) return "timeout";
     const waiting = this.#waiting;
     this.#waiting = undefined;
     return waiting;
   }
+
+  /**
+   * Whether a notification arrives within `ms`, open stream or not: true
+   * at the first, without waiting out the rest.
+   */
+  async arrivesWithin(ms: number): Promise<boolean> {
+    const deadline = performance.now() + ms;
+    while (this.#waiting === undefined) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await this.#pause(left);
+    }
+    return true;
+  }
+
+  /** Until something happens to the queue, or `ms` passes. */
+  async #pause(ms: number) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+  }
 }
+
+// ---------------------------------------------------------------------------
+// Requests outside the spec: their answers are facts, never the outcome
+// ---------------------------------------------------------------------------
+
+/** How a request outside the spec went. */
+type DialectAnswer = "answered" | "refused" | "too-large";
+
+/** A request outside the spec, while it waits for its answer. */
+interface DialectRequest {
+  method: string;
+  /** Aborts the request once its answer is known to be too large. */
+  ended: AbortController;
+  /** The size of its answer when that was over `--max-bytes`. */
+  bytes?: number;
+}
+
+/**
+ * The probe's requests outside the spec (FastRMCP's), one at a time, while
+ * each waits for its answer. An answer over `--max-bytes` is dropped and
+ * reported, and ends its request: a spec request's would stop the run
+ * (`too-large`), but a dialect's is only a fact about the dialect, so the
+ * run goes on as it would have without asking.
+ */
+class DialectRequests {
+  #asking?: DialectRequest;
+  #waiting = new Map<RequestId, DialectRequest>();
+  /** Every request asked, by id: an HTTP answer may overflow after its request ended. */
+  #methods = new Map<RequestId, string>();
+
+  constructor(private readonly note: (text: string) => void) {}
+
+  /** Sends `method`'s request with `send`, ended early when its answer is too large. */
+  async ask(
+    method: string,
+    send: (signal: AbortSignal) => Promise<unknown>,
+  ): Promise<DialectAnswer> {
+    const request: DialectRequest = { method, ended: new AbortController() };
+    this.#asking = request;
+    try {
+      await send(request.ended.signal);
+      return "answered";
+    } catch {
+      return request.bytes === undefined ? "refused" : "too-large";
+    } finally {
+      this.#asking = undefined;
+      for (const [id, waiting] of this.#waiting) {
+        if (waiting === request) this.#waiting.delete(id);
+      }
+    }
+  }
+
+  /** What the probe sends: the request being asked takes its id here. */
+  sent(message: JSONRPCMessage) {
+    const asking = this.#asking;
+    if (
+      asking && isJSONRPCRequest(message) && message.method === asking.method
+    ) {
+      this.#waiting.set(message.id, asking);
+      this.#methods.set(message.id, asking.method);
+    }
+  }
+
+  /** Whether `id` is a request outside the spec that waits for its answer. */
+  waits(id: unknown): id is RequestId {
+    return this.#waiting.has(id as RequestId);
+  }
+
+  /**
+   * An answer over `--max-bytes`: to `id`'s request (ended now if it still
+   * waits), or, without an id (a stdio line too long to read one from), to
+   * the one that waits. False when it is no such answer: then it is the
+   * run's failure.
+   */
+  tooLarge(bytes: number, id?: RequestId): boolean {
+    const request = id === undefined
+      ? [...this.#waiting.values()][0]
+      : this.#waiting.get(id);
+    const method = request?.method ??
+      (id === undefined ? undefined : this.#methods.get(id));
+    if (method === undefined) return false;
+    if (request) {
+      request.bytes = bytes;
+      request.ended.abort();
+    }
+    this.note(
+      `the answer to ${method} (not in the spec) was over --max-bytes (${bytes} bytes): dropped`,
+    );
+    return true;
+  }
+}
+
+/** The JSON-RPC id of the request in an HTTP body the probe sends, if any. */
+function requestId(body: unknown): RequestId | undefined {
+  if (typeof body !== "string") return undefined;
+  try {
+    const { id } = JSON.parse(body);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The run record: steps, the wire as it came, failures, the grade
+// ---------------------------------------------------------------------------
 
 /** A probe in progress: what it saw, step by step, and how it ended. */
 class ProbeRun {
   readonly result: ProbeResult;
   readonly updates = new UpdateQueue();
+  readonly dialect = new DialectRequests((text) => this.step("note", text));
   #started = performance.now();
   #failed = false;
   /** The last JSON-RPC error the server answered with, as sent. */
@@ -815,11 +1046,13 @@ class ProbeRun {
 
   /**
    * A response body that errors once one message in it passes
-   * `--max-bytes`: the whole body for JSON, each event of an event stream.
+   * `--max-bytes` (`bytes` so far to `overflow`): the whole body for JSON,
+   * each event of an event stream.
    */
   #bounded(
     body: ReadableStream<Uint8Array>,
     events: boolean,
+    overflow: (bytes: number) => void,
   ): ReadableStream<Uint8Array> {
     const limit = this.options.maxBytes;
     let size = 0;
@@ -841,7 +1074,7 @@ class ProbeRun {
             }
           }
           if (size > limit) {
-            this.tooLarge(size);
+            overflow(size);
             controller.error(new Error("a message over --max-bytes"));
             return;
           }
@@ -853,6 +1086,8 @@ class ProbeRun {
 
   /** Set as the probe subscribes: from then on the watched URI's notifications are updates. */
   asked = false;
+  /** The subscription's id: a 2025 subscribe result's `id`, a listen's request id. */
+  subscriptionId?: RequestId;
   #unsolicitedShown = 0;
 
   /**
@@ -863,11 +1098,14 @@ class ProbeRun {
   notified(uri: string, inline: InlineSeen) {
     if (uri === this.options.uri && this.asked) {
       if (this.updates.push(uri, inline)) {
-        const { shape } = inline.fact;
+        const { shape, depth } = inline.fact;
+        const refused = depth
+          ? `, refused: ${depth} levels deep, over ${INLINE_DEPTH_KEPT}`
+          : "";
         this.step(
           "server",
           `notifications/resources/updated ${shown(uri)}${
-            shape ? ` (content inline, ${shape})` : ""
+            shape ? ` (content inline, ${shape}${refused})` : ""
           }`,
         );
       } else {
@@ -903,10 +1141,12 @@ class ProbeRun {
    * for the content in each notification, which the SDK cannot ask for.
    */
   outgoing(message: JSONRPCMessage): JSONRPCMessage {
+    this.dialect.sent(message);
     if (
-      !this.options.embed || !isJSONRPCRequest(message) ||
-      message.method !== "subscriptions/listen"
+      !isJSONRPCRequest(message) || message.method !== "subscriptions/listen"
     ) return message;
+    this.subscriptionId = message.id;
+    if (!this.options.embed) return message;
     return { ...message, params: { ...message.params, embedResources: true } };
   }
 
@@ -951,8 +1191,16 @@ class ProbeRun {
       wwwAuthenticate: response.headers.get("www-authenticate") ?? undefined,
     };
     if (response.body) {
+      // What answers a request outside the spec is that request's, whenever it overflows.
+      const id = requestId(init?.body);
+      const dialect = this.dialect.waits(id);
       response = new Response(
-        this.#bounded(response.body, isEventStream(response)),
+        this.#bounded(
+          response.body,
+          isEventStream(response),
+          (bytes) =>
+            dialect ? this.dialect.tooLarge(bytes, id) : this.tooLarge(bytes),
+        ),
         response,
       );
     }
@@ -1118,7 +1366,17 @@ function tapTransport(transport: Transport, run: ProbeRun) {
     get: () => tapped,
     set(deliver: Transport["onmessage"]) {
       tapped = deliver && ((message, extra) => {
-        run.incoming(message);
+        try {
+          run.incoming(message);
+        } catch (error) {
+          // Never a silent drop: said, and the SDK still gets the message.
+          run.step(
+            "note",
+            `the probe could not read a message: ${
+              shown(String((error as Error).message))
+            }`,
+          );
+        }
         deliver(message, extra);
       });
     },
@@ -1173,6 +1431,9 @@ class ServerProcess implements Transport {
     try {
       for await (const read of boundedLines(stdout, limit)) {
         if ("tooLong" in read) {
+          // The line was skipped whole, so the stream reads on: an answer
+          // outside the spec is only a fact about the dialect.
+          if (this.run.dialect.tooLarge(read.tooLong)) continue;
           this.run.tooLarge(read.tooLong);
           await this.close();
           return;
@@ -1463,6 +1724,9 @@ async function subscribeLegacy(
   }
   result.subscribed = true;
   run.step("probe", "resources/subscribe");
+  if (typeof answer.id === "string" || typeof answer.id === "number") {
+    run.subscriptionId = answer.id;
+  }
   const fields = Object.keys(answer).filter((name) => name !== "_meta");
   if (fields.length) {
     result.nonStandard.subscribeResult = boundedNames(fields);
@@ -1493,25 +1757,26 @@ const EMBED_UNAVAILABLE =
 
 /**
  * A request outside the spec, or in another shape than its: whether the
- * server answered with a result. At most 5 s: a server may leave a method
- * it does not know unanswered.
+ * server answered with a result, refused, or answered over `--max-bytes`.
+ * At most 5 s: a server may leave a method it does not know unanswered.
  */
 async function nonStandardRequest(
   run: ProbeRun,
   client: Client,
   method: string,
   params?: Record<string, unknown>,
-): Promise<boolean> {
-  try {
-    await client.request({ method, params }, z.unknown(), {
-      timeout: Math.min(run.options.timeoutSeconds, 5) * 1000,
-    });
-    return true;
-  } catch {
-    // Its error answer is this request's, no later one's.
-    run.wireError = undefined;
-    return false;
-  }
+): Promise<DialectAnswer> {
+  const answer = await run.dialect.ask(
+    method,
+    (signal) =>
+      client.request({ method, params }, z.unknown(), {
+        timeout: Math.min(run.options.timeoutSeconds, 5) * 1000,
+        signal,
+      }),
+  );
+  // Its error answer is this request's, no later one's.
+  if (answer !== "answered") run.wireError = undefined;
+  return answer;
 }
 
 /**
@@ -1520,14 +1785,13 @@ async function nonStandardRequest(
  */
 async function listSubscriptions(run: ProbeRun, client: Client) {
   const method = "resources/list_subscriptions";
-  const answered = await nonStandardRequest(run, client, method);
-  run.result.nonStandard.listSubscriptions = answered
+  const answer = await nonStandardRequest(run, client, method);
+  run.result.nonStandard.listSubscriptions = answer === "answered"
     ? "supported"
-    : "unsupported";
-  run.step(
-    "probe",
-    `${method} (not in the spec): ${answered ? "answered" : "refused"}`,
-  );
+    : answer === "refused"
+    ? "unsupported"
+    : "too-large";
+  run.step("probe", `${method} (not in the spec): ${answer}`);
 }
 
 /**
@@ -1538,7 +1802,8 @@ async function unsubscribeById(run: ProbeRun, client: Client, id: unknown) {
   const params = { subscriptionId: id };
   if (
     !["string", "number"].includes(typeof id) ||
-    !await nonStandardRequest(run, client, "resources/unsubscribe", params)
+    await nonStandardRequest(run, client, "resources/unsubscribe", params) !==
+      "answered"
   ) return false;
   run.result.nonStandard.unsubscribedBy = "subscriptionId";
   run.step("probe", "resources/unsubscribe {subscriptionId} (not in the spec)");
@@ -1571,7 +1836,8 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
 /** After unsubscribing: any notification within the grace period is stray. */
 async function watchQuiet(run: ProbeRun) {
   run.updates.drain();
-  await new Promise((resolve) => setTimeout(resolve, QUIET_GRACE_MS));
+  // The first stray notification settles it: a flood need not be sat out.
+  await run.updates.arrivesWithin(QUIET_GRACE_MS);
   const stray = run.updates.drain();
   run.result.quietAfterStop = stray === 0;
   run.step(
@@ -1586,8 +1852,15 @@ async function watchQuiet(run: ProbeRun) {
 // Changing the resource: the --call tool, then the --change command
 // ---------------------------------------------------------------------------
 
-/** The `--call` tool, then the `--change` command: false when one failed. */
-async function changeResource(run: ProbeRun, client: Client) {
+/**
+ * The `--call` tool, then the `--change` command, with `whileRunning` given
+ * the command as it runs: false when one failed.
+ */
+async function changeResource(
+  run: ProbeRun,
+  client: Client,
+  whileRunning?: (command: Promise<boolean>) => Promise<void>,
+) {
   const { call, change } = run.options;
   if (call || change) {
     // Only what comes once the change has begun can be the change.
@@ -1599,8 +1872,11 @@ async function changeResource(run: ProbeRun, client: Client) {
       );
     }
   }
-  return (!call || await callTool(run, client)) &&
-    (!change || await runChange(run, change));
+  if (call && !await callTool(run, client)) return false;
+  if (!change) return true;
+  const command = runChange(run, change);
+  await whileRunning?.(command);
+  return await command;
 }
 
 /**
@@ -1719,36 +1995,38 @@ function firstCharacters(
 // ---------------------------------------------------------------------------
 
 /**
+ * The wait for updates so far: the text the last change showed, the
+ * updates that came, the unchanged notifications since the last, and when
+ * the probe subscribed.
+ */
+interface UpdateWait {
+  previous: string | null;
+  changed: number;
+  unchanged: number;
+  since: number;
+}
+
+/** A wait that starts now, from the first read's text. */
+function startWait(run: ProbeRun): UpdateWait {
+  const since = performance.now();
+  return { previous: run.result.initial, changed: 0, unchanged: 0, since };
+}
+
+/**
  * Waits for each update: a notification whose re-read shows a change. One
  * whose re-read shows none is recorded and the wait goes on, each update
  * within `--timeout`.
  */
-async function awaitUpdates(run: ProbeRun, client: Client) {
+async function awaitUpdates(run: ProbeRun, client: Client, wait: UpdateWait) {
   const { options, result } = run;
-  let previous = result.initial;
-  const since = performance.now();
-  for (let changed = 0; changed < options.count;) {
+  while (wait.changed < options.count) {
     const deadline = performance.now() + options.timeoutSeconds * 1000;
-    let unchanged = 0;
     for (;;) {
       const arrival = await run.updates.next(deadline - performance.now());
       if (arrival === "timeout" || arrival === "closed") {
-        return missedUpdate(run, arrival, changed, unchanged);
+        return missedUpdate(run, arrival, wait.changed, wait.unchanged);
       }
-      const update = await reread(run, client, arrival, since, previous);
-      if (update.changed) {
-        result.updates.push(update);
-        previous = update.final;
-        changed++;
-        break;
-      }
-      // Counted; only the first few are kept, with their text.
-      unchanged++;
-      result.unchangedNotifications++;
-      if (changed === 0) result.unchangedBeforeChange++;
-      if (result.unchangedNotifications <= UNCHANGED_KEPT) {
-        result.updates.push(update);
-      }
+      if (await recordUpdate(run, client, wait, arrival, { deadline })) break;
     }
   }
   const unchanged = unchangedSummary(result);
@@ -1756,15 +2034,78 @@ async function awaitUpdates(run: ProbeRun, client: Client) {
 }
 
 /**
- * Re-reads the resource after a notification; records what it showed, and
- * how the content the notification carried compares with it.
+ * While `--change` runs (`command`), each notification is re-read at once:
+ * one that came before the command changed anything must not pass for the
+ * change, so it is credited only if that re-read shows the change.
+ */
+async function rereadWhileChanging(
+  run: ProbeRun,
+  client: Client,
+  wait: UpdateWait,
+  command: Promise<boolean>,
+) {
+  // The command's own bound, and its kill grace: `command` settles first.
+  const bound = run.options.timeoutSeconds * 1000 + 2 * STOP_GRACE_MS;
+  while (wait.changed < run.options.count) {
+    const arrival = await run.updates.next(bound, command);
+    if (arrival === "timeout" || arrival === "closed") return;
+    const changed = await recordUpdate(run, client, wait, arrival, {
+      duringChange: true,
+    });
+    run.step(
+      "note",
+      `notification while --change ran: ${
+        changed
+          ? "its re-read shows the change: counted"
+          : "its re-read shows no change: counted as unchanged"
+      }`,
+    );
+  }
+}
+
+/**
+ * Re-reads after `arrival` (cut at the wait's `deadline`, if any) and
+ * records it: an update when the re-read shows a change (true), else
+ * counted unchanged, the first few kept with their text.
+ */
+async function recordUpdate(
+  run: ProbeRun,
+  client: Client,
+  wait: UpdateWait,
+  arrival: Arrival,
+  { deadline, duringChange }: { deadline?: number; duringChange?: true } = {},
+): Promise<boolean> {
+  const { result } = run;
+  const update = await reread(run, client, arrival, wait, deadline);
+  if (duringChange) update.duringChange = true;
+  if (update.changed) {
+    result.updates.push(update);
+    wait.previous = update.final;
+    wait.changed++;
+    wait.unchanged = 0;
+    return true;
+  }
+  wait.unchanged++;
+  result.unchangedNotifications++;
+  if (wait.changed === 0) result.unchangedBeforeChange++;
+  if (result.unchangedNotifications <= UNCHANGED_KEPT) {
+    result.updates.push(update);
+  }
+  return false;
+}
+
+/**
+ * Re-reads the resource after a notification, within `--timeout` and by
+ * `deadline` (the wait's end: a slow re-read must not carry it past); records
+ * what it showed against `previous`, and how the notification's content
+ * compares with it.
  */
 async function reread(
   run: ProbeRun,
   client: Client,
   arrival: Arrival,
-  since: number,
-  previous: string | null,
+  { since, previous }: UpdateWait,
+  deadline?: number,
 ): Promise<ProbeUpdate> {
   const update: ProbeUpdate = {
     uri: arrival.uri,
@@ -1773,11 +2114,13 @@ async function reread(
     changed: false,
     inline: arrival.inline.fact,
   };
+  const { timeout } = run.requestOptions;
   try {
-    const read = await client.readResource(
-      { uri: run.options.uri },
-      run.requestOptions,
-    );
+    const read = await client.readResource({ uri: run.options.uri }, {
+      timeout: deadline === undefined
+        ? timeout
+        : Math.max(1, Math.min(timeout, deadline - performance.now())),
+    });
     update.final = contentsText(read.contents);
     update.changed = update.final !== previous;
     run.step(
@@ -1791,6 +2134,7 @@ async function reread(
     arrival.inline,
     update.final,
     run.updates.pending,
+    { uri: arrival.uri, subscription: run.subscriptionId },
   );
   return update;
 }
@@ -1907,8 +2251,14 @@ async function probeConnected(run: ProbeRun, client: Client) {
   }
   const stop = await subscribe(run, client);
   if (!stop) return;
-  if (!await changeResource(run, client)) return stop();
-  await awaitUpdates(run, client);
+  const wait = startWait(run);
+  const changed = await changeResource(
+    run,
+    client,
+    (command) => rereadWhileChanging(run, client, wait, command),
+  );
+  if (!changed) return stop();
+  await awaitUpdates(run, client, wait);
   await stop();
 }
 
@@ -2034,7 +2384,7 @@ export function probeLines(
     lines.push(
       `notification-received true after=${update.afterSeconds}s uri=${
         shown(update.uri)
-      }`,
+      }${update.duringChange ? " during=change" : ""}`,
       `changed ${update.changed}`,
     );
     if (update.final !== null) {
@@ -2097,11 +2447,18 @@ function inlineLine(inline: InlineContent): string {
     `inline-content ${inline.status} shape=${inline.shape}`,
     inline.mimeType === null ? "" : ` mime=${shown(inline.mimeType)}`,
     ` chars=${inline.chars} bytes=${inline.bytes}`,
+    inline.depth === undefined ? "" : ` depth=${inline.depth}`,
     inline.differsAt === undefined
       ? ""
       : ` at=${inline.differsAt} inline=${
         jsonText(inline.inlineThere)
       } defect=${inline.defect}`,
+    inline.contentUri === undefined
+      ? ""
+      : ` content-uri=${shown(inline.contentUri)}`,
+    inline.subscription === undefined
+      ? ""
+      : ` subscription=${shown(inline.subscription)}`,
   ].join("");
 }
 
@@ -2144,6 +2501,8 @@ function contentFindings(result: ProbeResult): string[] {
     }`,
     listSubscriptions === "supported" &&
     "resources/list_subscriptions answered",
+    listSubscriptions === "too-large" &&
+    "resources/list_subscriptions answered over --max-bytes, dropped",
     unsubscribedBy &&
     "resources/unsubscribe {uri} was refused and {subscriptionId} accepted",
   ].filter(Boolean);

@@ -28,6 +28,7 @@ import {
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
+import { COUNTER_URI, serveFastRmcp } from "./testdata/fastrmcp.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
@@ -43,6 +44,8 @@ import {
 prepareTestEnvironment();
 
 const CHECKOUT = new URL("./", import.meta.url);
+const FASTRMCP_PATH = new URL("./testdata/fastrmcp.ts", import.meta.url)
+  .pathname;
 
 /** Probe options for `target`, as `probe --url` (or `--stdio`) would set them. */
 function probeOptions(
@@ -398,8 +401,12 @@ interface OddServer {
   flood?: boolean;
   /** 2025: once subscribed, notifies the watched URI every millisecond. */
   floodWatched?: boolean;
+  /** Called as each subscribe comes in. */
+  onSubscribe?: () => void;
   /** 2025: notifies the watched URI once, as it subscribes, and never again. */
   notifyOnSubscribeOnly?: boolean;
+  /** 2025: notifies the watched URI once, this many ms after the subscribe, and never again. */
+  notifyOnceAfter?: number;
   /**
    * 2026-07-28, SEP-3119: its text is "version N", its `poke` tool changes
    * it and notifies the listen streams, and a listen that asked with
@@ -492,11 +499,16 @@ function startOddServer(odd: OddServer) {
           throw new ProtocolError(-32603, "subscriptions are switched off");
         }
         subscribed = true;
+        odd.onSubscribe?.();
         for (const uri of odd.unsolicited ?? []) await notify(uri);
         if (odd.flood) {
           timers.add(setInterval(() => notify("other://flood"), 1));
         }
         if (odd.floodWatched) timers.add(setInterval(notify, 1));
+        if (odd.notifyOnceAfter !== undefined) {
+          timers.add(setTimeout(notify, odd.notifyOnceAfter));
+          return {};
+        }
         if (odd.notifyOnSubscribeOnly) {
           await notify();
           return {};
@@ -1447,6 +1459,60 @@ Deno.test("probe --change: a notification that came before the change began is n
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("probe --change: a notification while the command runs is credited only if a re-read made on it shows the change, and the probe says which", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/thing.txt`;
+  // The server notifies once, 0.3 s after the subscribe, never again: while
+  // the command runs, before or after it changes the file.
+  const cases = [
+    {
+      name: "before the command changed the file: unchanged, none after: 17",
+      change: `sleep 1; echo "version: 2" > ${file}`,
+      changed: false,
+      note: "its re-read shows no change: counted as unchanged",
+    },
+    {
+      name: "after the command changed the file: the update, level 7",
+      change: `echo "version: 2" > ${file}; sleep 1`,
+      changed: true,
+      note: "its re-read shows the change: counted",
+    },
+  ];
+  for (const { name, change, changed, note } of cases) {
+    await t.step(name, async () => {
+      await Deno.writeTextFile(file, "version: 1\n");
+      const result = await probeOdd({ file, notifyOnceAfter: 300 }, "2025", {
+        change,
+        timeoutSeconds: 2,
+      });
+      assert.equal(result.change?.exitCode, 0);
+      assert.equal(result.errorCode, changed ? null : "reread-unchanged");
+      assert.equal(result.exitStatus, changed ? 0 : 17);
+      assert.equal(result.level, changed ? 7 : 5);
+      assert.equal(result.unchangedNotifications, changed ? 0 : 1);
+      assert.deepEqual(
+        result.updates.map((update) => [update.changed, update.duringChange]),
+        [[changed, true]],
+      );
+      assert.ok(
+        result.steps.some((step) =>
+          step.text === `notification while --change ran: ${note}`
+        ),
+        JSON.stringify(result.steps),
+      );
+      const lines = timelessLines(result);
+      assert.ok(
+        lines.includes(
+          `notification-received true after=Ts uri=${ODD_URI} during=change`,
+        ),
+        lines.join("\n"),
+      );
+      assert.ok(lines.includes(`changed ${changed}`));
+    });
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("probe: a flood of notifications for an unchanged resource ends at --timeout, collapsed, counted and bounded", async () => {
   const started = performance.now();
   const run = await probeOddCommand({
@@ -1469,6 +1535,33 @@ Deno.test("probe: a flood of notifications for an unchanged resource ends at --t
   assert.ok(unchanged > 5, `${unchanged}`);
   assert.ok(run.stdout.length < 1_000_000, `${run.stdout.length}`);
   assert.ok(run.stderr.split("\n").length < 400, "progress lines bounded");
+});
+
+Deno.test("probe: under a flood of notifications for an unchanged resource, the run ends within a second of --timeout", async () => {
+  let subscribedAt: number | undefined;
+  await using server = startOddServer({
+    floodWatched: true,
+    textPrefix: "x".repeat(256 * 1024),
+    onSubscribe: () => subscribedAt ??= performance.now(),
+  });
+  const run = await runProbeCommand([
+    "--url",
+    server.url.href,
+    "--uri",
+    ODD_URI,
+    "--era",
+    "2025",
+    "--timeout",
+    "2",
+  ]);
+  // Measured here, from the subscribe the server saw to the probe's exit:
+  // the wait ends at --timeout, and all after it (unsubscribing, the stray
+  // notification that settles quiet-after-unsubscribe, closing, printing)
+  // must fit in the second after.
+  const seconds = (performance.now() - subscribedAt!) / 1000;
+  assert.equal(run.code, 17, run.stderr.slice(-500));
+  assert.match(run.stdout, /^quiet-after-unsubscribe false$/m);
+  assert.ok(seconds < 2 + 1, `${seconds} s after the subscribe`);
 });
 
 Deno.test("probe --change: its process group is ended with it, at the timeout a command that ignores SIGTERM is killed, and a flood of output is drained, not kept", async (t) => {
@@ -1682,106 +1775,37 @@ Deno.test("probe --embed in the 2025 era: nothing to ask with, a note and no fai
   );
 });
 
-const COUNTER_URI = "counter://value";
-const FASTRMCP_ID = "6f1c2a9e-0b7d-4e55-9a61-2c8f4d7e1b00";
-
 /**
- * A server in FastRMCP's dialect, from the wire shapes its documentation
- * gives (its Subscriptions page and counter example): `resources/subscribe`
- * answers `{id, uri, created_at, client_id}`; `notifications/resources/updated`
- * carries `subscription_id`, `uri`, `content` and `timestamp`;
- * `resources/unsubscribe` takes only `{subscriptionId}`;
- * `resources/list_subscriptions` lists. 2025 over HTTP, without sessions or
- * a GET stream: its `increment` tool's answer is an event stream that
- * carries the notification first. `params` replaces the notification's.
+ * The probe's lines for the FastRMCP-like server at `target` with `--call
+ * increment`, as `timelessLines` gives them: level 6, since only FastRMCP's
+ * own unsubscribe stops it.
  */
-function startFastRmcpServer(
-  params?: (text: string) => Record<string, unknown>,
-) {
-  let counter = 0;
-  let subscribed = false;
-  const text = () => JSON.stringify({ value: counter });
-  const results: Record<string, (params: Record<string, unknown>) => unknown> =
-    {
-      initialize: () => ({
-        protocolVersion: "2025-11-25",
-        capabilities: { resources: { subscribe: true }, tools: {} },
-        serverInfo: { name: "subs", version: "1.0.0" },
-      }),
-      "tools/list": () => ({
-        tools: [{ name: "increment", inputSchema: { type: "object" } }],
-      }),
-      "resources/list": () => ({
-        resources: [{ uri: COUNTER_URI, name: "counter" }],
-      }),
-      "resources/read": () => ({
-        contents: [{
-          uri: COUNTER_URI,
-          mimeType: "application/json",
-          text: text(),
-        }],
-      }),
-      "resources/subscribe": () => {
-        subscribed = true;
-        return {
-          id: FASTRMCP_ID,
-          uri: COUNTER_URI,
-          created_at: "2026-12-01T10:00:00Z",
-          client_id: "client-1",
-        };
-      },
-      "resources/unsubscribe": ({ subscriptionId }) => {
-        if (subscriptionId !== FASTRMCP_ID) return undefined;
-        subscribed = false;
-        return {};
-      },
-      "resources/list_subscriptions": () => ({
-        subscriptions: [{ id: FASTRMCP_ID, uri: COUNTER_URI }],
-      }),
-      "tools/call": () => ({
-        content: [{ type: "text", text: `${++counter}` }],
-      }),
-    };
-  const event = (message: unknown) =>
-    `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-  const http = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) => {
-      if (request.method !== "POST") return new Response(null, { status: 405 });
-      const { id, method, params: asked = {} } = await request.json();
-      if (id === undefined) return new Response(null, { status: 202 });
-      const result = results[method]?.(asked);
-      const answer = result === undefined
-        ? {
-          jsonrpc: "2.0",
-          id,
-          error: { code: -32602, message: `${method}: invalid params` },
-        }
-        : { jsonrpc: "2.0", id, result };
-      if (method !== "tools/call" || !subscribed) return Response.json(answer);
-      const notification = {
-        jsonrpc: "2.0",
-        method: "notifications/resources/updated",
-        params: params?.(text()) ?? {
-          subscription_id: FASTRMCP_ID,
-          uri: COUNTER_URI,
-          content: {
-            uri: COUNTER_URI,
-            mimeType: "application/json",
-            text: text(),
-          },
-          timestamp: 1699565000,
-        },
-      };
-      return new Response(event(notification) + event(answer), {
-        headers: { "content-type": "text/event-stream" },
-      });
-    },
-  );
-  return {
-    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
-    [Symbol.asyncDispose]: () => http.shutdown(),
-  };
+function fastRmcpLines(target: string, listSubscriptions = "supported") {
+  return [
+    `target ${target}`,
+    `uri ${COUNTER_URI}`,
+    "era 2025 (2025-11-25)",
+    "server subs 1.0.0",
+    'capabilities {"subscribe":true,"listChanged":false}',
+    "resource-found true",
+    'initial "{\\"value\\":0}"',
+    "subscribed true",
+    "subscribe-result id,uri,created_at,client_id",
+    `list-subscriptions ${listSubscriptions}`,
+    "called increment ok",
+    `notification-received true after=Ts uri=${COUNTER_URI}`,
+    "changed true",
+    'final "{\\"value\\":1}"',
+    "inline-content matches-reread shape=fastrmcp mime=application/json chars=11 bytes=11",
+    "unchanged-notifications 0",
+    "unsolicited-notifications 0",
+    "unsubscribed true by=subscriptionId",
+    "quiet-after-unsubscribe true",
+    "level 6 re-read shows the change",
+    "missing the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription",
+    "error-code null",
+    "summary level=6 era=2025 notifications=1/1 error-code=null exit=0",
+  ];
 }
 
 /** Runs the probe command on a FastRMCP-like server, `--call increment`. */
@@ -1789,7 +1813,7 @@ async function probeFastRmcp(
   params?: (text: string) => Record<string, unknown>,
   args: string[] = ["--json"],
 ) {
-  await using server = startFastRmcpServer(params);
+  await using server = serveFastRmcp({ params });
   const run = await runProbeCommand([
     "--url",
     server.url.href,
@@ -1815,35 +1839,193 @@ Deno.test("probe against FastRMCP's dialect: its content inline, subscribe resul
   });
   assert.equal(result.updates[0].inline.status, "matches-reread");
   // The spec's unsubscribe was refused: level 6, as without the dialect.
-  assert.deepEqual(timelessLines(result), [
-    `target ${run.url.href}`,
-    `uri ${COUNTER_URI}`,
-    "era 2025 (2025-11-25)",
-    "server subs 1.0.0",
-    'capabilities {"subscribe":true,"listChanged":false}',
-    "resource-found true",
-    'initial "{\\"value\\":0}"',
-    "subscribed true",
-    "subscribe-result id,uri,created_at,client_id",
-    "list-subscriptions supported",
-    "called increment ok",
-    `notification-received true after=Ts uri=${COUNTER_URI}`,
-    "changed true",
-    'final "{\\"value\\":1}"',
-    "inline-content matches-reread shape=fastrmcp mime=application/json chars=11 bytes=11",
-    "unchanged-notifications 0",
-    "unsolicited-notifications 0",
-    "unsubscribed true by=subscriptionId",
-    "quiet-after-unsubscribe true",
-    "level 6 re-read shows the change",
-    "missing the server refused resources/unsubscribe {uri}; only FastRMCP's {subscriptionId} stopped the subscription",
-    "error-code null",
-    "summary level=6 era=2025 notifications=1/1 error-code=null exit=0",
-  ]);
+  assert.deepEqual(timelessLines(result), fastRmcpLines(run.url.href));
   assert.ok(
     probeMarkdown(result).includes(
       "\nNot in the spec (FastRMCP's dialect), reported and not graded: resources/subscribe answered with fields id, uri, created_at, client_id; resources/list_subscriptions answered; resources/unsubscribe {uri} was refused and {subscriptionId} accepted.\n",
     ),
+  );
+});
+
+Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-bytes is a fact, never the outcome: the level, the exit status and the time stay, over HTTP and stdio", async (t) => {
+  // Over 4 MiB, the default --max-bytes.
+  const listBytes = 5_000_000;
+  await t.step("HTTP, --call increment", async () => {
+    const started = performance.now();
+    await using server = serveFastRmcp({ listBytes });
+    const run = await runProbeCommand([
+      "--url",
+      server.url.href,
+      "--uri",
+      COUNTER_URI,
+      "--era",
+      "2025",
+      "--call",
+      "increment",
+      "--timeout",
+      "8",
+      "--json",
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as ProbeResult;
+    assert.deepEqual(
+      timelessLines(result),
+      fastRmcpLines(server.url.href, "too-large"),
+    );
+    assert.ok(seconds < 8, `${seconds} s`);
+  });
+  await t.step("stdio, the server notifying by itself", async () => {
+    const command = [
+      Deno.execPath(),
+      "run",
+      "-A",
+      FASTRMCP_PATH,
+      JSON.stringify({ listBytes, notifyAfterMs: 300 }),
+    ];
+    const started = performance.now();
+    const run = await runProbeCommand([
+      "--uri",
+      COUNTER_URI,
+      "--era",
+      "2025",
+      "--timeout",
+      "8",
+      "--json",
+      "--stdio",
+      "--",
+      ...command,
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as ProbeResult;
+    assert.deepEqual(
+      timelessLines(result),
+      fastRmcpLines(command.join(" "), "too-large").filter((line) =>
+        line !== "called increment ok"
+      ),
+    );
+    // The update came at once: no wait for it to the timeout.
+    assert.ok(seconds < 8, `${seconds} s`);
+  });
+  await t.step(
+    "HTTP, the answer over the limit after its time (--timeout 1)",
+    async () => {
+      await using server = serveFastRmcp({ listBytes, listDelayMs: 1200 });
+      const run = await runProbeCommand([
+        "--url",
+        server.url.href,
+        "--uri",
+        COUNTER_URI,
+        "--era",
+        "2025",
+        "--call",
+        "increment",
+        "--timeout",
+        "1",
+        "--json",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      // No answer within its time: unsupported, as for a server that never
+      // answers; its late answer then is said, never the run's failure.
+      assert.deepEqual(
+        timelessLines(result),
+        fastRmcpLines(server.url.href, "unsupported"),
+      );
+      assert.ok(
+        result.steps.some(({ text }) =>
+          /^the answer to resources\/list_subscriptions \(not in the spec\) was over --max-bytes \(\d+ bytes\): dropped$/
+            .test(text)
+        ),
+        run.stderr,
+      );
+    },
+  );
+});
+
+Deno.test("probe: FastRMCP content is compared only for the URI it names and the subscription it belongs to; a mismatch is reported as such, never graded", async (t) => {
+  const cases = [
+    {
+      name: "content for another URI, with another subscription's id",
+      contentUri: "other://x",
+      subscription: "another-subscription",
+      line:
+        "inline-content uri-mismatch shape=fastrmcp mime=application/json chars=11 bytes=11 content-uri=other://x subscription=another-subscription",
+    },
+    {
+      name: "content for the URI, with another subscription's id",
+      contentUri: COUNTER_URI,
+      subscription: "another-subscription",
+      line:
+        "inline-content subscription-mismatch shape=fastrmcp mime=application/json chars=11 bytes=11 subscription=another-subscription",
+    },
+  ];
+  for (const { name, contentUri, subscription, line } of cases) {
+    await t.step(name, async () => {
+      const run = await probeFastRmcp((text) => ({
+        subscription_id: subscription,
+        uri: COUNTER_URI,
+        content: { uri: contentUri, mimeType: "application/json", text },
+        timestamp: 1699565000,
+      }));
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.equal(result.inlineDefect, null);
+      // The same lines as for FastRMCP's own content, but for the content's.
+      assert.deepEqual(
+        timelessLines(result),
+        fastRmcpLines(run.url.href).map((expected) =>
+          expected.startsWith("inline-content ") ? line : expected
+        ),
+      );
+    });
+  }
+  await t.step(
+    "a forged URI and subscription: quoted on their line",
+    async () => {
+      const run = await probeFastRmcp((text) => ({
+        subscription_id: FORGED_LINES,
+        uri: COUNTER_URI,
+        content: { uri: FORGED_LINES, text },
+      }), []);
+      assert.equal(run.code, 0, run.stderr);
+      const lines = assertOwnLines(run);
+      const quoted = JSON.stringify(FORGED_LINES).replace("\u2028", "\\u2028")
+        .replaceAll("[", "\\u005b").replaceAll("]", "\\u005d");
+      assert.ok(
+        lines.includes(
+          `inline-content uri-mismatch shape=fastrmcp chars=11 bytes=11 content-uri=${quoted} subscription=${quoted}`,
+        ),
+        run.stdout,
+      );
+    },
+  );
+});
+
+Deno.test("probe: an update whose content nests 200,000 levels deep still counts; its content is refused as too deep, said with what came", async () => {
+  const depth = 200_000;
+  const deep = "[".repeat(depth) + "]".repeat(depth);
+  const run = await probeFastRmcp(() => ({
+    uri: COUNTER_URI,
+    structuredContent: JSON.parse(deep),
+  }), ["--json", "--timeout", "5"]);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as ProbeResult;
+  assert.deepEqual(
+    timelessLines(result),
+    fastRmcpLines(run.url.href).map((expected) =>
+      expected.startsWith("inline-content ")
+        ? `inline-content too-deep shape=sep-3119 chars=${deep.length} bytes=${deep.length} depth=${depth}`
+        : expected
+    ),
+  );
+  assert.ok(
+    result.steps.some((step) =>
+      step.text ===
+        `notifications/resources/updated ${COUNTER_URI} (content inline, sep-3119, refused: ${depth} levels deep, over 1000)`
+    ),
+    run.stderr,
   );
 });
 
