@@ -27,7 +27,8 @@
  * endpoint, `--base-url` (or `OPENAI_BASE_URL`), `--model`
  * (`OPENAI_MODEL`), the key in `OPENAI_API_KEY` (none: no `Authorization`
  * header, for a local model), never printed nor passed to a stdio server.
- * `--no-updates` turns the watching off: the negative control. `--help`
+ * `--no-updates` turns the watching off: the negative control. A model
+ * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
  * the server or model failed, 2 for a bad flag.
  *
@@ -51,6 +52,10 @@ export const MAX_CONTENT_CHARS = 16_000;
 /** The most bytes of one model answer the host reads. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const MAX_MODEL_REQUESTS = 12;
+/** `--model-timeout` unless given: time enough for a local model on a CPU. */
+const DEFAULT_MODEL_TIMEOUT_SECONDS = 300;
+const MODEL_TIMEOUT_ERROR =
+  "--model-timeout must be a number of seconds, above 0 and at most 3600";
 /** Opens every update message, so a reader of a transcript finds them. */
 export const UPDATE_MARK = "[Update from the MCP server]";
 
@@ -73,6 +78,9 @@ Options:
                    (default: OPENAI_BASE_URL, else https://api.openai.com/v1)
   --model NAME     the model (default: OPENAI_MODEL)
   --no-updates     watch nothing: the host most agents ship (the control)
+  --model-timeout S
+                   seconds a model request may take, its answer read in
+                   full (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}: time for a local model on a CPU)
   --help           print this help
 
 The key is OPENAI_API_KEY (none: no Authorization header, as a local
@@ -90,6 +98,8 @@ const optionsSchema = z.object({
   "base-url": z.url({ error: "--base-url is not a URL" }),
   model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
   "no-updates": z.boolean(),
+  "model-timeout": z.coerce.number({ error: MODEL_TIMEOUT_ERROR })
+    .refine((seconds) => seconds > 0 && seconds <= 3600, MODEL_TIMEOUT_ERROR),
   prompt: z.string(),
 }).refine((options) => (options.url === undefined) !== !options.stdio, {
   error: "give --url URL or --stdio -- COMMAND…, one of them",
@@ -116,6 +126,10 @@ export function parseHostArgs(
     },
     model: { type: "string", default: env.OPENAI_MODEL || undefined },
     "no-updates": { type: "boolean", default: false },
+    "model-timeout": {
+      type: "string",
+      default: String(DEFAULT_MODEL_TIMEOUT_SECONDS),
+    },
   }, { allowPositionals: true });
   const { help, ...options } = values;
   if (help) return "help";
@@ -332,18 +346,47 @@ const answerSchema = z.object({
 
 /** One request to the model: its next message. */
 async function askModel(options: HostOptions, body: object) {
-  const response = await fetch(
-    `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
-    {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        // A local model may want no key: then no header at all.
-        ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
+  const { response, text } = await postToModel(options, body);
+  if (!response.ok) {
+    throw new Error(
+      `the model answered ${response.status}: ${text.slice(0, 300)}`,
+    );
+  }
+  return answerSchema.parse(JSON.parse(text)).choices[0].message;
+}
+
+/**
+ * The model's response to one request and its text, in full within
+ * `--model-timeout` (the signal ends the reading of the body too).
+ */
+async function postToModel(options: HostOptions, body: object) {
+  const seconds = options["model-timeout"];
+  const signal = AbortSignal.timeout(seconds * 1000);
+  try {
+    const response = await fetch(
+      `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          // A local model may want no key: then no header at all.
+          ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
+        },
+        body: JSON.stringify({ model: options.model, ...body }),
+        signal,
       },
-      body: JSON.stringify({ model: options.model, ...body }),
-    },
-  );
+    );
+    return { response, text: await readAnswer(response) };
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    throw new Error(
+      `the model did not answer within ${seconds} s (--model-timeout)`,
+    );
+  }
+}
+
+/** A response's body as text, at most `MAX_ANSWER_BYTES` of it. */
+async function readAnswer(response: Response): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of response.body ?? []) {
@@ -352,13 +395,7 @@ async function askModel(options: HostOptions, body: object) {
     }
     chunks.push(chunk);
   }
-  const text = await new Blob(chunks as BlobPart[]).text();
-  if (!response.ok) {
-    throw new Error(
-      `the model answered ${response.status}: ${text.slice(0, 300)}`,
-    );
-  }
-  return answerSchema.parse(JSON.parse(text)).choices[0].message;
+  return await new Blob(chunks as BlobPart[]).text();
 }
 
 /** The function tools the model is offered: resources, then the server's tools. */

@@ -28,6 +28,8 @@ prepareTestEnvironment();
 const HOST_PATH = new URL("./reference_host.ts", import.meta.url).pathname;
 const MAIN_PATH = new URL("../../main.ts", import.meta.url).pathname;
 const API_KEY = "test-key-never-printed";
+/** How long a run of the host may take before the test ends it (SIGTERM). */
+const HOST_DEADLINE_MS = 30_000;
 
 interface ChatMessage {
   role: string;
@@ -97,6 +99,8 @@ async function runHost(
     ],
     env,
     stdin: "null",
+    // A host that hangs fails its test instead of the whole run.
+    signal: AbortSignal.timeout(HOST_DEADLINE_MS),
   }).output();
   const decoder = new TextDecoder();
   return {
@@ -262,6 +266,10 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
       "--era must be auto, 2025 or 2026-07-28",
     ],
     [["--stdio", "Go"], "--stdio needs -- COMMAND…"],
+    [
+      ["--model-timeout", "0", "--url", "http://127.0.0.1:9/mcp", "Go"],
+      "--model-timeout must be a number of seconds, above 0 and at most 3600",
+    ],
   ];
   for (const [args, message] of cases) {
     await t.step(args.join(" "), async () => {
@@ -311,7 +319,15 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
   assert.match(HOST_USAGE, /^Usage: deno run -A reference_host\.ts /);
   // Every flag the parser takes is in the usage.
   for (
-    const flag of ["url", "stdio", "era", "base-url", "model", "no-updates"]
+    const flag of [
+      "url",
+      "stdio",
+      "era",
+      "base-url",
+      "model",
+      "no-updates",
+      "model-timeout",
+    ]
   ) {
     assert.match(HOST_USAGE, new RegExp(`^  --${flag} `, "m"), flag);
   }
@@ -466,6 +482,149 @@ Deno.test("reference host: an update for a resource it never read is ignored; wh
     );
   } finally {
     await model.close();
+    await server.close();
+  }
+});
+
+/** A handler on a free loopback port: its origin, and `close`. */
+function serveLocal(
+  handler: (request: Request) => Response | Promise<Response>,
+) {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    handler,
+  );
+  return {
+    origin: `http://127.0.0.1:${server.addr.port}`,
+    close: () => server.shutdown(),
+  };
+}
+
+/**
+ * A 2025 MCP server over HTTP written out by hand, so that a test controls
+ * every byte: each request answered with JSON, no session, no GET stream.
+ * Its tools are `tools`; its one resource, `big://a`, holds `text`.
+ */
+function startJsonServer(options: { tools?: object[]; text?: string } = {}) {
+  type Params = Record<string, unknown>;
+  const results: Record<string, (params: Params) => object> = {
+    initialize: (params) => ({
+      protocolVersion: params.protocolVersion,
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      serverInfo: { name: "json", version: "0.0.1" },
+    }),
+    "tools/list": () => ({ tools: options.tools ?? [] }),
+    "resources/list": () => ({ resources: [{ uri: "big://a", name: "a" }] }),
+    "resources/read": ({ uri }) => ({
+      contents: [{ uri, text: options.text ?? "a" }],
+    }),
+    "tools/call": () => ({ content: [{ type: "text", text: "called" }] }),
+  };
+  const server = serveLocal(async (request) => {
+    if (request.method !== "POST") return new Response(null, { status: 405 });
+    const { id, method, params } = await request.json();
+    if (id === undefined) return new Response(null, { status: 202 });
+    const result = results[method]?.(params) ?? {};
+    return Response.json({ jsonrpc: "2.0", id, result });
+  });
+  return { url: `${server.origin}/mcp`, close: server.close };
+}
+
+/** A Chat Completions answer: these tool calls, or with none the text. */
+function chatAnswer(
+  calls: { name: string; arguments?: object }[],
+  content = "done",
+) {
+  const message = calls.length === 0 ? { role: "assistant", content } : {
+    role: "assistant",
+    content: null,
+    tool_calls: calls.map((call, index) => ({
+      id: `call_${index}`,
+      type: "function",
+      function: {
+        name: call.name,
+        arguments: JSON.stringify(call.arguments ?? {}),
+      },
+    })),
+  };
+  return Response.json({ choices: [{ message }] });
+}
+
+interface ChatRequest {
+  messages: (ChatMessage & { tool_calls?: unknown[] })[];
+  tools: { function: { name: string } }[];
+}
+
+/**
+ * A Chat Completions endpoint that answers its requests with `answers` in
+ * turn (then "done"), keeping each request and its size in bytes.
+ */
+function startChatModel(
+  answers: ((request: Request) => Response | Promise<Response>)[],
+) {
+  const requests: ChatRequest[] = [];
+  const sizes: number[] = [];
+  const server = serveLocal(async (request) => {
+    const body = await request.text();
+    sizes.push(body.length);
+    const turn = requests.push(JSON.parse(body)) - 1;
+    return await answers[turn]?.(request) ?? chatAnswer([]);
+  });
+  return {
+    requests,
+    sizes,
+    baseUrl: `${server.origin}/v1`,
+    close: server.close,
+  };
+}
+
+Deno.test("reference host --model-timeout: a model that never answers, or never ends its answer, fails the run at the timeout", async (t) => {
+  const server = startJsonServer();
+  // Answered once the host has gone, for the server to shut down.
+  const ended = Promise.withResolvers<void>();
+  const hangs: Record<string, () => Promise<Response>> = {
+    "no answer": () => ended.promise.then(() => new Response(null)),
+    "an answer that never ends": () =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"choices": ['));
+            },
+          }),
+          { headers: { "content-type": "application/json" } },
+        ),
+      ),
+  };
+  try {
+    for (const [name, hang] of Object.entries(hangs)) {
+      await t.step(name, async () => {
+        const model = startChatModel([hang]);
+        try {
+          const run = await runHost(
+            [
+              "--era",
+              "2025",
+              "--model-timeout",
+              "0.5",
+              "--url",
+              server.url,
+              "Go",
+            ],
+            model.baseUrl,
+          );
+          assert.equal(
+            run.stderr,
+            "[host] failed: the model did not answer within 0.5 s (--model-timeout)\n",
+          );
+          assert.equal(run.code, 1);
+        } finally {
+          ended.resolve();
+          await model.close();
+        }
+      });
+    }
+  } finally {
     await server.close();
   }
 });
