@@ -49,6 +49,8 @@ import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../../main.ts";
 
 /** The most characters of one resource or tool result the model is shown. */
 export const MAX_CONTENT_CHARS = 16_000;
+/** The most characters of one line the host prints (the model's answer aside). */
+export const MAX_LINE_CHARS = 1_000;
 /** The most bytes of one model answer the host reads. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const MAX_MODEL_REQUESTS = 12;
@@ -160,8 +162,21 @@ function bounded(text: string): string {
   return `${text.slice(0, MAX_CONTENT_CHARS)}\n[… ${cut} more characters]`;
 }
 
-/** One of the host's lines on stderr, control characters escaped. */
-const say = (words: string) => console.error(`[host] ${lineText(words)}`);
+/** The key, which nothing the host prints may hold (set by `hostMain`). */
+let secret = "";
+
+/**
+ * Text fit to print, whoever wrote it: the key taken out first (a cut
+ * could leave its start), then at most `max` characters, control
+ * characters escaped.
+ */
+function printable(text: string, max = MAX_LINE_CHARS): string {
+  const shown = secret ? text.replaceAll(secret, "[OPENAI_API_KEY]") : text;
+  return lineText(shown.length > max ? `${shown.slice(0, max)}…` : shown);
+}
+
+/** One of the host's lines on stderr. */
+const say = (words: string) => console.error(`[host] ${printable(words)}`);
 
 /** A Chat Completions message, as far as this host uses them. */
 type Message =
@@ -347,12 +362,22 @@ const answerSchema = z.object({
 /** One request to the model: its next message. */
 async function askModel(options: HostOptions, body: object) {
   const { response, text } = await postToModel(options, body);
+  // `say` hides the key and cuts the line; no message here quotes a part
+  // of the answer, which could end inside the key.
   if (!response.ok) {
-    throw new Error(
-      `the model answered ${response.status}: ${text.slice(0, 300)}`,
-    );
+    throw new Error(`the model answered ${response.status}: ${text}`);
   }
-  return answerSchema.parse(JSON.parse(text)).choices[0].message;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error("the model's answer is not JSON");
+  }
+  const answer = answerSchema.safeParse(json);
+  if (!answer.success) {
+    throw new Error("the model's answer is not a Chat Completions answer");
+  }
+  return answer.data.choices[0].message;
 }
 
 /**
@@ -486,6 +511,7 @@ async function hostMain(
     console.log(HOST_USAGE);
     return 0;
   }
+  secret = options.apiKey;
   const era = options.era;
   const client = new Client({ name: "reference-host", version: LAB_VERSION }, {
     versionNegotiation: {
@@ -502,7 +528,8 @@ async function hostMain(
     : new InlineUpdates(transport);
   try {
     await client.connect(transport);
-    console.log(lineText(await converse(options, client, inline)));
+    const answer = await converse(options, client, inline);
+    console.log(printable(answer, MAX_ANSWER_BYTES));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);

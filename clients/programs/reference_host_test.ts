@@ -17,6 +17,7 @@ import {
 import {
   HOST_USAGE,
   MAX_CONTENT_CHARS,
+  MAX_LINE_CHARS,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
@@ -620,6 +621,71 @@ Deno.test("reference host --model-timeout: a model that never answers, or never 
           assert.equal(run.code, 1);
         } finally {
           ended.resolve();
+          await model.close();
+        }
+      });
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("reference host: the key is never printed, whatever the model's endpoint sends back, and the model's text is escaped and cut", async (t) => {
+  const server = startJsonServer();
+  const echo = (request: Request) =>
+    [...request.headers].map(([name, value]) => `${name}: ${value}`)
+      .join("\n");
+  // The key where a cut falls: where the host cut the body (300
+  // characters), and where it cuts a line.
+  const endsInKey = (padding: number) => () =>
+    new Response(`${"x".repeat(padding)} Bearer ${API_KEY}`, { status: 401 });
+  const cases: [string, ((request: Request) => Response)[]][] = [
+    ["a 401 that echoes the request's headers", [
+      (request) => new Response(echo(request), { status: 401 }),
+    ]],
+    ["a 401 whose first 300 characters end inside the key", [endsInKey(280)]],
+    ["a 401 whose first line's worth ends inside the key", [
+      endsInKey(MAX_LINE_CHARS - 50),
+    ]],
+    ["an answer that is not JSON, the key first", [
+      () => new Response(`${API_KEY} and more`),
+    ]],
+    [
+      "a tool called by the key, a name of 100,000 characters, the key in the answer",
+      [
+        () =>
+          chatAnswer([
+            { name: API_KEY },
+            { name: `\u001b[2J${"x".repeat(100_000)}` },
+          ]),
+        () => chatAnswer([], `the key: ${API_KEY}`),
+      ],
+    ],
+  ];
+  try {
+    for (const [name, answers] of cases) {
+      await t.step(name, async () => {
+        const model = startChatModel(answers);
+        try {
+          const run = await runHost(
+            ["--era", "2025", "--url", server.url, "Go"],
+            model.baseUrl,
+          );
+          for (const output of [run.stdout, run.stderr]) {
+            // Not even the start of it.
+            assert.ok(!output.includes(API_KEY.slice(0, 8)), output);
+            for (const line of output.split("\n")) {
+              assert.ok(line.length < MAX_LINE_CHARS + 20, `${line.length}`);
+              assert.doesNotMatch(line, /\p{Cc}/u);
+            }
+          }
+          if (name.startsWith("a 401 that echoes")) {
+            assert.match(
+              run.stderr,
+              /authorization: Bearer \[OPENAI_API_KEY\]/,
+            );
+          }
+        } finally {
           await model.close();
         }
       });
