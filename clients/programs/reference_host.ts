@@ -54,6 +54,8 @@ export const MAX_LINE_CHARS = 1_000;
 /** The most bytes of one model answer the host reads. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const MAX_MODEL_REQUESTS = 12;
+/** The most tool calls of one model answer the host runs: the first ones. */
+export const MAX_TOOL_CALLS = 16;
 /** `--model-timeout` unless given: time enough for a local model on a CPU. */
 const DEFAULT_MODEL_TIMEOUT_SECONDS = 300;
 const MODEL_TIMEOUT_ERROR =
@@ -475,8 +477,15 @@ async function converse(
     for (let request = 0; request < MAX_MODEL_REQUESTS; request++) {
       messages.push(...await watch.takeUpdates());
       const answer = await askModel(options, { messages, tools });
-      const calls = answer.tool_calls ?? [];
-      if (calls.length === 0) return answer.content ?? "";
+      const asked = answer.tool_calls ?? [];
+      if (asked.length === 0) return answer.content ?? "";
+      // Each call kept in the conversation needs its result: the rest go.
+      const calls = asked.slice(0, MAX_TOOL_CALLS);
+      if (asked.length > calls.length) {
+        say(
+          `the model asked for ${asked.length} tool calls at once: the host runs the first ${calls.length}`,
+        );
+      }
       messages.push({
         role: "assistant",
         content: answer.content ?? null,

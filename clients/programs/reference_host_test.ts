@@ -18,6 +18,7 @@ import {
   HOST_USAGE,
   MAX_CONTENT_CHARS,
   MAX_LINE_CHARS,
+  MAX_TOOL_CALLS,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
@@ -691,6 +692,43 @@ Deno.test("reference host: the key is never printed, whatever the model's endpoi
       });
     }
   } finally {
+    await server.close();
+  }
+});
+
+Deno.test("reference host: of the tool calls in one answer it runs the first 16, and only those stay in the conversation", async () => {
+  const server = startJsonServer();
+  const asked = MAX_TOOL_CALLS * 10;
+  const model = startChatModel([() =>
+    chatAnswer(
+      Array.from({ length: asked }, () => ({ name: "list_resources" })),
+    )]);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const [prompt, assistant, ...results] = model.requests[1].messages;
+    assert.equal(prompt.content, "Go");
+    assert.equal(assistant.tool_calls?.length, MAX_TOOL_CALLS);
+    assert.deepEqual(
+      results.map((message) => message.role),
+      Array(MAX_TOOL_CALLS).fill("tool"),
+    );
+    assert.equal(
+      run.stderr.match(/^\[host\] the model calls /gm)?.length,
+      MAX_TOOL_CALLS,
+    );
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the model asked for ${asked} tool calls at once: the host runs the first ${MAX_TOOL_CALLS}$`,
+        "m",
+      ),
+    );
+  } finally {
+    await model.close();
     await server.close();
   }
 });
