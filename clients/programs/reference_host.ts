@@ -195,13 +195,15 @@ const toolCallSchema = z.object({
 /**
  * Asks every `subscriptions/listen` on a transport for the new content in
  * its notifications (`embedResources: true`, SEP-3119), and keeps the text
- * an update carries, by URI, until `take` claims it. The SDK's client has
+ * an update for a watched resource carries (the latest, cut to
+ * `MAX_CONTENT_CHARS`) until `take` claims it. The SDK's client has
  * no option for either: it sends only the filter, and drops a
  * notification's params beyond `uri` and `_meta` before a handler sees
  * them. So both happen on the transport, before `connect`: the SDK chains
  * a handler already set there, and `send` adds the flag.
  */
 export class InlineUpdates {
+  #watched = new Set<string>();
   #texts = new Map<string, string>();
 
   constructor(transport: Transport) {
@@ -214,6 +216,11 @@ export class InlineUpdates {
         options,
       );
     transport.onmessage = (message) => this.#keep(message);
+  }
+
+  /** Keeps, from now on, the text that updates for `uri` carry. */
+  watch(uri: string) {
+    this.#watched.add(uri);
   }
 
   /** The text the last update for `uri` carried, once; else undefined. */
@@ -229,20 +236,16 @@ export class InlineUpdates {
       message.method !== "notifications/resources/updated"
     ) return;
     const { uri, text } = message.params ?? {};
-    if (typeof uri !== "string" || typeof text !== "string") return;
-    this.#texts.delete(uri);
-    this.#texts.set(uri, text);
-    // Texts for resources the conversation never read are never taken.
-    if (this.#texts.size > 100) {
-      this.#texts.delete(this.#texts.keys().next().value!);
-    }
+    // A resource the conversation never read: nothing would take its text.
+    if (typeof uri !== "string" || !this.#watched.has(uri)) return;
+    if (typeof text === "string") this.#texts.set(uri, bounded(text));
   }
 }
 
 /**
  * The heart of the host: the resources the conversation has read, how the
  * server watches them, and the updates the model has not seen yet (the
- * latest per resource).
+ * latest per resource, its text cut to `MAX_CONTENT_CHARS` as it is kept).
  */
 class ResourceWatch {
   #read = new Set<string>();
@@ -272,6 +275,7 @@ class ResourceWatch {
     const text = await this.#text(uri);
     if (!this.on || this.#read.has(uri)) return text;
     this.#read.add(uri);
+    this.inline?.watch(uri);
     if (!this.#modern) {
       await this.client.subscribeResource({ uri });
     } else {
@@ -313,7 +317,7 @@ class ResourceWatch {
           (text) =>
             void this.#pending.set(uri, {
               at: new Date(),
-              text,
+              text: bounded(text),
               inline: false,
             }),
           (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
@@ -335,7 +339,7 @@ class ResourceWatch {
           (inline
             ? "(the server sent the new content with its notification). "
             : "(the server notified the host, which read it again). ") +
-          `Its content now:\n${bounded(text)}`,
+          `Its content now:\n${text}`,
       };
     });
     this.#pending.clear();
