@@ -45,14 +45,22 @@ import {
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
-import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../../main.ts";
+import {
+  ConfigError,
+  isEventStream,
+  LAB_VERSION,
+  lineText,
+  parseFlags,
+} from "../../main.ts";
 
 /** The most characters of one resource or tool result the model is shown. */
 export const MAX_CONTENT_CHARS = 16_000;
 /** The most characters of one line the host prints (the model's answer aside). */
 export const MAX_LINE_CHARS = 1_000;
-/** The most bytes of one model answer the host reads. */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** The most bytes of one message the host reads, the model's or the server's. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** The most tools the model is offered: the OpenAI API's own limit. */
+export const MAX_TOOLS = 128;
 const MAX_MODEL_REQUESTS = 12;
 /** The most tool calls of one model answer the host runs: the first ones. */
 export const MAX_TOOL_CALLS = 16;
@@ -416,26 +424,30 @@ async function postToModel(options: HostOptions, body: object) {
   }
 }
 
-/** A response's body as text, at most `MAX_ANSWER_BYTES` of it. */
+/** A response's body as text, at most `MAX_MESSAGE_BYTES` of it. */
 async function readAnswer(response: Response): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of response.body ?? []) {
-    if ((size += chunk.length) > MAX_ANSWER_BYTES) {
-      throw new Error(`the model's answer is over ${MAX_ANSWER_BYTES} bytes`);
+    if ((size += chunk.length) > MAX_MESSAGE_BYTES) {
+      throw new Error(`the model's answer is over ${MAX_MESSAGE_BYTES} bytes`);
     }
     chunks.push(chunk);
   }
   return await new Blob(chunks as BlobPart[]).text();
 }
 
-/** The function tools the model is offered: resources, then the server's tools. */
+/**
+ * The function tools the model is offered: resources, then the server's
+ * tools, at most `MAX_TOOLS` in all, none longer than `MAX_CONTENT_CHARS`
+ * as JSON (name, description and schema).
+ */
 async function toolsFor(client: Client) {
   const uri = { type: "object", properties: { uri: { type: "string" } } };
   const { tools } = client.getServerCapabilities()?.tools
     ? await client.listTools()
     : { tools: [] };
-  return [
+  const offered = [
     ["read_resource", "Read an MCP resource by its URI", uri],
     ["list_resources", "List the MCP server's resources", { type: "object" }],
     ...tools.map((tool) => [
@@ -446,7 +458,51 @@ async function toolsFor(client: Client) {
   ].map(([name, description, parameters]) => ({
     type: "function",
     function: { name, description, parameters },
-  }));
+  })).filter((tool) => JSON.stringify(tool).length <= MAX_CONTENT_CHARS)
+    .slice(0, MAX_TOOLS);
+  if (offered.length < tools.length + 2) {
+    say(
+      `the server offers ${tools.length} tools: the model is offered ${
+        offered.length - 2
+      } of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
+    );
+  }
+  return offered;
+}
+
+/**
+ * fetch for the MCP server, each message it sends at most
+ * `MAX_MESSAGE_BYTES`: a JSON body whole, an event stream event by event
+ * (the bytes since its last blank line). Past that the body fails and no
+ * more of it is read; the request it answered fails with it (JSON) or at
+ * the SDK's timeout (an event stream).
+ */
+async function boundedFetch(url: string | URL, init?: RequestInit) {
+  const response = await fetch(url, init);
+  if (!response.body) return response;
+  const events = isEventStream(response);
+  let size = 0;
+  let previous = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!events) size += chunk.length;
+        else {
+          for (const byte of chunk) {
+            if (byte === 13) continue; // CRLF ends a line as LF does
+            size = byte === 10 && previous === 10 ? 0 : size + 1;
+            previous = byte;
+          }
+        }
+        if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
+        const tooLarge =
+          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
+        say(`${tooLarge}: the host reads no more of it`);
+        controller.error(new Error(tooLarge));
+      },
+    }),
+  );
+  return new Response(body, response);
 }
 
 /** Runs one of the model's tool calls; a failure is the call's result. */
@@ -534,7 +590,9 @@ async function hostMain(
   const [command, ...commandArgs] = options.stdio ?? [];
   // A stdio server gets the SDK's few safe variables, never the key.
   const transport = options.url
-    ? new StreamableHTTPClientTransport(new URL(options.url))
+    ? new StreamableHTTPClientTransport(new URL(options.url), {
+      fetch: boundedFetch,
+    })
     : new StdioClientTransport({ command, args: commandArgs });
   const inline = options["no-updates"]
     ? undefined
@@ -542,7 +600,7 @@ async function hostMain(
   try {
     await client.connect(transport);
     const answer = await converse(options, client, inline);
-    console.log(printable(answer, MAX_ANSWER_BYTES));
+    console.log(printable(answer, MAX_MESSAGE_BYTES));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);

@@ -19,7 +19,9 @@ import {
   InlineUpdates,
   MAX_CONTENT_CHARS,
   MAX_LINE_CHARS,
+  MAX_MESSAGE_BYTES,
   MAX_TOOL_CALLS,
+  MAX_TOOLS,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
@@ -507,9 +509,13 @@ function serveLocal(
 /**
  * A 2025 MCP server over HTTP written out by hand, so that a test controls
  * every byte: each request answered with JSON, no session, no GET stream.
- * Its tools are `tools`; its one resource, `big://a`, holds `text`.
+ * Its tools are `tools`; its one resource, `big://a`, holds `text`. With
+ * `streamTools`, `tools/list` is answered as an event stream, after five
+ * notifications of 1 MiB each: each under the host's bound, more in all.
  */
-function startJsonServer(options: { tools?: object[]; text?: string } = {}) {
+function startJsonServer(
+  options: { tools?: object[]; text?: string; streamTools?: boolean } = {},
+) {
   type Params = Record<string, unknown>;
   const results: Record<string, (params: Params) => object> = {
     initialize: (params) => ({
@@ -529,7 +535,19 @@ function startJsonServer(options: { tools?: object[]; text?: string } = {}) {
     const { id, method, params } = await request.json();
     if (id === undefined) return new Response(null, { status: 202 });
     const result = results[method]?.(params) ?? {};
-    return Response.json({ jsonrpc: "2.0", id, result });
+    if (method !== "tools/list" || !options.streamTools) {
+      return Response.json({ jsonrpc: "2.0", id, result });
+    }
+    const event = (message: object) => `data: ${JSON.stringify(message)}\n\n`;
+    const notice = event({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "x".repeat(1024 * 1024) },
+    });
+    return new Response(
+      notice.repeat(5) + event({ jsonrpc: "2.0", id, result }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
   });
   return { url: `${server.origin}/mcp`, close: server.close };
 }
@@ -763,4 +781,60 @@ Deno.test("reference host: InlineUpdates keeps nothing of an update for a resour
     kept?.slice(-60),
   );
   assert.equal(inline.take("read://a"), undefined);
+});
+
+Deno.test("reference host: it reads at most 4 MiB of one message from the server, and offers the model at most 128 tools, none described in over 16,000 characters", async () => {
+  const tool = (name: string, description = "") => ({
+    name,
+    description,
+    inputSchema: { type: "object" },
+  });
+  const many = Array.from({ length: MAX_TOOLS + 50 }, (_, n) => tool(`t${n}`));
+  const server = startJsonServer({
+    tools: [tool("huge", "x".repeat(MAX_CONTENT_CHARS)), ...many],
+    text: "x".repeat(MAX_MESSAGE_BYTES),
+    streamTools: true,
+  });
+  const model = startChatModel([
+    () =>
+      chatAnswer([{ name: "read_resource", arguments: { uri: "big://a" } }]),
+  ]);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    // The tools' list came whole: its stream is bounded event by event.
+    const offered = model.requests[0].tools.map((tool) => tool.function.name);
+    assert.deepEqual(offered, [
+      "read_resource",
+      "list_resources",
+      ...many.slice(0, MAX_TOOLS - 2).map((tool) => `mcp__${tool.name}`),
+    ]);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the server offers ${
+          many.length + 1
+        } tools: the model is offered ${MAX_TOOLS - 2} of them `,
+        "m",
+      ),
+    );
+    const read = model.requests[1].messages.at(-1)?.content ?? "";
+    assert.match(
+      read.slice(0, 200),
+      new RegExp(`^The call failed: .*over ${MAX_MESSAGE_BYTES} bytes`),
+    );
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the server sent a message over ${MAX_MESSAGE_BYTES} bytes`,
+        "m",
+      ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
 });
