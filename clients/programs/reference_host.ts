@@ -12,8 +12,12 @@
  * next model request adds one message per changed resource,
  * marked as an update from the server (which resource, when), holding the
  * latest text: the model never has to ask. Resources the conversation never
- * read are not watched; every text given the model is cut to
- * `MAX_CONTENT_CHARS`.
+ * read are not watched.
+ *
+ * No server or model can hang it, fill its memory or its terminal: each
+ * bound is a flag or a constant at the top (`HOST_USAGE` lists them), and
+ * a stdio server runs in a process group of its own (`StdioServer`), ended
+ * with the host.
  *
  * ```sh
  * OPENAI_API_KEY=… deno run -A clients/programs/reference_host.ts --model gpt-4.1 \
@@ -30,7 +34,8 @@
  * `--no-updates` turns the watching off: the negative control. A model
  * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
- * the server or model failed, 2 for a bad flag.
+ * the server or model failed, 2 for a bad flag, 130 or 143 after a Ctrl-C
+ * or SIGTERM.
  *
  * @module
  */
@@ -38,34 +43,43 @@
 import { z } from "npm:zod@4.6.7";
 import {
   Client,
+  deserializeMessage,
   isJSONRPCNotification,
   isJSONRPCRequest,
   type JSONRPCMessage,
+  serializeMessage,
   StreamableHTTPClientTransport,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
+import { getDefaultEnvironment } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
 import {
+  boundedLines,
   ConfigError,
   isEventStream,
   LAB_VERSION,
   lineText,
   parseFlags,
+  shutdownSignals,
 } from "../../main.ts";
 
-/** The most characters of one resource or tool result the model is shown. */
-export const MAX_CONTENT_CHARS = 16_000;
-/** The most characters of one line the host prints (the model's answer aside). */
-export const MAX_LINE_CHARS = 1_000;
-/** The most bytes of one message the host reads, the model's or the server's. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-/** The most tools the model is offered: the OpenAI API's own limit. */
-export const MAX_TOOLS = 128;
-const MAX_MODEL_REQUESTS = 12;
-/** The most tool calls of one model answer the host runs: the first ones. */
-export const MAX_TOOL_CALLS = 16;
+// The host's bounds, so that no server or model can hang it or fill its
+// memory or terminal (HOST_USAGE and docs/client-authors.md say them).
 /** `--model-timeout` unless given: time enough for a local model on a CPU. */
 const DEFAULT_MODEL_TIMEOUT_SECONDS = 300;
+const MAX_MODEL_REQUESTS = 12;
+/** The most bytes of one message the host reads, the model's or the server's. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** The most characters of any text the model is given, and of a tool offered. */
+export const MAX_CONTENT_CHARS = 16_000;
+/** The most tools the model is offered: the OpenAI API's own limit. */
+export const MAX_TOOLS = 128;
+/** The most tool calls of one model answer the host runs: the first ones. */
+export const MAX_TOOL_CALLS = 16;
+/** The most characters of one line the host prints (the model's answer aside). */
+export const MAX_LINE_CHARS = 1_000;
+/** How long a stdio server has to exit after its stdin ends, and after SIGTERM. */
+const STOP_GRACE_MS = 2000;
+
 const MODEL_TIMEOUT_ERROR =
   "--model-timeout must be a number of seconds, above 0 and at most 3600";
 /** Opens every update message, so a reader of a transcript finds them. */
@@ -97,8 +111,10 @@ Options:
 
 The key is OPENAI_API_KEY (none: no Authorization header, as a local
 model may want), never printed nor passed to a stdio server. The host's
-own lines go to stderr as [host] …, the model's answer to stdout. Exit status: 0 the model
-answered, 1 the server or the model failed, 2 a bad flag or value.`;
+own lines go to stderr as [host] …, a stdio server's stderr as [server] …,
+the model's answer to stdout. Exit status: 0 the model answered, 1 the
+server or the model failed, 2 a bad flag or value, 130 or 143 after a
+Ctrl-C or SIGTERM.`;
 
 const optionsSchema = z.object({
   url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })
@@ -497,12 +513,134 @@ async function boundedFetch(url: string | URL, init?: RequestInit) {
         if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
         const tooLarge =
           `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
-        say(`${tooLarge}: the host reads no more of it`);
+        say(`${tooLarge}: not read`);
         controller.error(new Error(tooLarge));
       },
     }),
   );
   return new Response(body, response);
+}
+
+/**
+ * The `--stdio` server, one JSON-RPC message a line each way (a line over
+ * `MAX_MESSAGE_BYTES` is not read), its stderr passed on as `[server] …`
+ * lines. It runs in a process group of its own, so that `close` ends it
+ * and all it started: stdin closed, then SIGTERM, then SIGKILL to the
+ * group, `STOP_GRACE_MS` apart. (The SDK's `StdioClientTransport` signals
+ * the server alone, and under Deno its SIGKILL after a SIGTERM is never
+ * sent: a server that ignores both outlives the host.)
+ */
+class StdioServer implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  #child?: Deno.ChildProcess;
+  #stdin?: WritableStreamDefaultWriter<Uint8Array>;
+  #stderrPassed?: Promise<void>;
+  #closing?: Promise<void>;
+
+  constructor(private readonly command: string[]) {}
+
+  start(): Promise<void> {
+    const [program, ...args] = this.command;
+    this.#child = new Deno.Command(program, {
+      args,
+      // The SDK's few safe variables (HOME, PATH, …), never the key.
+      clearEnv: true,
+      env: getDefaultEnvironment(),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    this.#stdin = this.#child.stdin.getWriter();
+    this.#read(this.#child.stdout).catch((error) => this.onerror?.(error));
+    this.#stderrPassed = this.#passOn(this.#child.stderr).catch(() => {});
+    this.#child.status.then(() => this.onclose?.());
+    return Promise.resolve();
+  }
+
+  async #read(stdout: ReadableStream<Uint8Array>) {
+    for await (const read of boundedLines(stdout, MAX_MESSAGE_BYTES)) {
+      if ("tooLong" in read) {
+        say(
+          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes: not read`,
+        );
+        continue;
+      }
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(read.line);
+      } catch {
+        say(`the server printed a line that is not JSON-RPC: ${read.line}`);
+        continue;
+      }
+      this.onmessage?.(message);
+    }
+  }
+
+  async #passOn(stderr: ReadableStream<Uint8Array>) {
+    for await (const read of boundedLines(stderr, MAX_MESSAGE_BYTES)) {
+      console.error(
+        "line" in read
+          ? `[server] ${printable(read.line)}`
+          : `[server] (a line of ${read.tooLong} bytes, not shown)`,
+      );
+    }
+  }
+
+  async send(message: JSONRPCMessage) {
+    if (!this.#stdin) throw new Error("the server is not running");
+    await this.#stdin.write(
+      new TextEncoder().encode(serializeMessage(message)),
+    );
+  }
+
+  /** Ends the server, however often it is called: EOF, then `stop`. */
+  close(): Promise<void> {
+    return this.#closing ??= this.#end();
+  }
+
+  async #end() {
+    if (!this.#child) return;
+    // Not awaited: a server that reads nothing would hold it for ever.
+    this.#stdin?.close().catch(() => {});
+    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+      await this.stop("SIGTERM");
+    }
+    // What the server started and left behind is in its group.
+    this.#signal("SIGKILL");
+    // Its last lines (the lab's verdict) are printed before the host ends.
+    await within(this.#stderrPassed!, STOP_GRACE_MS);
+  }
+
+  /** `signal` to the server's group, then SIGKILL if it has not exited. */
+  async stop(signal: Deno.Signal) {
+    if (!this.#child) return;
+    this.#signal(signal);
+    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+      this.#signal("SIGKILL");
+    }
+    await this.#child.status;
+  }
+
+  /** A signal to the server's process group (Windows has none: to it). */
+  #signal(signal: Deno.Signal) {
+    try {
+      if (Deno.build.os === "windows") this.#child?.kill(signal);
+      else if (this.#child) Deno.kill(-this.#child.pid, signal);
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/** Whether `done` settles within `ms` milliseconds. */
+function within(done: Promise<unknown>, ms: number): Promise<boolean> {
+  return Promise.race([
+    done.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
 }
 
 /** Runs one of the model's tool calls; a failure is the call's result. */
@@ -587,13 +725,7 @@ async function hostMain(
       mode: era === "auto" ? "auto" : era === "2025" ? "legacy" : { pin: era },
     },
   });
-  const [command, ...commandArgs] = options.stdio ?? [];
-  // A stdio server gets the SDK's few safe variables, never the key.
-  const transport = options.url
-    ? new StreamableHTTPClientTransport(new URL(options.url), {
-      fetch: boundedFetch,
-    })
-    : new StdioClientTransport({ command, args: commandArgs });
+  const transport = transportFor(options);
   const inline = options["no-updates"]
     ? undefined
     : new InlineUpdates(transport);
@@ -610,7 +742,35 @@ async function hostMain(
       await transport.terminateSession().catch(() => {});
     }
     await client.close().catch(() => {});
+    // Connected or not, a stdio server ends before the host.
+    if (transport instanceof StdioServer) await transport.close();
   }
+}
+
+/**
+ * The server's transport. A stdio server's process group does not get a
+ * Ctrl-C or a SIGTERM sent to the host's, so the host passes it on, and
+ * ends (130 or 143, as a shell reports a process the signal ended).
+ */
+function transportFor(options: HostOptions): Transport {
+  if (options.url) {
+    return new StreamableHTTPClientTransport(new URL(options.url), {
+      fetch: boundedFetch,
+    });
+  }
+  const server = new StdioServer(options.stdio!);
+  for (const signal of shutdownSignals(Deno.build.os)) {
+    try {
+      Deno.addSignalListener(signal, async () => {
+        say(`${signal}: the host ends its server, then itself`);
+        await server.stop(signal);
+        Deno.exit(signal === "SIGINT" ? 130 : 143);
+      });
+    } catch {
+      // Not a signal of this system.
+    }
+  }
+  return server;
 }
 
 if (import.meta.main) Deno.exit(await hostMain(Deno.args));

@@ -28,6 +28,7 @@ import {
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
 import type { Transport } from "npm:@modelcontextprotocol/client@2.4.0";
+import { alive, exitsWithin, sleep } from "../support/process.ts";
 
 prepareTestEnvironment();
 
@@ -217,11 +218,11 @@ Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks
     // The lab's verdict, on the stderr the host passed on.
     assert.match(
       run.stderr,
-      /^\[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+      /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
     );
     assert.match(
       run.stderr,
-      /^ {2}level 6 of 7: version 2 delivered inline, not re-read$/m,
+      /^\[server\] {3}level 6 of 7: version 2 delivered inline, not re-read$/m,
     );
     assert.doesNotMatch(run.stderr, /\[resources\/read\] uri=\S+ version=2/);
   } finally {
@@ -836,5 +837,139 @@ Deno.test("reference host: it reads at most 4 MiB of one message from the server
   } finally {
     await model.close();
     await server.close();
+  }
+});
+
+/**
+ * A 2025 stdio MCP server that ignores SIGTERM and the end of its stdin,
+ * and starts a child that would outlive it (`sleep`). It writes both PIDs
+ * to the file its argument names, an escape sequence on stderr, and after
+ * its answer to `initialize` a line over `MAX_MESSAGE_BYTES` on stdout.
+ */
+const STUBBORN_SERVER = `
+Deno.addSignalListener("SIGTERM", () => {});
+const child = new Deno.Command("sleep", { args: ["60"] }).spawn();
+Deno.writeTextFileSync(Deno.args[0], JSON.stringify([Deno.pid, child.pid]));
+console.error("\\x1b[31mstarted");
+const decoder = new TextDecoder();
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (method !== "initialize") continue;
+    console.log(JSON.stringify({ jsonrpc: "2.0", id, result: {
+      protocolVersion: params.protocolVersion,
+      capabilities: {},
+      serverInfo: { name: "stubborn", version: "0.0.1" },
+    } }));
+    console.log("x".repeat(${MAX_MESSAGE_BYTES + 1}));
+  }
+}
+setInterval(() => {}, 1000);
+`;
+
+Deno.test("reference host --stdio: a server that ignores the end of its stdin and SIGTERM is ended with its process group, as the host ends or is ended", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const script = `${dir}/stubborn.ts`;
+  await Deno.writeTextFile(script, STUBBORN_SERVER);
+  // The first run's model answers at once, the second's once the host has
+  // gone.
+  const ended = Promise.withResolvers<void>();
+  const model = startChatModel([
+    () => chatAnswer([]),
+    () => ended.promise.then(() => chatAnswer([])),
+  ]);
+  const hostCommand = (pidsFile: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        HOST_PATH,
+        ...["--base-url", model.baseUrl, "--model", "m", "--era", "2025"],
+        "Go",
+        "--stdio",
+        "--",
+        ...denoChildCommand(),
+        ...["run", "-A", script, pidsFile],
+      ],
+      env: { OPENAI_API_KEY: API_KEY },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(HOST_DEADLINE_MS),
+    });
+  /**
+   * A run of the host: its exit status as it exits, what it printed once
+   * all that holds its pipes has gone (a server left running holds them).
+   */
+  const startHost = (pidsFile: string) => {
+    const host = hostCommand(pidsFile).spawn();
+    return {
+      host,
+      stdout: new Response(host.stdout).text(),
+      stderr: new Response(host.stderr).text(),
+    };
+  };
+  const started: number[] = [];
+  /** The server's and its child's PIDs, once it has written them. */
+  const pidsIn = async (path: string) => {
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      const text = await Deno.readTextFile(path).catch(() => "");
+      if (text) {
+        const pids: number[] = JSON.parse(text);
+        started.push(...pids);
+        return pids;
+      }
+      await sleep(100);
+    }
+    throw new Error("the server never wrote its PIDs");
+  };
+  try {
+    await t.step("the host ends: EOF, SIGTERM, then SIGKILL", async () => {
+      const run = startHost(`${dir}/first`);
+      const { code } = await run.host.status;
+      for (const pid of await pidsIn(`${dir}/first`)) {
+        assert.ok(await exitsWithin(pid, 1000), `${pid} is still running`);
+      }
+      const stderr = await run.stderr;
+      assert.equal(code, 0, stderr);
+      assert.equal(await run.stdout, "done\n");
+      // Its stderr passed on escaped; its long line not read.
+      assert.match(stderr, /^\[server\] \\u001b\[31mstarted$/m);
+      assert.match(
+        stderr,
+        new RegExp(
+          `^\\[host\\] the server sent a message over ${MAX_MESSAGE_BYTES} bytes: not read$`,
+          "m",
+        ),
+      );
+    });
+    await t.step(
+      "the host is sent SIGTERM while it waits for the model",
+      async () => {
+        const run = startHost(`${dir}/second`);
+        const pids = await pidsIn(`${dir}/second`);
+        while (model.requests.length < 2) await sleep(100);
+        run.host.kill("SIGTERM");
+        const { code } = await run.host.status;
+        for (const pid of pids) {
+          assert.ok(await exitsWithin(pid, 1000), `${pid} is still running`);
+        }
+        const stderr = await run.stderr;
+        assert.equal(code, 143, stderr);
+        assert.equal(await run.stdout, "");
+      },
+    );
+  } finally {
+    ended.resolve();
+    await model.close();
+    // Whatever a failed step left running.
+    for (const pid of started) {
+      if (await alive(pid)) Deno.kill(pid, "SIGKILL");
+    }
+    await Deno.remove(dir, { recursive: true });
   }
 });
