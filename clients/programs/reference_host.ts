@@ -114,7 +114,20 @@ model may want), never printed nor passed to a stdio server. The host's
 own lines go to stderr as [host] …, a stdio server's stderr as [server] …,
 the model's answer to stdout. Exit status: 0 the model answered, 1 the
 server or the model failed, 2 a bad flag or value, 130 or 143 after a
-Ctrl-C or SIGTERM.`;
+Ctrl-C or SIGTERM.
+
+Bounds (constants at the top of reference_host.ts):
+  time        each model request within --model-timeout, 12 a prompt
+  reading     4 MiB of one message: the model's answer, the server's JSON
+              body, event-stream event or stdio line (past it: not read)
+  keeping     updates only for resources read, the latest text of each
+  passing on  16,000 characters of any text the model is given; 128
+              tools, none over 16,000 characters; the first 16 tool
+              calls of an answer (the rest dropped)
+  printing    lines escaped and cut to 1,000 characters, the key taken out
+  stdio       the server in a process group of its own: at the end its
+              stdin closed, then SIGTERM, then SIGKILL, 2 s apart; a
+              Ctrl-C or SIGTERM to the host passed on to it at once`;
 
 const optionsSchema = z.object({
   url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })

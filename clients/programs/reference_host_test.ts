@@ -338,6 +338,20 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
   ) {
     assert.match(HOST_USAGE, new RegExp(`^  --${flag} `, "m"), flag);
   }
+  // And every bound, as the constants have it.
+  const usage = HOST_USAGE.replace(/\s+/g, " ");
+  const count = (n: number) => n.toLocaleString("en");
+  for (
+    const bound of [
+      `${MAX_MESSAGE_BYTES / 1024 / 1024} MiB of one message`,
+      `${count(MAX_CONTENT_CHARS)} characters of any text`,
+      `${MAX_TOOLS} tools, none over ${count(MAX_CONTENT_CHARS)} characters`,
+      `the first ${MAX_TOOL_CALLS} tool calls`,
+      `cut to ${count(MAX_LINE_CHARS)} characters`,
+    ]
+  ) {
+    assert.ok(usage.includes(bound), bound);
+  }
 });
 
 Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-url and --model (a flag wins, an empty variable is unset)", () => {
