@@ -928,18 +928,28 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
     };
   };
   const started: number[] = [];
-  /** The server's and its child's PIDs, once it has written them. */
-  const pidsIn = async (path: string) => {
+  /** What `ready` gives, asked every 100 ms for at most 10 s. */
+  const until = async <T>(
+    ready: () => T | undefined | Promise<T | undefined>,
+  ) => {
     for (let waited = 0; waited < 10_000; waited += 100) {
-      const text = await Deno.readTextFile(path).catch(() => "");
-      if (text) {
-        const pids: number[] = JSON.parse(text);
-        started.push(...pids);
-        return pids;
-      }
+      const value = await ready();
+      if (value !== undefined) return value;
       await sleep(100);
     }
-    throw new Error("the server never wrote its PIDs");
+    throw new Error(`still waiting after 10 s: ${ready}`);
+  };
+  /** The server's and its child's PIDs, once it has written them. */
+  const pidsIn = async (path: string) => {
+    const pids = await until(async () => {
+      try {
+        return JSON.parse(await Deno.readTextFile(path)) as number[];
+      } catch {
+        return undefined; // not written yet, or not all of it
+      }
+    });
+    started.push(...pids);
+    return pids;
   };
   try {
     await t.step("the host ends: EOF, SIGTERM, then SIGKILL", async () => {
@@ -966,7 +976,7 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
       async () => {
         const run = startHost(`${dir}/second`);
         const pids = await pidsIn(`${dir}/second`);
-        while (model.requests.length < 2) await sleep(100);
+        await until(() => model.requests[1]); // the host waits for the model
         run.host.kill("SIGTERM");
         const { code } = await run.host.status;
         for (const pid of pids) {
