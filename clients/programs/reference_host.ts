@@ -12,8 +12,12 @@
  * next model request adds one message per changed resource,
  * marked as an update from the server (which resource, when), holding the
  * latest text: the model never has to ask. Resources the conversation never
- * read are not watched; every text given the model is cut to
- * `MAX_CONTENT_CHARS`.
+ * read are not watched.
+ *
+ * No server or model can hang it, fill its memory or its terminal: each
+ * bound is a flag or a constant at the top (`HOST_USAGE` lists them), and
+ * a stdio server runs in a process group of its own (`StdioServer`), ended
+ * with the host.
  *
  * ```sh
  * OPENAI_API_KEY=… deno run -A clients/programs/reference_host.ts --model gpt-4.1 \
@@ -27,9 +31,11 @@
  * endpoint, `--base-url` (or `OPENAI_BASE_URL`), `--model`
  * (`OPENAI_MODEL`), the key in `OPENAI_API_KEY` (none: no `Authorization`
  * header, for a local model), never printed nor passed to a stdio server.
- * `--no-updates` turns the watching off: the negative control. `--help`
+ * `--no-updates` turns the watching off: the negative control. A model
+ * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
- * the server or model failed, 2 for a bad flag.
+ * the server or model failed, 2 for a bad flag, 130 or 143 after a Ctrl-C
+ * or SIGTERM.
  *
  * @module
  */
@@ -37,20 +43,45 @@
 import { z } from "npm:zod@4.6.7";
 import {
   Client,
+  deserializeMessage,
   isJSONRPCNotification,
   isJSONRPCRequest,
   type JSONRPCMessage,
+  serializeMessage,
   StreamableHTTPClientTransport,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { StdioClientTransport } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
-import { ConfigError, LAB_VERSION, lineText, parseFlags } from "../../main.ts";
+import { getDefaultEnvironment } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
+import {
+  boundedLines,
+  ConfigError,
+  isEventStream,
+  LAB_VERSION,
+  lineText,
+  parseFlags,
+  shutdownSignals,
+} from "../../main.ts";
 
-/** The most characters of one resource or tool result the model is shown. */
-export const MAX_CONTENT_CHARS = 16_000;
-/** The most bytes of one model answer the host reads. */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+// The host's bounds, so that no server or model can hang it or fill its
+// memory or terminal (HOST_USAGE and docs/client-authors.md say them).
+/** `--model-timeout` unless given: time enough for a local model on a CPU. */
+const DEFAULT_MODEL_TIMEOUT_SECONDS = 300;
 const MAX_MODEL_REQUESTS = 12;
+/** The most bytes of one message the host reads, the model's or the server's. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** The most characters of any text the model is given, and of a tool offered. */
+export const MAX_CONTENT_CHARS = 16_000;
+/** The most tools the model is offered: the OpenAI API's own limit. */
+export const MAX_TOOLS = 128;
+/** The most tool calls of one model answer the host runs: the first ones. */
+export const MAX_TOOL_CALLS = 16;
+/** The most characters of one line the host prints (the model's answer aside). */
+export const MAX_LINE_CHARS = 1_000;
+/** How long a stdio server has to exit after its stdin ends, and after SIGTERM. */
+const STOP_GRACE_MS = 2000;
+
+const MODEL_TIMEOUT_ERROR =
+  "--model-timeout must be a number of seconds, above 0 and at most 3600";
 /** Opens every update message, so a reader of a transcript finds them. */
 export const UPDATE_MARK = "[Update from the MCP server]";
 
@@ -73,12 +104,30 @@ Options:
                    (default: OPENAI_BASE_URL, else https://api.openai.com/v1)
   --model NAME     the model (default: OPENAI_MODEL)
   --no-updates     watch nothing: the host most agents ship (the control)
+  --model-timeout S
+                   seconds a model request may take, its answer read in
+                   full (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}: time for a local model on a CPU)
   --help           print this help
 
 The key is OPENAI_API_KEY (none: no Authorization header, as a local
 model may want), never printed nor passed to a stdio server. The host's
-own lines go to stderr as [host] …, the model's answer to stdout. Exit status: 0 the model
-answered, 1 the server or the model failed, 2 a bad flag or value.`;
+own lines go to stderr as [host] …, a stdio server's stderr as [server] …,
+the model's answer to stdout. Exit status: 0 the model answered, 1 the
+server or the model failed, 2 a bad flag or value, 130 or 143 after a
+Ctrl-C or SIGTERM.
+
+Bounds (constants at the top of reference_host.ts):
+  time        each model request within --model-timeout, 12 a prompt
+  reading     4 MiB of one message: the model's answer, the server's JSON
+              body, event-stream event or stdio line (past it: not read)
+  keeping     updates only for resources read, the latest text of each
+  passing on  16,000 characters of any text the model is given; 128
+              tools, none over 16,000 characters; the first 16 tool
+              calls of an answer (the rest dropped)
+  printing    lines escaped and cut to 1,000 characters, the key taken out
+  stdio       the server in a process group of its own: at the end its
+              stdin closed, then SIGTERM, then SIGKILL, 2 s apart; a
+              Ctrl-C or SIGTERM to the host passed on to it at once`;
 
 const optionsSchema = z.object({
   url: z.url({ protocol: /^https?$/, error: "--url is not an http(s) URL" })
@@ -90,6 +139,8 @@ const optionsSchema = z.object({
   "base-url": z.url({ error: "--base-url is not a URL" }),
   model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
   "no-updates": z.boolean(),
+  "model-timeout": z.coerce.number({ error: MODEL_TIMEOUT_ERROR })
+    .refine((seconds) => seconds > 0 && seconds <= 3600, MODEL_TIMEOUT_ERROR),
   prompt: z.string(),
 }).refine((options) => (options.url === undefined) !== !options.stdio, {
   error: "give --url URL or --stdio -- COMMAND…, one of them",
@@ -116,6 +167,10 @@ export function parseHostArgs(
     },
     model: { type: "string", default: env.OPENAI_MODEL || undefined },
     "no-updates": { type: "boolean", default: false },
+    "model-timeout": {
+      type: "string",
+      default: String(DEFAULT_MODEL_TIMEOUT_SECONDS),
+    },
   }, { allowPositionals: true });
   const { help, ...options } = values;
   if (help) return "help";
@@ -146,8 +201,21 @@ function bounded(text: string): string {
   return `${text.slice(0, MAX_CONTENT_CHARS)}\n[… ${cut} more characters]`;
 }
 
-/** One of the host's lines on stderr, control characters escaped. */
-const say = (words: string) => console.error(`[host] ${lineText(words)}`);
+/** The key, which nothing the host prints may hold (set by `hostMain`). */
+let secret = "";
+
+/**
+ * Text fit to print, whoever wrote it: the key taken out first (a cut
+ * could leave its start), then at most `max` characters, control
+ * characters escaped.
+ */
+function printable(text: string, max = MAX_LINE_CHARS): string {
+  const shown = secret ? text.replaceAll(secret, "[OPENAI_API_KEY]") : text;
+  return lineText(shown.length > max ? `${shown.slice(0, max)}…` : shown);
+}
+
+/** One of the host's lines on stderr. */
+const say = (words: string) => console.error(`[host] ${printable(words)}`);
 
 /** A Chat Completions message, as far as this host uses them. */
 type Message =
@@ -164,13 +232,15 @@ const toolCallSchema = z.object({
 /**
  * Asks every `subscriptions/listen` on a transport for the new content in
  * its notifications (`embedResources: true`, SEP-3119), and keeps the text
- * an update carries, by URI, until `take` claims it. The SDK's client has
+ * an update for a watched resource carries (the latest, cut to
+ * `MAX_CONTENT_CHARS`) until `take` claims it. The SDK's client has
  * no option for either: it sends only the filter, and drops a
  * notification's params beyond `uri` and `_meta` before a handler sees
  * them. So both happen on the transport, before `connect`: the SDK chains
  * a handler already set there, and `send` adds the flag.
  */
 export class InlineUpdates {
+  #watched = new Set<string>();
   #texts = new Map<string, string>();
 
   constructor(transport: Transport) {
@@ -183,6 +253,11 @@ export class InlineUpdates {
         options,
       );
     transport.onmessage = (message) => this.#keep(message);
+  }
+
+  /** Keeps, from now on, the text that updates for `uri` carry. */
+  watch(uri: string) {
+    this.#watched.add(uri);
   }
 
   /** The text the last update for `uri` carried, once; else undefined. */
@@ -198,20 +273,16 @@ export class InlineUpdates {
       message.method !== "notifications/resources/updated"
     ) return;
     const { uri, text } = message.params ?? {};
-    if (typeof uri !== "string" || typeof text !== "string") return;
-    this.#texts.delete(uri);
-    this.#texts.set(uri, text);
-    // Texts for resources the conversation never read are never taken.
-    if (this.#texts.size > 100) {
-      this.#texts.delete(this.#texts.keys().next().value!);
-    }
+    // A resource the conversation never read: nothing would take its text.
+    if (typeof uri !== "string" || !this.#watched.has(uri)) return;
+    if (typeof text === "string") this.#texts.set(uri, bounded(text));
   }
 }
 
 /**
  * The heart of the host: the resources the conversation has read, how the
  * server watches them, and the updates the model has not seen yet (the
- * latest per resource).
+ * latest per resource, its text cut to `MAX_CONTENT_CHARS` as it is kept).
  */
 class ResourceWatch {
   #read = new Set<string>();
@@ -241,6 +312,7 @@ class ResourceWatch {
     const text = await this.#text(uri);
     if (!this.on || this.#read.has(uri)) return text;
     this.#read.add(uri);
+    this.inline?.watch(uri);
     if (!this.#modern) {
       await this.client.subscribeResource({ uri });
     } else {
@@ -282,7 +354,7 @@ class ResourceWatch {
           (text) =>
             void this.#pending.set(uri, {
               at: new Date(),
-              text,
+              text: bounded(text),
               inline: false,
             }),
           (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
@@ -304,7 +376,7 @@ class ResourceWatch {
           (inline
             ? "(the server sent the new content with its notification). "
             : "(the server notified the host, which read it again). ") +
-          `Its content now:\n${bounded(text)}`,
+          `Its content now:\n${text}`,
       };
     });
     this.#pending.clear();
@@ -332,42 +404,79 @@ const answerSchema = z.object({
 
 /** One request to the model: its next message. */
 async function askModel(options: HostOptions, body: object) {
-  const response = await fetch(
-    `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
-    {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        // A local model may want no key: then no header at all.
-        ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
+  const { response, text } = await postToModel(options, body);
+  // `say` hides the key and cuts the line; no message here quotes a part
+  // of the answer, which could end inside the key.
+  if (!response.ok) {
+    throw new Error(`the model answered ${response.status}: ${text}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error("the model's answer is not JSON");
+  }
+  const answer = answerSchema.safeParse(json);
+  if (!answer.success) {
+    throw new Error("the model's answer is not a Chat Completions answer");
+  }
+  return answer.data.choices[0].message;
+}
+
+/**
+ * The model's response to one request and its text, in full within
+ * `--model-timeout` (the signal ends the reading of the body too).
+ */
+async function postToModel(options: HostOptions, body: object) {
+  const seconds = options["model-timeout"];
+  const signal = AbortSignal.timeout(seconds * 1000);
+  try {
+    const response = await fetch(
+      `${options["base-url"].replace(/\/$/, "")}/chat/completions`,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          // A local model may want no key: then no header at all.
+          ...(options.apiKey && { authorization: `Bearer ${options.apiKey}` }),
+        },
+        body: JSON.stringify({ model: options.model, ...body }),
+        signal,
       },
-      body: JSON.stringify({ model: options.model, ...body }),
-    },
-  );
+    );
+    return { response, text: await readAnswer(response) };
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    throw new Error(
+      `the model did not answer within ${seconds} s (--model-timeout)`,
+    );
+  }
+}
+
+/** A response's body as text, at most `MAX_MESSAGE_BYTES` of it. */
+async function readAnswer(response: Response): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of response.body ?? []) {
-    if ((size += chunk.length) > MAX_ANSWER_BYTES) {
-      throw new Error(`the model's answer is over ${MAX_ANSWER_BYTES} bytes`);
+    if ((size += chunk.length) > MAX_MESSAGE_BYTES) {
+      throw new Error(`the model's answer is over ${MAX_MESSAGE_BYTES} bytes`);
     }
     chunks.push(chunk);
   }
-  const text = await new Blob(chunks as BlobPart[]).text();
-  if (!response.ok) {
-    throw new Error(
-      `the model answered ${response.status}: ${text.slice(0, 300)}`,
-    );
-  }
-  return answerSchema.parse(JSON.parse(text)).choices[0].message;
+  return await new Blob(chunks as BlobPart[]).text();
 }
 
-/** The function tools the model is offered: resources, then the server's tools. */
+/**
+ * The function tools the model is offered: resources, then the server's
+ * tools, at most `MAX_TOOLS` in all, none longer than `MAX_CONTENT_CHARS`
+ * as JSON (name, description and schema).
+ */
 async function toolsFor(client: Client) {
   const uri = { type: "object", properties: { uri: { type: "string" } } };
   const { tools } = client.getServerCapabilities()?.tools
     ? await client.listTools()
     : { tools: [] };
-  return [
+  const offered = [
     ["read_resource", "Read an MCP resource by its URI", uri],
     ["list_resources", "List the MCP server's resources", { type: "object" }],
     ...tools.map((tool) => [
@@ -378,7 +487,173 @@ async function toolsFor(client: Client) {
   ].map(([name, description, parameters]) => ({
     type: "function",
     function: { name, description, parameters },
-  }));
+  })).filter((tool) => JSON.stringify(tool).length <= MAX_CONTENT_CHARS)
+    .slice(0, MAX_TOOLS);
+  if (offered.length < tools.length + 2) {
+    say(
+      `the server offers ${tools.length} tools: the model is offered ${
+        offered.length - 2
+      } of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
+    );
+  }
+  return offered;
+}
+
+/**
+ * fetch for the MCP server, each message it sends at most
+ * `MAX_MESSAGE_BYTES`: a JSON body whole, an event stream event by event
+ * (the bytes since its last blank line). Past that the body fails and no
+ * more of it is read; the request it answered fails with it (JSON) or at
+ * the SDK's timeout (an event stream).
+ */
+async function boundedFetch(url: string | URL, init?: RequestInit) {
+  const response = await fetch(url, init);
+  if (!response.body) return response;
+  const events = isEventStream(response);
+  let size = 0;
+  let previous = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!events) size += chunk.length;
+        else {
+          for (const byte of chunk) {
+            if (byte === 13) continue; // CRLF ends a line as LF does
+            size = byte === 10 && previous === 10 ? 0 : size + 1;
+            previous = byte;
+          }
+        }
+        if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
+        const tooLarge =
+          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
+        say(`${tooLarge}: not read`);
+        controller.error(new Error(tooLarge));
+      },
+    }),
+  );
+  return new Response(body, response);
+}
+
+/**
+ * The `--stdio` server, one JSON-RPC message a line each way (a line over
+ * `MAX_MESSAGE_BYTES` is not read), its stderr passed on as `[server] …`
+ * lines. It runs in a process group of its own, so that `close` ends it
+ * and all it started: stdin closed, then SIGTERM, then SIGKILL to the
+ * group, `STOP_GRACE_MS` apart. (The SDK's `StdioClientTransport` signals
+ * the server alone, and under Deno its SIGKILL after a SIGTERM is never
+ * sent: a server that ignores both outlives the host.)
+ */
+class StdioServer implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  #child?: Deno.ChildProcess;
+  #stdin?: WritableStreamDefaultWriter<Uint8Array>;
+  #stderrPassed?: Promise<void>;
+  #closing?: Promise<void>;
+
+  constructor(private readonly command: string[]) {}
+
+  start(): Promise<void> {
+    const [program, ...args] = this.command;
+    this.#child = new Deno.Command(program, {
+      args,
+      // The SDK's few safe variables (HOME, PATH, …), never the key.
+      clearEnv: true,
+      env: getDefaultEnvironment(),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    this.#stdin = this.#child.stdin.getWriter();
+    this.#read(this.#child.stdout).catch((error) => this.onerror?.(error));
+    this.#stderrPassed = this.#passOn(this.#child.stderr).catch(() => {});
+    this.#child.status.then(() => this.onclose?.());
+    return Promise.resolve();
+  }
+
+  async #read(stdout: ReadableStream<Uint8Array>) {
+    for await (const read of boundedLines(stdout, MAX_MESSAGE_BYTES)) {
+      if ("tooLong" in read) {
+        say(
+          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes: not read`,
+        );
+        continue;
+      }
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(read.line);
+      } catch {
+        say(`the server printed a line that is not JSON-RPC: ${read.line}`);
+        continue;
+      }
+      this.onmessage?.(message);
+    }
+  }
+
+  async #passOn(stderr: ReadableStream<Uint8Array>) {
+    for await (const read of boundedLines(stderr, MAX_MESSAGE_BYTES)) {
+      console.error(
+        "line" in read
+          ? `[server] ${printable(read.line)}`
+          : `[server] (a line of ${read.tooLong} bytes, not shown)`,
+      );
+    }
+  }
+
+  async send(message: JSONRPCMessage) {
+    if (!this.#stdin) throw new Error("the server is not running");
+    await this.#stdin.write(
+      new TextEncoder().encode(serializeMessage(message)),
+    );
+  }
+
+  /** Ends the server, however often it is called: EOF, then `stop`. */
+  close(): Promise<void> {
+    return this.#closing ??= this.#end();
+  }
+
+  async #end() {
+    if (!this.#child) return;
+    // Not awaited: a server that reads nothing would hold it for ever.
+    this.#stdin?.close().catch(() => {});
+    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+      await this.stop("SIGTERM");
+    }
+    // What the server started and left behind is in its group.
+    this.#signal("SIGKILL");
+    // Its last lines (the lab's verdict) are printed before the host ends.
+    await within(this.#stderrPassed!, STOP_GRACE_MS);
+  }
+
+  /** `signal` to the server's group, then SIGKILL if it has not exited. */
+  async stop(signal: Deno.Signal) {
+    if (!this.#child) return;
+    this.#signal(signal);
+    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+      this.#signal("SIGKILL");
+    }
+    await this.#child.status;
+  }
+
+  /** A signal to the server's process group (Windows has none: to it). */
+  #signal(signal: Deno.Signal) {
+    try {
+      if (Deno.build.os === "windows") this.#child?.kill(signal);
+      else if (this.#child) Deno.kill(-this.#child.pid, signal);
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/** Whether `done` settles within `ms` milliseconds. */
+function within(done: Promise<unknown>, ms: number): Promise<boolean> {
+  return Promise.race([
+    done.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
 }
 
 /** Runs one of the model's tool calls; a failure is the call's result. */
@@ -413,8 +688,15 @@ async function converse(
     for (let request = 0; request < MAX_MODEL_REQUESTS; request++) {
       messages.push(...await watch.takeUpdates());
       const answer = await askModel(options, { messages, tools });
-      const calls = answer.tool_calls ?? [];
-      if (calls.length === 0) return answer.content ?? "";
+      const asked = answer.tool_calls ?? [];
+      if (asked.length === 0) return answer.content ?? "";
+      // Each call kept in the conversation needs its result: the rest go.
+      const calls = asked.slice(0, MAX_TOOL_CALLS);
+      if (asked.length > calls.length) {
+        say(
+          `the model asked for ${asked.length} tool calls at once: the host runs the first ${calls.length}`,
+        );
+      }
       messages.push({
         role: "assistant",
         content: answer.content ?? null,
@@ -449,23 +731,21 @@ async function hostMain(
     console.log(HOST_USAGE);
     return 0;
   }
+  secret = options.apiKey;
   const era = options.era;
   const client = new Client({ name: "reference-host", version: LAB_VERSION }, {
     versionNegotiation: {
       mode: era === "auto" ? "auto" : era === "2025" ? "legacy" : { pin: era },
     },
   });
-  const [command, ...commandArgs] = options.stdio ?? [];
-  // A stdio server gets the SDK's few safe variables, never the key.
-  const transport = options.url
-    ? new StreamableHTTPClientTransport(new URL(options.url))
-    : new StdioClientTransport({ command, args: commandArgs });
+  const transport = transportFor(options);
   const inline = options["no-updates"]
     ? undefined
     : new InlineUpdates(transport);
   try {
     await client.connect(transport);
-    console.log(lineText(await converse(options, client, inline)));
+    const answer = await converse(options, client, inline);
+    console.log(printable(answer, MAX_MESSAGE_BYTES));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);
@@ -475,7 +755,35 @@ async function hostMain(
       await transport.terminateSession().catch(() => {});
     }
     await client.close().catch(() => {});
+    // Connected or not, a stdio server ends before the host.
+    if (transport instanceof StdioServer) await transport.close();
   }
+}
+
+/**
+ * The server's transport. A stdio server's process group does not get a
+ * Ctrl-C or a SIGTERM sent to the host's, so the host passes it on, and
+ * ends (130 or 143, as a shell reports a process the signal ended).
+ */
+function transportFor(options: HostOptions): Transport {
+  if (options.url) {
+    return new StreamableHTTPClientTransport(new URL(options.url), {
+      fetch: boundedFetch,
+    });
+  }
+  const server = new StdioServer(options.stdio!);
+  for (const signal of shutdownSignals(Deno.build.os)) {
+    try {
+      Deno.addSignalListener(signal, async () => {
+        say(`${signal}: the host ends its server, then itself`);
+        await server.stop(signal);
+        Deno.exit(signal === "SIGINT" ? 130 : 143);
+      });
+    } catch {
+      // Not a signal of this system.
+    }
+  }
+  return server;
 }
 
 if (import.meta.main) Deno.exit(await hostMain(Deno.args));

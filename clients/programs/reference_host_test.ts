@@ -16,18 +16,27 @@ import {
 } from "../../testdata/lab.ts";
 import {
   HOST_USAGE,
+  InlineUpdates,
   MAX_CONTENT_CHARS,
+  MAX_LINE_CHARS,
+  MAX_MESSAGE_BYTES,
+  MAX_TOOL_CALLS,
+  MAX_TOOLS,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
 import { LegacySessions } from "../../testdata/legacy_sessions.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
+import type { Transport } from "npm:@modelcontextprotocol/client@2.4.0";
+import { alive, exitsWithin, sleep } from "../support/process.ts";
 
 prepareTestEnvironment();
 
 const HOST_PATH = new URL("./reference_host.ts", import.meta.url).pathname;
 const MAIN_PATH = new URL("../../main.ts", import.meta.url).pathname;
 const API_KEY = "test-key-never-printed";
+/** How long a run of the host may take before the test ends it (SIGTERM). */
+const HOST_DEADLINE_MS = 30_000;
 
 interface ChatMessage {
   role: string;
@@ -97,6 +106,8 @@ async function runHost(
     ],
     env,
     stdin: "null",
+    // A host that hangs fails its test instead of the whole run.
+    signal: AbortSignal.timeout(HOST_DEADLINE_MS),
   }).output();
   const decoder = new TextDecoder();
   return {
@@ -207,11 +218,11 @@ Deno.test("reference host (2026-07-28, stdio): it listens for what it read, asks
     // The lab's verdict, on the stderr the host passed on.
     assert.match(
       run.stderr,
-      /^\[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+      /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
     );
     assert.match(
       run.stderr,
-      /^ {2}level 6 of 7: version 2 delivered inline, not re-read$/m,
+      /^\[server\] {3}level 6 of 7: version 2 delivered inline, not re-read$/m,
     );
     assert.doesNotMatch(run.stderr, /\[resources\/read\] uri=\S+ version=2/);
   } finally {
@@ -262,6 +273,10 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
       "--era must be auto, 2025 or 2026-07-28",
     ],
     [["--stdio", "Go"], "--stdio needs -- COMMAND…"],
+    [
+      ["--model-timeout", "0", "--url", "http://127.0.0.1:9/mcp", "Go"],
+      "--model-timeout must be a number of seconds, above 0 and at most 3600",
+    ],
   ];
   for (const [args, message] of cases) {
     await t.step(args.join(" "), async () => {
@@ -311,9 +326,31 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
   assert.match(HOST_USAGE, /^Usage: deno run -A reference_host\.ts /);
   // Every flag the parser takes is in the usage.
   for (
-    const flag of ["url", "stdio", "era", "base-url", "model", "no-updates"]
+    const flag of [
+      "url",
+      "stdio",
+      "era",
+      "base-url",
+      "model",
+      "no-updates",
+      "model-timeout",
+    ]
   ) {
     assert.match(HOST_USAGE, new RegExp(`^  --${flag} `, "m"), flag);
+  }
+  // And every bound, as the constants have it.
+  const usage = HOST_USAGE.replace(/\s+/g, " ");
+  const count = (n: number) => n.toLocaleString("en");
+  for (
+    const bound of [
+      `${MAX_MESSAGE_BYTES / 1024 / 1024} MiB of one message`,
+      `${count(MAX_CONTENT_CHARS)} characters of any text`,
+      `${MAX_TOOLS} tools, none over ${count(MAX_CONTENT_CHARS)} characters`,
+      `the first ${MAX_TOOL_CALLS} tool calls`,
+      `cut to ${count(MAX_LINE_CHARS)} characters`,
+    ]
+  ) {
+    assert.ok(usage.includes(bound), bound);
   }
 });
 
@@ -467,5 +504,496 @@ Deno.test("reference host: an update for a resource it never read is ignored; wh
   } finally {
     await model.close();
     await server.close();
+  }
+});
+
+/** A handler on a free loopback port: its origin, and `close`. */
+function serveLocal(
+  handler: (request: Request) => Response | Promise<Response>,
+) {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    handler,
+  );
+  return {
+    origin: `http://127.0.0.1:${server.addr.port}`,
+    close: () => server.shutdown(),
+  };
+}
+
+/**
+ * A 2025 MCP server over HTTP written out by hand, so that a test controls
+ * every byte: each request answered with JSON, no session, no GET stream.
+ * Its tools are `tools`; its one resource, `big://a`, holds `text`. With
+ * `streamTools`, `tools/list` is answered as an event stream, after five
+ * notifications of 1 MiB each: each under the host's bound, more in all.
+ */
+function startJsonServer(
+  options: { tools?: object[]; text?: string; streamTools?: boolean } = {},
+) {
+  type Params = Record<string, unknown>;
+  const results: Record<string, (params: Params) => object> = {
+    initialize: (params) => ({
+      protocolVersion: params.protocolVersion,
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      serverInfo: { name: "json", version: "0.0.1" },
+    }),
+    "tools/list": () => ({ tools: options.tools ?? [] }),
+    "resources/list": () => ({ resources: [{ uri: "big://a", name: "a" }] }),
+    "resources/read": ({ uri }) => ({
+      contents: [{ uri, text: options.text ?? "a" }],
+    }),
+    "tools/call": () => ({ content: [{ type: "text", text: "called" }] }),
+  };
+  const server = serveLocal(async (request) => {
+    if (request.method !== "POST") return new Response(null, { status: 405 });
+    const { id, method, params } = await request.json();
+    if (id === undefined) return new Response(null, { status: 202 });
+    const result = results[method]?.(params) ?? {};
+    if (method !== "tools/list" || !options.streamTools) {
+      return Response.json({ jsonrpc: "2.0", id, result });
+    }
+    const event = (message: object) => `data: ${JSON.stringify(message)}\n\n`;
+    const notice = event({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "x".repeat(1024 * 1024) },
+    });
+    return new Response(
+      notice.repeat(5) + event({ jsonrpc: "2.0", id, result }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  return { url: `${server.origin}/mcp`, close: server.close };
+}
+
+/** A Chat Completions answer: these tool calls, or with none the text. */
+function chatAnswer(
+  calls: { name: string; arguments?: object }[],
+  content = "done",
+) {
+  const message = calls.length === 0 ? { role: "assistant", content } : {
+    role: "assistant",
+    content: null,
+    tool_calls: calls.map((call, index) => ({
+      id: `call_${index}`,
+      type: "function",
+      function: {
+        name: call.name,
+        arguments: JSON.stringify(call.arguments ?? {}),
+      },
+    })),
+  };
+  return Response.json({ choices: [{ message }] });
+}
+
+interface ChatRequest {
+  messages: (ChatMessage & { tool_calls?: unknown[] })[];
+  tools: { function: { name: string } }[];
+}
+
+/**
+ * A Chat Completions endpoint that answers its requests with `answers` in
+ * turn (then "done"), keeping each request and its size in bytes.
+ */
+function startChatModel(
+  answers: ((request: Request) => Response | Promise<Response>)[],
+) {
+  const requests: ChatRequest[] = [];
+  const sizes: number[] = [];
+  const server = serveLocal(async (request) => {
+    const body = await request.text();
+    sizes.push(body.length);
+    const turn = requests.push(JSON.parse(body)) - 1;
+    return await answers[turn]?.(request) ?? chatAnswer([]);
+  });
+  return {
+    requests,
+    sizes,
+    baseUrl: `${server.origin}/v1`,
+    close: server.close,
+  };
+}
+
+Deno.test("reference host --model-timeout: a model that never answers, or never ends its answer, fails the run at the timeout", async (t) => {
+  const server = startJsonServer();
+  // Answered once the host has gone, for the server to shut down.
+  const ended = Promise.withResolvers<void>();
+  const hangs: Record<string, () => Promise<Response>> = {
+    "no answer": () => ended.promise.then(() => new Response(null)),
+    "an answer that never ends": () =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"choices": ['));
+            },
+          }),
+          { headers: { "content-type": "application/json" } },
+        ),
+      ),
+  };
+  try {
+    for (const [name, hang] of Object.entries(hangs)) {
+      await t.step(name, async () => {
+        const model = startChatModel([hang]);
+        try {
+          const run = await runHost(
+            [
+              "--era",
+              "2025",
+              "--model-timeout",
+              "0.5",
+              "--url",
+              server.url,
+              "Go",
+            ],
+            model.baseUrl,
+          );
+          assert.equal(
+            run.stderr,
+            "[host] failed: the model did not answer within 0.5 s (--model-timeout)\n",
+          );
+          assert.equal(run.code, 1);
+        } finally {
+          ended.resolve();
+          await model.close();
+        }
+      });
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("reference host: the key is never printed, whatever the model's endpoint sends back, and the model's text is escaped and cut", async (t) => {
+  const server = startJsonServer();
+  const echo = (request: Request) =>
+    [...request.headers].map(([name, value]) => `${name}: ${value}`)
+      .join("\n");
+  // The key where a cut falls: where the host cut the body (300
+  // characters), and where it cuts a line.
+  const endsInKey = (padding: number) => () =>
+    new Response(`${"x".repeat(padding)} Bearer ${API_KEY}`, { status: 401 });
+  const cases: [string, ((request: Request) => Response)[]][] = [
+    ["a 401 that echoes the request's headers", [
+      (request) => new Response(echo(request), { status: 401 }),
+    ]],
+    ["a 401 whose first 300 characters end inside the key", [endsInKey(280)]],
+    ["a 401 whose first line's worth ends inside the key", [
+      endsInKey(MAX_LINE_CHARS - 50),
+    ]],
+    ["an answer that is not JSON, the key first", [
+      () => new Response(`${API_KEY} and more`),
+    ]],
+    [
+      "a tool called by the key, a name of 100,000 characters, the key in the answer",
+      [
+        () =>
+          chatAnswer([
+            { name: API_KEY },
+            { name: `\u001b[2J${"x".repeat(100_000)}` },
+          ]),
+        () => chatAnswer([], `the key: ${API_KEY}`),
+      ],
+    ],
+  ];
+  try {
+    for (const [name, answers] of cases) {
+      await t.step(name, async () => {
+        const model = startChatModel(answers);
+        try {
+          const run = await runHost(
+            ["--era", "2025", "--url", server.url, "Go"],
+            model.baseUrl,
+          );
+          for (const output of [run.stdout, run.stderr]) {
+            // Not even the start of it.
+            assert.ok(!output.includes(API_KEY.slice(0, 8)), output);
+            for (const line of output.split("\n")) {
+              assert.ok(line.length < MAX_LINE_CHARS + 20, `${line.length}`);
+              assert.doesNotMatch(line, /\p{Cc}/u);
+            }
+          }
+          if (name.startsWith("a 401 that echoes")) {
+            assert.match(
+              run.stderr,
+              /authorization: Bearer \[OPENAI_API_KEY\]/,
+            );
+          }
+        } finally {
+          await model.close();
+        }
+      });
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("reference host: of the tool calls in one answer it runs the first 16, and only those stay in the conversation", async () => {
+  const server = startJsonServer();
+  const asked = MAX_TOOL_CALLS * 10;
+  const model = startChatModel([() =>
+    chatAnswer(
+      Array.from({ length: asked }, () => ({ name: "list_resources" })),
+    )]);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const [prompt, assistant, ...results] = model.requests[1].messages;
+    assert.equal(prompt.content, "Go");
+    assert.equal(assistant.tool_calls?.length, MAX_TOOL_CALLS);
+    assert.deepEqual(
+      results.map((message) => message.role),
+      Array(MAX_TOOL_CALLS).fill("tool"),
+    );
+    assert.equal(
+      run.stderr.match(/^\[host\] the model calls /gm)?.length,
+      MAX_TOOL_CALLS,
+    );
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the model asked for ${asked} tool calls at once: the host runs the first ${MAX_TOOL_CALLS}$`,
+        "m",
+      ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+Deno.test("reference host: InlineUpdates keeps nothing of an update for a resource the conversation never read, and of one it read the latest text, cut", () => {
+  const transport: Transport = {
+    start: () => Promise.resolve(),
+    send: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+  const inline = new InlineUpdates(transport);
+  const update = (uri: string, text: string) =>
+    transport.onmessage?.({
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri, text },
+    });
+  for (let n = 0; n < 100; n++) update(`never://read/${n}`, "x".repeat(10_000));
+  for (let n = 0; n < 100; n++) {
+    const uri = `never://read/${n}`;
+    assert.ok(inline.take(uri) === undefined, uri);
+  }
+  inline.watch("read://a");
+  update("read://a", "first");
+  update("read://a", `latest ${"y".repeat(MAX_CONTENT_CHARS)}`);
+  const kept = inline.take("read://a");
+  assert.ok(
+    kept ===
+      `latest ${"y".repeat(MAX_CONTENT_CHARS - 7)}\n[… 7 more characters]`,
+    kept?.slice(-60),
+  );
+  assert.equal(inline.take("read://a"), undefined);
+});
+
+Deno.test("reference host: it reads at most 4 MiB of one message from the server, and offers the model at most 128 tools, none described in over 16,000 characters", async () => {
+  const tool = (name: string, description = "") => ({
+    name,
+    description,
+    inputSchema: { type: "object" },
+  });
+  const many = Array.from({ length: MAX_TOOLS + 50 }, (_, n) => tool(`t${n}`));
+  const server = startJsonServer({
+    tools: [tool("huge", "x".repeat(MAX_CONTENT_CHARS)), ...many],
+    text: "x".repeat(MAX_MESSAGE_BYTES),
+    streamTools: true,
+  });
+  const model = startChatModel([
+    () =>
+      chatAnswer([{ name: "read_resource", arguments: { uri: "big://a" } }]),
+  ]);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    // The tools' list came whole: its stream is bounded event by event.
+    const offered = model.requests[0].tools.map((tool) => tool.function.name);
+    assert.deepEqual(offered, [
+      "read_resource",
+      "list_resources",
+      ...many.slice(0, MAX_TOOLS - 2).map((tool) => `mcp__${tool.name}`),
+    ]);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the server offers ${
+          many.length + 1
+        } tools: the model is offered ${MAX_TOOLS - 2} of them `,
+        "m",
+      ),
+    );
+    const read = model.requests[1].messages.at(-1)?.content ?? "";
+    assert.match(
+      read.slice(0, 200),
+      new RegExp(`^The call failed: .*over ${MAX_MESSAGE_BYTES} bytes`),
+    );
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^\\[host\\] the server sent a message over ${MAX_MESSAGE_BYTES} bytes`,
+        "m",
+      ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+/**
+ * A 2025 stdio MCP server that ignores SIGTERM and the end of its stdin,
+ * and starts a child that would outlive it (`sleep`). It writes both PIDs
+ * to the file its argument names, an escape sequence on stderr, and after
+ * its answer to `initialize` a line over `MAX_MESSAGE_BYTES` on stdout.
+ */
+const STUBBORN_SERVER = `
+Deno.addSignalListener("SIGTERM", () => {});
+const child = new Deno.Command("sleep", { args: ["60"] }).spawn();
+Deno.writeTextFileSync(Deno.args[0], JSON.stringify([Deno.pid, child.pid]));
+console.error("\\x1b[31mstarted");
+const decoder = new TextDecoder();
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (method !== "initialize") continue;
+    console.log(JSON.stringify({ jsonrpc: "2.0", id, result: {
+      protocolVersion: params.protocolVersion,
+      capabilities: {},
+      serverInfo: { name: "stubborn", version: "0.0.1" },
+    } }));
+    console.log("x".repeat(${MAX_MESSAGE_BYTES + 1}));
+  }
+}
+setInterval(() => {}, 1000);
+`;
+
+Deno.test("reference host --stdio: a server that ignores the end of its stdin and SIGTERM is ended with its process group, as the host ends or is ended", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const script = `${dir}/stubborn.ts`;
+  await Deno.writeTextFile(script, STUBBORN_SERVER);
+  // The first run's model answers at once, the second's once the host has
+  // gone.
+  const ended = Promise.withResolvers<void>();
+  const model = startChatModel([
+    () => chatAnswer([]),
+    () => ended.promise.then(() => chatAnswer([])),
+  ]);
+  const hostCommand = (pidsFile: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        HOST_PATH,
+        ...["--base-url", model.baseUrl, "--model", "m", "--era", "2025"],
+        "Go",
+        "--stdio",
+        "--",
+        ...denoChildCommand(),
+        ...["run", "-A", script, pidsFile],
+      ],
+      env: { OPENAI_API_KEY: API_KEY },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(HOST_DEADLINE_MS),
+    });
+  /**
+   * A run of the host: its exit status as it exits, what it printed once
+   * all that holds its pipes has gone (a server left running holds them).
+   */
+  const startHost = (pidsFile: string) => {
+    const host = hostCommand(pidsFile).spawn();
+    return {
+      host,
+      stdout: new Response(host.stdout).text(),
+      stderr: new Response(host.stderr).text(),
+    };
+  };
+  const started: number[] = [];
+  /** What `ready` gives, asked every 100 ms for at most 10 s. */
+  const until = async <T>(
+    ready: () => T | undefined | Promise<T | undefined>,
+  ) => {
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      const value = await ready();
+      if (value !== undefined) return value;
+      await sleep(100);
+    }
+    throw new Error(`still waiting after 10 s: ${ready}`);
+  };
+  /** The server's and its child's PIDs, once it has written them. */
+  const pidsIn = async (path: string) => {
+    const pids = await until(async () => {
+      try {
+        return JSON.parse(await Deno.readTextFile(path)) as number[];
+      } catch {
+        return undefined; // not written yet, or not all of it
+      }
+    });
+    started.push(...pids);
+    return pids;
+  };
+  try {
+    await t.step("the host ends: EOF, SIGTERM, then SIGKILL", async () => {
+      const run = startHost(`${dir}/first`);
+      const { code } = await run.host.status;
+      for (const pid of await pidsIn(`${dir}/first`)) {
+        assert.ok(await exitsWithin(pid, 1000), `${pid} is still running`);
+      }
+      const stderr = await run.stderr;
+      assert.equal(code, 0, stderr);
+      assert.equal(await run.stdout, "done\n");
+      // Its stderr passed on escaped; its long line not read.
+      assert.match(stderr, /^\[server\] \\u001b\[31mstarted$/m);
+      assert.match(
+        stderr,
+        new RegExp(
+          `^\\[host\\] the server sent a message over ${MAX_MESSAGE_BYTES} bytes: not read$`,
+          "m",
+        ),
+      );
+    });
+    await t.step(
+      "the host is sent SIGTERM while it waits for the model",
+      async () => {
+        const run = startHost(`${dir}/second`);
+        const pids = await pidsIn(`${dir}/second`);
+        await until(() => model.requests[1]); // the host waits for the model
+        run.host.kill("SIGTERM");
+        const { code } = await run.host.status;
+        for (const pid of pids) {
+          assert.ok(await exitsWithin(pid, 1000), `${pid} is still running`);
+        }
+        const stderr = await run.stderr;
+        assert.equal(code, 143, stderr);
+        assert.equal(await run.stdout, "");
+      },
+    );
+  } finally {
+    ended.resolve();
+    await model.close();
+    // Whatever a failed step left running.
+    for (const pid of started) {
+      if (await alive(pid)) Deno.kill(pid, "SIGKILL");
+    }
+    await Deno.remove(dir, { recursive: true });
   }
 });
