@@ -4144,30 +4144,27 @@ class StdioLab implements Transport {
       nameClient(client, identity.clientInfo);
       client.protocolVersion = identity.protocolVersion;
     }
-    if (isJSONRPCRequest(message) && message.method === "server/discover") {
+    const request = isJSONRPCRequest(message) ? message : undefined;
+    if (request?.method === "server/discover") {
       client.era = "2026-07-28";
       state.connected(client);
     }
-    if (
-      isJSONRPCRequest(message) && message.method === "subscriptions/listen"
-    ) {
-      const listen = narrowListenFilter(message.params, message.id);
+    if (request?.method === "subscriptions/listen") {
+      const listen = narrowListenFilter(request.params, request.id);
       if (listen && "refusal" in listen) {
         // Answered here: the SDK never sees a filter past the bound.
         logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.wire.send(errorAnswer(message.id, listen.refusal));
+        this.wire.send(errorAnswer(request.id, listen.refusal));
         return null;
       }
       if (listen) {
-        this.#asked.set(message.id, listen.filter);
-        return { ...message, params: listen.params };
+        this.#asked.set(request.id, listen.filter);
+        return { ...request, params: listen.params };
       }
     }
-    if (
-      isJSONRPCNotification(message) &&
-      message.method === "notifications/cancelled"
-    ) {
-      const id = (message.params as { requestId?: RequestId }).requestId;
+    const notification = isJSONRPCNotification(message) ? message : undefined;
+    if (notification?.method === "notifications/cancelled") {
+      const id = (notification.params as { requestId?: RequestId }).requestId;
       if (id !== undefined) this.#endListen(id);
     }
     return message;
@@ -4176,20 +4173,14 @@ class StdioLab implements Transport {
   /** A listen opens when acknowledged, ends with its response; adds inline. */
   #outbound(message: JSONRPCMessage): JSONRPCMessage {
     const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
-    if (
-      isJSONRPCNotification(message) &&
-      message.method === "notifications/resources/updated"
-    ) {
+    const notification = isJSONRPCNotification(message) ? message : undefined;
+    if (notification?.method === "notifications/resources/updated") {
       const stream = this.#asked.get(id)?.stream;
       const inline = stream && this.#listens.inlineOn(this.#client, stream);
-      return inline
-        ? { ...message, params: { ...message.params, ...inline.params } }
-        : message;
+      const params = { ...notification.params, ...inline?.params };
+      return inline ? { ...notification, params } : message;
     }
-    if (
-      isJSONRPCNotification(message) &&
-      message.method === "notifications/subscriptions/acknowledged"
-    ) {
+    if (notification?.method === "notifications/subscriptions/acknowledged") {
       const listen = this.#asked.get(id);
       if (listen && !listen.stream) {
         recordListen(this.ctx.state, this.#client, listen);
