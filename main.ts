@@ -2669,7 +2669,6 @@ function recordListen(
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
 class ListenSet {
   #streams = new Map<LabClient, Set<ListenStream>>();
-  #open = 0;
 
   constructor(
     private readonly state: LabState,
@@ -2678,7 +2677,7 @@ class ListenSet {
 
   /** Open streams, across clients (for `/healthz`). */
   get size(): number {
-    return this.#open;
+    return this.#streams.values().reduce((sum, set) => sum + set.size, 0);
   }
 
   /** How many streams the client has open. */
@@ -2691,7 +2690,6 @@ class ListenSet {
     let streams = this.#streams.get(client);
     if (!streams) this.#streams.set(client, streams = new Set());
     streams.add(stream);
-    this.#open++;
     client.peakListens = Math.max(client.peakListens, streams.size);
     if (stream.watches) this.state.reached(client, "subscribe");
   }
@@ -2700,7 +2698,6 @@ class ListenSet {
   close(client: LabClient, stream: ListenStream) {
     const streams = this.#streams.get(client);
     if (!streams?.delete(stream)) return;
-    this.#open--;
     if (streams.size === 0) this.#streams.delete(client);
     this.state.record(client, "listen-closed", {
       tag: "subscriptions/listen",
