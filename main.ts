@@ -3130,34 +3130,32 @@ class LegacyEra implements EraServer {
           `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight; end one with DELETE`,
       });
     }
+    // Made here, so its handle (an async digest) is ready when announced.
+    const sessionId = crypto.randomUUID();
+    const handle = await sessionHandle(config, sessionId);
     const { clientInfo, protocolVersion } = initialize.params;
     const client = newLabClient({
-      id: "",
+      id: handle,
       era: "2025",
       transport: "streamable-http",
       clientInfo,
       protocolVersion: clip(String(protocolVersion), MAX_NAME_LENGTH),
     });
     const server = buildLabServer(this.ctx, client, "2025");
-    // Made here, so its handle (an async digest) is ready when announced.
-    const sessionId = crypto.randomUUID();
-    const handle = await sessionHandle(config, sessionId);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => sessionId,
-      onsessioninitialized: (id) => {
-        session.id = id;
-        session.handle = client.id = handle;
-        this.#sessions.set(id, session);
+      onsessioninitialized: () => {
+        this.#sessions.set(sessionId, session);
         state.track(client);
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
-        state.connected(client, { session: session.handle });
+        state.connected(client, { session: handle });
       },
       onsessionclosed: () => this.#end(session, "delete"),
     });
     const session: LegacySession = {
-      id: "",
-      handle: "",
+      id: sessionId,
+      handle,
       inFlight: 0,
       client,
       getStreams: 0,
