@@ -1037,6 +1037,18 @@ function createLogger(config: LabConfig, sink: LineSink) {
         at: new Date(at).toISOString(),
       }));
     },
+    /** `write`; if the log itself fails (often the cause), a line on stderr. */
+    writeOrStderr(
+      level: Exclude<LogLevel, "silent">,
+      evidence: Evidence,
+      client?: LabClient,
+    ) {
+      try {
+        this.write(level, evidence, client);
+      } catch {
+        console.error(renderEvidence(evidence, client, Date.now()));
+      }
+    },
     /** A multi-line text block, or one JSON object, at info level. */
     block(lines: () => string[], json: () => Record<string, unknown>) {
       if (!enabled("info")) return;
@@ -1347,17 +1359,11 @@ class LabState {
   #updateFailed(client: LabClient, error: unknown) {
     const message = error instanceof Error ? error.message : String(error);
     client.progress.updateFailed ??= message;
-    const evidence = {
+    this.log.writeOrStderr("warn", {
       tag: "update/error",
       words: "the update could not be sent",
       fields: { message },
-    };
-    try {
-      this.log.write("warn", evidence, client);
-    } catch {
-      // The log itself failed (the cause, often): stderr still takes a line.
-      console.error(renderEvidence(evidence, client, Date.now()));
-    }
+    }, client);
   }
 
   /** Stops a pending update; `byClient` (before any was sent) is a verdict. */
@@ -3488,15 +3494,7 @@ const MCP_METHODS = ["GET", "POST", "DELETE"];
  */
 function internalError(log: Logger, error: unknown, body?: unknown): Response {
   const message = error instanceof Error ? error.message : String(error);
-  const evidence = {
-    tag: "server/error",
-    fields: { message },
-  };
-  try {
-    log.write("error", evidence);
-  } catch {
-    console.error(renderEvidence(evidence, undefined, Date.now()));
-  }
+  log.writeOrStderr("error", { tag: "server/error", fields: { message } });
   const id = (body as { id?: unknown } | undefined)?.id;
   return Response.json({
     jsonrpc: "2.0",
