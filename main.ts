@@ -2342,24 +2342,20 @@ function waitForUpdate(
     const elapsed = Math.round((performance.now() - started) / 100) / 10;
     progress(elapsed, seconds).catch(() => call.settle("disconnected"));
   }, Math.min(5, seconds / 4) * 1000);
-  const signals = ends.filter((signal) => signal !== undefined);
+  const ended = AbortSignal.any(ends.filter((signal) => signal !== undefined));
   const onAbort = () => call.settle("cancelled");
   const call: WaitingCall = {
     settle(end) {
       if (!client.waiting.delete(call)) return;
       clearTimeout(timeout);
       clearInterval(ticker);
-      for (const signal of signals) {
-        signal.removeEventListener("abort", onAbort);
-      }
+      ended.removeEventListener("abort", onAbort);
       resolve({ end, progressSent });
     },
   };
   client.waiting.add(call);
-  for (const signal of signals) {
-    if (signal.aborted) call.settle("cancelled");
-    signal.addEventListener("abort", onAbort, { once: true });
-  }
+  if (ended.aborted) call.settle("cancelled");
+  ended.addEventListener("abort", onAbort, { once: true });
   return promise;
 }
 
