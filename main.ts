@@ -2084,29 +2084,26 @@ class Gate {
     const clients = state.reportedClients().filter((client) =>
       this.judges(client)
     );
+    /** `verdict`, who, and whether they reached the level, on one line. */
+    const verdictLine = (who: string, pass: boolean, missing: string) =>
+      sink([
+        `verdict ${who} required=${required}`,
+        pass ? "pass" : "fail",
+        `missing=${lineValue(missing)}`,
+      ].join(" "));
     let status = 0;
     for (const client of clients) {
-      const verdict = verdictOf(client, this.config);
-      const pass = verdict.level >= required;
-      if (!pass) status = 1;
-      sink(
-        `verdict client=${
-          lineValue(clientLabel(client))
-        } level=${verdict.level} required=${required} ${
-          pass ? "pass" : "fail"
-        } missing=${lineValue(verdict.missing)}`,
-      );
+      const { level, missing } = verdictOf(client, this.config);
+      if (level < required) status = 1;
+      const who = `client=${lineValue(clientLabel(client))} level=${level}`;
+      verdictLine(who, level >= required, missing);
     }
     const problem = clients.length === 0
       ? `no client${named && ` named ${named}`} came before the lab shut down`
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    sink(
-      `verdict clients=${clients.length} required=${required} fail missing=${
-        lineValue(problem)
-      }`,
-    );
+    verdictLine(`clients=${clients.length}`, false, problem);
     return 1;
   }
 }
