@@ -3008,6 +3008,13 @@ async function serveWatched(
   return new Response(body, response);
 }
 
+/** `map`'s value for `key`, moved last: the map runs least recently seen first. */
+function markSeen<K, V>(map: Map<K, V>, key: K): V | undefined {
+  const value = map.get(key);
+  if (map.delete(key)) map.set(key, value as V);
+  return value;
+}
+
 /** What each era's section gives the router. */
 interface EraServer {
   /** Serves one MCP request of this era; `body` is its parsed POST body. */
@@ -3080,7 +3087,7 @@ class LegacyEra implements EraServer {
             "Bad Request: Mcp-Session-Id header is required; send initialize first",
         });
     }
-    const session = this.#sessions.get(sessionId);
+    const session = markSeen(this.#sessions, sessionId);
     if (!session) {
       return refuse(log, request, {
         status: 404,
@@ -3089,9 +3096,6 @@ class LegacyEra implements EraServer {
           `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
       });
     }
-    // Re-inserting keeps the map ordered from least to most recently seen.
-    this.#sessions.delete(sessionId);
-    this.#sessions.set(sessionId, session);
     // In flight until its answer starts (the lab's handlers answer at once).
     session.inFlight++;
     const response = await session.transport
@@ -3437,13 +3441,8 @@ class ModernEra implements EraServer {
   /** The client a stateless request speaks for, keyed by clientInfo. */
   #clientFor(meta: Record<string, unknown> | undefined): LabClient {
     const identity = modernIdentity(meta);
-    const known = this.#clients.get(identity.id);
-    if (known) {
-      // Re-inserting keeps the map ordered from least to most recently seen.
-      this.#clients.delete(identity.id);
-      this.#clients.set(identity.id, known);
-      return known;
-    }
+    const known = markSeen(this.#clients, identity.id);
+    if (known) return known;
     this.#evictIdleClient();
     const client = this.ctx.state.track(newLabClient({
       id: identity.id,
