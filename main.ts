@@ -1327,19 +1327,13 @@ class LabState {
 
   /** Sends one change notification and records whether it got through. */
   async #notify(client: LabClient, notification: ChangeNotification) {
-    let delivery: Delivery;
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
-    try {
-      delivery = await client.deliver(notification);
-    } catch (error) {
-      delivery = {
-        delivered: false,
-        reason: `send failed: ${(error as Error).message}`,
-      };
-    } finally {
-      client.progress.notifying = false;
-    }
+    const delivery = await client.deliver(notification).catch((error) => ({
+      delivered: false as const,
+      reason: `send failed: ${(error as Error).message}`,
+    }));
+    client.progress.notifying = false;
     const inline = delivery.delivered ? delivery.inline : undefined;
     this.record(client, "notify", {
       tag: "notification/send",
