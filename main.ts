@@ -596,15 +596,11 @@ export async function* boundedLines(
   /** Bytes of the line being skipped; 0 when not skipping. */
   let skipped = 0;
   const finish = (): BoundedLine | undefined => {
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const part of parts) {
-      bytes.set(part, offset);
-      offset += part.length;
-    }
+    // Decoded as one text: a character split between parts is kept whole.
+    const text = parts.map((part) => decoder.decode(part, { stream: true }));
+    const line = (text.join("") + decoder.decode()).replace(/\r$/, "");
     parts = [];
     size = 0;
-    const line = decoder.decode(bytes).replace(/\r$/, "");
     return line.trim() === "" ? undefined : { line };
   };
   for await (const chunk of stream) {
