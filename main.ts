@@ -2180,10 +2180,9 @@ async function logSdkRefusal(
   }, request);
 }
 
-/** Logs an error the SDK reported outside any answer. */
-function logSdkError(log: Logger, error: Error) {
+/** The callback that logs each error the SDK reports outside any answer. */
+const logSdkErrors = (log: Logger) => (error: Error) =>
   log.write("warn", { tag: "mcp/error", fields: { message: error.message } });
-}
 
 // ---------------------------------------------------------------------------
 // The lab's MCP server, shared by both eras and both transports
@@ -2465,7 +2464,7 @@ function buildLabServer(
   const { config, log, state } = labContext;
   const server = new LabServer(era, onErrorAnswer);
   // What the SDK cannot answer (a response to nothing, a failed send).
-  server.onerror = (error) => logSdkError(log, error);
+  server.onerror = logSdkErrors(log);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
     state.record(client, "read", line, { version: client.reviewVersion, via });
     state.reached(client, "read");
@@ -3179,9 +3178,7 @@ class LegacyEra implements EraServer {
     for (const session of this.#sessions.values()) {
       if (this.#busy(session)) continue;
       this.#end(session, "evicted");
-      session.transport.close().catch((error) =>
-        logSdkError(this.ctx.log, error)
-      );
+      session.transport.close().catch(logSdkErrors(this.ctx.log));
       return true;
     }
     return false;
@@ -3201,9 +3198,7 @@ class LegacyEra implements EraServer {
     session.idleTimer = setTimeout(() => {
       if (this.#busy(session)) return this.#touch(session);
       this.#end(session, "idle");
-      session.transport.close().catch((error) =>
-        logSdkError(this.ctx.log, error)
-      );
+      session.transport.close().catch(logSdkErrors(this.ctx.log));
     }, this.ctx.config.sessionTtlSeconds * 1000);
   }
 
@@ -3306,7 +3301,7 @@ class ModernEra implements EraServer {
       maxSubscriptions: ctx.config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
       // Refusals are logged from the answers; this is the rest.
-      onerror: (error) => logSdkError(ctx.log, error),
+      onerror: logSdkErrors(ctx.log),
     });
   }
 
@@ -4054,7 +4049,7 @@ class StdioLab implements Transport {
     serveStdio((context) => this.#buildServer(context.era), {
       transport: this,
       maxSubscriptions: this.ctx.config.maxSessions,
-      onerror: (error) => logSdkError(this.ctx.log, error),
+      onerror: logSdkErrors(this.ctx.log),
     });
     return this.#gone.promise;
   }
