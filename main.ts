@@ -2847,6 +2847,19 @@ function parseMessage(text: string): { message: unknown } | Refused {
     : { message };
 }
 
+/** `promise`'s value, or "late" once `ms` pass first; no timer outlives it. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | "late"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Reads a POST body up to the limit and within the body timeout; a stalled
  * one gets 408. A body that declares its length is read whole: the SDK's
@@ -2866,14 +2879,10 @@ async function readBodyText(
     : readRequestBody(request, MAX_BODY_BYTES).then((read) =>
       read.tooLarge ? undefined : read.text
     );
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<"stalled">((resolve) => {
-    timer = setTimeout(() => resolve("stalled"), timeoutSeconds * 1000);
-  });
   try {
-    const text = await Promise.race([reading, stalled]);
+    const text = await within(reading, timeoutSeconds * 1000);
     if (text === undefined) return TOO_LARGE;
-    if (text !== "stalled") return { text };
+    if (text !== "late") return { text };
     // Cancelling a read in progress leaks its buffer in Deno 2.9; the read
     // ends by itself when the client leaves.
     reading.catch(() => {});
@@ -2890,8 +2899,6 @@ async function readBodyText(
       -32000,
       `Bad Request: the client left before its body ended (${message})`,
     );
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -3948,12 +3955,7 @@ class LineTransport implements Transport {
     this.#closed = true;
     this.#wake();
     // Queued replies get a moment, not forever: the client may not read.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#writer.ready.catch(() => {}),
-      new Promise((resolve) => timer = setTimeout(resolve, 1000)),
-    ]);
-    clearTimeout(timer);
+    await within(this.#writer.ready.catch(() => {}), 1000);
     this.#writer.releaseLock();
     this.onclose?.();
   }
