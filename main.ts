@@ -1436,7 +1436,6 @@ function reproduceOf(
     Object.hasOwn(DOCUMENTED_CLIENTS, name) ? [DOCUMENTED_CLIENTS[name]] : []
   );
   return {
-    // Every setting that is not its default as a flag; never the token.
     command: [
       "deno run -A",
       FROM_URL ? shellQuote(LAB_SOURCE.href) : "main.ts",
