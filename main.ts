@@ -2764,7 +2764,7 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 }
 
 // ---------------------------------------------------------------------------
-// HTTP: guards and bodies (both eras)
+// HTTP: guards, bodies, event streams (both eras)
 // ---------------------------------------------------------------------------
 
 /** Upper bound on a POST body, the SDK's own default (4 MiB). */
