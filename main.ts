@@ -28,7 +28,7 @@
  *   `parseCommandLine`, `ConfigError`, `LabConfig`, `UpdateTrigger`
  * - inert text and streams: `jsonText`, `lineValue`, `lineText`, `cell`,
  *   `markdownText`, `mermaidText`, `MARK`, `boundedLines`, `BoundedLine`,
- *   `isEventStream`, `whenStreamEnds`, `readEnvironment`
+ *   `isEventStream`, `whenStreamEnds`, `within`, `readEnvironment`
  * - the resource and its clients: `REVIEW_URI`, `REVIEW_TOOL`, `Era`,
  *   `LabTransportKind`, `StepKind`, `READ_ROUTES`, `WAIT_ENDS`,
  *   `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
@@ -577,6 +577,19 @@ export function whenStreamEnds(
       return reader.cancel(reason);
     },
   });
+}
+
+/** `promise`'s value, or "late" once `ms` pass first; no timer outlives it. */
+export async function within<T>(promise: Promise<T>, ms: number) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** One line of a newline-delimited stream, or the size of one past the limit. */
@@ -2844,19 +2857,6 @@ function parseMessage(text: string): { message: unknown } | Refused {
   return invalid
     ? refused(400, -32600, `Invalid Request: ${invalid}`)
     : { message };
-}
-
-/** `promise`'s value, or "late" once `ms` pass first; no timer outlives it. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | "late"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

@@ -50,6 +50,7 @@ import {
   readEnvironment,
   REVIEW_URI,
   whenStreamEnds,
+  within,
 } from "./main.ts";
 
 // ---------------------------------------------------------------------------
@@ -1292,20 +1293,9 @@ class NoAnswer extends Error {}
 
 /** `promise`, or a `NoAnswer` after `seconds`; no timer left behind. */
 async function withinTimeout<T>(promise: Promise<T>, seconds: number) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new NoAnswer(`no answer within ${seconds} s`)),
-          seconds * 1000,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const answer = await within(promise, seconds * 1000);
+  if (answer === "late") throw new NoAnswer(`no answer within ${seconds} s`);
+  return answer;
 }
 
 /** Why `connect` failed, told from what the transport saw. */
@@ -1492,11 +1482,8 @@ class ServerProcess implements Transport {
     const child = this.#child;
     if (!child) return;
     await this.#stdin?.close().catch(() => {});
-    const exited = (ms: number) =>
-      Promise.race([
-        child.status.then(() => true),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
-      ]);
+    const exited = async (ms: number) =>
+      await within(child.status, ms) !== "late";
     if (!await exited(STOP_GRACE_MS)) {
       signalGroup(child, "SIGTERM");
       if (!await exited(STOP_GRACE_MS)) signalGroup(child, "SIGKILL");
@@ -1976,12 +1963,7 @@ function firstCharacters(
   }));
   return {
     async within(ms: number): Promise<string> {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        done,
-        new Promise((resolve) => timer = setTimeout(resolve, ms)),
-      ]);
-      clearTimeout(timer);
+      await within(done, ms);
       await Promise.all(
         readers.map((reader) => reader.cancel().catch(() => {})),
       );

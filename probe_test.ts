@@ -28,7 +28,11 @@ import {
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
-import { COUNTER_URI, serveFastRmcp } from "./testdata/fastrmcp.ts";
+import {
+  COUNTER_URI,
+  type FastRmcpOptions,
+  serveFastRmcp,
+} from "./testdata/fastrmcp.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
@@ -1810,10 +1814,10 @@ function fastRmcpLines(target: string, listSubscriptions = "supported") {
 
 /** Runs the probe command on a FastRMCP-like server, `--call increment`. */
 async function probeFastRmcp(
-  params?: (text: string) => Record<string, unknown>,
+  options: FastRmcpOptions = {},
   args: string[] = ["--json"],
 ) {
-  await using server = serveFastRmcp({ params });
+  await using server = serveFastRmcp(options);
   const run = await runProbeCommand([
     "--url",
     server.url.href,
@@ -1852,16 +1856,7 @@ Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-by
   const listBytes = 5_000_000;
   await t.step("HTTP, --call increment", async () => {
     const started = performance.now();
-    await using server = serveFastRmcp({ listBytes });
-    const run = await runProbeCommand([
-      "--url",
-      server.url.href,
-      "--uri",
-      COUNTER_URI,
-      "--era",
-      "2025",
-      "--call",
-      "increment",
+    const run = await probeFastRmcp({ listBytes }, [
       "--timeout",
       "8",
       "--json",
@@ -1871,7 +1866,7 @@ Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-by
     const result = JSON.parse(run.stdout) as ProbeResult;
     assert.deepEqual(
       timelessLines(result),
-      fastRmcpLines(server.url.href, "too-large"),
+      fastRmcpLines(run.url.href, "too-large"),
     );
     assert.ok(seconds < 8, `${seconds} s`);
   });
@@ -1911,27 +1906,17 @@ Deno.test("probe: FastRMCP's resources/list_subscriptions answered over --max-by
   await t.step(
     "HTTP, the answer over the limit after its time (--timeout 1)",
     async () => {
-      await using server = serveFastRmcp({ listBytes, listDelayMs: 1200 });
-      const run = await runProbeCommand([
-        "--url",
-        server.url.href,
-        "--uri",
-        COUNTER_URI,
-        "--era",
-        "2025",
-        "--call",
-        "increment",
-        "--timeout",
-        "1",
-        "--json",
-      ]);
+      const run = await probeFastRmcp(
+        { listBytes, listDelayMs: 1200 },
+        ["--timeout", "1", "--json"],
+      );
       assert.equal(run.code, 0, run.stderr);
       const result = JSON.parse(run.stdout) as ProbeResult;
       // No answer within its time: unsupported, as for a server that never
       // answers; its late answer then is said, never the run's failure.
       assert.deepEqual(
         timelessLines(result),
-        fastRmcpLines(server.url.href, "unsupported"),
+        fastRmcpLines(run.url.href, "unsupported"),
       );
       assert.ok(
         result.steps.some(({ text }) =>
@@ -1963,12 +1948,14 @@ Deno.test("probe: FastRMCP content is compared only for the URI it names and the
   ];
   for (const { name, contentUri, subscription, line } of cases) {
     await t.step(name, async () => {
-      const run = await probeFastRmcp((text) => ({
-        subscription_id: subscription,
-        uri: COUNTER_URI,
-        content: { uri: contentUri, mimeType: "application/json", text },
-        timestamp: 1699565000,
-      }));
+      const run = await probeFastRmcp({
+        params: (text) => ({
+          subscription_id: subscription,
+          uri: COUNTER_URI,
+          content: { uri: contentUri, mimeType: "application/json", text },
+          timestamp: 1699565000,
+        }),
+      });
       assert.equal(run.code, 0, run.stderr);
       const result = JSON.parse(run.stdout) as ProbeResult;
       assert.equal(result.inlineDefect, null);
@@ -1984,11 +1971,13 @@ Deno.test("probe: FastRMCP content is compared only for the URI it names and the
   await t.step(
     "a forged URI and subscription: quoted on their line",
     async () => {
-      const run = await probeFastRmcp((text) => ({
-        subscription_id: FORGED_LINES,
-        uri: COUNTER_URI,
-        content: { uri: FORGED_LINES, text },
-      }), []);
+      const run = await probeFastRmcp({
+        params: (text) => ({
+          subscription_id: FORGED_LINES,
+          uri: COUNTER_URI,
+          content: { uri: FORGED_LINES, text },
+        }),
+      }, []);
       assert.equal(run.code, 0, run.stderr);
       const lines = assertOwnLines(run);
       const quoted = JSON.stringify(FORGED_LINES).replace("\u2028", "\\u2028")
@@ -2006,10 +1995,12 @@ Deno.test("probe: FastRMCP content is compared only for the URI it names and the
 Deno.test("probe: an update whose content nests 200,000 levels deep still counts; its content is refused as too deep, said with what came", async () => {
   const depth = 200_000;
   const deep = "[".repeat(depth) + "]".repeat(depth);
-  const run = await probeFastRmcp(() => ({
-    uri: COUNTER_URI,
-    structuredContent: JSON.parse(deep),
-  }), ["--json", "--timeout", "5"]);
+  const run = await probeFastRmcp({
+    params: () => ({
+      uri: COUNTER_URI,
+      structuredContent: JSON.parse(deep),
+    }),
+  }, ["--json", "--timeout", "5"]);
   assert.equal(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout) as ProbeResult;
   assert.deepEqual(
@@ -2034,15 +2025,16 @@ Deno.test("probe: a notification's other params are named, bounded and escaped, 
     "params it does not know: their names, ten at most",
     async () => {
       const names = ["type", "data", `${"n".repeat(60)}`, "a4", "a5", "a6"];
-      const run = await probeFastRmcp(() =>
-        Object.fromEntries([
-          ["uri", COUNTER_URI],
-          ...[...names, "a7", "a8", "a9", "a10", "a11"].map((name) => [
-            name,
-            "secret value",
+      const run = await probeFastRmcp({
+        params: () =>
+          Object.fromEntries([
+            ["uri", COUNTER_URI],
+            ...[...names, "a7", "a8", "a9", "a10", "a11"].map((name) => [
+              name,
+              "secret value",
+            ]),
           ]),
-        ])
-      );
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.ok(!run.stdout.includes("secret value"));
       const result = JSON.parse(run.stdout) as ProbeResult;
@@ -2069,10 +2061,12 @@ Deno.test("probe: a notification's other params are named, bounded and escaped, 
     },
   );
   await t.step("forged lines in its content and its MIME type", async () => {
-    const run = await probeFastRmcp((text) => ({
-      uri: COUNTER_URI,
-      content: { mimeType: FORGED_LINES, text: `${text}${FORGED_LINES}` },
-    }), []);
+    const run = await probeFastRmcp({
+      params: (text) => ({
+        uri: COUNTER_URI,
+        content: { mimeType: FORGED_LINES, text: `${text}${FORGED_LINES}` },
+      }),
+    }, []);
     assert.equal(run.code, 0, run.stderr);
     const lines = assertOwnLines(run);
     // The MIME type quoted as server text on a line is, the content's

@@ -60,6 +60,7 @@ import {
   lineText,
   parseFlags,
   shutdownSignals,
+  within,
 } from "../../main.ts";
 
 // The host's bounds, so that no server or model can hang it or fill its
@@ -618,7 +619,7 @@ class StdioServer implements Transport {
     if (!this.#child) return;
     // Not awaited: a server that reads nothing would hold it for ever.
     this.#stdin?.close().catch(() => {});
-    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+    if (await within(this.#child.status, STOP_GRACE_MS) === "late") {
       await this.stop("SIGTERM");
     }
     // What the server started and left behind is in its group.
@@ -631,7 +632,7 @@ class StdioServer implements Transport {
   async stop(signal: Deno.Signal) {
     if (!this.#child) return;
     this.#signal(signal);
-    if (!await within(this.#child.status, STOP_GRACE_MS)) {
+    if (await within(this.#child.status, STOP_GRACE_MS) === "late") {
       this.#signal("SIGKILL");
     }
     await this.#child.status;
@@ -646,14 +647,6 @@ class StdioServer implements Transport {
       // Gone already.
     }
   }
-}
-
-/** Whether `done` settles within `ms` milliseconds. */
-function within(done: Promise<unknown>, ms: number): Promise<boolean> {
-  return Promise.race([
-    done.then(() => true),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
-  ]);
 }
 
 /** Runs one of the model's tool calls; a failure is the call's result. */
