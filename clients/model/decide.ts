@@ -28,6 +28,13 @@
  * what such a notice asks of it; that re-read is the model's, not the
  * client's, and the row says so.
  *
+ * The lab's catalog change (`--catalog-change`) adds a tool at the
+ * client's first update. A request that offers that tool when the first
+ * request did not shows the client listed its tools again and handed the
+ * new one to its model: the model calls it once, at whatever step it is,
+ * then goes on as above. `catalogToolsLevel` is the catalog ladder's
+ * level 5, beside the lab's levels 0-4, as level 7 is beside the lab's 6.
+ *
  * @module
  */
 
@@ -88,6 +95,7 @@ export type Stage =
   | "final"
   | "call-wait-tool"
   | "run-probe"
+  | "call-new-tool"
   | "no-route-tool"
   | "no-read-tool"
   | "read-failed"
@@ -123,6 +131,11 @@ export interface Decision {
    * version 2 itself. Absent when it holds none.
    */
   hostNotice?: { withVersion2: boolean };
+  /**
+   * The name under which this request offered the tool the lab's catalog
+   * change adds, when the first request did not offer it; absent otherwise.
+   */
+  newTool?: string;
 }
 
 /** How much of a failed route call's result a decision keeps. */
@@ -173,12 +186,44 @@ function text(
   };
 }
 
-/** The scripted model's next move for one request, with any host notice. */
+/**
+ * The tool the lab's catalog change adds (`CATALOG_ADDED.tools`): it is
+ * in no client's catalog before the change.
+ */
+export const NEW_TOOL = "get_review_comments";
+
+/**
+ * The name under which `offered` holds the new tool when `firstOffered`
+ * (the first request's tools) did not: the client listed its tools again
+ * after the change and passed them on to its model.
+ */
+export function newlyOffered(
+  offered: string[],
+  firstOffered: string[] | undefined,
+): string | undefined {
+  if (firstOffered === undefined) return undefined;
+  const name = resolveTool(offered, NEW_TOOL);
+  return name !== undefined && resolveTool(firstOffered, NEW_TOOL) === undefined
+    ? name
+    : undefined;
+}
+
+/**
+ * The scripted model's next move for one request, with any host notice.
+ * `firstOffered`: the tools of the client's first request with tools
+ * (undefined for that request itself), against which a new tool is told.
+ */
 export function decide(
   conversation: Conversation,
   script: ModelScript,
+  firstOffered?: string[],
 ): Decision {
-  const decision = nextMove(conversation, script);
+  const newTool = conversation.wantsJson
+    ? undefined
+    : newlyOffered(conversation.offeredTools, firstOffered);
+  const decision = newTool === undefined
+    ? nextMove(conversation, script)
+    : { ...newToolMove(conversation, script, newTool), newTool };
   const notices = conversation.turns.filter((turn) =>
     holdsChangeNotice(turnText(turn))
   );
@@ -188,6 +233,26 @@ export function decide(
     hostNotice: {
       withVersion2: versionsIn(notices).some((version) => version >= 2),
     },
+  };
+}
+
+/**
+ * A request that offers the new tool: the model calls it once (it lists
+ * the review's comments, and takes no arguments), then goes on with its
+ * script.
+ */
+function newToolMove(
+  conversation: Conversation,
+  script: ModelScript,
+  name: string,
+): Decision {
+  const called = callIndex(conversation.turns, [name, NEW_TOOL]) >= 0;
+  if (called) return nextMove(conversation, script);
+  return {
+    stage: "call-new-tool",
+    action: { kind: "tool", name, input: {} },
+    waitSeconds: 0,
+    versionsSeen: versionsIn(conversation.turns),
   };
 }
 
@@ -411,4 +476,63 @@ export function routeDecision(
       routeResult: turnText(result).slice(0, ROUTE_RESULT_KEPT),
     },
   );
+}
+
+/**
+ * What the model's requests showed of the new tool over a run: the name
+ * under which a request after the first offered it, and whether the model
+ * then called it. Null where no model drove the client.
+ */
+export interface NewToolSeen {
+  offeredAs: string | null;
+  called: boolean;
+}
+
+/** A catalog kind's level and the step that stopped it, in words. */
+export interface CatalogStep {
+  level: number;
+  missing: string;
+}
+
+/** The diagnosis of a client that listed the new tool but kept it from its model. */
+export const NEW_TOOL_NOT_IN_REQUEST =
+  "listed again, but the new tool never reached a model request";
+
+/**
+ * The tools kind's catalog level with the model's side: the lab's level
+ * (0-4: listed, notified, listed again with the new tool, called it) is
+ * the client's, and level 5 is the new tool reaching a model request after
+ * the change, the model then calling it. The lab cannot see a model; the
+ * scripted model cannot see the lab, so each says what it saw.
+ */
+export function catalogToolsLevel(
+  lab: CatalogStep,
+  seen: NewToolSeen | null,
+): CatalogStep {
+  if (seen === null) {
+    return lab.level < 4 ? lab : {
+      level: 4,
+      missing:
+        `no model drives the client, so level 5 (${NEW_TOOL} reaching a model request) does not apply`,
+    };
+  }
+  if (lab.level < 3) return lab;
+  if (seen.offeredAs === null) {
+    return { level: lab.level, missing: NEW_TOOL_NOT_IN_REQUEST };
+  }
+  if (!seen.called) {
+    return {
+      level: lab.level,
+      missing:
+        `${NEW_TOOL} reached a model request, but the model never called it`,
+    };
+  }
+  if (lab.level === 3) {
+    return {
+      level: 3,
+      missing:
+        `${NEW_TOOL} reached a model request and the model called it, but the call never reached the lab (tools/call)`,
+    };
+  }
+  return { level: 5, missing: "" };
 }

@@ -8,7 +8,14 @@ import {
 } from "./conversation.ts";
 import { clientById } from "../catalog/agents.ts";
 import type { ClientDefinition } from "../catalog/types.ts";
-import { decide, type ModelScript, resolveTool, type Route } from "./decide.ts";
+import {
+  catalogToolsLevel,
+  decide,
+  type ModelScript,
+  NEW_TOOL_NOT_IN_REQUEST,
+  resolveTool,
+  type Route,
+} from "./decide.ts";
 import { routeScript } from "../runners/agent.ts";
 import { chatConversation } from "./wire_openai_chat.ts";
 import { LIBRARY_CLIENTS } from "../catalog/libraries.ts";
@@ -853,4 +860,97 @@ Deno.test("decide (libraries): each library agent's recorded requests, on its wi
       "final text true",
     ], client.id);
   }
+});
+
+Deno.test("decide (catalog): a request that offers get_review_comments, which the first did not, gets it called once, then the script goes on", () => {
+  const first = ["shell", "list_mcp_resources", "read_mcp_resource"];
+  const later = [...first, "lab_get_review_comments"];
+  const afterNudge = [user, read, result(V1), list, result("[]")];
+  const called = decide(conversation(afterNudge, later), script, first);
+  assert.equal(called.stage, "call-new-tool");
+  assert.deepEqual(called.action, {
+    kind: "tool",
+    name: "lab_get_review_comments",
+    input: {},
+  });
+  assert.equal(called.newTool, "lab_get_review_comments");
+  assert.equal(called.waitSeconds, 0);
+  const comments: Turn = {
+    kind: "toolCall",
+    name: "lab_get_review_comments",
+    input: {},
+  };
+  const next = decide(
+    conversation([...afterNudge, comments, result("comments: 2")], later),
+    script,
+    first,
+  );
+  assert.equal(next.stage, "check-context-then-reread");
+  assert.equal(next.contextUpdated, false);
+  assert.equal(next.newTool, "lab_get_review_comments");
+});
+
+Deno.test("decide (catalog): the new tool in the first request, or no first request yet, is not new; without it nothing changes", () => {
+  const withTool = [...tools, "get_review_comments"];
+  const turns = [user, read, result(V1), list, result("[]")];
+  for (
+    const firstOffered of [undefined, withTool, [
+      "mcp__lab__get_review_comments",
+    ]]
+  ) {
+    const decision = decide(
+      conversation(turns, withTool),
+      script,
+      firstOffered,
+    );
+    assert.equal(decision.stage, "check-context-then-reread");
+    assert.equal(decision.newTool, undefined);
+  }
+  assert.deepEqual(
+    decide(conversation(turns), script, tools),
+    decide(conversation(turns), script),
+  );
+});
+
+Deno.test("catalogToolsLevel: level 5 when the new tool reached a model request and the call reached the lab; otherwise what stopped it", () => {
+  const lab = (level: number, missing = `lab says ${level}`) => ({
+    level,
+    missing,
+  });
+  const reached = { offeredAs: "get_review_comments", called: true };
+  assert.deepEqual(catalogToolsLevel(lab(4, "not observable"), reached), {
+    level: 5,
+    missing: "",
+  });
+  // Listed again (3) or even used (4), but no request carried it.
+  for (const level of [3, 4]) {
+    assert.deepEqual(
+      catalogToolsLevel(lab(level), { offeredAs: null, called: false }),
+      { level, missing: NEW_TOOL_NOT_IN_REQUEST },
+    );
+  }
+  assert.deepEqual(catalogToolsLevel(lab(3), reached), {
+    level: 3,
+    missing:
+      "get_review_comments reached a model request and the model called it, but the call never reached the lab (tools/call)",
+  });
+  assert.deepEqual(
+    catalogToolsLevel(lab(4), {
+      offeredAs: "x_get_review_comments",
+      called: false,
+    }),
+    {
+      level: 4,
+      missing:
+        "get_review_comments reached a model request, but the model never called it",
+    },
+  );
+  // Below 3 the lab's own diagnosis stands; with no model, 4 is the top.
+  assert.deepEqual(catalogToolsLevel(lab(2), reached), lab(2));
+  assert.deepEqual(catalogToolsLevel(lab(1), null), lab(1));
+  assert.deepEqual(catalogToolsLevel(lab(4), null), {
+    level: 4,
+    missing:
+      "no model drives the client, so level 5 (get_review_comments reaching a model request) does not apply",
+  });
 });

@@ -12,6 +12,7 @@ import {
   decide,
   type Decision,
   type ModelScript,
+  type NewToolSeen,
   type Stage,
 } from "./decide.ts";
 import { jsonResponse } from "./sse.ts";
@@ -51,6 +52,11 @@ export interface TranscriptEntry {
   /** What the model answered: `tool NAME {input}`, `text "…"`, or an error. */
   answer: string;
   offeredTools: number;
+  /**
+   * The names of the tools offered, as the client sent them: at most
+   * `TOOL_NAMES_KEPT`, each cut to `TOOL_NAME_CHARS` characters.
+   */
+  toolNames?: string[];
   readToolOffered?: boolean;
   versionsSeen: number[];
   contextUpdated?: boolean;
@@ -60,6 +66,30 @@ export interface TranscriptEntry {
   routeResult?: string;
   /** The request held the host's notice that the resource changed. */
   hostNotice?: Decision["hostNotice"];
+  /** The request offered the catalog change's new tool, under this name. */
+  newTool?: string;
+}
+
+/** How many tool names a transcript entry keeps, and how much of each. */
+export const TOOL_NAMES_KEPT = 200;
+export const TOOL_NAME_CHARS = 100;
+
+/** A request's tool names as the transcript keeps them: bounded. */
+export function keptToolNames(names: string[]): string[] {
+  return names.slice(0, TOOL_NAMES_KEPT).map((name) =>
+    name.slice(0, TOOL_NAME_CHARS)
+  );
+}
+
+/**
+ * The tools of the first request that offered any: what a later request's
+ * new tool is told against.
+ */
+export function firstOfferedTools(
+  transcript: TranscriptEntry[],
+): string[] | undefined {
+  return transcript.find((entry) => (entry.toolNames?.length ?? 0) > 0)
+    ?.toolNames;
 }
 
 export interface ScriptedModel {
@@ -205,7 +235,11 @@ export async function answerModelRequest(
   }
   requests.push({ wire: route.wire, body });
   const conversation = conversationOf(route.wire, body);
-  const decision = decide(conversation, script);
+  const decision = decide(
+    conversation,
+    script,
+    firstOfferedTools(transcript),
+  );
   const stream = route.wire === "gemini"
     ? route.gemini === "stream"
     : (body as { stream?: unknown }).stream === true;
@@ -216,6 +250,9 @@ export async function answerModelRequest(
     stage: decision.stage,
     answer: summarize(decision),
     offeredTools: conversation.offeredTools.length,
+    ...(conversation.offeredTools.length === 0
+      ? {}
+      : { toolNames: keptToolNames(conversation.offeredTools) }),
     readToolOffered: conversation.offeredTools.length === 0
       ? undefined
       : decision.stage !== "no-read-tool",
@@ -229,6 +266,7 @@ export async function answerModelRequest(
     ...(decision.hostNotice === undefined
       ? {}
       : { hostNotice: decision.hostNotice }),
+    ...(decision.newTool === undefined ? {} : { newTool: decision.newTool }),
   });
   if (decision.waitSeconds > 0) await sleep(decision.waitSeconds, signal);
   const model = (body as { model?: unknown }).model;
@@ -301,6 +339,8 @@ export interface ModelObservations {
    * none came.
    */
   hostNotice: { at: string; withVersion2: boolean } | null;
+  /** The catalog change's new tool: whether a request offered it, and whether the model called it. */
+  newTool: NewToolSeen;
 }
 
 export function observe(transcript: TranscriptEntry[]): ModelObservations {
@@ -336,6 +376,10 @@ export function observe(transcript: TranscriptEntry[]): ModelObservations {
     hostNotice: noticed.length === 0 ? null : {
       at: noticed[0].at,
       withVersion2: noticed.some((entry) => entry.hostNotice?.withVersion2),
+    },
+    newTool: {
+      offeredAs: transcript.find((entry) => entry.newTool)?.newTool ?? null,
+      called: transcript.some((entry) => entry.stage === "call-new-tool"),
     },
   };
 }

@@ -2,9 +2,12 @@ import assert from "node:assert/strict";
 import type { ModelScript } from "./decide.ts";
 import {
   answerModelRequest,
+  keptToolNames,
   observe,
   routeOf,
   startScriptedModel,
+  TOOL_NAME_CHARS,
+  TOOL_NAMES_KEPT,
   type TranscriptEntry,
 } from "./scripted_model.ts";
 import { parseSse, type SseFrame } from "./sse.ts";
@@ -487,4 +490,93 @@ Deno.test("scripted model: a request holding the host's notice is marked in the 
   });
   assert.equal(seen.contextUpdated, false);
   assert.equal(observe(transcript.slice(0, 1)).hostNotice, null);
+});
+
+Deno.test("scripted model: each request's tool names are kept, bounded; a tool the first request lacked is called once, and observe says so", async () => {
+  const tool = (name: string) => ({ type: "function", function: { name } });
+  const first = [tool("read_mcp_resource"), tool("list_mcp_resources")];
+  const later = [...first, tool("lab-get_review_comments")];
+  const call = (name: string) => ({
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      id: name,
+      type: "function",
+      function: { name, arguments: "{}" },
+    }],
+  });
+  const read = [
+    { role: "user", content: "Read it." },
+    call("read_mcp_resource"),
+    { role: "tool", tool_call_id: "read_mcp_resource", content: V1 },
+  ];
+  const nudged = [
+    ...read,
+    call("list_mcp_resources"),
+    { role: "tool", tool_call_id: "list_mcp_resources", content: "[]" },
+  ];
+  const commented = [
+    ...nudged,
+    call("lab-get_review_comments"),
+    {
+      role: "tool",
+      tool_call_id: "lab-get_review_comments",
+      content: "comments: 2",
+    },
+  ];
+  const transcript: TranscriptEntry[] = [];
+  for (
+    const [tools, messages] of [
+      [first, read],
+      [later, nudged],
+      [later, commented],
+    ] as const
+  ) {
+    const response = await answerModelRequest(
+      post("/v1/chat/completions", { tools, messages }),
+      script,
+      transcript,
+    );
+    await response.body?.cancel();
+  }
+  assert.deepEqual(
+    transcript.map((entry) => [entry.stage, entry.newTool, entry.answer]),
+    [
+      [
+        "wait-then-nudge",
+        undefined,
+        'tool list_mcp_resources {"server":"lab"}',
+      ],
+      [
+        "call-new-tool",
+        "lab-get_review_comments",
+        "tool lab-get_review_comments {}",
+      ],
+      [
+        "check-context-then-reread",
+        "lab-get_review_comments",
+        'tool read_mcp_resource {"server":"lab","uri":"test://review/status"}',
+      ],
+    ],
+  );
+  assert.deepEqual(transcript[0].toolNames, [
+    "read_mcp_resource",
+    "list_mcp_resources",
+  ]);
+  assert.deepEqual(observe(transcript).newTool, {
+    offeredAs: "lab-get_review_comments",
+    called: true,
+  });
+  assert.deepEqual(observe(transcript.slice(0, 1)).newTool, {
+    offeredAs: null,
+    called: false,
+  });
+  // A client that offers hundreds of tools, or names past all reason.
+  const many = Array.from(
+    { length: 250 },
+    (_, index) => `t${index}${"x".repeat(200)}`,
+  );
+  const kept = keptToolNames(many);
+  assert.equal(kept.length, TOOL_NAMES_KEPT);
+  assert.ok(kept.every((name) => name.length === TOOL_NAME_CHARS));
 });
