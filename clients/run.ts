@@ -17,6 +17,7 @@ import {
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  labCatalogChange,
   labInlineContent,
   type ModeId,
   MODES,
@@ -105,7 +106,11 @@ against a fresh lab and scripted model in every mode, on every route and
 under both triggers, and regenerates results/. Every client that runs also
 gets mode inline-content: as in its default mode, natively under trigger
 subscribe, against a lab that puts the new text in every update
-(--inline-content sep-3119).
+(--inline-content sep-3119); and mode catalog: as in its default mode,
+natively, against a lab whose tools, prompts and resources each gain an
+item at the client's first update (--catalog-change all), under trigger
+read for a client a model drives (its model reads, then waits past the
+update) and subscribe for the others.
 
 Options:
   --results-dir DIR  where to write (default: the repository's results/)
@@ -118,8 +123,8 @@ Options:
                      same flag); command clients run on native only
   --mode M[,M…]      only the runs in these modes (default all: default,
                      2026-07-28, notifications, stdio, stdio-2026-07-28,
-                     no-updates, inline-content); --mode inline-content
-                     runs that mode alone
+                     no-updates, inline-content, catalog); --mode
+                     inline-content runs that mode alone
   --only G[,G…]      these groups: agents (the agent CLIs, with the
                      scripted model), inspector (the MCP Inspector's
                      command clients, mcpdo and the Inspector CLI, and its
@@ -148,11 +153,17 @@ Options:
                      nothing and writes the Markdown and the picture anew
                      from RESULTS/matrix.json, which stays as it was
   --min-level N      with --check: each row must reach at least level N
+  --min-catalog-level N
+                     with --check: each catalog row must reach at least
+                     catalog level N (the lowest of its kinds, 0 to 5)
   --keep-homes       keep each run's isolated home (for debugging a client)
   --check            exit 1 unless every run produced its row and the
                      row's level matches what the lab recorded (on the
                      wait-tool and shell-probe routes, a 7 needs the lab's
-                     wait-tool level 6 or its probe client at level 6)
+                     wait-tool level 6 or its probe client at level 6; a
+                     catalog row's kinds must carry the lab's catalog
+                     levels, tools 5 only on the lab's 4 and the model's
+                     call of the new tool)
   --latest           instead of the pins, each client at its newest version
                      on npm (a runtime or platform package it pins: the
                      newest of that major version), natively unless --route
@@ -186,6 +197,8 @@ export interface ClientsOptions {
   delaySeconds: number;
   budgetSeconds: number;
   minLevel: number;
+  /** With `--check`: the catalog level every catalog row must reach. */
+  minCatalogLevel: number;
   triggers: Trigger[];
   routes: Route[];
   /** Runs in other modes are not planned (`--mode`). */
@@ -215,6 +228,16 @@ function nonNegative(flag: string, raw: string): number {
     );
   }
   return value;
+}
+
+/** `--min-catalog-level`: a level of the catalog ladder, 0 to 5. */
+function catalogLevelFlag(raw: string): number {
+  if (!/^[0-5]$/.test(raw.trim())) {
+    throw new ConfigError(
+      `--min-catalog-level "${shown(raw)}" is not a catalog level (0 to 5)`,
+    );
+  }
+  return Number(raw);
 }
 
 /** A comma-separated flag's values, each one of `allowed`. */
@@ -254,6 +277,7 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     "progress-check": { type: "boolean", default: false },
     budget: { type: "string", default: "1800" },
     "min-level": { type: "string", default: "0" },
+    "min-catalog-level": { type: "string", default: "0" },
     check: { type: "boolean", default: false },
     "keep-homes": { type: "boolean", default: false },
     "install-browser": { type: "boolean", default: false },
@@ -307,6 +331,7 @@ export function parseClientsArgs(args: string[]): ClientsOptions | "help" {
     delaySeconds: nonNegative("delay", values.delay),
     budgetSeconds: nonNegative("budget", values.budget),
     minLevel: nonNegative("min-level", values["min-level"]),
+    minCatalogLevel: catalogLevelFlag(values["min-catalog-level"]),
     triggers: trigger === undefined ? ["subscribe", "read"] : [trigger],
     routes: route === "all" ? [...ROUTES] : listOf("route", route, ROUTES),
     modes: listOf("mode", values.mode, MODES),
@@ -370,9 +395,9 @@ export function plannedRuns(
 
 /**
  * A client's runs: every mode, route and trigger, then its inline-content
- * run, or its one long wait. A command client has no model to take the
- * wait-tool or shell-probe route, nor to wait on a tool call, so it runs
- * natively or not at all.
+ * and catalog runs, or its one long wait. A command client has no model to
+ * take the wait-tool or shell-probe route, nor to wait on a tool call, so
+ * it runs natively or not at all.
  */
 function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
   const plain = { longWait: false, delaySeconds: options.delaySeconds };
@@ -394,6 +419,7 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
         }))
       ),
       ...inlineContentRun(options),
+      ...catalogRun(options, "subscribe"),
     ];
   }
   if (options.progressCheck) {
@@ -422,6 +448,7 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
       )
     ),
     ...inlineContentRun(options),
+    ...catalogRun(options, "read"),
   ];
 }
 
@@ -437,6 +464,28 @@ function inlineContentRun(options: ClientsOptions): PlannedRun[] {
       mode: "inline-content",
       route: "native",
       trigger: "subscribe",
+      longWait: false,
+      delaySeconds: options.delaySeconds,
+    }]
+    : [];
+}
+
+/**
+ * The one catalog run every client that runs gets: natively, under the
+ * trigger that brings its catalog change while it is connected. An agent's
+ * model reads version 1 and then waits past the update delay, so under
+ * `read` the change lands inside that wait whether or not the client
+ * subscribes; a command or browser client follows a fixed sequence that
+ * subscribes and then waits, as in inline-content, so `subscribe` (mcpdo
+ * never reads at all).
+ */
+function catalogRun(options: ClientsOptions, trigger: Trigger): PlannedRun[] {
+  return options.routes.includes("native") &&
+      options.triggers.includes(trigger)
+    ? [{
+      mode: "catalog",
+      route: "native",
+      trigger,
       longWait: false,
       delaySeconds: options.delaySeconds,
     }]
@@ -521,6 +570,7 @@ async function runOne(
     delaySeconds: run.delaySeconds,
     timeoutSeconds: options.timeoutSeconds,
     inlineContent: labInlineContent(run.mode),
+    catalogChange: labCatalogChange(run.mode),
     keepHome: options.keepHomes,
   };
   const browserBase = {

@@ -11,6 +11,7 @@ import {
   isCommandClient,
   isStdioMode,
   isUnsupportedClient,
+  labCatalogChange,
   labInlineContent,
   type Launch,
   type LaunchContext,
@@ -84,39 +85,41 @@ Deno.test("catalog: the reference host runs from the checkout: its era, its cont
   assert.equal(launch.env.DENO_DIR, context.denoDir);
 });
 
-Deno.test("catalog: mode inline-content launches every client as its default mode, against a lab with SEP-3119's inline content", () => {
-  for (const client of CLIENTS) {
-    assert.deepEqual(
-      client.launch({ ...context, mode: "inline-content" }),
-      client.launch(context),
-      client.id,
-    );
-  }
+Deno.test("catalog: modes inline-content and catalog launch every client as its default mode, against a lab with SEP-3119's inline content, or whose catalog changes", () => {
   const commandContext = {
     home: context.home,
     labUrl: context.labUrl,
     delaySeconds: 3,
   };
-  for (const client of COMMAND_CLIENTS) {
-    assert.deepEqual(
-      client.steps({ ...commandContext, mode: "inline-content" }),
-      client.steps({ ...commandContext, mode: "default" }),
-      client.id,
-    );
-  }
-  // VS Code's files and arguments do not depend on the mode; the web UI's do.
   const web = BROWSER_CLIENTS.find((client) => client.ui === "inspector")!;
   assert.ok(web.ui === "inspector");
-  assert.deepEqual(
-    web.serveArgs({ labUrl: context.labUrl, mode: "inline-content" }),
-    web.serveArgs({ labUrl: context.labUrl, mode: "default" }),
-  );
-  assert.equal(isStdioMode("inline-content"), false);
-  // No client lists it: the harness plans it for every client that runs.
-  assert.deepEqual(
-    ALL_CLIENTS.filter((client) => client.modes.includes("inline-content")),
-    [],
-  );
+  for (const mode of ["inline-content", "catalog"] as const) {
+    for (const client of CLIENTS) {
+      assert.deepEqual(
+        client.launch({ ...context, mode }),
+        client.launch(context),
+        `${client.id} ${mode}`,
+      );
+    }
+    for (const client of COMMAND_CLIENTS) {
+      assert.deepEqual(
+        client.steps({ ...commandContext, mode }),
+        client.steps({ ...commandContext, mode: "default" }),
+        `${client.id} ${mode}`,
+      );
+    }
+    // VS Code's files and arguments do not depend on the mode; the web UI's do.
+    assert.deepEqual(
+      web.serveArgs({ labUrl: context.labUrl, mode }),
+      web.serveArgs({ labUrl: context.labUrl, mode: "default" }),
+    );
+    assert.equal(isStdioMode(mode), false);
+    // No client lists it: the harness plans it for every client that runs.
+    assert.deepEqual(
+      ALL_CLIENTS.filter((client) => client.modes.includes(mode)),
+      [],
+    );
+  }
   assert.deepEqual(MODES.map(labInlineContent), [
     "off",
     "off",
@@ -125,6 +128,17 @@ Deno.test("catalog: mode inline-content launches every client as its default mod
     "off",
     "off",
     "sep-3119",
+    "off",
+  ]);
+  assert.deepEqual(MODES.map(labCatalogChange), [
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "all",
   ]);
 });
 

@@ -140,7 +140,9 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
 Deno.test("libraries: the app's one command names the era of its mode, and waits past the lab's delay", () => {
   const baseline = LIBRARIES.find((library) => library.id === "mcp-client")!;
   const app = libraryApp(baseline);
-  const steps = (mode: "default" | "2026-07-28" | "inline-content") =>
+  const steps = (
+    mode: "default" | "2026-07-28" | "inline-content" | "catalog",
+  ) =>
     app.steps({
       home: "/h",
       labUrl: "http://127.0.0.1:9/mcp",
@@ -183,8 +185,9 @@ Deno.test("libraries: the app's one command names the era of its mode, and waits
       "x",
     ],
   );
-  // inline-content is launched as default.
+  // inline-content and catalog are launched as default.
   assert.deepEqual(steps("inline-content"), steps("default"));
+  assert.deepEqual(steps("catalog"), steps("default"));
   assert.equal(app.bin, "mcp-client");
   assert.equal(app.program?.path, programPath("mcp-client"));
   // A library that cannot speak 2025 runs inline-content in 2026-07-28.

@@ -13,6 +13,7 @@ import type {
   PlatformBinary,
 } from "../support/install.ts";
 import type {
+  CatalogChangeSetting,
   InlineContentSetting,
   StdioLabCommand,
 } from "../support/run_lab.ts";
@@ -26,11 +27,13 @@ import type { WireFormat } from "../model/scripted_model.ts";
  * `stdio-2026-07-28` the same in that era; `no-updates` the client with its
  * update handling turned off (the reference host's negative control);
  * `inline-content` the client as in `default` against a lab that puts the
- * new text in every update (`--inline-content sep-3119`), a mode every
- * client that runs gets (`plannedRuns` in `run.ts`), so no client lists
- * it. A launch tests only for its own opt-in modes, so it launches
- * `inline-content` as `default` (`catalog_test.ts` holds every client to
- * that).
+ * new text in every update (`--inline-content sep-3119`); `catalog` the
+ * client as in `default` against a lab whose tools, prompts and resources
+ * each gain an item at the client's first update (`--catalog-change all`).
+ * Every client that runs gets those two modes (`plannedRuns` in `run.ts`),
+ * so no client lists them. A launch tests only for its own opt-in modes,
+ * so it launches `inline-content` and `catalog` as `default`
+ * (`catalog_test.ts` holds every client to that).
  */
 export const MODES = [
   "default",
@@ -40,12 +43,18 @@ export const MODES = [
   "stdio-2026-07-28",
   "no-updates",
   "inline-content",
+  "catalog",
 ] as const;
 export type ModeId = (typeof MODES)[number];
 
 /** The lab's `--inline-content` for a run in `mode`: SEP-3119's shape in mode `inline-content`, else off. */
 export function labInlineContent(mode: ModeId): InlineContentSetting {
   return mode === "inline-content" ? "sep-3119" : "off";
+}
+
+/** The lab's `--catalog-change` for a run in `mode`: every kind in mode `catalog`, else off. */
+export function labCatalogChange(mode: ModeId): CatalogChangeSetting {
+  return mode === "catalog" ? "all" : "off";
 }
 
 /** The modes in which the client starts the lab over stdio itself. */

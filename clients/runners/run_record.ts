@@ -7,7 +7,10 @@
  */
 
 import type { AnyClient, ClientDefinition, ModeId } from "../catalog/types.ts";
-import type { InlineContentSetting } from "../support/run_lab.ts";
+import type {
+  CatalogChangeSetting,
+  InlineContentSetting,
+} from "../support/run_lab.ts";
 import type { ClientReport, LabReport } from "../../main.ts";
 import type { Route } from "../model/decide.ts";
 import type { ProcessOutcome } from "../support/process.ts";
@@ -37,6 +40,8 @@ export interface BaseRunOptions {
   timeoutSeconds: number;
   /** The lab's `--inline-content` (`labInlineContent`); off when absent. */
   inlineContent?: InlineContentSetting;
+  /** The lab's `--catalog-change` (`labCatalogChange`); off when absent. */
+  catalogChange?: CatalogChangeSetting;
   /** Keep the run's home, work and tmp folders (for debugging a client). */
   keepHome?: boolean;
 }

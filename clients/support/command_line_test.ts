@@ -10,7 +10,13 @@
 import assert from "node:assert/strict";
 import { ALL_CLIENTS, selectClients } from "../catalog/select.ts";
 import { clientById } from "../catalog/agents.ts";
-import { GROUPS, isUnsupportedClient, MODES } from "../catalog/types.ts";
+import {
+  GROUPS,
+  isBrowserClient,
+  isCommandClient,
+  isUnsupportedClient,
+  MODES,
+} from "../catalog/types.ts";
 import { CLIENTS_USAGE, parseClientsArgs, plannedRuns } from "../run.ts";
 import { SERVERS_USAGE } from "../servers.ts";
 import { prepareTestEnvironment } from "../../testdata/lab.ts";
@@ -63,7 +69,11 @@ Deno.test("deno task clients: a bad flag or value is one line naming it, exit 2"
     ],
     [
       ["--mode", "inline"],
-      'clients error: --mode "inline" is not a comma-separated list of default, 2026-07-28, notifications, stdio, stdio-2026-07-28, no-updates, inline-content',
+      'clients error: --mode "inline" is not a comma-separated list of default, 2026-07-28, notifications, stdio, stdio-2026-07-28, no-updates, inline-content, catalog',
+    ],
+    [
+      ["--min-catalog-level", "6"],
+      'clients error: --min-catalog-level "6" is not a catalog level (0 to 5)',
     ],
   ];
   for (const [args, line] of cases) {
@@ -144,14 +154,16 @@ const everyRoute = (mode: string) =>
     `${mode} ${route} read`,
   ]);
 
-Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, after its own modes", () => {
+Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, and one catalog run, natively under trigger read for an agent and subscribe for the others, after its own modes", () => {
   assert.deepEqual(planned([], "claude-code"), [
     ...everyRoute("default"),
     "inline-content native subscribe",
+    "catalog native read",
   ]);
   assert.deepEqual(planned([], "reference-host"), [
     ...clientById("reference-host")!.modes.flatMap(everyRoute),
     "inline-content native subscribe",
+    "catalog native read",
   ]);
   // Command and browser clients run natively, in each of their modes.
   for (
@@ -167,14 +179,22 @@ Deno.test("plannedRuns: every client that runs gets one inline-content run, nati
         `${mode} native read`,
       ]),
       "inline-content native subscribe",
+      "catalog native subscribe",
     ], id);
   }
   // pi does not run: its one row says why, with no inline-content run.
   assert.deepEqual(planned([], "pi"), ["default native subscribe"]);
   for (const client of ALL_CLIENTS) {
+    const agent = !isUnsupportedClient(client) && !isCommandClient(client) &&
+      !isBrowserClient(client);
     assert.deepEqual(
-      planned([], client.id).filter((run) => run.startsWith("inline")),
-      isUnsupportedClient(client) ? [] : ["inline-content native subscribe"],
+      planned([], client.id).filter((run) =>
+        run.startsWith("inline") || run.startsWith("catalog")
+      ),
+      isUnsupportedClient(client) ? [] : [
+        "inline-content native subscribe",
+        `catalog native ${agent ? "read" : "subscribe"}`,
+      ],
       client.id,
     );
   }
@@ -187,6 +207,23 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
     ], id);
   }
   assert.deepEqual(planned(["--mode", "inline-content"], "pi"), []);
+  for (const [id, trigger] of [["codex", "read"], ["mcpdo", "subscribe"]]) {
+    assert.deepEqual(planned(["--mode", "catalog"], id), [
+      `catalog native ${trigger}`,
+    ], id);
+    // Its trigger must be among those the command line asks for.
+    assert.deepEqual(
+      planned([
+        "--mode",
+        "catalog",
+        "--trigger",
+        trigger === "read" ? "subscribe" : "read",
+      ], id),
+      [],
+      id,
+    );
+  }
+  assert.deepEqual(planned(["--mode", "catalog"], "pi"), []);
   assert.deepEqual(planned(["--mode", "2026-07-28,inline-content"], "codex"), [
     ...everyRoute("2026-07-28"),
     "inline-content native subscribe",
@@ -204,6 +241,14 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
     "default native read",
     "2026-07-28 native read",
   ]);
+  assert.deepEqual(
+    planned(["--trigger", "read", "--route", "native"], "codex"),
+    [
+      "default native read",
+      "2026-07-28 native read",
+      "catalog native read",
+    ],
+  );
   assert.deepEqual(planned(["--route", "wait-tool"], "claude-code"), [
     "default wait-tool subscribe",
     "default wait-tool read",

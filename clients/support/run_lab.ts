@@ -21,6 +21,8 @@ export interface LabOptions {
   enableWaitTool?: boolean;
   /** The new text in every update (`MCP_TEST_INLINE_CONTENT`); off when absent. */
   inlineContent?: InlineContentSetting;
+  /** The catalog kinds that gain an item (`MCP_TEST_CATALOG_CHANGE`); off when absent. */
+  catalogChange?: CatalogChangeSetting;
   logPath: string;
 }
 
@@ -34,8 +36,9 @@ export interface RunningLab {
 
 /**
  * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update
- * (and whether it carries the new text), its tools, every log line. Each is
- * set, so none comes from the harness's own environment.
+ * (whether it carries the new text, whether the catalog changes with it),
+ * its tools, every log line. Each is set, so none comes from the harness's
+ * own environment.
  */
 export function labRunEnv(
   options: Pick<
@@ -45,12 +48,14 @@ export function labRunEnv(
     | "enableTool"
     | "enableWaitTool"
     | "inlineContent"
+    | "catalogChange"
   >,
 ): Record<string, string> {
   return {
     MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
     MCP_TEST_UPDATE_TRIGGER: options.trigger,
     MCP_TEST_INLINE_CONTENT: options.inlineContent ?? "off",
+    MCP_TEST_CATALOG_CHANGE: options.catalogChange ?? "off",
     MCP_TEST_ENABLE_TOOL: String(options.enableTool),
     MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
     MCP_TEST_LOG_LEVEL: "debug",
@@ -105,6 +110,7 @@ export async function startRunLab(
     runDir: string;
     delaySeconds: number;
     inlineContent?: InlineContentSetting;
+    catalogChange?: CatalogChangeSetting;
   },
   trigger: Exclude<UpdateTrigger, "connect">,
   tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
@@ -117,6 +123,7 @@ export async function startRunLab(
       enableTool: tools.enableTool ?? false,
       enableWaitTool: tools.enableWaitTool,
       inlineContent: options.inlineContent,
+      catalogChange: options.catalogChange,
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
@@ -376,6 +383,14 @@ function verdictOf(line: string): ClientReport | undefined {
 
 /** The lab's `--inline-content` setting (`off`, `sep-3119`, `fastrmcp`). */
 export type InlineContentSetting = LabReport["scenario"]["inlineContent"];
+
+/** The lab's `--catalog-change` setting: `off`, one kind, or `all`. */
+export type CatalogChangeSetting =
+  | "off"
+  | "tools"
+  | "prompts"
+  | "resources"
+  | "all";
 
 /**
  * The deno cache the probe uses on the shell-probe route: the client runs

@@ -8,6 +8,7 @@ import {
   stdioLabReports,
 } from "./run_lab.ts";
 import { labClient } from "../testdata/fixtures.ts";
+import { labCatalogChange, MODES } from "../catalog/types.ts";
 import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
@@ -21,6 +22,7 @@ Deno.test("labRunEnv: the run's update, tools and debug logs as MCP_TEST_* setti
       MCP_TEST_UPDATE_DELAY_SECONDS: "3",
       MCP_TEST_UPDATE_TRIGGER: "read",
       MCP_TEST_INLINE_CONTENT: "off",
+      MCP_TEST_CATALOG_CHANGE: "off",
       MCP_TEST_ENABLE_TOOL: "true",
       MCP_TEST_ENABLE_WAIT_TOOL: "false",
       MCP_TEST_LOG_LEVEL: "debug",
@@ -38,6 +40,7 @@ Deno.test("labRunEnv: mode inline-content's lab puts SEP-3119's text in every up
     MCP_TEST_UPDATE_DELAY_SECONDS: "3",
     MCP_TEST_UPDATE_TRIGGER: "subscribe",
     MCP_TEST_INLINE_CONTENT: "sep-3119",
+    MCP_TEST_CATALOG_CHANGE: "off",
     MCP_TEST_ENABLE_TOOL: "false",
     MCP_TEST_ENABLE_WAIT_TOOL: "false",
     MCP_TEST_LOG_LEVEL: "debug",
@@ -76,6 +79,27 @@ Deno.test("labRunEnv: mode inline-content's lab puts SEP-3119's text in every up
     ),
     "off",
   );
+});
+
+Deno.test("labRunEnv: mode catalog's lab changes every kind of its catalog; any other mode's changes none", () => {
+  const settings = {
+    trigger: "read" as const,
+    delaySeconds: 3,
+    enableTool: false,
+  };
+  assert.equal(
+    labRunEnv({ ...settings, catalogChange: labCatalogChange("catalog") })
+      .MCP_TEST_CATALOG_CHANGE,
+    "all",
+  );
+  for (const mode of MODES.filter((mode) => mode !== "catalog")) {
+    assert.equal(
+      labRunEnv({ ...settings, catalogChange: labCatalogChange(mode) })
+        .MCP_TEST_CATALOG_CHANGE,
+      "off",
+      mode,
+    );
+  }
 });
 
 Deno.test("startRunLab: a run's inlineContent reaches the lab it starts, whose report says so", async () => {
