@@ -10,9 +10,11 @@
 
 import type { ClientReport } from "../../main.ts";
 import { type ModeId, MODES } from "../catalog/types.ts";
-import type { Route } from "../model/decide.ts";
+import { catalogToolsLevel, type Route } from "../model/decide.ts";
 import {
+  CATALOG_KINDS,
   type CommandStepRecord,
+  labCatalogOf,
   mainLabClient,
   probeLabLevel,
   PROGRESS_CHECK,
@@ -27,10 +29,12 @@ import type {
   SourceCitation,
   UpstreamRequest,
 } from "../catalog/cited.ts";
-import { summaryMarkdown, summaryRows } from "./summary.ts";
+import { catalogLevels, summaryMarkdown, summaryRows } from "./summary.ts";
 import { librariesMarkdown, packageLine } from "./library_summary.ts";
 import { libraryOf } from "../catalog/libraries.ts";
 import {
+  type CatalogKindRow,
+  type CatalogRow,
   type LibraryRow,
   markdownCell,
   type MatrixRow,
@@ -614,6 +618,85 @@ function deliveryNotes(
   return notes;
 }
 
+/**
+ * A catalog run's ladder: the lab's level per kind, and for tools the
+ * model's side (`catalogToolsLevel`): level 5 when the new tool reached a
+ * model request and the model called it. Null when the lab kept no
+ * catalog record of the client.
+ */
+export function catalogRow(
+  run: Pick<RunRecord, "kind" | "transcript">,
+  labClient: ClientReport | undefined,
+): CatalogRow | null {
+  const lab = labClient && labCatalogOf(labClient);
+  if (!lab) return null;
+  const seen = observe(run.transcript);
+  // A command client or web UI has no model; VS Code's chat has one when
+  // it sent the scripted model a request with tools.
+  const newTool = run.kind === "command" || run.kind === "browser" ||
+      run.kind === "editor" && seen.agentRequests === 0
+    ? null
+    : seen.newTool;
+  const kinds: CatalogRow["kinds"] = {};
+  for (const kind of CATALOG_KINDS) {
+    const record = lab.kinds[kind];
+    if (!record) continue;
+    const step = kind === "tools"
+      ? catalogToolsLevel(record, newTool)
+      : { level: record.level, missing: record.missing };
+    kinds[kind] = {
+      added: record.added,
+      labLevel: record.level,
+      level: step.level,
+      missing: step.missing,
+    };
+  }
+  const levels = Object.values(kinds).map((kind) => kind.level);
+  return {
+    level: levels.length ? Math.min(...levels) : lab.level,
+    kinds,
+    newTool,
+    updatesSent: labClient.updatesSent,
+  };
+}
+
+/** What a catalog kind's level says: what stopped it, or what its 5 is. */
+function catalogKindWhy(kind: string, record: CatalogKindRow): string {
+  if (record.level === 5) {
+    return `${record.added} reached a model request after the change, and the model called it`;
+  }
+  return printableLine(record.missing || `${kind}: no step missing`, 300);
+}
+
+/**
+ * A catalog row's notes: why the catalog may never have changed, then each
+ * kind's level and what stopped it.
+ */
+export function catalogNotes(
+  run: Pick<RunRecord, "trigger">,
+  catalog: CatalogRow | null,
+): string[] {
+  if (catalog === null) {
+    return ["catalog: the lab kept no catalog record of the client"];
+  }
+  const notes = catalog.updatesSent === 0
+    ? [
+      `catalog: never changed, as the lab sent the client no update (trigger ${run.trigger}), and the change comes with the first`,
+    ]
+    : [];
+  notes.push(
+    `catalog ${catalogLevels(catalog)}: ${
+      CATALOG_KINDS.flatMap((kind) => {
+        const record = catalog.kinds[kind];
+        return record
+          ? [`${kind} ${record.level} (${catalogKindWhy(kind, record)})`]
+          : [];
+      }).join(", ")
+    }`,
+  );
+  return notes;
+}
+
 export function rowFromRun(run: RunRecord): MatrixRow {
   const labClient = run.labReport
     ? mainLabClient(run.labReport.clients)
@@ -634,6 +717,10 @@ export function rowFromRun(run: RunRecord): MatrixRow {
   const labLevel = labClient?.level ?? 0;
   const notificationDelivered = steps?.notificationDelivered ?? false;
   const notice = hostNoticeFact(run, labClient);
+  const catalog = run.mode === "catalog" && run.labReport
+    ? catalogRow(run, labClient)
+    : undefined;
+  const notes = rowNotes(run, labClient, contextUpdated);
   return {
     clientId: run.clientId,
     client: run.displayName,
@@ -670,7 +757,10 @@ export function rowFromRun(run: RunRecord): MatrixRow {
       ? probeLabLevel(run.labReport.clients)
       : null,
     level: rowLevel(labLevel, notificationDelivered, contextUpdated, route),
-    notes: rowNotes(run, labClient, contextUpdated),
+    notes: catalog === undefined
+      ? notes
+      : [notes, ...catalogNotes(run, catalog)].filter(Boolean).join("; "),
+    ...(catalog === undefined ? {} : { catalog }),
     evidence: evidenceLink(run),
     evidenceKind: evidenceKindOf(run),
   };
@@ -819,6 +909,12 @@ function eraCell(row: MatrixRow): string {
     : `${row.era} (${row.protocolVersion})`;
 }
 
+/** The Catalog cell: a catalog row's levels per kind, "—" on other rows. */
+export function catalogCell(row: MatrixRow): string {
+  if (row.catalog === undefined) return "—";
+  return row.catalog === null ? "no record" : catalogLevels(row.catalog);
+}
+
 function contextCell(row: MatrixRow): string {
   if (row.contextUpdated === null) return "—";
   return MARK(row.contextUpdated);
@@ -855,6 +951,10 @@ changed. Codex CLI and Crush refused the server outright, because its
 list method with an empty list for that reason. Those runs recorded no
 versions, prompts or reports, so they are kept here as context, not as
 comparable rows.`;
+
+/** What mode catalog and the Catalog column are, above the tables. */
+export const CATALOG_TEXT =
+  "Mode `catalog` is each client as in its default mode, natively, against a lab whose tools, prompts and resources each gain an item at the client's first update (`--catalog-change all`: the tool `get_review_comments`, the prompt `summarize_review`, the resource `test://review/comments`), under trigger read for a client a model drives and subscribe for the others. Its Catalog cell gives each kind's level: 0 never listed, 1 listed, 2 notified of the change, 3 listed again and got the new item, 4 used it (the lab's levels), 5 the new tool reached a model request after the change and the model called it (the scripted model's side, tools only); its Notes say what stopped each kind.";
 
 /** The picture of the summary, beside the matrix in `results/`. */
 export const SUMMARY_SVG = "compatibility-summary.svg";
@@ -895,6 +995,7 @@ function citedMatrixRow(host: CitedHost): string {
       "—",
       ...Array(7).fill("—"),
       "—",
+      "—",
       notes,
       `source, not run: ${host.citations.map(citationLink).join(", ")}`,
     ].map(markdownCell).join(" | ")
@@ -915,6 +1016,8 @@ export function matrixMarkdown(document: MatrixDocument): string {
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
     "",
+    CATALOG_TEXT,
+    "",
     ...summaryMarkdown(summary, SUMMARY_SVG),
     "",
     ...librariesMarkdown(document.libraries),
@@ -923,8 +1026,8 @@ export function matrixMarkdown(document: MatrixDocument): string {
     "",
     ROUTE_TEXT,
     "",
-    "| Client | Version | Mode | Route | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Notes | Evidence |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Client | Version | Mode | Route | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Catalog | Notes | Evidence |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const row of document.rows) {
     lines.push(
@@ -944,6 +1047,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
           rereadCell(row),
           contextCell(row),
           String(row.level),
+          catalogCell(row),
           notesCell(row),
           evidenceCell(row),
         ].map(markdownCell).join(" | ")
@@ -991,6 +1095,10 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
             index === firstNotice
               ? ", the first with the host's notice that the resource changed"
               : ""
+          }${
+            entry.newTool === undefined
+              ? ""
+              : `, offered the new tool as ${printableLine(entry.newTool, 100)}`
           }`,
           entry.stage,
           entry.versionsSeen.join(", ") || "—",
@@ -1077,7 +1185,9 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients${
       route === "native" ? "" : ` --route ${route}`
     }${
-      first.mode === "inline-content" ? " --mode inline-content" : ""
+      first.mode === "inline-content" || first.mode === "catalog"
+        ? ` --mode ${first.mode}`
+        : ""
     } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
     "",
   ];

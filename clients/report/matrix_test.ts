@@ -31,6 +31,7 @@ import {
 import type { MatrixRow } from "./rows.ts";
 import {
   at,
+  catalogLabClient,
   citedHost,
   labClient,
   labReport,
@@ -325,7 +326,7 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
   );
   assert.ok(line);
   const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
-  assert.deepEqual(cells.slice(1, 17), [
+  assert.deepEqual(cells.slice(1, 18), [
     "Demo CLI",
     "1.0.0",
     "default",
@@ -340,6 +341,7 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     "❌",
     "❌",
     "3",
+    "—",
     "pipes \\| escaped",
     "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
   ]);
@@ -352,7 +354,7 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     "",
     "Zed",
     "0.200.0",
-    ...Array(12).fill("—"),
+    ...Array(13).fill("—"),
     "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
     `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
       "0123abcd".padEnd(40, "0")
@@ -1255,7 +1257,7 @@ Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes ce
     row({ mode: "inline-content", trigger: "subscribe", notes: "read only" }),
   ]);
   assert.equal(
-    tableCells(inline)[14],
+    tableCells(inline)[15],
     "read only; as in its default row: level 3, the same steps",
   );
 });
@@ -1349,4 +1351,160 @@ Deno.test("deno task clients --budget 0 runs nothing and writes the committed co
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** Demo CLI in mode catalog: the lab's catalog levels, and what its model saw. */
+function catalogRun(
+  levels: Parameters<typeof catalogLabClient>[0],
+  transcript = runRecord().transcript,
+  fields: Partial<Parameters<typeof runRecord>[0]> = {},
+  client: Partial<ClientReport> = {},
+) {
+  return runRecord({
+    mode: "catalog",
+    labReport: labReport([catalogLabClient(levels, client)]),
+    transcript,
+    ...fields,
+  });
+}
+
+/** A transcript whose third request offered the new tool, which the model called. */
+const NEW_TOOL_TRANSCRIPT = [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+  transcriptEntry(6, "call-new-tool", {
+    versionsSeen: [1],
+    newTool: "mcp__lab__get_review_comments",
+    answer: "tool mcp__lab__get_review_comments {}",
+  }),
+  transcriptEntry(7, "check-context-then-reread", {
+    versionsSeen: [1],
+    contextUpdated: false,
+    newTool: "mcp__lab__get_review_comments",
+  }),
+  transcriptEntry(8, "final", { versionsSeen: [1, 2], contextUpdated: false }),
+];
+
+Deno.test("rowFromRun (catalog): the lab's levels per kind, tools at 5 where the new tool reached a model request and the model called it; every kind's note says what stopped it", () => {
+  const record = catalogRun(
+    { tools: 4, prompts: 2, resources: 3 },
+    NEW_TOOL_TRANSCRIPT,
+  );
+  const catalogRow = rowFromRun(record);
+  assert.deepEqual(catalogRow.catalog, {
+    level: 2,
+    kinds: {
+      tools: {
+        added: "get_review_comments",
+        labLevel: 4,
+        level: 5,
+        missing: "",
+      },
+      prompts: {
+        added: "summarize_review",
+        labLevel: 2,
+        level: 2,
+        missing: "notified, never listed prompts again",
+      },
+      resources: {
+        added: "test://review/comments",
+        labLevel: 3,
+        level: 3,
+        missing:
+          "listed resources again but never used test://review/comments (resources/read)",
+      },
+    },
+    newTool: { offeredAs: "mcp__lab__get_review_comments", called: true },
+    updatesSent: 1,
+  });
+  assert.equal(
+    catalogRow.notes.split("; ").at(-1),
+    "catalog tools 5, prompts 2, resources 3: tools 5 (get_review_comments reached a model request after the change, and the model called it), prompts 2 (notified, never listed prompts again), resources 3 (listed resources again but never used test://review/comments (resources/read))",
+  );
+  const line = everyRunLines(
+    matrixMarkdown({
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [catalogRow, rowFromRun(runRecord())],
+      cited: [],
+      requests: {},
+      libraries: [],
+    }),
+  ).filter((text) => text.startsWith("| Demo CLI"));
+  assert.deepEqual(line.map((text) => text.split(" | ")[14]), [
+    "tools 5, prompts 2, resources 3",
+    "—",
+  ]);
+  // The evidence file names the mode's command, and the request that
+  // offered the new tool.
+  const evidence = evidenceMarkdown([record]);
+  assert.match(evidence, /deno task clients --mode catalog demo/);
+  assert.match(
+    evidence,
+    /offered the new tool as mcp__lab__get_review_comments/,
+  );
+  // Other rows carry no catalog at all.
+  assert.equal("catalog" in rowFromRun(runRecord()), false);
+});
+
+Deno.test("rowFromRun (catalog): listed again and even used, but no model request carried the new tool: the harness's diagnosis; no model: 4 is the top", () => {
+  for (const tools of [3, 4]) {
+    const catalogRow = rowFromRun(catalogRun({ tools }));
+    assert.deepEqual(catalogRow.catalog?.kinds.tools, {
+      added: "get_review_comments",
+      labLevel: tools,
+      level: tools,
+      missing: "listed again, but the new tool never reached a model request",
+    });
+    assert.equal(catalogRow.catalog?.level, tools);
+  }
+  // Below 3 the lab's diagnosis stands.
+  assert.equal(
+    rowFromRun(catalogRun({ tools: 1 })).catalog?.kinds.tools?.missing,
+    "listed tools only at connect: notifications/tools/list_changed was lost (no GET stream open)",
+  );
+  const command = rowFromRun(
+    catalogRun({ tools: 4 }, [], { kind: "command", steps: [] }),
+  );
+  assert.deepEqual(command.catalog?.newTool, null);
+  assert.equal(command.catalog?.kinds.tools?.level, 4);
+  assert.match(
+    command.catalog?.kinds.tools?.missing ?? "",
+    /^no model drives the client, so level 5/,
+  );
+});
+
+Deno.test("rowFromRun (catalog): a client the lab sent no update has a catalog that never changed, and says so; no record, no levels", () => {
+  const unchanged = rowFromRun(
+    catalogRun(
+      { tools: 1, resources: 1 },
+      undefined,
+      { trigger: "subscribe" },
+      {
+        updatesSent: 0,
+      },
+    ),
+  );
+  assert.ok(
+    unchanged.notes.includes(
+      "catalog: never changed, as the lab sent the client no update (trigger subscribe), and the change comes with the first",
+    ),
+    unchanged.notes,
+  );
+  assert.equal(unchanged.catalog?.level, 1);
+  // The lab knew no such client: no record to read.
+  const gone = rowFromRun(
+    runRecord({ mode: "catalog", labReport: labReport([]) }),
+  );
+  assert.equal(gone.catalog, null);
+  assert.match(
+    gone.notes,
+    /catalog: the lab kept no catalog record of the client/,
+  );
+  // A run that never reached a lab has no catalog field.
+  const failed = rowFromRun(
+    runRecord({ mode: "catalog", outcome: "install-failed", labReport: null }),
+  );
+  assert.equal("catalog" in failed, false);
 });

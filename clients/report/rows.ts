@@ -6,7 +6,8 @@
  */
 
 import type { ClientReport, Era, VerdictSteps } from "../../main.ts";
-import type { RunRecord } from "../runners/run_record.ts";
+import type { CatalogKind, RunRecord } from "../runners/run_record.ts";
+import type { NewToolSeen } from "../model/decide.ts";
 import type { LibraryApi, LibraryDefinition } from "../catalog/libraries.ts";
 
 /** What a row keeps of its run, under the run record's own names. */
@@ -70,6 +71,13 @@ export interface MatrixRow extends RunFields, StepFields {
    * on one that never reached the lab.
    */
   versusDefault?: VersusDefault;
+  /**
+   * A catalog row's catalog ladder (mode `catalog`): the lab's levels per
+   * kind, tools raised to 5 by the model's side; null when the lab kept no
+   * catalog record of the client (it never reached the lab). Absent on
+   * other rows.
+   */
+  catalog?: CatalogRow | null;
   /** Evidence file, relative to `results/`, with the trigger's anchor. */
   evidence: string;
   /**
@@ -93,6 +101,30 @@ export interface VersusDefault {
   broke: boolean;
 }
 
+/** A catalog row's ladder: each kind that changed, and the model's side. */
+export interface CatalogRow {
+  /** The lowest level among the kinds (0 to 5). */
+  level: number;
+  kinds: Partial<Record<CatalogKind, CatalogKindRow>>;
+  /**
+   * What the model's requests showed of the new tool; null when no model
+   * drove the client.
+   */
+  newTool: NewToolSeen | null;
+  /** How many updates the lab sent the client: the change comes with the first. */
+  updatesSent: number;
+}
+
+/** One kind of a catalog row: the lab's level, the row's, and what stopped it. */
+export interface CatalogKindRow {
+  added: string;
+  labLevel: number;
+  /** The lab's level, or for tools 5 when the new tool reached the model. */
+  level: number;
+  /** What stopped it, in the lab's words or the model's side's; "" at the top. */
+  missing: string;
+}
+
 /** A Markdown table cell: no bare pipe, no line break. */
 export function markdownCell(text: string): string {
   return text.replaceAll("|", "\\|").replace(/\s*[\r\n]+\s*/g, " ");
@@ -102,6 +134,8 @@ export function markdownCell(text: string): string {
 export interface SummaryCell {
   level: number | null;
   text: string;
+  /** `catalog`: a level of the catalog ladder (0 to 5), not the resource's (0 to 7). */
+  ladder?: "catalog";
 }
 
 export interface LibraryRow {

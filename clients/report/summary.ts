@@ -13,15 +13,18 @@ import { isBrowserClient, isCommandClient } from "../catalog/types.ts";
 import type { CitedHost, UpstreamRequest } from "../catalog/cited.ts";
 import { libraryOf } from "../catalog/libraries.ts";
 import {
+  type CatalogRow,
   type LibraryRow,
   markdownCell,
   type MatrixRow,
   type SummaryCell,
 } from "./rows.ts";
+import { CATALOG_KINDS } from "../runners/run_record.ts";
 
 /**
  * The native route under each trigger, then the two other routes, then the
- * mode inline-content (native, trigger subscribe) in the default row.
+ * modes inline-content (native, trigger subscribe) and catalog (its
+ * catalog ladder) in the default row.
  */
 export const SUMMARY_COLUMNS = [
   { key: "native-subscribe", title: "Native, trigger subscribe" },
@@ -29,7 +32,11 @@ export const SUMMARY_COLUMNS = [
   { key: "wait-tool", title: "Wait tool" },
   { key: "shell-probe", title: "Shell probe" },
   { key: "inline-content", title: "Inline content" },
+  { key: "catalog", title: "Catalog" },
 ] as const;
+
+/** The modes whose one row is a cell of the client's default row. */
+const DEFAULT_ROW_MODES = ["inline-content", "catalog"];
 
 export type SummaryColumn = (typeof SUMMARY_COLUMNS)[number]["key"];
 
@@ -69,11 +76,13 @@ export function summaryRows(sources: SummarySources): SummaryRow[] {
   const plain = sources.rows.filter((row) =>
     !row.longWait && !row.progressCheck && !libraryOf(row.clientId)
   );
-  // An inline-content row is a cell of its client's default row.
+  // An inline-content or catalog row is a cell of its client's default row.
   const groups = Map.groupBy(
     plain,
     (row) =>
-      `${row.clientId}|${row.mode === "inline-content" ? "default" : row.mode}`,
+      `${row.clientId}|${
+        DEFAULT_ROW_MODES.includes(row.mode) ? "default" : row.mode
+      }`,
   );
   const measured = [...groups].map(([key, rows]) =>
     measuredRow(
@@ -107,10 +116,10 @@ function measuredRow(
     : undefined;
   const cell = (column: SummaryColumn): SummaryCell => {
     if (missed) return { level: null, text: missed };
-    if (column === "inline-content") {
-      return mode === "default"
-        ? levelCell(rows.filter((row) => row.mode === "inline-content"))
-        : { level: null, text: "default mode only" };
+    if (column === "inline-content" || column === "catalog") {
+      if (mode !== "default") return { level: null, text: "default mode only" };
+      const modeRows = rows.filter((row) => row.mode === column);
+      return column === "catalog" ? catalogCell(modeRows) : levelCell(modeRows);
     }
     const [route, trigger] = column === "native-subscribe"
       ? ["native", "subscribe"]
@@ -123,7 +132,7 @@ function measuredRow(
     }
     return levelCell(
       rows.filter((row) =>
-        row.mode !== "inline-content" &&
+        !DEFAULT_ROW_MODES.includes(row.mode) &&
         (row.route ?? "native") === route &&
         (trigger === undefined || row.trigger === trigger)
       ),
@@ -141,6 +150,7 @@ function measuredRow(
       "wait-tool": cell("wait-tool"),
       "shell-probe": cell("shell-probe"),
       "inline-content": cell("inline-content"),
+      catalog: cell("catalog"),
     },
     requests,
   };
@@ -181,6 +191,37 @@ export function levelCell(rows: MatrixRow[]): SummaryCell {
   };
 }
 
+/**
+ * The Catalog cell of a client's catalog rows: each kind's level, as
+ * `tools 5, prompts 2, resources 3`, colored by the lowest on the catalog
+ * ladder; why there is none, where there is none.
+ */
+export function catalogCell(rows: MatrixRow[]): SummaryCell {
+  if (rows.length === 0) return { level: null, text: "not run" };
+  const missed = rows.map((row) => NOT_REACHED[row.outcome]).find(Boolean);
+  if (missed) return { level: null, text: missed };
+  const [row] = rows;
+  if (!row.catalog) {
+    return {
+      level: null,
+      text: row.labClient === null ? "never reached the lab" : "no record",
+    };
+  }
+  return {
+    level: row.catalog.level,
+    text: catalogLevels(row.catalog),
+    ladder: "catalog",
+  };
+}
+
+/** A catalog row's levels, as the lab's report words them: `tools 5, prompts 2`. */
+export function catalogLevels(catalog: CatalogRow): string {
+  return CATALOG_KINDS.flatMap((kind) => {
+    const record = catalog.kinds[kind];
+    return record ? [`${kind} ${record.level}`] : [];
+  }).join(", ");
+}
+
 /** A host read from source: what it does, no levels. */
 function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
   const none = { level: null, text: "—" };
@@ -203,6 +244,7 @@ function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
       "wait-tool": none,
       "shell-probe": none,
       "inline-content": none,
+      catalog: none,
     },
     requests,
   };
@@ -228,7 +270,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the client's default row: each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all); the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
@@ -267,6 +309,11 @@ const LEVEL_FILLS = [
   "#15803d",
 ];
 const NO_LEVEL_FILL = "#e5e7eb";
+/**
+ * The catalog ladder's levels 0 to 5 on the same scale: its top is the
+ * resource ladder's top, its 4 a 6, and so down to red.
+ */
+const CATALOG_FILL_INDEX = [0, 2, 3, 4, 6, 7];
 /** Levels whose fill is dark enough for white text. */
 const WHITE_TEXT = new Set([0, 1, 2, 7]);
 const DARK_TEXT = "#111827";
@@ -430,6 +477,7 @@ function rowLabel(row: SummaryRow): string {
 const LEGEND = [
   "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
   "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
+  "Catalog: each kind's level of 5 (1 listed, 2 notified of the change, 3 listed again with the new item, 4 used it, 5 the new tool reached the model), colored by the lowest: 5 as 7, 4 as 6, 3 as 4, 2 as 3, 1 as 2",
 ];
 
 /** A column of a grid in the picture: plain text, or colored by level. */
@@ -561,7 +609,12 @@ function gridParts(grid: Grid, top: number): string[] {
       left += column.width;
     }
     for (const [index, column] of layout.levelColumns.entries()) {
-      const { level, text } = row.levels[index];
+      const { level, text, ladder } = row.levels[index];
+      const shade = level === null
+        ? null
+        : ladder === "catalog"
+        ? CATALOG_FILL_INDEX[level]
+        : level;
       parts.push(svgCell({
         name: {
           client: row.client,
@@ -572,10 +625,10 @@ function gridParts(grid: Grid, top: number): string[] {
         y: y + 1,
         width: column.width - 2,
         height: rowHeight - 2,
-        fill: level === null ? NO_LEVEL_FILL : LEVEL_FILLS[level],
+        fill: shade === null ? NO_LEVEL_FILL : LEVEL_FILLS[shade],
         lines: [text],
         centered: true,
-        color: level !== null && WHITE_TEXT.has(level) ? "#ffffff" : DARK_TEXT,
+        color: shade !== null && WHITE_TEXT.has(shade) ? "#ffffff" : DARK_TEXT,
       }));
       left += column.width;
     }

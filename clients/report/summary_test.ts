@@ -59,6 +59,7 @@ Deno.test("summaryRows: one row per client and mode, the level per route and tri
     "wait-tool": { level: 6, text: "7 · 6" },
     "shell-probe": { level: 7, text: "7" },
     "inline-content": { level: null, text: "not run" },
+    catalog: { level: null, text: "not run" },
   });
   assert.deepEqual(rows[0].requests, [REQUEST]);
   assert.deepEqual(rows[1].cells["native-read"], { level: 4, text: "4" });
@@ -134,6 +135,7 @@ Deno.test("summaryRows: install failures, no MCP, clients without a model, hosts
     "wait-tool": { level: null, text: "—" },
     "shell-probe": { level: null, text: "—" },
     "inline-content": { level: null, text: "—" },
+    catalog: { level: null, text: "—" },
   });
 });
 
@@ -150,10 +152,10 @@ Deno.test("summaryMarkdown: the picture, then a table row per client with its re
     "![The level each client reached on each route](compatibility-summary.svg)",
   );
   assert.deepEqual(lines.slice(-4), [
-    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Requests upstream |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
-    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | none found |",
+    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Catalog | Requests upstream |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | — | none found |",
   ]);
 });
 
@@ -198,16 +200,19 @@ Deno.test("summarySvg: well-formed, one colored cell per client and route, names
       "demo wait-tool 6 #4ade80",
       "demo shell-probe 7 #15803d",
       "demo inline-content none #e5e7eb",
+      "demo catalog none #e5e7eb",
       "evil native-subscribe none #e5e7eb",
       "evil native-read 3 #f97316",
       "evil wait-tool none #e5e7eb",
       "evil shell-probe none #e5e7eb",
       "evil inline-content none #e5e7eb",
+      "evil catalog none #e5e7eb",
       "zed native-subscribe none #e5e7eb",
       "zed native-read none #e5e7eb",
       "zed wait-tool none #e5e7eb",
       "zed shell-probe none #e5e7eb",
       "zed inline-content none #e5e7eb",
+      "zed catalog none #e5e7eb",
     ],
   );
   const texts = [...root.getElementsByTagName("text")].map((text) =>
@@ -234,6 +239,7 @@ Deno.test("summaryRows: the reference host's shell-probe cell says it has no she
     "wait-tool": { level: 7, text: "7" },
     "shell-probe": { level: null, text: "no shell tool" },
     "inline-content": { level: null, text: "not run" },
+    catalog: { level: null, text: "not run" },
   });
 });
 
@@ -295,9 +301,9 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
     ],
   );
   assert.deepEqual(summaryMarkdown(rows, "s.svg").slice(-3), [
-    "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | none found |",
-    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | none found |",
-    "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | none found |",
+    "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | not run | none found |",
+    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | default mode only | none found |",
+    "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | not run | none found |",
   ]);
   const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
   const texts = [...svg.documentElement!.getElementsByTagName("text")].map((
@@ -306,6 +312,108 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   for (const text of ["Inline content", "7, inline", "1 (broke)"]) {
     assert.ok(texts.includes(text), text);
   }
+});
+
+Deno.test("summaryRows: the catalog row is the Catalog cell of the client's default row, each kind's level colored by the lowest on the catalog ladder, in Markdown and SVG; the native read cell keeps the default row's own", () => {
+  const catalog = (levels: [number, number, number]) => ({
+    level: Math.min(...levels),
+    kinds: Object.fromEntries(
+      (["tools", "prompts", "resources"] as const).map((kind, index) => [
+        kind,
+        {
+          added: kind,
+          labLevel: levels[index],
+          level: levels[index],
+          missing: "",
+        },
+      ]),
+    ),
+    newTool: null,
+    updatesSent: 1,
+  });
+  const rows = summaryRows({
+    rows: [
+      matrixRow({ level: 3 }),
+      matrixRow({ mode: "2026-07-28", level: 3 }),
+      matrixRow({ mode: "catalog", level: 6, catalog: catalog([5, 4, 2]) }),
+      matrixRow({
+        clientId: "mcpdo",
+        client: "mcpdo",
+        trigger: "subscribe",
+        level: 5,
+      }),
+      matrixRow({
+        clientId: "mcpdo",
+        client: "mcpdo",
+        mode: "catalog",
+        trigger: "subscribe",
+        level: 5,
+        catalog: null,
+      }),
+      matrixRow({
+        clientId: "crush",
+        client: "Crush",
+        outcome: "install-failed",
+      }),
+      matrixRow({
+        clientId: "crush",
+        client: "Crush",
+        mode: "catalog",
+        outcome: "install-failed",
+      }),
+    ],
+    cited: [],
+    requests: {},
+  });
+  assert.deepEqual(
+    rows.map((
+      row,
+    ) => [row.clientId, row.mode, row.cells["native-read"], row.cells.catalog]),
+    [
+      ["demo", null, { level: 3, text: "3" }, {
+        level: 2,
+        text: "tools 5, prompts 4, resources 2",
+        ladder: "catalog",
+      }],
+      ["demo", "2026-07-28", { level: 3, text: "3" }, {
+        level: null,
+        text: "default mode only",
+      }],
+      ["mcpdo", null, { level: null, text: "not run" }, {
+        level: null,
+        text: "no record",
+      }],
+      ["crush", null, { level: null, text: "install failed" }, {
+        level: null,
+        text: "install failed",
+      }],
+    ],
+  );
+  assert.match(
+    summaryMarkdown(rows, "s.svg")[6],
+    /\| Catalog \| Requests upstream \|$/,
+  );
+  assert.match(
+    summaryMarkdown(rows, "s.svg")[8],
+    /^\| Demo CLI \| .* \| tools 5, prompts 4, resources 2 \| none found \|$/,
+  );
+  const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
+  const cell = [...svg.documentElement!.getElementsByTagName("g")].find((
+    group,
+  ) =>
+    group.getAttribute("data-client") === "demo" &&
+    group.getAttribute("data-column") === "catalog"
+  )!;
+  // Catalog level 2 is filled as the resource ladder's 3 (orange).
+  assert.equal(cell.getAttribute("data-level"), "2");
+  assert.equal(
+    cell.getElementsByTagName("rect")[0].getAttribute("fill"),
+    "#f97316",
+  );
+  assert.equal(
+    cell.getElementsByTagName("text")[0].textContent,
+    "tools 5, prompts 4, resources 2",
+  );
 });
 
 Deno.test("textWidth and wrapText: widths from the fonts' advances with a margin, lines within a width", () => {
@@ -334,7 +442,10 @@ Deno.test("summarySvg: the legend wraps inside a picture narrower than its lines
   );
   assert.ok(lines.length > 2, lines.join("\n"));
   for (const line of lines) assert.ok(textWidth(line, 11) <= width - 44, line);
-  assert.match(lines.join(" "), /^1 connected, .* below the default-mode run$/);
+  assert.match(
+    lines.join(" "),
+    /^1 connected, .* below the default-mode run Catalog: .* 1 as 2$/,
+  );
 });
 
 const chromiumMissing = !await browserInstalled();
@@ -362,6 +473,22 @@ function stressSvg(): string {
         level: 0,
         hostNotice: true,
         deliveredInline: true,
+      }),
+      matrixRow({
+        clientId: "wide",
+        client: "WWW MMM Wide Client — ümlaut 漢字 %%% @@@",
+        mode: "catalog",
+        level: 0,
+        catalog: {
+          level: 0,
+          kinds: {
+            tools: { added: "t", labLevel: 4, level: 5, missing: "" },
+            prompts: { added: "p", labLevel: 0, level: 0, missing: "m" },
+            resources: { added: "r", labLevel: 4, level: 4, missing: "m" },
+          },
+          newTool: null,
+          updatesSent: 1,
+        },
       }),
     ],
     cited: [citedHost({ subscribes: "listen (2026-07-28) only" })],

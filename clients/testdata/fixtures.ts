@@ -17,7 +17,11 @@ import { alive } from "../support/process.ts";
 import type { CitedHost } from "../catalog/cited.ts";
 import { type MatrixDocument, rowFromRun } from "../report/matrix.ts";
 import type { MatrixRow } from "../report/rows.ts";
-import type { RunRecord } from "../runners/run_record.ts";
+import type {
+  CatalogKind,
+  LabCatalog,
+  RunRecord,
+} from "../runners/run_record.ts";
 import type { TranscriptEntry } from "../model/scripted_model.ts";
 
 /** The fixtures' clock: every time is seconds after this instant. */
@@ -65,6 +69,68 @@ export function labClient(fields: Partial<ClientReport> = {}): ClientReport {
     timelineDropped: 0,
     ...fields,
   };
+}
+
+/** What the lab's report says of each catalog kind at each level (`missing`). */
+const CATALOG_MISSING: Record<CatalogKind, string[]> = {
+  tools: [
+    "never listed tools (tools/list)",
+    "listed tools only at connect: notifications/tools/list_changed was lost (no GET stream open)",
+    "notified, never listed tools again",
+    "listed tools again but never used get_review_comments (tools/call)",
+    "level 5 (get_review_comments reaching a model request) is not observable from the server",
+  ],
+  prompts: [
+    "never listed prompts (prompts/list)",
+    "listed prompts only at connect: notifications/prompts/list_changed was lost (no GET stream open)",
+    "notified, never listed prompts again",
+    "listed prompts again but never used summarize_review (prompts/get)",
+    "level 5 (summarize_review reaching a model request) is not observable from the server",
+  ],
+  resources: [
+    "never listed resources (resources/list)",
+    "listed resources only at connect: notifications/resources/list_changed was lost (no GET stream open)",
+    "notified, never listed resources again",
+    "listed resources again but never used test://review/comments (resources/read)",
+    "level 5 (test://review/comments reaching a model request) is not observable from the server",
+  ],
+};
+
+const CATALOG_ADDED: Record<CatalogKind, string> = {
+  tools: "get_review_comments",
+  prompts: "summarize_review",
+  resources: "test://review/comments",
+};
+
+/** The lab's catalog record of a client with these levels, in its words. */
+export function labCatalog(
+  levels: Partial<Record<CatalogKind, number>>,
+): LabCatalog {
+  const kinds = Object.fromEntries(
+    Object.entries(levels).map(([kind, level]) => [kind, {
+      added: CATALOG_ADDED[kind as CatalogKind],
+      level,
+      levelName: `level ${level}`,
+      missing: CATALOG_MISSING[kind as CatalogKind][level],
+    }]),
+  );
+  const lowest =
+    (Object.keys(levels) as CatalogKind[]).toSorted((a, b) =>
+      levels[a]! - levels[b]!
+    )[0];
+  return {
+    level: levels[lowest]!,
+    missing: `${lowest}: ${kinds[lowest].missing}`,
+    kinds,
+  };
+}
+
+/** Demo CLI's entry in a lab whose catalog changed, at these levels. */
+export function catalogLabClient(
+  levels: Partial<Record<CatalogKind, number>>,
+  fields: Partial<ClientReport> = {},
+): ClientReport {
+  return { ...labClient(fields), catalog: labCatalog(levels) } as ClientReport;
 }
 
 /** The lab's report holding `clients`, after one update 3 s in. */
