@@ -38,6 +38,7 @@
  * @module
  */
 
+import { CATALOG_ADDED } from "../../main.ts";
 import {
   type Conversation,
   holdsChangeNotice,
@@ -190,7 +191,7 @@ function text(
  * The tool the lab's catalog change adds (`CATALOG_ADDED.tools`): it is
  * in no client's catalog before the change.
  */
-export const NEW_TOOL = "get_review_comments";
+export const NEW_TOOL = CATALOG_ADDED.tools;
 
 /**
  * The name under which `offered` holds the new tool when `firstOffered`

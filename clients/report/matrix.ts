@@ -8,13 +8,11 @@
  * @module
  */
 
-import type { ClientReport } from "../../main.ts";
+import { CATALOG_KINDS, type ClientReport } from "../../main.ts";
 import { type ModeId, MODES } from "../catalog/types.ts";
 import { catalogToolsLevel, type Route } from "../model/decide.ts";
 import {
-  CATALOG_KINDS,
   type CommandStepRecord,
-  labCatalogOf,
   mainLabClient,
   probeLabLevel,
   PROGRESS_CHECK,
@@ -628,7 +626,7 @@ export function catalogRow(
   run: Pick<RunRecord, "kind" | "transcript">,
   labClient: ClientReport | undefined,
 ): CatalogRow | null {
-  const lab = labClient && labCatalogOf(labClient);
+  const lab = labClient?.catalog;
   if (!lab) return null;
   const seen = observe(run.transcript);
   // A command client or web UI has no model; VS Code's chat has one when
@@ -679,7 +677,11 @@ export function catalogNotes(
   if (catalog === null) {
     return ["catalog: the lab kept no catalog record of the client"];
   }
-  const notes = catalog.updatesSent === 0
+  // The lab's own words say so for a kind it saw listed (level 1).
+  const said = Object.values(catalog.kinds).some((kind) =>
+    kind.missing.includes("did not change")
+  );
+  const notes = catalog.updatesSent === 0 && !said
     ? [
       `catalog: never changed, as the lab sent the client no update (trigger ${run.trigger}), and the change comes with the first`,
     ]

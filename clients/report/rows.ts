@@ -5,8 +5,13 @@
  * @module
  */
 
-import type { ClientReport, Era, VerdictSteps } from "../../main.ts";
-import type { CatalogKind, RunRecord } from "../runners/run_record.ts";
+import type {
+  CatalogKind,
+  ClientReport,
+  Era,
+  VerdictSteps,
+} from "../../main.ts";
+import type { RunRecord } from "../runners/run_record.ts";
 import type { NewToolSeen } from "../model/decide.ts";
 import type { LibraryApi, LibraryDefinition } from "../catalog/libraries.ts";
 

@@ -19,7 +19,7 @@ import {
   type MatrixRow,
   type SummaryCell,
 } from "./rows.ts";
-import { CATALOG_KINDS } from "../runners/run_record.ts";
+import { CATALOG_KINDS } from "../../main.ts";
 
 /**
  * The native route under each trigger, then the two other routes, then the

@@ -235,29 +235,5 @@ export function probeLabLevel(clients: ClientReport[]): number | null {
     : Math.max(...probes.map((probe) => probe.level));
 }
 
-/** The kinds of the lab's catalog that its `--catalog-change` can change, in its order. */
-export const CATALOG_KINDS = ["tools", "prompts", "resources"] as const;
-export type CatalogKind = (typeof CATALOG_KINDS)[number];
-
-/** One kind of a client's catalog in the lab's `/report` (`catalog.kinds`). */
-export interface LabCatalogKind {
-  /** The item it gained: a tool's or a prompt's name, a resource's URI. */
-  added: string;
-  /** 0 never listed, 1 listed, 2 notified, 3 listed again with the item, 4 used it. */
-  level: number;
-  levelName: string;
-  missing: string;
-}
-
-/** A client's `catalog` in the lab's `/report`: null when its catalog never changes. */
-export interface LabCatalog {
-  /** The lowest level among the kinds that change. */
-  level: number;
-  missing: string;
-  kinds: Partial<Record<CatalogKind, LabCatalogKind>>;
-}
-
-/** The lab's catalog record of a client, or null when it kept none. */
-export function labCatalogOf(client: ClientReport): LabCatalog | null {
-  return (client as { catalog?: LabCatalog | null }).catalog ?? null;
-}
+/** A client's `catalog` in the lab's `/report`, when its catalog changes. */
+export type LabCatalog = NonNullable<ClientReport["catalog"]>;

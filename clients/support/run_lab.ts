@@ -334,6 +334,7 @@ export function stdioLabReports(
         updateIntervalSeconds: 5,
         sendListChanged: false,
         inlineContent: scenario.inlineContent ?? "off",
+        catalogChange: "off",
         toolEnabled: false,
       },
       clients,

@@ -148,6 +148,7 @@ Deno.test("stdioLabCommand: this Deno runs main.ts --stdio from the cache only, 
       MCP_TEST_UPDATE_DELAY_SECONDS: "5",
       MCP_TEST_UPDATE_TRIGGER: "subscribe",
       MCP_TEST_INLINE_CONTENT: "off",
+      MCP_TEST_CATALOG_CHANGE: "off",
       MCP_TEST_ENABLE_TOOL: "false",
       MCP_TEST_ENABLE_WAIT_TOOL: "false",
       MCP_TEST_LOG_LEVEL: "debug",
@@ -262,6 +263,7 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       updateIntervalSeconds: 5,
       sendListChanged: false,
       inlineContent: "off",
+      catalogChange: "off",
       toolEnabled: false,
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
@@ -311,4 +313,26 @@ Deno.test("stdioLabReports: each stderr line shows escaped and bounded, the last
     1,
     [],
   ]);
+});
+
+Deno.test("startRunLab: a run's catalogChange reaches the lab it starts, whose report grades each kind", async () => {
+  const runDir = await Deno.makeTempDir({ prefix: "catalog-lab-" });
+  try {
+    const lab = await startRunLab(
+      { labMainPath, runDir, delaySeconds: 3, catalogChange: "all" },
+      "read",
+    );
+    assert.ok("url" in lab, "failed" in lab ? lab.failed : "");
+    try {
+      const { scenario } = await lab.report();
+      assert.deepEqual([scenario.trigger, scenario.catalogChange], [
+        "read",
+        "tools,prompts,resources",
+      ]);
+    } finally {
+      await lab.stop();
+    }
+  } finally {
+    await Deno.remove(runDir, { recursive: true });
+  }
 });

@@ -12,16 +12,17 @@
  */
 
 import assert from "node:assert/strict";
-import type { ClientReport, LabReport } from "../../main.ts";
+import {
+  CATALOG_ADDED,
+  type CatalogKind,
+  type ClientReport,
+  type LabReport,
+} from "../../main.ts";
 import { alive } from "../support/process.ts";
 import type { CitedHost } from "../catalog/cited.ts";
 import { type MatrixDocument, rowFromRun } from "../report/matrix.ts";
 import type { MatrixRow } from "../report/rows.ts";
-import type {
-  CatalogKind,
-  LabCatalog,
-  RunRecord,
-} from "../runners/run_record.ts";
+import type { LabCatalog, RunRecord } from "../runners/run_record.ts";
 import type { TranscriptEntry } from "../model/scripted_model.ts";
 
 /** The fixtures' clock: every time is seconds after this instant. */
@@ -65,6 +66,7 @@ export function labClient(fields: Partial<ClientReport> = {}): ClientReport {
     waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
     listenStreamsAtOnce: 0,
     embedResources: false,
+    catalog: null,
     timeline: [],
     timelineDropped: 0,
     ...fields,
@@ -96,11 +98,14 @@ const CATALOG_MISSING: Record<CatalogKind, string[]> = {
   ],
 };
 
-const CATALOG_ADDED: Record<CatalogKind, string> = {
-  tools: "get_review_comments",
-  prompts: "summarize_review",
-  resources: "test://review/comments",
-};
+/** The lab's name of each catalog level, as its report gives it. */
+const CATALOG_LEVEL_NAMES: LabCatalog["kinds"][string]["levelName"][] = [
+  "never listed",
+  "listed",
+  "notified of the change",
+  "listed again, got the new item",
+  "used the new item",
+];
 
 /** The lab's catalog record of a client with these levels, in its words. */
 export function labCatalog(
@@ -110,8 +115,15 @@ export function labCatalog(
     Object.entries(levels).map(([kind, level]) => [kind, {
       added: CATALOG_ADDED[kind as CatalogKind],
       level,
-      levelName: `level ${level}`,
+      levelName: CATALOG_LEVEL_NAMES[level],
       missing: CATALOG_MISSING[kind as CatalogKind][level],
+      steps: {
+        listed: level >= 1,
+        notified: level >= 2,
+        relisted: level >= 3,
+        used: level >= 4,
+        reachedModel: "not observable" as const,
+      },
     }]),
   );
   const lowest =
@@ -130,7 +142,7 @@ export function catalogLabClient(
   levels: Partial<Record<CatalogKind, number>>,
   fields: Partial<ClientReport> = {},
 ): ClientReport {
-  return { ...labClient(fields), catalog: labCatalog(levels) } as ClientReport;
+  return { ...labClient(fields), catalog: labCatalog(levels) };
 }
 
 /** The lab's report holding `clients`, after one update 3 s in. */
@@ -146,6 +158,7 @@ export function labReport(clients: ClientReport[]): LabReport {
       updateIntervalSeconds: 5,
       sendListChanged: false,
       inlineContent: "off",
+      catalogChange: "off",
       toolEnabled: false,
     },
     clients,
