@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
-import type { ClientDefinition, LaunchContext } from "../catalog/types.ts";
+import {
+  type ClientDefinition,
+  labCatalogChange,
+  type LaunchContext,
+} from "../catalog/types.ts";
 import { mainLabClient } from "./run_record.ts";
 import { quotedOutput, rowFromRun } from "../report/matrix.ts";
+import { catalogLevels } from "../report/summary.ts";
 import { shellQuote } from "../support/process.ts";
 import { defaultDenoDir } from "../support/run_lab.ts";
 import {
@@ -58,7 +63,7 @@ function standIn(
  * `plain` makes it the client that never subscribes (see fake_agent.ts).
  */
 function fakeAgent(
-  flavour: "subscriber" | "plain" | "notice",
+  flavour: "subscriber" | "plain" | "notice" | "catalog" | "catalog-stale",
 ): ClientDefinition {
   const plain = flavour === "plain";
   return standIn(({ labUrl, modelOrigin, prompt }) => [
@@ -388,6 +393,64 @@ Deno.test({
       await Deno.remove(emptyCache, { recursive: true });
       await run.cleanup();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "runner (catalog): an agent that lists its tools again on tools/list_changed and offers them reaches catalog level 5 for tools; one that keeps offering its first list stops at the lab's 3, diagnosed",
+  async fn() {
+    const levels = async (flavour: "catalog" | "catalog-stale") => {
+      const run = await options(Deno.execPath(), 60);
+      try {
+        const record = await runAgentClient(
+          fakeAgent(flavour),
+          "catalog",
+          "read",
+          { ...run, catalogChange: labCatalogChange("catalog") },
+        );
+        assert.equal(record.outcome, "completed", record.outputTail);
+        const row = rowFromRun(record);
+        return {
+          stages: record.transcript.map((entry) => entry.stage),
+          tools: row.catalog?.kinds.tools,
+          catalog: row.catalog && catalogLevels(row.catalog),
+        };
+      } finally {
+        await run.cleanup();
+      }
+    };
+    assert.deepEqual(await levels("catalog"), {
+      stages: [
+        "read-v1",
+        "wait-then-nudge",
+        "call-new-tool",
+        "check-context-then-reread",
+        "final",
+      ],
+      tools: {
+        added: "get_review_comments",
+        labLevel: 4,
+        level: 5,
+        missing: "",
+      },
+      catalog: "tools 5, prompts 0, resources 3",
+    });
+    assert.deepEqual(await levels("catalog-stale"), {
+      stages: [
+        "read-v1",
+        "wait-then-nudge",
+        "check-context-then-reread",
+        "final",
+      ],
+      tools: {
+        added: "get_review_comments",
+        labLevel: 3,
+        level: 3,
+        missing: "listed again, but the new tool never reached a model request",
+      },
+      catalog: "tools 3, prompts 0, resources 3",
+    });
   },
 });
 

@@ -18,7 +18,14 @@
  * the resource changed, in a notice marked as oh-my-pi marks its own
  * ("[MCP notification] …"), and leaves the re-read to the model.
  *
- * Usage: fake_agent.ts <lab url> <model origin> <prompt> [plain|notice]
+ * With `catalog` it subscribes too, offers the model the lab's tools as
+ * `mcp__lab__<tool>`, and lists them again on
+ * `notifications/tools/list_changed`, offering the new list from the next
+ * request on (what the lab's catalog change hopes for); with
+ * `catalog-stale` it lists them again but keeps offering the first list.
+ *
+ * Usage: fake_agent.ts <lab url> <model origin> <prompt>
+ *   [plain|notice|catalog|catalog-stale]
  *
  * @module
  */
@@ -28,6 +35,7 @@ import { REVIEW_URI } from "../../main.ts";
 const [labUrl, modelOrigin, prompt, flavour] = Deno.args;
 const plain = flavour === "plain";
 const noticeOnly = flavour === "notice";
+const catalog = flavour === "catalog" || flavour === "catalog-stale";
 const PROTOCOL = "2025-11-25";
 
 let sessionId = "";
@@ -117,6 +125,10 @@ async function subscribe() {
       buffer = blocks.pop() ?? "";
       for (const message of sseMessages(blocks.join("\n\n"))) {
         const method = (message as { method?: string }).method;
+        if (method === "notifications/tools/list_changed") {
+          const relisted = await listTools();
+          if (flavour === "catalog") mcpTools.splice(0, Infinity, ...relisted);
+        }
         if (method === "notifications/resources/updated") {
           pendingUpdates.push(
             noticeOnly
@@ -132,33 +144,35 @@ async function subscribe() {
   await mcp("resources/subscribe", { uri: REVIEW_URI });
 }
 
+/** The lab's tools by name, as `tools/list` gives them now. */
+async function listTools(): Promise<string[]> {
+  return ((await mcp("tools/list")).tools as { name: string }[]).map((tool) =>
+    tool.name
+  );
+}
+
+// The lab's tools the model is offered (a `catalog` agent's list changes).
+const mcpTools: string[] = [];
 if (plain) {
   await mcp("resources/list");
 } else {
   await subscribe();
 }
-const mcpTools = plain
-  ? ((await mcp("tools/list")).tools as { name: string }[]).map((tool) =>
-    tool.name
-  )
-  : [];
+if (plain || catalog) mcpTools.push(...await listTools());
 
 type Block = Record<string, unknown>;
 const messages: { role: string; content: string | Block[] }[] = [
   { role: "user", content: prompt },
 ];
-const tools = [
+/** The tools a request offers: the lab's as listed now, and the agent's own. */
+const tools = () => [
   { name: "ListMcpResourcesTool", input_schema: { type: "object" } },
   { name: "ReadMcpResourceTool", input_schema: { type: "object" } },
-  ...(plain
-    ? [
-      ...mcpTools.map((name) => ({
-        name: `mcp__lab__${name}`,
-        input_schema: { type: "object" },
-      })),
-      { name: "Bash", input_schema: { type: "object" } },
-    ]
-    : []),
+  ...mcpTools.map((name) => ({
+    name: `mcp__lab__${name}`,
+    input_schema: { type: "object" },
+  })),
+  ...(plain ? [{ name: "Bash", input_schema: { type: "object" } }] : []),
 ];
 
 /** Runs one of the model's tool calls, as a client would. */
@@ -195,7 +209,7 @@ for (let turn = 0; turn < 10; turn++) {
       max_tokens: 1024,
       stream: true,
       messages,
-      tools,
+      tools: tools(),
     }),
   });
   const frames = sseMessages(await response.text()) as unknown as Block[];
