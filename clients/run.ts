@@ -51,6 +51,7 @@ import { summaryRows, summarySvg } from "./report/summary.ts";
 import { libraryRows } from "./report/library_summary.ts";
 import { runCommandClient } from "./runners/command.ts";
 import { type Route, ROUTES } from "./model/decide.ts";
+import { observe } from "./model/scripted_model.ts";
 import {
   aptInstallCommand,
   defaultCacheDir,
@@ -870,7 +871,7 @@ async function writeMatrix(
 async function checkPublished(
   resultsDir: string,
   records: RunRecord[],
-  minLevel: number,
+  minimum: { level: number; catalogLevel: number },
 ): Promise<string[]> {
   const lines = (await Deno.readTextFile(
     `${resultsDir}/compatibility-matrix.md`,
@@ -881,9 +882,9 @@ async function checkPublished(
     lines.find((text) =>
       /^\|\s*Client\s*\|/.test(text) && /\|\s*Level\s*\|/.test(text)
     ) ?? "";
-  const levelColumn = header.split("|").map((text) => text.trim()).indexOf(
-    "Level",
-  );
+  const titles = header.split("|").map((text) => text.trim());
+  const levelColumn = titles.indexOf("Level");
+  const catalogColumn = titles.indexOf("Catalog");
   const failures: string[] = [];
   for (const record of records) {
     const label = `${record.clientId}/${record.mode}/${record.route}${
@@ -896,15 +897,103 @@ async function checkPublished(
       failures.push(`${label}: no row in the matrix`);
       continue;
     }
-    const level = Number(
-      line.split("|").map((text) => text.trim())[levelColumn],
-    );
-    const failure = rowDisagreement(record, line, level, minLevel);
+    const cells = line.split("|").map((text) => text.trim());
+    const level = Number(cells[levelColumn]);
+    const failure = rowDisagreement(record, line, level, minimum.level) ??
+      (record.mode === "catalog"
+        ? catalogDisagreement(
+          record,
+          cells[catalogColumn] ?? "",
+          minimum.catalogLevel,
+        )
+        : undefined);
     if (failure) failures.push(`${label}: ${failure}`);
-    else console.log(`check ${label}: ${rowAgreement(record, level)}`);
+    else {
+      console.log(
+        `check ${label}: ${rowAgreement(record, level)}${
+          record.mode === "catalog"
+            ? `; catalog ${cells[catalogColumn]} agrees with ${
+              labCatalogWords(record)
+            }`
+            : ""
+        }`,
+      );
+    }
   }
   if (records.length === 0) failures.push("no run happened");
   return failures;
+}
+
+/**
+ * The levels a catalog row should carry, per kind: the lab's, and for
+ * tools 5 where the lab recorded 4 and the model called the new tool; or
+ * why there are none.
+ */
+function labCatalogLevels(
+  record: RunRecord,
+): Map<string, number> | string {
+  const labClient = record.labReport
+    ? mainLabClient(record.labReport.clients)
+    : undefined;
+  const catalog = labClient?.catalog;
+  if (!catalog) {
+    return `the lab recorded no catalog (${
+      labClient
+        ? `scenario ${record.labReport?.scenario.catalogChange}`
+        : record.outcome
+    })`;
+  }
+  const called = observe(record.transcript).newTool.called &&
+    record.kind !== "command" && record.kind !== "browser";
+  return new Map(
+    Object.entries(catalog.kinds).map(([kind, { level }]) => [
+      kind,
+      kind === "tools" && level === 4 && called ? 5 : level,
+    ]),
+  );
+}
+
+/** The lab's catalog levels, in the words `--check` prints. */
+function labCatalogWords(record: RunRecord): string {
+  const levels = labCatalogLevels(record);
+  return typeof levels === "string"
+    ? levels
+    : `the lab's ${
+      [...levels].map(([kind, level]) => `${kind} ${level}`).join(", ")
+    }${
+      levels.get("tools") === 5
+        ? " (tools 4, and the model's call of the new tool)"
+        : ""
+    }`;
+}
+
+/**
+ * Why a catalog row's Catalog cell (`tools 5, prompts 2, resources 3`)
+ * does not carry the lab's catalog levels, or is below `--min-catalog-level`;
+ * undefined when it does and is not.
+ */
+export function catalogDisagreement(
+  record: RunRecord,
+  cell: string,
+  minCatalogLevel: number,
+): string | undefined {
+  const expected = labCatalogLevels(record);
+  if (typeof expected === "string") return expected;
+  const published = new Map(
+    cell.split(", ").flatMap((part) => {
+      const match = part.match(/^(\w+) (\d)$/);
+      return match ? [[match[1], Number(match[2])] as const] : [];
+    }),
+  );
+  const same = published.size === expected.size &&
+    [...expected].every(([kind, level]) => published.get(kind) === level);
+  if (!same) {
+    return `the row's catalog is "${cell}", ${labCatalogWords(record)}`;
+  }
+  const lowest = Math.min(...expected.values());
+  return lowest < minCatalogLevel
+    ? `catalog level ${lowest}, expected at least ${minCatalogLevel}`
+    : undefined;
 }
 
 /** What the lab itself recorded for a run: its level, and whether it backs a 7. */
@@ -1226,11 +1315,10 @@ export async function main(args: string[]): Promise<number> {
   }
   const { records } = await runAndWrite(options);
   if (!options.check) return 0;
-  const failures = await checkPublished(
-    options.resultsDir,
-    records,
-    options.minLevel,
-  );
+  const failures = await checkPublished(options.resultsDir, records, {
+    level: options.minLevel,
+    catalogLevel: options.minCatalogLevel,
+  });
   for (const failure of failures) console.error(`check failed: ${failure}`);
   return failures.length > 0 ? 1 : 0;
 }

@@ -32,7 +32,9 @@
  * client's first update. A request that offers that tool when the first
  * request did not shows the client listed its tools again and handed the
  * new one to its model: the model calls it once, at whatever step it is,
- * then goes on as above. `catalogToolsLevel` is the catalog ladder's
+ * then goes on as above. A client that defers its tools (Claude Code)
+ * names the new one in the conversation instead ("deferred tools are now
+ * available"): the model loads it with the client's loader first. `catalogToolsLevel` is the catalog ladder's
  * level 5, beside the lab's levels 0-4, as level 7 is beside the lab's 6.
  *
  * @module
@@ -96,6 +98,7 @@ export type Stage =
   | "final"
   | "call-wait-tool"
   | "run-probe"
+  | "load-new-tool"
   | "call-new-tool"
   | "no-route-tool"
   | "no-read-tool"
@@ -133,8 +136,9 @@ export interface Decision {
    */
   hostNotice?: { withVersion2: boolean };
   /**
-   * The name under which this request offered the tool the lab's catalog
-   * change adds, when the first request did not offer it; absent otherwise.
+   * The name under which this request offered (or, for a client that
+   * defers its tools, announced) the tool the lab's catalog change adds,
+   * when the first request did not offer it; absent otherwise.
    */
   newTool?: string;
 }
@@ -219,12 +223,19 @@ export function decide(
   script: ModelScript,
   firstOffered?: string[],
 ): Decision {
-  const newTool = conversation.wantsJson
+  const offered = conversation.wantsJson
     ? undefined
     : newlyOffered(conversation.offeredTools, firstOffered);
-  const decision = newTool === undefined
-    ? nextMove(conversation, script)
-    : { ...newToolMove(conversation, script, newTool), newTool };
+  const announced = offered === undefined && firstOffered !== undefined &&
+      !conversation.wantsJson && script.loader !== undefined
+    ? announcedNewTool(conversation)
+    : undefined;
+  const newTool = offered ?? announced;
+  const decision = offered !== undefined
+    ? { ...newToolMove(conversation, script, offered), newTool }
+    : announced !== undefined
+    ? { ...loadNewToolMove(conversation, script, announced), newTool }
+    : nextMove(conversation, script);
   const notices = conversation.turns.filter((turn) =>
     holdsChangeNotice(turnText(turn))
   );
@@ -252,6 +263,55 @@ function newToolMove(
   return {
     stage: "call-new-tool",
     action: { kind: "tool", name, input: {} },
+    waitSeconds: 0,
+    versionsSeen: versionsIn(conversation.turns),
+  };
+}
+
+/**
+ * The new tool's name as a client that defers its tools names it in the
+ * conversation (Claude Code's "The following deferred tools are now
+ * available via ToolSearch"): a word ending in the tool's name after a
+ * client's prefix, in any text the client sent.
+ */
+export function announcedNewTool(
+  conversation: Conversation,
+): string | undefined {
+  for (const turn of conversation.turns) {
+    const text = turnText(turn);
+    if (!text.includes(NEW_TOOL)) continue;
+    for (const [word] of text.matchAll(/[\w.:/-]+/g)) {
+      if (resolveTool([word], NEW_TOOL) === word) return word;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A request that names the new tool without offering it: the model loads
+ * it once with the client's loader (its ToolSearch's `select:` query, as
+ * for the resource tools), then goes on with its script.
+ */
+function loadNewToolMove(
+  conversation: Conversation,
+  script: ModelScript,
+  name: string,
+): Decision {
+  const loader = script.loader!;
+  const loaderName = resolveTool(conversation.offeredTools, loader.name) ??
+    loader.name;
+  const loaded = conversation.turns.some((turn) =>
+    turn.kind === "toolCall" && turn.name === loaderName &&
+    JSON.stringify(turn.input).includes(name)
+  );
+  if (loaded) return nextMove(conversation, script);
+  return {
+    stage: "load-new-tool",
+    action: {
+      kind: "tool",
+      name: loaderName,
+      input: { ...loader.input, query: `select:${name}` },
+    },
     waitSeconds: 0,
     versionsSeen: versionsIn(conversation.turns),
   };

@@ -9,6 +9,7 @@ import {
 import { clientById } from "../catalog/agents.ts";
 import type { ClientDefinition } from "../catalog/types.ts";
 import {
+  announcedNewTool,
   catalogToolsLevel,
   decide,
   type ModelScript,
@@ -953,4 +954,60 @@ Deno.test("catalogToolsLevel: level 5 when the new tool reached a model request 
     missing:
       "no model drives the client, so level 5 (get_review_comments reaching a model request) does not apply",
   });
+});
+
+Deno.test("decide (catalog): a client that defers its tools names the new one in the conversation; the model loads it with the client's loader once, then calls it once offered", () => {
+  const deferring: ModelScript = {
+    ...script,
+    loader: {
+      name: "ToolSearch",
+      input: { query: "select:read_mcp_resource" },
+    },
+  };
+  const first = ["ToolSearch", ...tools];
+  const reminder: Turn = {
+    kind: "text",
+    role: "user",
+    text:
+      "<system-reminder>The following deferred tools are now available via ToolSearch:\nmcp__lab__get_review_comments\n</system-reminder>",
+  };
+  const announced = [user, read, result(V1), list, result("[]"), reminder];
+  const load = decide(conversation(announced, first), deferring, first);
+  assert.equal(load.stage, "load-new-tool");
+  assert.deepEqual(load.action, {
+    kind: "tool",
+    name: "ToolSearch",
+    input: { query: "select:mcp__lab__get_review_comments" },
+  });
+  assert.equal(load.newTool, "mcp__lab__get_review_comments");
+  const searched: Turn = {
+    kind: "toolCall",
+    name: "ToolSearch",
+    input: { query: "select:mcp__lab__get_review_comments" },
+  };
+  const loaded = [...announced, searched, result("loaded")];
+  const call = decide(
+    conversation(loaded, [...first, "mcp__lab__get_review_comments"]),
+    deferring,
+    first,
+  );
+  assert.equal(call.stage, "call-new-tool");
+  // Loaded but still not offered: the script goes on.
+  assert.equal(
+    decide(conversation(loaded, first), deferring, first).stage,
+    "check-context-then-reread",
+  );
+  // A client without a loader is not asked to load anything.
+  assert.equal(
+    decide(conversation(announced, tools), script, tools).stage,
+    "check-context-then-reread",
+  );
+  assert.equal(
+    announcedNewTool(conversation([user, reminder])),
+    "mcp__lab__get_review_comments",
+  );
+  assert.equal(
+    announcedNewTool(conversation([user, read, result(V1)])),
+    undefined,
+  );
 });

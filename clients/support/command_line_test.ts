@@ -17,7 +17,19 @@ import {
   isUnsupportedClient,
   MODES,
 } from "../catalog/types.ts";
-import { CLIENTS_USAGE, parseClientsArgs, plannedRuns } from "../run.ts";
+import {
+  catalogDisagreement,
+  CLIENTS_USAGE,
+  parseClientsArgs,
+  plannedRuns,
+} from "../run.ts";
+import {
+  catalogLabClient,
+  labClient,
+  labReport,
+  runRecord,
+  transcriptEntry,
+} from "../testdata/fixtures.ts";
 import { SERVERS_USAGE } from "../servers.ts";
 import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
@@ -262,4 +274,56 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
   ]);
   // --help names every mode --mode takes.
   for (const mode of MODES) assert.match(CLIENTS_USAGE, new RegExp(mode));
+});
+
+Deno.test("catalogDisagreement: --check holds a catalog row's levels to the lab's, tools 5 only on the lab's 4 and the model's call, and to --min-catalog-level", () => {
+  const record = (
+    levels: Parameters<typeof catalogLabClient>[0],
+    called = false,
+  ) =>
+    runRecord({
+      mode: "catalog",
+      labReport: labReport([catalogLabClient(levels)]),
+      transcript: called
+        ? [
+          transcriptEntry(0, "read-v1"),
+          transcriptEntry(5, "call-new-tool", {
+            newTool: "get_review_comments",
+          }),
+        ]
+        : [transcriptEntry(0, "read-v1")],
+    });
+  const levels = { tools: 4, prompts: 2, resources: 3 };
+  assert.equal(
+    catalogDisagreement(record(levels), "tools 4, prompts 2, resources 3", 0),
+    undefined,
+  );
+  assert.equal(
+    catalogDisagreement(
+      record(levels, true),
+      "tools 5, prompts 2, resources 3",
+      2,
+    ),
+    undefined,
+  );
+  assert.equal(
+    catalogDisagreement(record(levels), "tools 5, prompts 2, resources 3", 0),
+    `the row's catalog is "tools 5, prompts 2, resources 3", the lab's tools 4, prompts 2, resources 3`,
+  );
+  assert.equal(
+    catalogDisagreement(record(levels, true), "tools 4, prompts 2", 0),
+    `the row's catalog is "tools 4, prompts 2", the lab's tools 5, prompts 2, resources 3 (tools 4, and the model's call of the new tool)`,
+  );
+  assert.equal(
+    catalogDisagreement(record(levels), "tools 4, prompts 2, resources 3", 3),
+    "catalog level 2, expected at least 3",
+  );
+  assert.equal(
+    catalogDisagreement(
+      runRecord({ mode: "catalog", labReport: labReport([labClient()]) }),
+      "no record",
+      0,
+    ),
+    "the lab recorded no catalog (scenario off)",
+  );
 });
