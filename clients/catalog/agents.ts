@@ -11,7 +11,7 @@
  * @module
  */
 
-import { LAB_VERSION, REVIEW_URI } from "../../main.ts";
+import { CATALOG_ADDED, LAB_VERSION, REVIEW_URI } from "../../main.ts";
 import { envCommandLine } from "../support/run_lab.ts";
 import { FAKE_API_KEY } from "../model/scripted_model.ts";
 import {
@@ -191,11 +191,14 @@ export const CLIENTS: ClientDefinition[] = [
           "--strict-mcp-config",
           "--model",
           "claude-sonnet-4-5",
-          // Headless approval: only the tools the route needs.
+          // Headless approval: only the tools the route needs, and the
+          // tool the lab's catalog change adds (absent from every other
+          // lab), which a user would have to approve as it appears.
           "--allowedTools",
           [
             "ListMcpResourcesTool",
             "ReadMcpResourceTool",
+            `mcp__${SERVER}__${CATALOG_ADDED.tools}`,
             ...(route === "wait-tool"
               ? ["mcp__lab__wait_for_review_update"]
               : []),

@@ -1011,3 +1011,90 @@ Deno.test("decide (catalog): a client that defers its tools names the new one in
     undefined,
   );
 });
+
+/**
+ * Three agents' requests from recorded catalog runs (trigger read, the lab
+ * with --catalog-change all), bodies cut to what the model reads (tool
+ * names, the conversation): Gemini CLI offers the new tool once it has
+ * listed its tools again; Claude Code names it as a deferred tool, and its
+ * ToolSearch loads it; Droid lists its tools again (the lab's level 3) but
+ * never hands the new one to its model.
+ */
+const CATALOG_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/catalog_agent_requests.json", import.meta.url),
+  ),
+) as Record<"gemini-cli" | "claude-code" | "droid", RecordedRequest[]>;
+
+/** Replays a recorded run's requests: each decision, and what the run showed of the new tool. */
+function replayCatalog(id: keyof typeof CATALOG_REQUESTS) {
+  const client = clientById(id)!;
+  const clientScript = { ...client.script, waitSeconds: 5 };
+  let first: string[] | undefined;
+  const decisions = CATALOG_REQUESTS[id].map(({ wire, body }) => {
+    const conversation = conversationOf(wire, body);
+    const decision = decide(conversation, clientScript, first);
+    if (conversation.offeredTools.length > 0) {
+      first ??= conversation.offeredTools;
+    }
+    return decision;
+  });
+  const offeredAs = decisions.find((decision) => decision.newTool)?.newTool ??
+    null;
+  const called = decisions.some((decision) =>
+    decision.stage === "call-new-tool"
+  );
+  return {
+    steps: decisions.map((decision) =>
+      `${decision.stage} ${
+        decision.action.kind === "tool" ? decision.action.name : "text"
+      }`
+    ),
+    seen: { offeredAs, called },
+  };
+}
+
+Deno.test("decide (catalog): recorded requests: Gemini CLI offers the new tool and Claude Code names it as deferred (the model loads it), both called: catalog level 5 on the lab's 4; Droid lists again but never hands it over: level 3, diagnosed", () => {
+  const gemini = replayCatalog("gemini-cli");
+  assert.deepEqual(gemini.steps, [
+    "read-v1 read_mcp_resource",
+    "wait-then-nudge list_mcp_resources",
+    "call-new-tool mcp_lab_get_review_comments",
+    "check-context-then-reread read_mcp_resource",
+    "final text",
+  ]);
+  const claude = replayCatalog("claude-code");
+  assert.deepEqual(claude.steps, [
+    "load-tools ToolSearch",
+    "read-v1 ReadMcpResourceTool",
+    "wait-then-nudge ListMcpResourcesTool",
+    "load-new-tool ToolSearch",
+    "call-new-tool mcp__lab__get_review_comments",
+    "check-context-then-reread ReadMcpResourceTool",
+    "final text",
+  ]);
+  const used = { level: 4, missing: "level 5 … is not observable" };
+  for (const { seen } of [gemini, claude]) {
+    assert.deepEqual(catalogToolsLevel(used, seen), { level: 5, missing: "" });
+  }
+  const droid = replayCatalog("droid");
+  assert.deepEqual(droid.steps, [
+    "load-tools ToolSearch",
+    "read-v1 lab___get_review_status",
+    "wait-then-nudge LS",
+    "check-context-then-reread lab___get_review_status",
+    "final text",
+  ]);
+  assert.deepEqual(droid.seen, { offeredAs: null, called: false });
+  assert.deepEqual(
+    catalogToolsLevel(
+      {
+        level: 3,
+        missing:
+          "listed tools again but never used get_review_comments (tools/call)",
+      },
+      droid.seen,
+    ),
+    { level: 3, missing: NEW_TOOL_NOT_IN_REQUEST },
+  );
+});
