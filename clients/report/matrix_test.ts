@@ -1318,6 +1318,29 @@ Deno.test("results/README.md quotes as many inline-content rows as results/matri
   );
 });
 
+Deno.test("results/README.md quotes as many catalog rows as results/matrix.json holds, and every one has its catalog or says why not", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  const quoted = readme.match(
+    /Mode `catalog` came after that: one run per client that runs, (\d+) in all today/,
+  );
+  assert.ok(quoted, "results/README.md quotes no count of catalog rows");
+  const catalogRows = rows.filter((row) => row.mode === "catalog");
+  assert.equal(Number(quoted[1]), catalogRows.length);
+  for (const row of catalogRows) {
+    assert.ok(
+      row.catalog
+        ? /catalog (tools|prompts|resources) \d/.test(row.notes)
+        : row.notes !== "",
+      row.clientId,
+    );
+  }
+});
+
 Deno.test("deno task clients --budget 0 runs nothing and writes the committed compatibility-matrix.md and picture from matrix.json, which it leaves as it was", async () => {
   const results = new URL("../../results/", import.meta.url);
   const files = ["matrix.json", "compatibility-matrix.md", SUMMARY_SVG];
