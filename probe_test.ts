@@ -67,6 +67,8 @@ function probeOptions(
     skipListCheck: false,
     headers: {},
     embed: false,
+    catalog: [],
+    catalogOnly: false,
     json: false,
     ...overrides,
   };
