@@ -309,7 +309,8 @@ export interface ProbeResult {
   probe: string;
   target: string;
   transport: LabTransportKind;
-  uri: string;
+  /** The watched resource; null with `--catalog-only`. */
+  uri: string | null;
   era: Era | null;
   protocolVersion: string | null;
   server: { name: string; version: string } | null;
@@ -1186,7 +1187,7 @@ class ProbeRun {
       probe: LAB_VERSION,
       target: options.url?.href ?? options.command!.join(" "),
       transport: options.url ? "streamable-http" : "stdio",
-      uri: options.uri,
+      uri: options.catalogOnly ? null : options.uri,
       era: null,
       protocolVersion: null,
       server: null,
@@ -1198,7 +1199,7 @@ class ProbeRun {
       embed: null,
       call: null,
       change: null,
-      expectedUpdates: options.count,
+      expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
       unchangedNotifications: 0,
       unchangedBeforeChange: 0,
@@ -2530,6 +2531,13 @@ async function listCatalog(
   const capabilities = client.getServerCapabilities();
   const lists: WatchedList[] = [];
   result.catalog = { level: 0, levelName: "", missing: "", kinds: {} };
+  const { call, change } = options;
+  // Watched from the first list on, or counted from the change when it is the probe's.
+  run.catalogNotices.watch(
+    options.catalog,
+    options.timeoutSeconds * 1000,
+    !call && !change,
+  );
   for (const kind of options.catalog) {
     const list: WatchedList = {
       kind,
@@ -2565,13 +2573,6 @@ async function listCatalog(
     list.result.first = keptList(names);
     run.step("probe", `${kind}/list (${names.length} listed)`);
   }
-  const { call, change } = options;
-  run.catalogNotices.watch(
-    lists.filter((list) => list.firstNames).map((list) => list.kind),
-    options.timeoutSeconds * 1000,
-    // With nothing to make the change, the server makes it on its own.
-    !call && !change,
-  );
   return lists;
 }
 
@@ -2887,11 +2888,13 @@ export function probeLines(
 ): string[] {
   const lines = [
     `target ${result.target}`,
-    `uri ${shown(result.uri)}${
-      uriDefaulted
-        ? " (the default: this lab's resource, meaningful only against the lab)"
-        : ""
-    }`,
+    result.uri === null
+      ? "uri none (--catalog-only)"
+      : `uri ${shown(result.uri)}${
+        uriDefaulted
+          ? " (the default: this lab's resource, meaningful only against the lab)"
+          : ""
+      }`,
     `era ${
       result.era
         ? `${result.era} (${shown(result.protocolVersion ?? "")})`
@@ -3203,7 +3206,11 @@ export function probeMarkdown(result: ProbeResult): string {
     "",
     `Probe ${result.probe}, ${new Date().toISOString()}; target \`${
       cell(result.target)
-    }\` (${result.transport}), resource \`${cell(result.uri)}\`.`,
+    }\` (${result.transport}), ${
+      result.uri === null
+        ? "no resource (`--catalog-only`)"
+        : `resource \`${cell(result.uri)}\``
+    }.`,
     "",
     "| Server | Version | Era (protocol) | Transport | Connected | Advertises subscribe | Read | Subscribed | Notified | Re-read changed | Stops cleanly | Level | Notes |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
