@@ -6,7 +6,9 @@
  * subscribes (or listens), waits for the update, re-reads it, unsubscribes
  * and watches for stray notifications, then prints one `key value` line per
  * fact, a JSON object, or a Markdown report with a sequence diagram. Its
- * exit status says how far the server got.
+ * exit status says how far the server got. With `--catalog` it also checks
+ * that a change to the server's tools, prompts or resources list reaches
+ * it: listed, notified (`list_changed`), listed again with the difference.
  *
  * Run it on its own, from a checkout or from its URL, or through the lab:
  *
@@ -35,6 +37,8 @@ import {
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
   boundedLines,
+  CATALOG_KINDS,
+  type CatalogKind,
   cell,
   ConfigError,
   type Era,
@@ -104,10 +108,6 @@ const PROBE_LEVEL_NAMES = [
   "re-read shows the change",
   "stops cleanly",
 ] as const;
-
-/** The lists of a server's catalog that `--catalog` can watch. */
-export const CATALOG_KINDS = ["tools", "prompts", "resources"] as const;
-export type CatalogKind = typeof CATALOG_KINDS[number];
 
 /** What a 2026-07-28 listen asks to hear each list's changes with. */
 const CATALOG_LISTEN_FLAGS = {

@@ -19,7 +19,14 @@ import {
   ProtocolError,
   Server,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { LAB_VERSION, REVIEW_URI } from "./main.ts";
+import {
+  CATALOG_ADDED,
+  CATALOG_KINDS,
+  cell,
+  jsonText,
+  LAB_VERSION,
+  REVIEW_URI,
+} from "./main.ts";
 import {
   MAIN_PATH,
   prepareTestEnvironment,
@@ -911,6 +918,30 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
       'probe error: --header "no colon" is not "Name: value"\n',
     ],
     [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog", "tools,widgets"],
+      'probe error: --catalog "tools,widgets" is not a comma-separated list of tools, prompts, resources\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog", ""],
+      'probe error: --catalog "" is not a comma-separated list of tools, prompts, resources\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog-only"],
+      "probe error: --catalog-only needs --catalog LISTS\n",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--catalog",
+        "tools",
+        "--catalog-only",
+        "--uri",
+        "x://y",
+      ],
+      "probe error: --catalog-only watches no resource: --uri does not go with it\n",
+    ],
+    [
       [],
       "probe error: give either --url URL or --stdio -- COMMAND [ARGS...]\n",
     ],
@@ -950,6 +981,8 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--call-args",
       "--skip-list-check",
       "--embed",
+      "--catalog",
+      "--catalog-only",
       "--change",
       "--max-bytes",
       "--header",
@@ -2329,6 +2362,90 @@ for (const era of ["2025", "2026-07-28"] as const) {
   });
 }
 
+for (const era of ["2025", "2026-07-28"] as const) {
+  const asked = (honoured: boolean) =>
+    era === "2026-07-28" ? ` asked=${honoured}` : "";
+  Deno.test(`probe --catalog (${era}): the lab with --catalog-change all: each list gains its item, notified and listed again: catalog level 3 beside the resource's 7, exit 0`, async () => {
+    await using lab = startLab({ MCP_TEST_CATALOG_CHANGE: "all" });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era, catalog: [...CATALOG_KINDS] }),
+    );
+    const lines = catalogRunLines(result);
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("catalog")),
+      [
+        ...CATALOG_KINDS.map((kind) =>
+          `catalog ${kind} level=3 listed=1 notifications=1 after=Ts listed-again=2 added=["${
+            CATALOG_ADDED[kind]
+          }"] removed=[] list-changed=true${asked(true)}`
+        ),
+        "catalog-level 3 listed again with a difference",
+        "catalog-missing nothing: each list watched changed, was notified and listed again with the change",
+      ],
+    );
+    assert.equal(
+      lines.at(-1),
+      `summary level=7 era=${era} notifications=1/1 catalog=3 error-code=null exit=0`,
+    );
+    if (era === "2026-07-28") {
+      // One listen asks for the resource and every list.
+      assert.deepEqual(result.acknowledged, {
+        toolsListChanged: true,
+        promptsListChanged: true,
+        resourcesListChanged: true,
+        resourceSubscriptions: [REVIEW_URI],
+      });
+    }
+    // The lab saw the same: listed, notified, listed again, never used.
+    const entry = lab.lab.report().clients.find((client) =>
+      client.name === "mcp-subscription-probe"
+    )!;
+    assert.equal(entry.catalog?.level, 3);
+  });
+
+  Deno.test(`probe --catalog (${era}): the lab without --catalog-change: each list listed, none notified or changed: catalog level 1, catalog-not-notified (exit 23), the resource still 7`, async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, {
+        era,
+        catalog: [...CATALOG_KINDS],
+        timeoutSeconds: 1,
+      }),
+    );
+    assert.deepEqual(
+      catalogRunLines(result).filter((line) => line.startsWith("catalog")),
+      [
+        `catalog tools level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
+          asked(false)
+        }`,
+        `catalog prompts level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
+          asked(false)
+        }`,
+        `catalog resources level=1 listed=1 notifications=0 listed-again=1 added=[] removed=[] list-changed=true${
+          asked(true)
+        }`,
+        "catalog-level 1 listed",
+        `catalog-missing tools: ${
+          era === "2025"
+            ? "no notifications/tools/list_changed within 1 s"
+            : "the listen was acknowledged without toolsListChanged"
+        }; tools/list did not change either`,
+      ],
+    );
+    assert.equal(result.level, 7);
+    assert.equal(
+      result.missing,
+      "nothing: the server delivers the update and stops cleanly",
+    );
+    assert.equal(result.errorCode, "catalog-not-notified");
+    assert.equal(result.exitStatus, 23);
+    assert.equal(
+      result.catalog?.kinds.resources?.missing,
+      "no notifications/resources/list_changed within 1 s; resources/list did not change either",
+    );
+  });
+}
+
 Deno.test("probe --catalog: a list the server does not advertise is catalog level 0, catalog-not-listed (exit 22); the lowest list is the catalog's", async () => {
   const { result } = await probeCatalog(
     { adds: ["added_tool"], announces: true },
@@ -2380,6 +2497,63 @@ Deno.test("probe --catalog: a list_changed that came before the --call began is 
   assert.equal(result.catalog?.kinds.tools?.notifications, 0);
   assert.equal(result.catalog?.level, 1);
   assert.equal(result.exitStatus, 23);
+});
+
+Deno.test("probe --catalog: a server's tool names are kept bounded (ten, each cut, then how many more) and escaped in the lines and the report", async (t) => {
+  const hostile = `evil${FORGED_LINES}`;
+  const adds = [hostile, ...Array.from({ length: 11 }, (_, i) => `tool_${i}`)];
+  const kept = [
+    `${hostile.slice(0, 39)}…`,
+    ...adds.slice(1, 10),
+    "(2 more)",
+  ];
+  const probeNames = async (extra: string[] = []) => {
+    await using server = startCatalogServer({ adds, announces: true });
+    return await runProbeCommand([
+      "--url",
+      server.url.href,
+      "--era",
+      "2025",
+      "--catalog",
+      "tools",
+      "--catalog-only",
+      "--call",
+      "poke",
+      ...extra,
+    ]);
+  };
+  await t.step("the lines", async () => {
+    const run = await probeNames();
+    assert.equal(run.code, 0, run.stderr);
+    const line = assertOwnLines(run).find((line) =>
+      line.startsWith("catalog tools ")
+    );
+    assert.equal(
+      line?.replace(/ after=\d+(\.\d+)?s /, " after=Ts "),
+      `catalog tools level=3 listed=1 notifications=1 after=Ts listed-again=13 added=${
+        jsonText(kept)
+      } removed=[] list-changed=true`,
+    );
+  });
+  await t.step("the report", async () => {
+    const run = await probeNames(["--report", "-"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /(?!\n)[\p{Cc}\u2028\u2029]/u);
+    assert.deepEqual(
+      run.stdout.split("\n").filter((line) => line.startsWith("```")),
+      ["```mermaid", "```"],
+    );
+    const row = run.stdout.split("\n").find((line) =>
+      line.startsWith("| tools |")
+    );
+    assert.equal(
+      row,
+      `| tools | ✅ 1 | ✅ | — | ✅ 1 | ✅ 13 | ${
+        cell(kept.join(", "))
+      } | — | 3 | nothing: tools/list changed, the server said so, and listed again it shows the change |`,
+    );
+    assertProbeDiagram(run.stdout, "catalog/0.0.1");
+  });
 });
 
 Deno.test("probe.ts reads in order: no section uses a name a later section defines, none is over 450 lines", () => {
