@@ -22,6 +22,7 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_TOOL_CALLS,
   MAX_TOOLS,
+  OnePerKey,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
@@ -994,6 +995,124 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
     for (const pid of started) {
       if (await alive(pid)) Deno.kill(pid, "SIGKILL");
     }
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reference host: OnePerKey runs one task per key at a time, and once more after it however often it was asked meanwhile", async () => {
+  const keys = new OnePerKey<string>();
+  const started: string[] = [];
+  const firstA = Promise.withResolvers<void>();
+  const task = (key: string) => () => {
+    started.push(key);
+    return started.length === 1 ? firstA.promise : Promise.resolve();
+  };
+  keys.run("a", task("a"));
+  for (let n = 0; n < 1000; n++) keys.run("a", task("a"));
+  // Another key runs at once, beside it.
+  keys.run("b", task("b"));
+  assert.deepEqual(started, ["a", "b"]);
+  const settled = keys.settled();
+  firstA.resolve();
+  await settled;
+  assert.deepEqual(started, ["a", "b", "a"]);
+  // Settled, it runs again at once when asked.
+  keys.run("a", task("a"));
+  await keys.settled();
+  assert.deepEqual(started, ["a", "b", "a", "a"]);
+});
+
+/**
+ * A 2025 stdio MCP server of tools only, `listChanged` among its
+ * capabilities, that prints `tools/list N` on stderr as it answers its Nth
+ * list: the first list holds `flood`; calling it sends 1000
+ * `notifications/tools/list_changed`, then its result. The second list
+ * holds 300 tools `grow_0` … (more than the host keeps), the third `late`
+ * before them.
+ */
+const FLOOD_SERVER = `
+const decoder = new TextDecoder();
+const send = (message) => console.log(JSON.stringify({ jsonrpc: "2.0", ...message }));
+const tool = (name) => ({ name, inputSchema: { type: "object" } });
+const grown = Array.from({ length: 300 }, (_, n) => tool("grow_" + n));
+let lists = 0;
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (id === undefined) continue;
+    if (method === "initialize") {
+      send({ id, result: {
+        protocolVersion: params.protocolVersion,
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: "flood", version: "0.0.1" },
+      } });
+    } else if (method === "tools/list") {
+      console.error("tools/list " + ++lists);
+      const tools = lists === 1 ? [tool("flood")]
+        : lists === 2 ? grown : [tool("late"), ...grown];
+      send({ id, result: { tools } });
+    } else if (method === "tools/call") {
+      const changed = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      console.log(Array(1000).fill(changed).join("\\n"));
+      send({ id, result: { content: [{ type: "text", text: "flooded" }] } });
+    } else {
+      send({ id, error: { code: -32601, message: "Method not found" } });
+    }
+  }
+}
+`;
+
+Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed cost two lists, and the next model request offers the tools as the last list has them, at most 128", async () => {
+  const dir = await Deno.makeTempDir();
+  const script = `${dir}/flood.ts`;
+  await Deno.writeTextFile(script, FLOOD_SERVER);
+  const model = startChatModel([() => chatAnswer([{ name: "mcp__flood" }])]);
+  try {
+    const run = await runHost(
+      [
+        ...["--era", "2025", "Go", "--stdio", "--"],
+        ...denoChildCommand(),
+        ...["run", "-A", script],
+      ],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const offered = (request: ChatRequest) =>
+      request.tools.map((tool) => tool.function.name);
+    assert.deepEqual(offered(model.requests[0]), [
+      "read_resource",
+      "list_resources",
+      "mcp__flood",
+    ]);
+    assert.deepEqual(offered(model.requests[1]), [
+      "read_resource",
+      "list_resources",
+      "mcp__late",
+      ...Array.from({ length: MAX_TOOLS - 3 }, (_, n) => `mcp__grow_${n}`),
+    ]);
+    assert.deepEqual(run.stderr.match(/^\[server\] tools\/list \d+$/gm), [
+      "[server] tools/list 1",
+      "[server] tools/list 2",
+      "[server] tools/list 3",
+    ]);
+    const changes = run.stderr.match(
+      /^\[host\] the server's tools changed: .*/gm,
+    );
+    assert.equal(changes?.length, 2, run.stderr);
+    assert.match(
+      changes[0],
+      /^\[host\] the server's tools changed: 126 kept, new: "grow_0", "grow_1", /,
+    );
+    assert.equal(
+      changes[1],
+      `[host] the server's tools changed: 126 kept, new: "late"`,
+    );
+  } finally {
+    await model.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
