@@ -1116,3 +1116,185 @@ Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed c
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** The tool the lab's `--catalog-change tools` adds, as the host offers it. */
+const NEW_TOOL = "mcp__get_review_comments";
+
+/** The names of the tools a model request offers. */
+const offeredIn = (request: ChatRequest) =>
+  request.tools.map((tool) => tool.function.name);
+
+/**
+ * A model as the scripted one plays it: reads the resource, waits `waitMs`
+ * (the lab's update and catalog change land meanwhile), lists resources,
+ * then calls the new tool if its request offers it, then answers.
+ */
+function startCatalogModel(waitMs: number) {
+  const model = startChatModel([
+    () =>
+      chatAnswer([{ name: "read_resource", arguments: { uri: REVIEW_URI } }]),
+    () => sleep(waitMs).then(() => chatAnswer([{ name: "list_resources" }])),
+    () =>
+      chatAnswer(
+        offeredIn(model.requests[2]).includes(NEW_TOOL)
+          ? [{ name: NEW_TOOL }]
+          : [],
+      ),
+  ]);
+  return model;
+}
+
+/**
+ * The host against the lab with `--catalog-change CHANGE`: over HTTP (a
+ * lab of its own, `/report` read at the end) or over stdio (the host
+ * starts the lab; its verdict comes on the host's stderr).
+ */
+async function runCatalogChange(
+  setup: {
+    era: string;
+    stdio: boolean;
+    change: string;
+    hostFlags?: string[];
+    labFlags?: string[];
+  },
+  model: { baseUrl: string },
+) {
+  const lab = [
+    ...["--delay", "0.5", "--catalog-change", setup.change],
+    ...setup.labFlags ?? [],
+  ];
+  const host = [...setup.hostFlags ?? [], "--era", setup.era];
+  if (setup.stdio) {
+    const run = await runHost([
+      ...[...host, "Go", "--stdio", "--", ...denoChildCommand()],
+      ...["run", "-A", MAIN_PATH, "--stdio", ...lab],
+    ], model.baseUrl);
+    return { run, report: undefined, labLines: [] };
+  }
+  const spawned = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: lab,
+    env: { MCP_TEST_LOG_LEVEL: "info" },
+  });
+  try {
+    const run = await runHost(
+      [...host, "--url", spawned.url, "Go"],
+      model.baseUrl,
+    );
+    const report = await (await fetch(`${spawned.origin}/report`)).json();
+    return { run, report, labLines: spawned.lines };
+  } finally {
+    await spawned.stop();
+  }
+}
+
+Deno.test("reference host --catalog-change: the model request after the lab's change offers get_review_comments, and the model's call of it is tools level 4 (both eras, HTTP and stdio)", async (t) => {
+  const setups = [
+    { era: "2025", stdio: false, change: "tools" },
+    { era: "2026-07-28", stdio: false, change: "tools" },
+    { era: "2025", stdio: true, change: "all" },
+    { era: "2026-07-28", stdio: true, change: "all" },
+  ];
+  for (const setup of setups) {
+    const name = `${setup.era}, ${
+      setup.stdio ? "stdio" : "HTTP"
+    }, ${setup.change}`;
+    await t.step(name, async () => {
+      const model = startCatalogModel(2000);
+      try {
+        const { run, report } = await runCatalogChange(setup, model);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(model.requests.length, 4, run.stderr);
+        const before = [
+          "read_resource",
+          "list_resources",
+          "mcp__get_review_status",
+        ];
+        assert.deepEqual(offeredIn(model.requests[0]), before);
+        assert.deepEqual(offeredIn(model.requests[2]), [...before, NEW_TOOL]);
+        assert.deepEqual(offeredIn(model.requests[3]), [...before, NEW_TOOL]);
+        const result = model.requests[3].messages.at(-1);
+        assert.equal(result?.role, "tool");
+        assert.match(result?.content ?? "", /comments: 2/);
+        assert.match(
+          run.stderr,
+          /^\[host\] the server's tools changed: 2 kept, new: "get_review_comments"$/m,
+        );
+        if (setup.change === "all") {
+          assert.match(
+            run.stderr,
+            /^\[host\] the server's prompts changed: 2 kept, new: "summarize_review"$/m,
+          );
+          assert.match(
+            run.stderr,
+            /^\[host\] the server's resources changed: 2 kept, new: "test:\/\/review\/comments"$/m,
+          );
+          // Tools used; prompts and resources listed again, not used.
+          assert.match(
+            run.stderr,
+            /^\[server\] {2}catalog: level 3 of 5 \(tools 4, prompts 3, resources 3\); next: /m,
+          );
+        }
+        if (report) {
+          const [client] = report.clients;
+          assert.equal(client.level, 6);
+          assert.equal(client.catalog.level, 4);
+          assert.deepEqual(client.catalog.kinds.tools.steps, {
+            listed: true,
+            notified: true,
+            relisted: true,
+            used: true,
+            reachedModel: "not observable",
+          });
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  }
+});
+
+Deno.test("reference host --no-updates --catalog-change tools: it follows no list change, so get_review_comments never reaches the model (the control, both eras)", async (t) => {
+  const missing: Record<string, [number, string]> = {
+    "2025": [2, "notified, never listed tools again"],
+    "2026-07-28": [
+      1,
+      "2026-07-28: never asked for tools list changes on a listen (toolsListChanged)",
+    ],
+  };
+  for (const [era, [level, next]] of Object.entries(missing)) {
+    await t.step(era, async () => {
+      const model = startCatalogModel(2000);
+      try {
+        const { run, report, labLines } = await runCatalogChange({
+          era,
+          stdio: false,
+          change: "tools",
+          hostFlags: ["--no-updates"],
+          // It subscribes to nothing: its first read starts the update, and
+          // with it the change.
+          labFlags: ["--trigger", "read"],
+        }, model);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(model.requests.length, 3, run.stderr);
+        for (const request of model.requests) {
+          assert.ok(!offeredIn(request).includes(NEW_TOOL));
+        }
+        assert.doesNotMatch(run.stderr, /changed/);
+        assert.ok(
+          labLines.some((line) =>
+            line.startsWith(
+              "[catalog/change] kind=tools added=get_review_comments ",
+            )
+          ),
+          labLines.join("\n"),
+        );
+        const tools = report.clients[0].catalog.kinds.tools;
+        assert.equal(tools.level, level);
+        assert.equal(tools.missing, next);
+      } finally {
+        await model.close();
+      }
+    });
+  }
+});
