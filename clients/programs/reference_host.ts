@@ -340,9 +340,11 @@ class Listen {
   constructor(private readonly client: Client) {}
 
   async ask(more: SubscriptionFilter) {
-    this.#filter = { ...this.#filter, ...more };
+    const filter = { ...this.#filter, ...more };
     const previous = this.#open;
-    this.#open = await this.client.listen(this.#filter);
+    // Refused, it asks for none of it again.
+    this.#open = await this.client.listen(filter);
+    this.#filter = filter;
     await previous?.close();
   }
 
@@ -504,7 +506,7 @@ class Catalog {
     }
     for (const kind of kinds) this.#lists.run(kind, () => this.#update(kind));
     await this.#lists.settled();
-    // As before it followed anything: no tools, no run.
+    // Without a first list of the tools the run fails, as it always did.
     if (this.#toolsFailed) throw this.#toolsFailed;
   }
 
@@ -541,7 +543,9 @@ class Catalog {
     let names: string[];
     if (kind === "tools") {
       this.#tools = await toolsFor(this.client);
-      names = this.#tools.slice(2).map((tool) => tool.function.name.slice(5));
+      names = this.#tools.slice(2).map((tool) =>
+        tool.function.name.replace(/^mcp__/, "")
+      );
     } else if (kind === "prompts") {
       names = (await this.client.listPrompts()).prompts.map((p) => p.name);
     } else {
