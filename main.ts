@@ -2,7 +2,9 @@
  * MCP resource subscription lab.
  *
  * Serves one MCP resource, `test://review/status`, changes it a few seconds
- * after a client subscribes, and logs every step as a bracketed evidence line.
+ * after a client subscribes (and, with `--catalog-change`, adds a tool, a
+ * prompt or a resource to that client's catalog), and logs every step as a
+ * bracketed evidence line.
  * For each client it then judges how far the client got (the levels of the
  * verdict) and hands over a report to paste into a bug report.
  *
@@ -25,11 +27,13 @@
  * probe, the harness and the tests, by section:
  *
  * - configuration: `LAB_VERSION`, `SDK_VERSION`, `loadConfig`, `parseFlags`,
- *   `parseCommandLine`, `ConfigError`, `LabConfig`, `UpdateTrigger`
+ *   `parseCommandLine`, `ConfigError`, `LabConfig`, `UpdateTrigger`,
+ *   `CATALOG_KINDS`, `CatalogKind`
  * - inert text and streams: `jsonText`, `lineValue`, `lineText`, `cell`,
  *   `markdownText`, `mermaidText`, `MARK`, `boundedLines`, `BoundedLine`,
  *   `isEventStream`, `whenStreamEnds`, `within`, `readEnvironment`
- * - the resource and its clients: `REVIEW_URI`, `REVIEW_TOOL`, `Era`,
+ * - the resource and its clients: `REVIEW_URI`, `REVIEW_TOOL`,
+ *   `CATALOG_ADDED`, `Era`,
  *   `LabTransportKind`, `StepKind`, `READ_ROUTES`, `WAIT_ENDS`,
  *   `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
  * - logs and reports: `LineSink`, `DOCUMENTED_CLIENTS`, `Reproduce`,
@@ -95,6 +99,11 @@ const UPDATE_TRIGGERS = ["subscribe", "read", "connect"] as const;
 /** What starts a client's updates. */
 export type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
 
+/** The lists a client's catalog holds, each of which may change. */
+export const CATALOG_KINDS = ["tools", "prompts", "resources"] as const;
+/** A list of the catalog: `tools/list`, `prompts/list` or `resources/list`. */
+export type CatalogKind = (typeof CATALOG_KINDS)[number];
+
 const INLINE_SHAPES = ["off", "sep-3119", "fastrmcp"] as const;
 /** A shape the new text takes inside an update notification. */
 type InlineShape = Exclude<(typeof INLINE_SHAPES)[number], "off">;
@@ -116,6 +125,17 @@ const STATUS_WORD = {
   allowed: "1 to 80 characters on one line",
   schema: z.string().regex(/^[^\r\n]{1,80}$/),
 };
+
+/** A level a CI gate requires: empty (none), or 1 to `max`. */
+function requiredLevel(max: number, allowed: string) {
+  return {
+    defaultValue: "",
+    allowed,
+    schema: z.string().regex(new RegExp(`^[1-${max}]?$`)).transform((
+      level,
+    ) => level === "" ? null : Number(level)),
+  };
+}
 
 /** An integer setting from `min` to `max`. */
 function integer(min: number, max: number) {
@@ -208,6 +228,18 @@ const SETTINGS = {
       "Put the new text in every update notification, unasked: sep-3119 or fastrmcp shape",
     allowed: INLINE_SHAPES.join("/"),
     schema: z.enum(INLINE_SHAPES),
+  },
+  catalogChange: {
+    flag: "catalog-change",
+    defaultValue: "off",
+    description:
+      "At a client's first update its catalog gains a tool, a prompt, a resource (or all), with list_changed",
+    allowed: "off, all, or a comma list of tools, prompts, resources",
+    schema: z.string().transform((list) =>
+      list === "off" ? [] : list === "all" ? [...CATALOG_KINDS] : [
+        ...new Set(list.split(",").map((kind) => kind.trim())),
+      ]
+    ).pipe(z.array(z.enum(CATALOG_KINDS))),
   },
   enableTool: {
     flag: "enable-tool",
@@ -302,13 +334,20 @@ const SETTINGS = {
   },
   requireLevel: {
     flag: "require-level",
-    defaultValue: "",
     description:
       "At shutdown, print a verdict line per client and exit 1 unless all reached it",
-    allowed:
+    ...requiredLevel(
+      6,
       "a level from 1 to 6 (level 7, the agent's context, is not observable by the lab)",
-    schema: z.string().regex(/^[1-6]?$/).transform((level) =>
-      level === "" ? null : Number(level)
+    ),
+  },
+  requireCatalogLevel: {
+    flag: "require-catalog-level",
+    description:
+      "The same for the catalog ladder (needs --catalog-change): exit 1 unless all reached it",
+    ...requiredLevel(
+      4,
+      "a catalog level from 1 to 4 (level 5, the model's request, is not observable by the lab)",
     ),
   },
   gateClient: {
@@ -369,6 +408,12 @@ export function loadConfig(
     }
     config[name] = parsed.data;
   }
+  const { requireCatalogLevel, catalogChange } = config as LabConfig;
+  if (requireCatalogLevel !== null && catalogChange.length === 0) {
+    throw new ConfigError(
+      "--require-catalog-level (MCP_TEST_REQUIRE_CATALOG_LEVEL) needs a --catalog-change (MCP_TEST_CATALOG_CHANGE) other than off",
+    );
+  }
   return config as LabConfig;
 }
 
@@ -414,7 +459,7 @@ export function parseCommandLine(args: string[]) {
 function helpText(): string {
   const rows = Object.entries(SETTINGS).map(([name, setting]) =>
     [
-      `  --${setting.flag}`.padEnd(24),
+      `  --${setting.flag}`.padEnd(28),
       envName(name).padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
@@ -432,7 +477,7 @@ function helpText(): string {
     "  --version         print the lab's version",
     "",
     "Options (each also read from its environment variable; a flag wins):",
-    `${"  FLAG".padEnd(24)}${"VARIABLE".padEnd(34)}${
+    `${"  FLAG".padEnd(28)}${"VARIABLE".padEnd(34)}${
       "DEFAULT".padEnd(11)
     }MEANING`,
     ...rows,
@@ -715,6 +760,60 @@ const waitTool = {
   annotations: { readOnlyHint: true },
 };
 
+/** The item each kind of a client's catalog gains at its first update. */
+export const CATALOG_ADDED = {
+  tools: "get_review_comments",
+  prompts: "summarize_review",
+  resources: "test://review/comments",
+} as const satisfies Record<CatalogKind, string>;
+
+const REVIEW_COMMENTS = [
+  "comments: 2",
+  "- main.ts: the update timer is cleared when the client leaves.",
+  "- docs: the new ladder needs an example.",
+].join("\n");
+
+/** The prompt a changing prompts list starts with. */
+const checklistPrompt = {
+  name: "review_checklist",
+  title: "Review checklist",
+  description: "Asks for the review's status, read from the resource.",
+};
+
+/** The item each list gains, as the list shows it. */
+const CATALOG_ITEMS = {
+  tools: {
+    name: CATALOG_ADDED.tools,
+    title: "Get review comments",
+    description:
+      "Returns the review's comments. Added while the lab runs: listed after notifications/tools/list_changed.",
+    inputSchema: { type: "object" as const, properties: {} },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+  },
+  prompts: {
+    name: CATALOG_ADDED.prompts,
+    title: "Summarize the review",
+    description:
+      "Asks for a summary of the review. Added while the lab runs: listed after notifications/prompts/list_changed.",
+  },
+  resources: {
+    uri: CATALOG_ADDED.resources,
+    name: "review-comments",
+    title: "Review comments",
+    description:
+      "The review's comments. Added while the lab runs: listed after notifications/resources/list_changed.",
+    mimeType: REVIEW_MIME_TYPE,
+  },
+};
+
+/** The text of a prompt the catalog holds, as one user message. */
+const promptMessages = (text: string) => ({
+  messages: [{
+    role: "user" as const,
+    content: { type: "text" as const, text },
+  }],
+});
+
 /** The resource text at a version, as a client reads it. */
 function reviewStatus(config: LabConfig, version: number): string {
   const status = version === 1 ? config.initialStatus : config.updatedStatus;
@@ -762,7 +861,14 @@ function inlineUpdate(
 export type Era = "2025" | "2026-07-28";
 /** How a client reaches the lab. */
 export type LabTransportKind = "streamable-http" | "stdio";
-type ChangeNotification = "updated" | "list_changed";
+/** `notifications/resources/updated`, or a kind's `…/list_changed`. */
+type ChangeNotification = "updated" | CatalogKind;
+
+/** A change notification's method. */
+const methodOf = (notification: ChangeNotification) =>
+  notification === "updated"
+    ? "notifications/resources/updated"
+    : `notifications/${notification}/list_changed`;
 
 /** Whether a notification reached a stream the client reads, and if not why. */
 type Delivery =
@@ -786,7 +892,10 @@ export type StepKind =
   | "stream-closed"
   | "update"
   | "notify"
-  | "session-end";
+  | "session-end"
+  | "catalog-change"
+  | "catalog-notify"
+  | "catalog-use";
 
 /** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
 interface Evidence {
@@ -833,8 +942,25 @@ interface Progress {
   closedBeforeUpdate: boolean;
   /** Why an update could not be sent, when one failed. */
   updateFailed?: string;
+  /** What the client did with each list of its catalog. */
+  catalog: Record<CatalogKind, CatalogTrack>;
   /** Why a notification logged as delivered may not have arrived. */
   deliveryDoubt?: string;
+}
+
+/**
+ * One list of a client's catalog: the steps that prove each rung of its
+ * ladder, the first kept (`relisted` and `used` count after the change).
+ */
+interface CatalogTrack {
+  listed?: Step;
+  changed?: Step;
+  notified?: Step;
+  lost?: { step: Step; reason: string };
+  relisted?: Step;
+  used?: Step;
+  /** A 2026-07-28 listen asked for this list's changes. */
+  asked: boolean;
 }
 
 /** A 2025 session, a 2026-07-28 `clientInfo` name@version, or a stdio peer. */
@@ -917,6 +1043,11 @@ function freshRun(): Pick<
       lastVersionRead: 0,
       closedBeforeUpdate: false,
       waitTool: { calls: 0, longestSeconds: 0 },
+      catalog: {
+        tools: { asked: false },
+        prompts: { asked: false },
+        resources: { asked: false },
+      },
     },
     timeline: [],
     droppedSteps: 0,
@@ -1084,6 +1215,36 @@ interface StepFacts {
   /** For a wait: the version it waited past, and for how many seconds. */
   since?: number;
   waited?: number;
+  /** The catalog lists a step is about (a listen's: whose changes it asked). */
+  catalog?: readonly CatalogKind[];
+}
+
+/** Keeps the first proof of each rung of the catalog ladders a step is about. */
+function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
+  for (const kind of facts.catalog ?? []) {
+    const track = client.progress.catalog[kind];
+    switch (step.kind) {
+      case "listen":
+        track.asked = true;
+        break;
+      case "list":
+        track.listed ??= step;
+        if (track.notified) track.relisted ??= step;
+        break;
+      case "catalog-change":
+        track.changed ??= step;
+        break;
+      case "catalog-notify":
+        if (facts.delivery?.delivered) track.notified ??= step;
+        else if (facts.delivery && !facts.delivery.delivered) {
+          track.lost ??= { step, reason: facts.delivery.reason };
+        }
+        break;
+      case "catalog-use":
+        track.used ??= step;
+        break;
+    }
+  }
 }
 
 /** Updates the progress a recorded step proves, keeping the first proof. */
@@ -1096,9 +1257,10 @@ function noteProgress(
   if (!["update", "notify", "session-end"].includes(step.kind)) {
     proof.connected ??= step;
   }
+  noteCatalog(client, step, facts);
   switch (step.kind) {
     case "list":
-      proof.listed ??= step;
+      if (facts.catalog?.includes("resources")) proof.listed ??= step;
       break;
     case "read": {
       const version = facts.version ?? 0;
@@ -1324,7 +1486,8 @@ class LabState {
     });
     for (const call of client.waiting) call.settle("updated");
     await this.#notify(client, "updated");
-    if (this.config.sendListChanged) await this.#notify(client, "list_changed");
+    if (this.config.sendListChanged) await this.#notify(client, "resources");
+    await this.#changeCatalog(client);
     run.remaining--;
     // Cancelled (or restarted) while the notification went out?
     const current = client.updates.started &&
@@ -1334,8 +1497,27 @@ class LabState {
     }
   }
 
-  /** Sends one change notification and records whether it got through. */
-  async #notify(client: LabClient, notification: ChangeNotification) {
+  /** Adds each changing list's item, once per run, and says so. */
+  async #changeCatalog(client: LabClient) {
+    for (const kind of this.config.catalogChange) {
+      if (client.progress.catalog[kind].changed) continue;
+      this.record(client, "catalog-change", {
+        tag: "catalog/change",
+        fields: { kind, added: CATALOG_ADDED[kind] },
+      }, { catalog: [kind] });
+      await this.#notify(client, kind, "catalog-notify");
+    }
+  }
+
+  /**
+   * Sends one change notification and records whether it got through: a
+   * catalog's (`catalog-notify`) counts on its own ladder alone.
+   */
+  async #notify(
+    client: LabClient,
+    notification: ChangeNotification,
+    kind: "notify" | "catalog-notify" = "notify",
+  ) {
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
     const delivery = await client.deliver(notification).catch((error) => ({
@@ -1344,9 +1526,9 @@ class LabState {
     }));
     client.progress.notifying = false;
     const inline = delivery.delivered ? delivery.inline : undefined;
-    this.record(client, "notify", {
+    this.record(client, kind, {
       tag: "notification/send",
-      words: `notifications/resources/${notification}`,
+      words: methodOf(notification),
       fields: {
         uri: notification === "updated" ? REVIEW_URI : undefined,
         delivered: delivery.delivered,
@@ -1356,7 +1538,14 @@ class LabState {
         bytes: inline?.bytes,
         embedResources: inline?.asked || undefined,
       },
-    }, { delivery, notification, version: client.reviewVersion });
+    }, {
+      delivery,
+      notification,
+      version: client.reviewVersion,
+      catalog: notification === "updated" || kind === "notify"
+        ? []
+        : [notification],
+    });
   }
 
   #updateFailed(client: LabClient, error: unknown) {
@@ -1561,6 +1750,7 @@ function verdictOf(client: LabClient, config: LabConfig) {
     waitToolLevel: progress.waitTool.deliveredVersion === undefined
       ? null
       : 6 as number,
+    catalog: catalogVerdictOf(client, config),
   };
 }
 
@@ -1640,6 +1830,99 @@ function nativeMissingStep(
     `never read ${REVIEW_URI} again after the notification`;
 }
 
+const CATALOG_LEVEL_NAMES = [
+  "never listed",
+  "listed",
+  "notified of the change",
+  "listed again, got the new item",
+  "used the new item",
+  "the new item reached the model",
+] as const;
+
+/** The request that uses each list's new item. */
+const CATALOG_USE = {
+  tools: "tools/call",
+  prompts: "prompts/get",
+  resources: "resources/read",
+} as const;
+
+/**
+ * Grades a client on the catalog ladder of each changing list, beside the
+ * resource's: a kind's level counts its rungs reached in a row; the client's
+ * is its lowest kind's. Null when the catalog does not change.
+ */
+function catalogVerdictOf(client: LabClient, config: LabConfig) {
+  if (config.catalogChange.length === 0) return null;
+  const kinds = config.catalogChange.map((kind) => {
+    const track = client.progress.catalog[kind];
+    const steps = {
+      listed: track.listed !== undefined,
+      notified: track.notified !== undefined,
+      relisted: track.relisted !== undefined,
+      used: track.used !== undefined,
+      reachedModel: "not observable" as const,
+    };
+    const rungs = [steps.listed, steps.notified, steps.relisted, steps.used];
+    const level = rungs.includes(false) ? rungs.indexOf(false) : 4;
+    const missing = catalogMissing(client, config, kind, level);
+    const name = CATALOG_LEVEL_NAMES[level];
+    const grade = { added: CATALOG_ADDED[kind], level, levelName: name };
+    return [kind, { ...grade, missing, steps }] as const;
+  });
+  const [lowest, worst] = kinds.reduce((low, next) =>
+    next[1].level < low[1].level ? next : low
+  );
+  return {
+    level: worst.level,
+    missing: `${lowest}: ${worst.missing}`,
+    kinds: Object.fromEntries(kinds),
+  };
+}
+
+/** What a kind's next catalog level needs, naming the defect seen. */
+function catalogMissing(
+  client: LabClient,
+  config: LabConfig,
+  kind: CatalogKind,
+  level: number,
+): string {
+  const track = client.progress.catalog[kind];
+  const added = CATALOG_ADDED[kind];
+  switch (level) {
+    case 0:
+      return `never listed ${kind} (${kind}/list)`;
+    case 1:
+      if (!track.changed) {
+        return client.updates.timer
+          ? "the catalog has not changed yet"
+          : `the catalog did not change: no update was sent (trigger: ${config.updateTrigger})`;
+      }
+      if (client.era === "2026-07-28" && !track.asked) {
+        return `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`;
+      }
+      return `listed ${kind} only at connect: ${
+        methodOf(kind)
+      } was lost (${track.lost?.reason})`;
+    case 2:
+      return `notified, never listed ${kind} again`;
+    case 3:
+      return `listed ${kind} again but never used ${added} (${
+        CATALOG_USE[kind]
+      })`;
+    default:
+      return `level 5 (${added} reaching a model request) is not observable from the server`;
+  }
+}
+
+/** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
+function catalogSummary(catalog: ReturnType<typeof catalogVerdictOf>) {
+  return catalog
+    ? Object.entries(catalog.kinds).map(([kind, { level }]) =>
+      `${kind} ${level}`
+    ).join(", ")
+    : "off";
+}
+
 /** One client in `GET /report`: stable fields (docs/reports.md). */
 export type ClientReport = ReturnType<typeof clientReport>;
 
@@ -1663,6 +1946,7 @@ function scenarioOf(config: LabConfig) {
     updateIntervalSeconds: config.updateIntervalSeconds,
     sendListChanged: config.sendListChanged,
     inlineContent: config.inlineContent,
+    catalogChange: config.catalogChange.join(",") || "off",
     toolEnabled: config.enableTool,
   };
 }
@@ -1702,6 +1986,8 @@ function clientReport(
     // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
     embedResources: client.progress.embedAsked,
+    // The second ladder, per changing list; null with --catalog-change off.
+    catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
       at: new Date(step.at).toISOString(),
       kind: step.kind,
@@ -1755,6 +2041,13 @@ function verdictBlock(
       `  via wait tool: level ${verdict.waitToolLevel} (version ${client.progress.waitTool.deliveredVersion} through ${WAIT_TOOL})`,
     ]),
     `  next: ${lineWords(verdict.missing)}`,
+    ...verdict.catalog
+      ? [
+        `  catalog: level ${verdict.catalog.level} of 5 (${
+          catalogSummary(verdict.catalog)
+        }); next: ${lineWords(verdict.catalog.missing)}`,
+      ]
+      : [],
     ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
 }
@@ -1772,7 +2065,12 @@ function keyEvidence(client: LabClient): string[] {
     ? decisive
     : [proof.readV1, proof.listed, proof.connected]
       .filter((step) => step !== undefined).slice(0, 2);
-  return steps.map((step) => lineOf(step, client));
+  // Then each changed list's furthest rungs: its notification, re-list, use.
+  const catalog = Object.values(client.progress.catalog).flatMap((track) =>
+    [track.notified ?? track.lost?.step, track.relisted, track.used]
+      .filter((step) => step !== undefined)
+  );
+  return [...steps, ...catalog].map((step) => lineOf(step, client));
 }
 
 // ---------------------------------------------------------------------------
@@ -1799,7 +2097,11 @@ function labReportMarkdown(
       config.inlineContent === "off"
         ? ""
         : `, content inline (${config.inlineContent})`
-    }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}`;
+    }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}${
+      config.catalogChange.length > 0
+        ? `, catalog change: ${config.catalogChange.join(", ")}`
+        : ""
+    }`;
   const head = [
     "# MCP resource subscription lab report",
     "",
@@ -1807,8 +2109,8 @@ function labReportMarkdown(
       new Date().toISOString()
     }; ${scenario}.`,
     "",
-    "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Notes |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Catalog | Notes |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   const parts: (string | undefined)[][] = clients.map((client) => {
     const verdict = verdictOf(client, config);
@@ -1885,7 +2187,11 @@ function reportRow(client: LabClient, verdict: Verdict): string {
       verdict.waitToolLevel === null
         ? `${verdict.level}`
         : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
-      cell(verdict.missing + sharedIdentityNote(client)),
+      catalogSummary(verdict.catalog),
+      cell(
+        verdict.missing + sharedIdentityNote(client) +
+          (verdict.catalog ? `; catalog ${verdict.catalog.missing}` : ""),
+      ),
     ].join(" | ")
   } |`;
 }
@@ -1899,6 +2205,14 @@ function reportVerdict(client: LabClient, verdict: Verdict): string {
     `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
       cell(verdict.missing)
     }.`,
+    ...verdict.catalog
+      ? [
+        "",
+        `Catalog level ${verdict.catalog.level} of 5 (${
+          catalogSummary(verdict.catalog)
+        }). Next: ${cell(verdict.catalog.missing)}.`,
+      ]
+      : [],
   ].join("\n");
 }
 
@@ -1995,7 +2309,9 @@ function diagramArrow(
         ? `C->>L: initialize (${client.protocolVersion})`
         : "C->>L: server/discover";
     case "list":
-      return "C->>L: resources/list";
+      return `C->>L: ${evidence.tag}${
+        fields.added ? ` (${fields.count}, with ${fields.added})` : ""
+      }`;
     case "read":
       if (fields.name === WAIT_TOOL) {
         return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
@@ -2011,7 +2327,10 @@ function diagramArrow(
       return "C->>L: resources/unsubscribe";
     case "listen":
       return `C->>L: subscriptions/listen (${
-        [fields.uris || undefined, fields.listChanged && "list changes"]
+        [
+          fields.uris || undefined,
+          fields.listChanged && `${fields.listChanged} list changes`,
+        ]
           .filter(Boolean).join(", ") || "nothing the lab serves"
       })`;
     case "listen-closed":
@@ -2022,7 +2341,14 @@ function diagramArrow(
       return "Note over C,L: GET stream closed";
     case "update":
       return `Note over L: resource moves to v${fields.version}`;
+    case "catalog-change":
+      return `Note over L: ${fields.kind} gain ${fields.added}`;
+    case "catalog-use":
+      return `C->>L: ${evidence.tag} ${
+        fields.name ?? fields.uri
+      } (the new one)`;
     case "notify":
+    case "catalog-notify":
       return fields.delivered
         ? `L-->>C: ${evidence.words}${
           fields.inline ? `, new text inline (${fields.inline})` : ""
@@ -2030,6 +2356,54 @@ function diagramArrow(
         : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
     case "session-end":
       return `Note over C,L: session ended (${fields.reason})`;
+  }
+}
+
+/** `--report-file`, written whole (a temporary file renamed), one at a time. */
+class ReportFile {
+  #last: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly path: string,
+    private readonly render: () => string,
+    private readonly log: Logger,
+  ) {}
+
+  /** A write is queued and has not started: it will render the latest. */
+  #queued = false;
+
+  /** Writes the report after the writes before it; waiting ends share one. */
+  schedule() {
+    if (this.#queued) return;
+    this.#queued = true;
+    this.#last = this.#last.then(() => {
+      this.#queued = false;
+      return this.#write();
+    });
+  }
+
+  /** Resolves once every write asked for so far is done. */
+  flush(): Promise<void> {
+    return this.#last;
+  }
+
+  async #write() {
+    // Unguessable, and created only if nothing is there (not a planted link).
+    const temporary = `${this.path}.${crypto.randomUUID()}.tmp`;
+    try {
+      await Deno.writeTextFile(temporary, this.render(), { createNew: true });
+      await Deno.rename(temporary, this.path);
+    } catch (error) {
+      this.log.write("warn", {
+        tag: "report/error",
+        words: "the report file could not be written",
+        fields: { path: this.path, message: (error as Error).message },
+      });
+      // Only what this write created is removed, never what was there.
+      if (!(error instanceof Deno.errors.AlreadyExists)) {
+        await Deno.remove(temporary).catch(() => {});
+      }
+    }
   }
 }
 
@@ -2057,9 +2431,23 @@ class Gate {
 
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
   judges({ name }: LabClient): boolean {
-    const { requireLevel, exitAfterClients, gateClient } = this.config;
-    return (requireLevel !== null || exitAfterClients > 0) &&
+    const { exitAfterClients, gateClient } = this.config;
+    return (this.#ladders().length > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
+  }
+
+  /** The ladders a level is required on: the resource's, the catalog's. */
+  #ladders() {
+    const { requireLevel, requireCatalogLevel } = this.config;
+    const grade = (client: LabClient) => verdictOf(client, this.config);
+    return [
+      { name: "level", required: requireLevel, grade },
+      {
+        name: "catalog",
+        required: requireCatalogLevel,
+        grade: (client: LabClient) => grade(client).catalog!,
+      },
+    ].filter((ladder) => ladder.required !== null);
   }
 
   clientEnded(client: LabClient) {
@@ -2081,13 +2469,19 @@ class Gate {
    * dropped, and 0 only when every judged client reached the level.
    */
   status(state: LabState, sink: LineSink): number {
-    const { requireLevel: required, gateClient: named } = this.config;
-    if (required === null) return 0;
+    const ladders = this.#ladders();
+    if (ladders.length === 0) return 0;
+    const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter((client) =>
       this.judges(client)
     );
     /** `verdict`, who, and whether they reached the level, on one line. */
-    const verdictLine = (who: string, pass: boolean, missing: string) =>
+    const verdictLine = (
+      who: string,
+      required: number | null,
+      pass: boolean,
+      missing: string,
+    ) =>
       sink([
         `verdict ${who} required=${required}`,
         pass ? "pass" : "fail",
@@ -2095,17 +2489,24 @@ class Gate {
       ].join(" "));
     let status = 0;
     for (const client of clients) {
-      const { level, missing } = verdictOf(client, this.config);
-      if (level < required) status = 1;
-      const who = `client=${lineValue(clientLabel(client))} level=${level}`;
-      verdictLine(who, level >= required, missing);
+      for (const { name, required, grade } of ladders) {
+        const { level, missing } = grade(client);
+        if (level < required!) status = 1;
+        const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
+        verdictLine(who, required, level >= required!, missing);
+      }
     }
     const problem = clients.length === 0
       ? `no client${named && ` named ${named}`} came before the lab shut down`
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    verdictLine(`clients=${clients.length}`, false, problem);
+    verdictLine(
+      `clients=${clients.length}`,
+      ladders[0].required,
+      false,
+      problem,
+    );
     return 1;
   }
 }
@@ -2245,54 +2646,6 @@ function createLabContext(
   return ctx;
 }
 
-/** `--report-file`, written whole (a temporary file renamed), one at a time. */
-class ReportFile {
-  #last: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly path: string,
-    private readonly render: () => string,
-    private readonly log: Logger,
-  ) {}
-
-  /** A write is queued and has not started: it will render the latest. */
-  #queued = false;
-
-  /** Writes the report after the writes before it; waiting ends share one. */
-  schedule() {
-    if (this.#queued) return;
-    this.#queued = true;
-    this.#last = this.#last.then(() => {
-      this.#queued = false;
-      return this.#write();
-    });
-  }
-
-  /** Resolves once every write asked for so far is done. */
-  flush(): Promise<void> {
-    return this.#last;
-  }
-
-  async #write() {
-    // Unguessable, and created only if nothing is there (not a planted link).
-    const temporary = `${this.path}.${crypto.randomUUID()}.tmp`;
-    try {
-      await Deno.writeTextFile(temporary, this.render(), { createNew: true });
-      await Deno.rename(temporary, this.path);
-    } catch (error) {
-      this.log.write("warn", {
-        tag: "report/error",
-        words: "the report file could not be written",
-        fields: { path: this.path, message: (error as Error).message },
-      });
-      // Only what this write created is removed, never what was there.
-      if (!(error instanceof Deno.errors.AlreadyExists)) {
-        await Deno.remove(temporary).catch(() => {});
-      }
-    }
-  }
-}
-
 /** A handler's -32602 "Invalid params" error. */
 const invalidParams = (message: string) =>
   new ProtocolError(ProtocolErrorCode.InvalidParams, message);
@@ -2413,20 +2766,26 @@ const departures = new WeakMap<Request, AbortSignal>();
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
 
-/** The MCP server: sees its error answers; "not found" is -32002 for 2025. */
+/**
+ * The MCP server: sees its error answers; "not found" is -32002 for 2025.
+ * It announces list changes for the lists that change (`changing`).
+ */
 class LabServer extends Server {
   constructor(
     private readonly era: Era,
     private readonly onErrorAnswer: (error: ErrorAnswer) => void,
+    changing: readonly CatalogKind[],
   ) {
+    // Even empty: some clients drop a server whose lists are unknown.
+    const lists = (kind: CatalogKind) =>
+      changing.includes(kind) ? { listChanged: true } : {};
     super(
       { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
       {
         capabilities: {
           resources: { subscribe: true, listChanged: true },
-          // Even empty: some clients drop a server whose lists are unknown.
-          tools: {},
-          prompts: {},
+          tools: lists("tools"),
+          prompts: lists("prompts"),
         },
       },
     );
@@ -2474,7 +2833,7 @@ function buildLabServer(
     logRefusal(labContext.log, { status: 200, ...error }, undefined, client),
 ): Server {
   const { config, log, state } = labContext;
-  const server = new LabServer(era, onErrorAnswer);
+  const server = new LabServer(era, onErrorAnswer, config.catalogChange);
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = logSdkErrors(log);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
@@ -2482,10 +2841,41 @@ function buildLabServer(
     state.reached(client, "read");
     return reviewStatus(config, client.reviewVersion);
   };
-  server.setRequestHandler("resources/list", () => {
-    state.record(client, "list", { tag: "resources/list", words: "requested" });
-    return { resources: [reviewResource] };
-  });
+  const catalog = client.progress.catalog;
+  /** Whether a list holds its new item now (a use of it is recorded). */
+  const added = (kind: CatalogKind, name: string, use?: Evidence) => {
+    const present = name === CATALOG_ADDED[kind] && !!catalog[kind].changed;
+    if (present && use) {
+      state.record(client, "catalog-use", use, { catalog: [kind] });
+    }
+    return present;
+  };
+  /** A list as the client's catalog holds it now, recorded when it changes. */
+  const list = <Kind extends CatalogKind, Item>(
+    kind: Kind,
+    { tag }: { tag: string },
+    items: (Item | (typeof CATALOG_ITEMS)[Kind])[],
+  ) => {
+    const listed = catalog[kind].changed
+      ? [...items, CATALOG_ITEMS[kind]]
+      : items;
+    if (changing(kind) || kind === "resources") {
+      state.record(client, "list", {
+        tag,
+        words: "requested",
+        fields: {
+          count: listed.length,
+          added: catalog[kind].changed ? CATALOG_ADDED[kind] : undefined,
+        },
+      }, { catalog: [kind] });
+    }
+    return listed;
+  };
+  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
+  const reviewToolOn = config.enableTool || changing("tools");
+  server.setRequestHandler("resources/list", () => ({
+    resources: list("resources", { tag: "resources/list" }, [reviewResource]),
+  }));
   server.setRequestHandler("resources/templates/list", () => ({
     resourceTemplates: [],
   }));
@@ -2500,6 +2890,11 @@ function buildLabServer(
     throw new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
   };
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
+    const use = { tag: "resources/read", fields: { uri } };
+    if (added("resources", uri, use)) {
+      const { mimeType } = CATALOG_ITEMS.resources;
+      return { contents: [{ uri, mimeType, text: REVIEW_COMMENTS }] };
+    }
     onlyReview("resources/read", uri);
     const text = readReview("resource", {
       tag: "resources/read",
@@ -2508,14 +2903,17 @@ function buildLabServer(
     return { contents: [{ uri, mimeType: REVIEW_MIME_TYPE, text }] };
   });
   server.setRequestHandler("tools/list", () => ({
-    tools: [
-      ...config.enableTool ? [reviewTool] : [],
+    tools: list("tools", { tag: "tools/list" }, [
+      ...reviewToolOn ? [reviewTool] : [],
       ...config.enableWaitTool ? [waitTool] : [],
-    ],
+    ]),
   }));
   // Tools and prompts are declared: an unknown name is bad params.
   server.setRequestHandler("tools/call", toolCallParams, (call, ctx) => {
     const { name } = call;
+    if (added("tools", name, { tag: "tools/call", fields: { name } })) {
+      return { content: [{ type: "text" as const, text: REVIEW_COMMENTS }] };
+    }
     if (config.enableWaitTool && name === WAIT_TOOL) {
       const progressToken = ctx.mcpReq._meta?.progressToken;
       return waitToolCall(labContext, client, call.arguments, {
@@ -2537,7 +2935,7 @@ function buildLabServer(
             }),
       });
     }
-    if (!config.enableTool || name !== REVIEW_TOOL) {
+    if (!reviewToolOn || name !== REVIEW_TOOL) {
       throw invalidParams(`Unknown tool: ${name}`);
     }
     const text = readReview("tool", {
@@ -2546,19 +2944,34 @@ function buildLabServer(
     });
     return { content: [{ type: "text" as const, text }] };
   });
-  server.setRequestHandler("prompts/list", () => ({ prompts: [] }));
+  server.setRequestHandler("prompts/list", () => ({
+    prompts: list(
+      "prompts",
+      { tag: "prompts/list" },
+      changing("prompts") ? [checklistPrompt] : [],
+    ),
+  }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
+    if (added("prompts", name, { tag: "prompts/get", fields: { name } })) {
+      return promptMessages(
+        `Summarize the review: its status is at ${REVIEW_URI}, its comments at ${CATALOG_ADDED.resources}.`,
+      );
+    }
+    if (name === checklistPrompt.name && changing("prompts")) {
+      return promptMessages(
+        `What is the status of the review at ${REVIEW_URI}?`,
+      );
+    }
     throw invalidParams(`Unknown prompt: ${name}`);
   });
   if (era === "2025") {
-    /** Watching the suite's fixture is logged and counts for nothing. */
+    /** Watching the suite's fixture or the new resource counts for nothing. */
     const fixture = (tag: string, uri: string) => {
-      if (uri !== CONFORMANCE_URI) return false;
-      log.write(
-        "info",
-        { tag, fields: { uri, fixture: "conformance" } },
-        client,
-      );
+      const kind = uri === CONFORMANCE_URI
+        ? { fixture: "conformance" }
+        : added("resources", uri) && { catalog: "added" };
+      if (!kind) return false;
+      log.write("info", { tag, fields: { uri, ...kind } }, client);
       return true;
     };
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
@@ -2584,6 +2997,24 @@ function buildLabServer(
   return server;
 }
 
+/** Sends a change notification through the SDK, which routes it itself. */
+function sendThrough(
+  server: Server,
+  notification: ChangeNotification,
+  params?: Record<string, unknown>,
+): Promise<void> {
+  switch (notification) {
+    case "updated":
+      return server.sendResourceUpdated({ ...params, uri: REVIEW_URI });
+    case "tools":
+      return server.sendToolListChanged();
+    case "prompts":
+      return server.sendPromptListChanged();
+    case "resources":
+      return server.sendResourceListChanged();
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Listen streams and client identities (2026-07-28, HTTP and stdio)
 // ---------------------------------------------------------------------------
@@ -2591,6 +3022,8 @@ function buildLabServer(
 const listenParamsSchema = z.object({
   notifications: z.object({
     resourceSubscriptions: z.array(z.string()).optional(),
+    toolsListChanged: z.boolean().optional(),
+    promptsListChanged: z.boolean().optional(),
     resourcesListChanged: z.boolean().optional(),
   }).passthrough(),
 }).passthrough();
@@ -2627,7 +3060,10 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
       watches: served.length > 0,
-      listChanged: notifications.resourcesListChanged === true,
+      /** The lists whose changes it asked for. */
+      listChanges: CATALOG_KINDS.filter((kind) =>
+        notifications[`${kind}ListChanged`] === true
+      ),
       embed: listen.data.embedResources === true,
       subscriptionId,
     },
@@ -2660,10 +3096,14 @@ function recordListen(
       uris: filter.served.join(","),
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
-      listChanged: filter.listChanged || undefined,
+      listChanged: filter.listChanges.join(",") || undefined,
       embedResources: filter.embed || undefined,
     },
-  }, { watches: filter.watches, embed: filter.embed });
+  }, {
+    watches: filter.watches,
+    embed: filter.embed,
+    catalog: filter.listChanges,
+  });
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
@@ -2710,7 +3150,9 @@ class ListenSet {
   /** The client's streams whose filter lets the notification through. */
   targets(client: LabClient, notification: ChangeNotification) {
     return [...this.#streams.get(client) ?? []].filter((stream) =>
-      notification === "updated" ? stream.watches : stream.listChanged
+      notification === "updated"
+        ? stream.watches
+        : stream.listChanges.includes(notification)
     );
   }
 
@@ -2729,7 +3171,7 @@ class ListenSet {
         stream.push?.(
           notification === "updated"
             ? { kind: "resource_updated", uri: REVIEW_URI, params }
-            : { kind: "resources_list_changed" },
+            : { kind: `${notification}_list_changed` },
         );
       }
     },
@@ -2740,7 +3182,7 @@ class ListenSet {
         delivered: false,
         reason: notification === "updated"
           ? `no listen stream watches ${REVIEW_URI}`
-          : "no listen stream asked for list changes",
+          : `no listen stream asked for ${notification} list changes`,
       };
     }
     await send(targets);
@@ -3263,15 +3705,13 @@ async function sendLegacyChange(
   client: LabClient,
   subscriptionId = client.id,
 ): Promise<InlineContent | undefined> {
-  if (notification === "list_changed") {
-    await server.sendResourceListChanged();
-    return undefined;
-  }
-  const update = inlineUpdate(config, client.reviewVersion, {
-    embed: false,
-    subscriptionId,
-  });
-  await server.sendResourceUpdated({ uri: REVIEW_URI, ...update?.params });
+  const update = notification === "updated"
+    ? inlineUpdate(config, client.reviewVersion, {
+      embed: false,
+      subscriptionId,
+    })
+    : undefined;
+  await sendThrough(server, notification, update?.params);
   return update?.inline;
 }
 
@@ -3413,7 +3853,7 @@ class ModernEra implements EraServer {
         if (!client) return;
         const notification = event.kind === "resource_updated"
           ? "updated"
-          : "list_changed";
+          : event.kind.replace("_list_changed", "") as CatalogKind;
         for (const stream of this.#listens.targets(client, notification)) {
           stream.push?.(event);
         }
@@ -4095,10 +4535,7 @@ class StdioLab implements Transport {
       return await this.#listens.deliver(
         client,
         notification,
-        () =>
-          notification === "updated"
-            ? server.sendResourceUpdated({ uri: REVIEW_URI })
-            : server.sendResourceListChanged(),
+        () => sendThrough(server, notification),
       );
     }
     const inline = await sendLegacyChange(server, notification, config, client);
