@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { REVIEW_URI } from "../../main.ts";
+import { CATALOG_ADDED, REVIEW_URI } from "../../main.ts";
 import {
   denoChildEnv,
   prepareTestEnvironment,
@@ -1118,7 +1118,7 @@ Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed c
 });
 
 /** The tool the lab's `--catalog-change tools` adds, as the host offers it. */
-const NEW_TOOL = "mcp__get_review_comments";
+const NEW_TOOL = `mcp__${CATALOG_ADDED.tools}`;
 
 /** The names of the tools a model request offers. */
 const offeredIn = (request: ChatRequest) =>
@@ -1216,23 +1216,20 @@ Deno.test("reference host --catalog-change: the model request after the lab's ch
         const result = model.requests[3].messages.at(-1);
         assert.equal(result?.role, "tool");
         assert.match(result?.content ?? "", /comments: 2/);
-        assert.match(
-          run.stderr,
-          /^\[host\] the server's tools changed: 2 kept, new: "get_review_comments"$/m,
-        );
+        const line =
+          `[host] the server's tools changed: 2 kept, new: "${CATALOG_ADDED.tools}"`;
+        assert.ok(run.stderr.split("\n").includes(line), run.stderr);
         if (setup.change === "all") {
-          assert.match(
-            run.stderr,
-            /^\[host\] the server's prompts changed: 2 kept, new: "summarize_review"$/m,
-          );
-          assert.match(
-            run.stderr,
-            /^\[host\] the server's resources changed: 2 kept, new: "test:\/\/review\/comments"$/m,
-          );
+          for (const kind of ["prompts", "resources"] as const) {
+            const line = `[host] the server's ${kind} changed: 2 kept, new: "${
+              CATALOG_ADDED[kind]
+            }"`;
+            assert.ok(run.stderr.split("\n").includes(line), line);
+          }
           // Tools used; prompts and resources listed again, not used.
           assert.match(
             run.stderr,
-            /^\[server\] {2}catalog: level 3 of 5 \(tools 4, prompts 3, resources 3\); next: /m,
+            /^\[server\] {3}catalog: level 3 of 5 \(tools 4, prompts 3, resources 3\); next: /m,
           );
         }
         if (report) {
@@ -1284,7 +1281,7 @@ Deno.test("reference host --no-updates --catalog-change tools: it follows no lis
         assert.ok(
           labLines.some((line) =>
             line.startsWith(
-              "[catalog/change] kind=tools added=get_review_comments ",
+              `[catalog/change] kind=tools added=${CATALOG_ADDED.tools} `,
             )
           ),
           labLines.join("\n"),
