@@ -2559,13 +2559,13 @@ async function listCatalog(
     };
     result.catalog.kinds[kind] = list.result;
     lists.push(list);
-    if (!capabilities?.[kind]) {
-      list.notListed = `the server does not advertise ${kind}`;
-      continue;
-    }
-    const names = await listNames(run, client, kind);
+    const names = capabilities?.[kind]
+      ? await listNames(run, client, kind)
+      : { failed: "" };
     if ("failed" in names) {
-      list.notListed = `${kind}/list failed: ${shown(names.failed)}`;
+      list.notListed = capabilities?.[kind]
+        ? `${kind}/list failed: ${shown(names.failed)}`
+        : `the server does not advertise ${kind}`;
       run.step("note", list.notListed);
       continue;
     }
