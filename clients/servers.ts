@@ -86,7 +86,8 @@ Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
 server, mcp-proxy, supergateway and mcp-remote in front of the lab), each
 installed from npm at its pinned version, over every transport and era it
-serves; rewrites results/servers.md with each run's report in
+serves, and where its catalog changes, whether the change reaches a
+client; rewrites results/servers.md with each run's report in
 results/servers/.
 
 Options:
@@ -94,8 +95,9 @@ Options:
                      filesystem, puppeteer, mcp-proxy, supergateway,
                      mcp-remote) or row names (mcp-proxy-2025); the table
                      then holds those rows alone
-  --check            exit 1 unless every row ran and reached the level and
-                     exit status the committed results/servers.md records
+  --check            exit 1 unless every row ran and reached the level, exit
+                     status and catalog the committed results/servers.md
+                     records
   --results-dir DIR  where to write (default: the repository's results/)
   --cache-dir DIR    where packages are installed (default: see install.ts)
   --latest           instead of the pins, each package at its newest version
