@@ -2270,7 +2270,7 @@ const byRoute = (native: boolean, waitToolLevel: number | null) =>
 /** Says when several listen streams were open at once under one identity. */
 function sharedIdentityNote(client: LabClient): string {
   return client.peakListens > 1
-    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: the stateless era cannot tell copies of one client apart)`
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
     : "";
 }
 

@@ -6,7 +6,9 @@
  * subscribes (or listens), waits for the update, re-reads it, unsubscribes
  * and watches for stray notifications, then prints one `key value` line per
  * fact, a JSON object, or a Markdown report with a sequence diagram. Its
- * exit status says how far the server got.
+ * exit status says how far the server got. With `--catalog` it also checks
+ * that a change to the server's tools, prompts or resources list reaches
+ * it: listed, notified (`list_changed`), listed again with the difference.
  *
  * Run it on its own, from a checkout or from its URL, or through the lab:
  *
@@ -35,6 +37,8 @@ import {
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
   boundedLines,
+  CATALOG_KINDS,
+  type CatalogKind,
   cell,
   ConfigError,
   type Era,
@@ -70,7 +74,10 @@ export type ProbeErrorCode =
   | "stream-closed"
   | "call-failed"
   | "change-failed"
-  | "too-large";
+  | "too-large"
+  | "catalog-not-listed"
+  | "catalog-not-notified"
+  | "catalog-unchanged";
 
 /** The exit status of each error code; 0 is no error code, 2 bad input. */
 export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
@@ -86,6 +93,9 @@ export const PROBE_EXIT_STATUS: Record<ProbeErrorCode, number> = {
   "call-failed": 19,
   "change-failed": 20,
   "too-large": 21,
+  "catalog-not-listed": 22,
+  "catalog-not-notified": 23,
+  "catalog-unchanged": 24,
 };
 
 const PROBE_LEVEL_NAMES = [
@@ -98,6 +108,28 @@ const PROBE_LEVEL_NAMES = [
   "re-read shows the change",
   "stops cleanly",
 ] as const;
+
+/** What a 2026-07-28 listen asks to hear each list's changes with. */
+const CATALOG_LISTEN_FLAGS = {
+  tools: "toolsListChanged",
+  prompts: "promptsListChanged",
+  resources: "resourcesListChanged",
+} as const satisfies Record<CatalogKind, string>;
+
+/** The catalog check's grade, per list; the catalog's is its lowest list's. */
+const CATALOG_LEVEL_NAMES = [
+  "not listed",
+  "listed",
+  "notified",
+  "listed again with a difference",
+] as const;
+
+/** The error code of each catalog level short of the top one. */
+const CATALOG_ERROR_CODES = [
+  "catalog-not-listed",
+  "catalog-not-notified",
+  "catalog-unchanged",
+] as const satisfies ProbeErrorCode[];
 
 /** `--max-bytes` unless given: 4 MiB, the lab's own limit on a message. */
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
@@ -148,6 +180,10 @@ export interface ProbeOptions {
   skipListCheck: boolean;
   /** 2026-07-28: ask for the content in each notification (SEP-3119). */
   embed: boolean;
+  /** The catalog's lists to watch for a change (`--catalog`); empty for none. */
+  catalog: CatalogKind[];
+  /** Watch the catalog alone: no resource read, subscribed to or re-read. */
+  catalogOnly: boolean;
   headers: Record<string, string>;
   /** Sent as a bearer token; never printed. */
   authToken?: string;
@@ -230,12 +266,51 @@ interface ProbeChange {
   error?: string;
 }
 
+/** A list as the catalog check keeps it: its size and its first names. */
+interface CatalogList {
+  count: number;
+  /** The first `NAMES_KEPT` names (URIs, of resources), each cut, then how many more. */
+  names: string[];
+}
+
+/** What the catalog check found of one list. */
+export interface CatalogListResult {
+  level: number;
+  levelName: string;
+  missing: string;
+  /** Whether the server advertises `listChanged` for the list. */
+  listChanged: boolean;
+  /** 2026-07-28: whether the listen's acknowledgement honoured the list's flag; null in 2025. */
+  asked: boolean | null;
+  /** The list at first, and the last time it was listed again; null when not. */
+  first: CatalogList | null;
+  again: CatalogList | null;
+  /** Notifications of a change to the list, counted once the change began. */
+  notifications: number;
+  /** When the first of them came, in seconds since the change began. */
+  notifiedAfter: number | null;
+  /** Lists again after a notification that held what the first did. */
+  unchangedRelists: number;
+  /** Names `again` holds and `first` did not, and the other way round, bounded. */
+  added: string[];
+  removed: string[];
+}
+
+/** The catalog check: its lowest list's grade, and each list's. */
+export interface CatalogResult {
+  level: number;
+  levelName: string;
+  missing: string;
+  kinds: Partial<Record<CatalogKind, CatalogListResult>>;
+}
+
 /** Everything a probe found, in every output form (`--json` is this). */
 export interface ProbeResult {
   probe: string;
   target: string;
   transport: LabTransportKind;
-  uri: string;
+  /** The watched resource; null with `--catalog-only`. */
+  uri: string | null;
   era: Era | null;
   protocolVersion: string | null;
   server: { name: string; version: string } | null;
@@ -280,6 +355,8 @@ export interface ProbeResult {
   };
   /** No notification within a grace period after unsubscribing. */
   quietAfterStop: boolean | null;
+  /** `--catalog`: whether a change to the lists reached the probe; else null. */
+  catalog: CatalogResult | null;
   level: number;
   levelName: string;
   missing: string;
@@ -329,6 +406,8 @@ const probeFlagsSchema = z.object({
   change: z.string().trim().min(1, "--change must not be empty").optional(),
   "skip-list-check": z.boolean().default(false),
   embed: z.boolean().default(false),
+  catalog: z.string().optional(),
+  "catalog-only": z.boolean().default(false),
   header: z.array(z.string()).default([]),
   "auth-token": z.string().optional(),
   json: z.boolean().default(false),
@@ -351,6 +430,40 @@ function callArguments(text: string | undefined): Record<string, unknown> {
     throw new ConfigError("--call-args must be a JSON object");
   }
   return parsed as Record<string, unknown>;
+}
+
+/** Reads `--catalog`: the catalog's lists, comma-separated, in their order. */
+function catalogKinds(text: string | undefined): CatalogKind[] {
+  if (text === undefined) return [];
+  const kinds = text.split(",").map((kind) => kind.trim());
+  if (!kinds.every((kind) => CATALOG_KINDS.some((known) => known === kind))) {
+    throw new ConfigError(
+      `--catalog ${
+        JSON.stringify(text)
+      } is not a comma-separated list of tools, prompts, resources`,
+    );
+  }
+  return CATALOG_KINDS.filter((kind) => kinds.includes(kind));
+}
+
+/** With `--catalog-only` no resource is watched: its flags are refused. */
+function checkCatalogOnly(flags: z.infer<typeof probeFlagsSchema>) {
+  if (!flags["catalog-only"]) return;
+  if (flags.catalog === undefined) {
+    throw new ConfigError("--catalog-only needs --catalog LISTS");
+  }
+  const resourceFlags = {
+    uri: flags.uri !== undefined,
+    count: flags.count !== 1,
+    embed: flags.embed,
+    "skip-list-check": flags["skip-list-check"],
+  };
+  const given = Object.entries(resourceFlags).find(([, set]) => set);
+  if (given) {
+    throw new ConfigError(
+      `--catalog-only watches no resource: --${given[0]} does not go with it`,
+    );
+  }
 }
 
 /** `Name: value` header flags, checked as HTTP allows. */
@@ -415,6 +528,8 @@ export function parseProbeArgs(
       change: { type: "string" },
       "skip-list-check": { type: "boolean" },
       embed: { type: "boolean" },
+      catalog: { type: "string" },
+      "catalog-only": { type: "boolean" },
       header: { type: "string", multiple: true },
       "auth-token": { type: "string" },
       json: { type: "boolean" },
@@ -456,6 +571,7 @@ export function parseProbeArgs(
   if (flags["call-args"] !== undefined && flags.call === undefined) {
     throw new ConfigError("--call-args needs --call TOOL");
   }
+  checkCatalogOnly(flags);
   return {
     url,
     command: flags.stdio ? positionals : undefined,
@@ -472,6 +588,8 @@ export function parseProbeArgs(
     change: flags.change,
     skipListCheck: flags["skip-list-check"],
     embed: flags.embed,
+    catalog: catalogKinds(flags.catalog),
+    catalogOnly: flags["catalog-only"],
     headers: headerFlags(flags.header),
     authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
     json: flags.json,
@@ -503,6 +621,9 @@ function probeHelpText(): string {
     "  --skip-list-check    do not require the URI in resources/list (dynamic resources)",
     "  --embed              2026-07-28: listen with embedResources (content in each update,",
     "                       SEP-3119); the probe still re-reads to compare",
+    "  --catalog LISTS      also watch these lists change (tools,prompts,resources): list,",
+    "                       wait for notifications/<list>/list_changed, list again",
+    "  --catalog-only       watch the catalog alone: no resource read or subscribed to",
     '  --header "N: v"      extra HTTP header, repeatable',
     "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
     "  --json               print one JSON object instead of key value lines",
@@ -510,7 +631,8 @@ function probeHelpText(): string {
     "  --help               print this help",
     "",
     "Exit status: 0 with no error code (level 6 or 7, every update --count asks",
-    "for), 2 for bad flags; otherwise the error code's",
+    "for, each --catalog list at catalog level 3), 2 for bad flags; otherwise the",
+    "error code's",
     `status: ${
       Object.entries(PROBE_EXIT_STATUS).map(([code, status]) =>
         `${status} ${code}`
@@ -831,6 +953,113 @@ class UpdateQueue {
 }
 
 // ---------------------------------------------------------------------------
+// Catalog notifications as they arrive: counted once the change began
+// ---------------------------------------------------------------------------
+
+/** A 2026-07-28 listen's ask for the lists' changes: `{ toolsListChanged: true, … }`. */
+function catalogFlags(kinds: CatalogKind[]): Record<string, true> {
+  return Object.fromEntries(
+    kinds.map((kind) => [CATALOG_LISTEN_FLAGS[kind], true]),
+  );
+}
+
+/**
+ * `notifications/<list>/list_changed` for the watched lists as they arrive.
+ * Only those that come once the change began count (from the first list,
+ * when nothing but the server itself changes it). A list notified again
+ * while it waits to be listed again waits once: a list reads the latest.
+ */
+class CatalogNotices {
+  #watched: CatalogKind[] = [];
+  #timeoutMs = 0;
+  #began?: number;
+  #early = 0;
+  #ended = false;
+  #waiting = new Set<CatalogKind>();
+  #wake?: () => void;
+  /** Counted notifications per list. */
+  readonly counts = new Map<CatalogKind, number>();
+  /** When each list was first notified: milliseconds since the change began. */
+  readonly firstAfter = new Map<CatalogKind, number>();
+  /** 2026-07-28: the acknowledgement of the listen that asked for them. */
+  acknowledged?: Record<string, unknown>;
+
+  /** Watches `kinds` for `timeoutMs` once the change begins: now, with `countNow`. */
+  watch(kinds: CatalogKind[], timeoutMs: number, countNow: boolean) {
+    this.#watched = kinds;
+    this.#timeoutMs = timeoutMs;
+    if (countNow) this.#began = performance.now();
+  }
+
+  /** A list's notification: whether it counts, and is new to the wait. */
+  notified(kind: CatalogKind): "counted" | "collapsed" | "early" | "ignored" {
+    if (!this.#watched.includes(kind)) return "ignored";
+    if (this.#began === undefined) {
+      this.#early++;
+      return "early";
+    }
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+    if (!this.firstAfter.has(kind)) {
+      this.firstAfter.set(kind, performance.now() - this.#began);
+    }
+    if (this.#waiting.has(kind)) return "collapsed";
+    this.#waiting.add(kind);
+    this.#wake?.();
+    return "counted";
+  }
+
+  /** The change begins: counting from now; how many came before, uncounted. */
+  begin(): number {
+    if (this.#began !== undefined) return 0;
+    this.#began = performance.now();
+    const early = this.#early;
+    this.#early = 0;
+    // A wait that had no deadline has one now.
+    this.#wake?.();
+    return early;
+  }
+
+  /** Nothing more is waited for (the change failed, or the wait is over). */
+  end() {
+    this.#ended = true;
+    this.#wake?.();
+  }
+
+  /** Whether a counted notification of `kind` waits to be listed again. */
+  waits(kind: CatalogKind): boolean {
+    return this.#waiting.has(kind);
+  }
+
+  /**
+   * The next list notified, taken from the wait; none once `timeoutMs`
+   * has passed since the change began, or the wait was ended.
+   */
+  async next(): Promise<CatalogKind | undefined> {
+    for (;;) {
+      const left = this.#began === undefined
+        ? undefined
+        : this.#began + this.#timeoutMs - performance.now();
+      if (this.#ended || (left !== undefined && left <= 0)) return undefined;
+      const [kind] = this.#waiting;
+      if (kind) {
+        this.#waiting.delete(kind);
+        return kind;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = left === undefined
+          ? undefined
+          : setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Requests outside the spec: their answers are facts, never the outcome
 // ---------------------------------------------------------------------------
 
@@ -941,6 +1170,7 @@ class ProbeRun {
   readonly result: ProbeResult;
   readonly updates = new UpdateQueue();
   readonly dialect = new DialectRequests((text) => this.step("note", text));
+  readonly catalogNotices = new CatalogNotices();
   #started = performance.now();
   #failed = false;
   /** The last JSON-RPC error the server answered with, as sent. */
@@ -957,7 +1187,7 @@ class ProbeRun {
       probe: LAB_VERSION,
       target: options.url?.href ?? options.command!.join(" "),
       transport: options.url ? "streamable-http" : "stdio",
-      uri: options.uri,
+      uri: options.catalogOnly ? null : options.uri,
       era: null,
       protocolVersion: null,
       server: null,
@@ -969,7 +1199,7 @@ class ProbeRun {
       embed: null,
       call: null,
       change: null,
-      expectedUpdates: options.count,
+      expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
       unchangedNotifications: 0,
       unchangedBeforeChange: 0,
@@ -983,6 +1213,7 @@ class ProbeRun {
         unsubscribedBy: null,
       },
       quietAfterStop: null,
+      catalog: null,
       level: 0,
       levelName: PROBE_LEVEL_NAMES[0],
       missing: "",
@@ -1164,6 +1395,13 @@ class ProbeRun {
       typeof message.params?.uri === "string"
     ) {
       this.notified(message.params.uri, inlineSeen(message.params));
+    } else if (isJSONRPCNotification(message)) {
+      const kind = CATALOG_KINDS.find((kind) =>
+        message.method === `notifications/${kind}/list_changed`
+      );
+      if (kind && this.catalogNotices.notified(kind) === "counted") {
+        this.step("server", message.method);
+      }
     }
   }
 
@@ -1257,9 +1495,15 @@ class ProbeRun {
         ? "a notification arrived after the probe unsubscribed"
         : "the probe could not unsubscribe";
     }
+    // The catalog's failure comes only when the resource's check had none.
+    const catalog = result.catalog;
+    if (!result.errorCode && catalog && catalog.level < 3) {
+      result.errorCode = CATALOG_ERROR_CODES[catalog.level];
+      result.error = { message: catalog.missing };
+    }
     result.exitStatus = result.errorCode
       ? PROBE_EXIT_STATUS[result.errorCode]
-      : level >= 6
+      : level >= 6 || this.options.catalogOnly
       ? 0
       : 1;
     return result;
@@ -1630,8 +1874,12 @@ async function subscribe(
   if (options.embed) result.embed = "asked";
   let listen: Awaited<ReturnType<Client["listen"]>>;
   try {
+    // The catalog's lists are asked for on the same listen.
     listen = await client.listen(
-      { resourceSubscriptions: [options.uri] },
+      {
+        resourceSubscriptions: [options.uri],
+        ...catalogFlags(options.catalog),
+      },
       run.requestOptions,
     );
   } catch (error) {
@@ -1644,10 +1892,14 @@ async function subscribe(
     return undefined;
   }
   result.acknowledged = listen.honoredFilter;
+  const asked = [
+    ...options.embed ? ["embedResources"] : [],
+    ...Object.keys(catalogFlags(options.catalog)),
+  ];
   run.step(
     "probe",
     `subscriptions/listen ${options.uri}${
-      options.embed ? " with embedResources" : ""
+      asked.length ? ` with ${asked.join(", ")}` : ""
     }`,
   );
   run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
@@ -1674,6 +1926,9 @@ async function subscribe(
     return undefined;
   }
   result.subscribed = true;
+  if (options.catalog.length > 0) {
+    run.catalogNotices.acknowledged = listen.honoredFilter;
+  }
   return stop;
 }
 
@@ -1856,6 +2111,13 @@ async function changeResource(
       run.step(
         "note",
         `${early} notification(s) before the change began, not counted`,
+      );
+    }
+    const earlyLists = run.catalogNotices.begin();
+    if (earlyLists > 0) {
+      run.step(
+        "note",
+        `${earlyLists} list_changed notification(s) before the change began, not counted`,
       );
     }
   }
@@ -2201,12 +2463,307 @@ async function closeProbe(
 }
 
 // ---------------------------------------------------------------------------
+// The catalog: list, listen, list again on each notification, grade
+// ---------------------------------------------------------------------------
+
+/** One list `--catalog` watches, as the check goes. */
+interface WatchedList {
+  kind: CatalogKind;
+  result: CatalogListResult;
+  /** Every name the first list held, whole: what each list again is compared with. */
+  firstNames?: string[];
+  /** Why it could not be listed at first. */
+  notListed?: string;
+  /** A list again after a notification differed from the first: level 3. */
+  settled: boolean;
+  /** The last list again, taken when no notification asked for it: whether it differed. */
+  changedUnannounced?: boolean;
+}
+
+/** Every name a list holds now (the URIs, of resources), or why not. */
+async function listNames(
+  run: ProbeRun,
+  client: Client,
+  kind: CatalogKind,
+): Promise<string[] | { failed: string }> {
+  // Whatever the server said of caching, each list is asked for afresh.
+  const options = { ...run.requestOptions, cacheMode: "bypass" as const };
+  try {
+    if (kind === "tools") {
+      return (await client.listTools({}, options)).tools.map(({ name }) =>
+        name
+      );
+    }
+    if (kind === "prompts") {
+      return (await client.listPrompts({}, options)).prompts.map(({ name }) =>
+        name
+      );
+    }
+    return (await client.listResources({}, options)).resources.map(({ uri }) =>
+      uri
+    );
+  } catch (error) {
+    return { failed: rpcError(error).message };
+  }
+}
+
+/** The names `to` holds and `from` did not, each once, in `to`'s order. */
+function namesAdded(from: string[], to: string[]): string[] {
+  const had = new Set(from);
+  return [...new Set(to)].filter((name) => !had.has(name));
+}
+
+/** A list as the result keeps it: its size and its first names, cut. */
+function keptList(names: string[]): CatalogList {
+  return { count: names.length, names: boundedNames(names) };
+}
+
+/**
+ * `--catalog`: lists each list first, where the server advertises it, and
+ * from then on watches its notifications. None without `--catalog`.
+ */
+async function listCatalog(
+  run: ProbeRun,
+  client: Client,
+): Promise<WatchedList[]> {
+  const { options, result } = run;
+  if (options.catalog.length === 0) return [];
+  const capabilities = client.getServerCapabilities();
+  const lists: WatchedList[] = [];
+  result.catalog = { level: 0, levelName: "", missing: "", kinds: {} };
+  const { call, change } = options;
+  // Watched from the first list on, or counted from the change when it is the probe's.
+  run.catalogNotices.watch(
+    options.catalog,
+    options.timeoutSeconds * 1000,
+    !call && !change,
+  );
+  for (const kind of options.catalog) {
+    const list: WatchedList = {
+      kind,
+      settled: false,
+      result: {
+        level: 0,
+        levelName: "",
+        missing: "",
+        listChanged: capabilities?.[kind]?.listChanged === true,
+        asked: null,
+        first: null,
+        again: null,
+        notifications: 0,
+        notifiedAfter: null,
+        unchangedRelists: 0,
+        added: [],
+        removed: [],
+      },
+    };
+    result.catalog.kinds[kind] = list.result;
+    lists.push(list);
+    const names = capabilities?.[kind]
+      ? await listNames(run, client, kind)
+      : { failed: "" };
+    if ("failed" in names) {
+      list.notListed = capabilities?.[kind]
+        ? `${kind}/list failed: ${shown(names.failed)}`
+        : `the server does not advertise ${kind}`;
+      run.step("note", list.notListed);
+      continue;
+    }
+    list.firstNames = names;
+    list.result.first = keptList(names);
+    run.step("probe", `${kind}/list (${names.length} listed)`);
+  }
+  return lists;
+}
+
+/**
+ * 2026-07-28, when no listen asked for the lists' changes (the resource's
+ * was not made, or was refused): a listen of the catalog's own, before the
+ * change. Resolves with how to close it.
+ */
+async function listenForCatalog(
+  run: ProbeRun,
+  client: Client,
+  lists: WatchedList[],
+): Promise<(() => Promise<void>) | undefined> {
+  const { options, result } = run;
+  const notices = run.catalogNotices;
+  if (
+    lists.length === 0 || result.era !== "2026-07-28" || notices.acknowledged
+  ) return undefined;
+  const flags = catalogFlags(options.catalog);
+  run.step(
+    "probe",
+    `subscriptions/listen with ${Object.keys(flags).join(", ")}`,
+  );
+  try {
+    const listen = await client.listen(flags, run.requestOptions);
+    notices.acknowledged = listen.honoredFilter;
+    run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
+    return async () => {
+      await listen.close();
+      run.step("probe", "closes the catalog's listen stream");
+    };
+  } catch (error) {
+    notices.acknowledged = {};
+    run.step(
+      "note",
+      `the catalog's subscriptions/listen was refused: ${
+        shown(rpcError(error, run).message)
+      }`,
+    );
+    return undefined;
+  }
+}
+
+/**
+ * Lists `list` again and records how it compares with the first list:
+ * after a notification (`notified`), a difference is the change arriving.
+ */
+async function listAgain(
+  run: ProbeRun,
+  client: Client,
+  list: WatchedList,
+  notified: boolean,
+) {
+  const names = await listNames(run, client, list.kind);
+  if ("failed" in names) {
+    run.step("note", `${list.kind}/list again failed: ${shown(names.failed)}`);
+    return;
+  }
+  const first = list.firstNames ?? [];
+  const added = namesAdded(first, names);
+  const removed = namesAdded(names, first);
+  const differs = added.length > 0 || removed.length > 0;
+  Object.assign(list.result, {
+    again: keptList(names),
+    added: boundedNames(added),
+    removed: boundedNames(removed),
+  });
+  if (notified) {
+    list.settled = differs;
+    if (!differs) list.result.unchangedRelists++;
+  } else list.changedUnannounced = differs;
+  run.step(
+    "probe",
+    `${list.kind}/list again (${names.length} listed${
+      differs
+        ? `: added ${jsonText(list.result.added)}, removed ${
+          jsonText(list.result.removed)
+        }`
+        : ", no difference"
+    })`,
+  );
+}
+
+/**
+ * While the change happens: lists each list again as its notification
+ * comes, until each one listed shows a difference, or `--timeout` has
+ * passed since the change began.
+ */
+async function relistOnNotices(
+  run: ProbeRun,
+  client: Client,
+  lists: WatchedList[],
+) {
+  const open = () => lists.some((list) => list.firstNames && !list.settled);
+  while (open()) {
+    const kind = await run.catalogNotices.next();
+    if (!kind) return;
+    const list = lists.find((watched) => watched.kind === kind);
+    if (list?.firstNames && !list.settled) {
+      await listAgain(run, client, list, true);
+    }
+  }
+}
+
+/**
+ * Once the wait is over: each list not settled is listed once more (a
+ * notification may still wait for it; without one, did it change
+ * unannounced?), then each list and the catalog are graded.
+ */
+async function finishCatalog(
+  run: ProbeRun,
+  client: Client,
+  lists: WatchedList[],
+  relisting: Promise<void>,
+) {
+  const catalog = run.result.catalog;
+  if (!catalog) return;
+  await relisting;
+  for (const list of lists) {
+    if (!list.firstNames || list.settled) continue;
+    await listAgain(run, client, list, run.catalogNotices.waits(list.kind));
+  }
+  for (const list of lists) gradeList(run, list);
+  const lowest = lists.reduce((low, list) =>
+    list.result.level < low.result.level ? list : low
+  );
+  catalog.level = lowest.result.level;
+  catalog.levelName = CATALOG_LEVEL_NAMES[catalog.level];
+  catalog.missing = catalog.level === 3
+    ? "nothing: each list watched changed, was notified and listed again with the change"
+    : `${lowest.kind}: ${lowest.result.missing}`;
+  run.step(
+    "note",
+    `catalog ${
+      lists.map((list) => `${list.kind} ${list.result.level}`).join(", ")
+    }`,
+  );
+}
+
+/** A list's level, the step that stopped it, and what the server said it would do. */
+function gradeList(run: ProbeRun, list: WatchedList) {
+  const { result: graded, kind } = list;
+  const notices = run.catalogNotices;
+  const flag = CATALOG_LISTEN_FLAGS[kind];
+  if (notices.acknowledged) {
+    graded.asked = notices.acknowledged[flag] === true;
+  }
+  graded.notifications = notices.counts.get(kind) ?? 0;
+  const after = notices.firstAfter.get(kind);
+  graded.notifiedAfter = after === undefined
+    ? null
+    : Math.round(after / 10) / 100;
+  graded.level = !list.firstNames
+    ? 0
+    : list.settled
+    ? 3
+    : graded.notifications > 0
+    ? 2
+    : 1;
+  graded.levelName = CATALOG_LEVEL_NAMES[graded.level];
+  const later = list.changedUnannounced
+    ? `; ${kind}/list changed without one: added ${
+      jsonText(graded.added)
+    }, removed ${jsonText(graded.removed)}`
+    : list.changedUnannounced === false
+    ? `; ${kind}/list did not change either`
+    : "";
+  graded.missing = [
+    () => list.notListed ?? `${kind}/list failed`,
+    () =>
+      `${
+        graded.asked === false
+          ? `the listen was acknowledged without ${flag}`
+          : `no notifications/${kind}/list_changed within ${run.options.timeoutSeconds} s`
+      }${later}`,
+    () =>
+      `notified ${graded.notifications} time(s), but ${kind}/list after it held what it first did${
+        list.changedUnannounced ? "; it changed later, unannounced" : ""
+      }`,
+    () =>
+      `nothing: ${kind}/list changed, the server said so, and listed again it shows the change`,
+  ][graded.level]();
+}
+
+// ---------------------------------------------------------------------------
 // A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
 /** The steps after connecting, stopping at the first failure. */
 async function probeConnected(run: ProbeRun, client: Client) {
-  const { result, options } = run;
+  const { result } = run;
   const negotiated = client.getNegotiatedProtocolVersion() ?? null;
   result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
   result.protocolVersion = negotiated;
@@ -2222,26 +2779,52 @@ async function probeConnected(run: ProbeRun, client: Client) {
     result.era === "2025" ? `initialize (${negotiated})` : "server/discover",
   );
   run.step("server", `capabilities ${JSON.stringify(result.capabilities)}`);
-  if (!options.skipListCheck && !await listed(run, client)) return;
-  if (!await readFirst(run, client)) return;
-  if (!result.capabilities.subscribe) {
-    run.fail(
-      "subscribe-not-advertised",
-      "the server does not advertise resources.subscribe",
+  const lists = await listCatalog(run, client);
+  const ready = await resourceReady(run, client);
+  const stop = ready === "subscribe" ? await subscribe(run, client) : undefined;
+  const closeCatalogListen = await listenForCatalog(run, client, lists);
+  const relisting = relistOnNotices(run, client, lists);
+  if (stop) {
+    const wait = startWait(run);
+    const changed = await changeResource(
+      run,
+      client,
+      (command) => rereadWhileChanging(run, client, wait, command),
     );
-    return await changeUnasked(run, client);
+    if (changed) await awaitUpdates(run, client, wait);
+    else run.catalogNotices.end();
+  } else if (ready === "unadvertised") {
+    await changeUnasked(run, client);
+  } else if (lists.length > 0 && !await changeResource(run, client)) {
+    // The catalog's change is made even where the resource's check stopped.
+    run.catalogNotices.end();
   }
-  const stop = await subscribe(run, client);
-  if (!stop) return;
-  const wait = startWait(run);
-  const changed = await changeResource(
-    run,
-    client,
-    (command) => rereadWhileChanging(run, client, wait, command),
+  await finishCatalog(run, client, lists, relisting);
+  await closeCatalogListen?.();
+  await stop?.();
+}
+
+/**
+ * The resource's check up to subscribing: listed, read, and whether the
+ * server advertises subscriptions; nothing when it stopped on the way.
+ */
+async function resourceReady(
+  run: ProbeRun,
+  client: Client,
+): Promise<"subscribe" | "unadvertised" | undefined> {
+  const { options, result } = run;
+  if (options.catalogOnly) {
+    result.missing = "no resource watched (--catalog-only)";
+    return undefined;
+  }
+  if (!options.skipListCheck && !await listed(run, client)) return undefined;
+  if (!await readFirst(run, client)) return undefined;
+  if (result.capabilities?.subscribe) return "subscribe";
+  run.fail(
+    "subscribe-not-advertised",
+    "the server does not advertise resources.subscribe",
   );
-  if (!changed) return stop();
-  await awaitUpdates(run, client, wait);
-  await stop();
+  return "unadvertised";
 }
 
 /**
@@ -2305,11 +2888,13 @@ export function probeLines(
 ): string[] {
   const lines = [
     `target ${result.target}`,
-    `uri ${shown(result.uri)}${
-      uriDefaulted
-        ? " (the default: this lab's resource, meaningful only against the lab)"
-        : ""
-    }`,
+    result.uri === null
+      ? "uri none (--catalog-only)"
+      : `uri ${shown(result.uri)}${
+        uriDefaulted
+          ? " (the default: this lab's resource, meaningful only against the lab)"
+          : ""
+      }`,
     `era ${
       result.era
         ? `${result.era} (${shown(result.protocolVersion ?? "")})`
@@ -2399,18 +2984,45 @@ export function probeLines(
   if (result.quietAfterStop !== null) {
     lines.push(`quiet-after-unsubscribe ${result.quietAfterStop}`);
   }
+  lines.push(...catalogLines(result));
   lines.push(
     `level ${result.level} ${result.levelName}`,
     `missing ${result.missing}`,
     `error-code ${result.errorCode ?? "null"}`,
     `summary level=${result.level} era=${result.era ?? "none"} notifications=${
       changedCount(result)
-    }/${result.expectedUpdates} error-code=${
-      result.errorCode ?? "null"
-    } exit=${result.exitStatus}`,
+    }/${result.expectedUpdates}${
+      result.catalog ? ` catalog=${result.catalog.level}` : ""
+    } error-code=${result.errorCode ?? "null"} exit=${result.exitStatus}`,
   );
   // Server text is quoted where it came in; nothing raw reaches a terminal.
   return lines.map(lineText);
+}
+
+/** `--catalog`: a line per list, then the catalog's level and next step. */
+function catalogLines(result: ProbeResult): string[] {
+  const catalog = result.catalog;
+  if (!catalog) return [];
+  const lists = Object.entries(catalog.kinds).map(([kind, list]) =>
+    [
+      `catalog ${kind} level=${list.level} listed=${
+        list.first?.count ?? "none"
+      } notifications=${list.notifications}`,
+      list.notifiedAfter === null ? "" : ` after=${list.notifiedAfter}s`,
+      list.first ? ` listed-again=${list.again?.count ?? "none"}` : "",
+      list.again
+        ? ` added=${jsonText(list.added)} removed=${jsonText(list.removed)}`
+        : "",
+      list.unchangedRelists ? ` unchanged=${list.unchangedRelists}` : "",
+      ` list-changed=${list.listChanged}`,
+      list.asked === null ? "" : ` asked=${list.asked}`,
+    ].join("")
+  );
+  return [
+    ...lists,
+    `catalog-level ${catalog.level} ${catalog.levelName}`,
+    `catalog-missing ${catalog.missing}`,
+  ];
 }
 
 /**
@@ -2534,6 +3146,41 @@ function probeFindings(result: ProbeResult): string[] {
   return findings;
 }
 
+/** `--catalog`: the catalog's level, and a row per list of each step. */
+function catalogReport(result: ProbeResult): string[] {
+  const catalog = result.catalog;
+  if (!catalog) return [];
+  const names = (kept: string[]) => kept.length ? cell(kept.join(", ")) : "—";
+  const rows = Object.entries(catalog.kinds).map(([kind, list]) =>
+    `| ${
+      [
+        kind,
+        `${MARK(list.level >= 1)} ${list.first?.count ?? ""}`.trim(),
+        MARK(list.listChanged),
+        list.asked === null ? "—" : MARK(list.asked),
+        `${MARK(list.level >= 2)} ${list.notifications}`,
+        `${MARK(list.level >= 3)} ${list.again?.count ?? ""}`.trim(),
+        names(list.added),
+        names(list.removed),
+        `${list.level}`,
+        cell(list.missing),
+      ].join(" | ")
+    } |`
+  );
+  return [
+    "### Catalog",
+    "",
+    `Catalog level ${catalog.level} of 3, ${catalog.levelName}. Next: ${
+      cell(catalog.missing)
+    }.`,
+    "",
+    "| List | Listed | Advertises listChanged | Asked on the listen | Notified | Listed again with a difference | Added | Removed | Level | Next |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+  ];
+}
+
 /** The Markdown report: a matrix row for the server and what happened. */
 export function probeMarkdown(result: ProbeResult): string {
   const reached = (level: number) => MARK(result.level >= level);
@@ -2559,7 +3206,11 @@ export function probeMarkdown(result: ProbeResult): string {
     "",
     `Probe ${result.probe}, ${new Date().toISOString()}; target \`${
       cell(result.target)
-    }\` (${result.transport}), resource \`${cell(result.uri)}\`.`,
+    }\` (${result.transport}), ${
+      result.uri === null
+        ? "no resource (`--catalog-only`)"
+        : `resource \`${cell(result.uri)}\``
+    }.`,
     "",
     "| Server | Version | Era (protocol) | Transport | Connected | Advertises subscribe | Read | Subscribed | Notified | Re-read changed | Stops cleanly | Level | Notes |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -2592,6 +3243,7 @@ export function probeMarkdown(result: ProbeResult): string {
     }).`,
     "",
     ...probeFindings(result),
+    ...catalogReport(result),
     "```mermaid",
     ...diagram,
     "```",

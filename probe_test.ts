@@ -19,7 +19,14 @@ import {
   ProtocolError,
   Server,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { LAB_VERSION, REVIEW_URI } from "./main.ts";
+import {
+  CATALOG_ADDED,
+  CATALOG_KINDS,
+  cell,
+  jsonText,
+  LAB_VERSION,
+  REVIEW_URI,
+} from "./main.ts";
 import {
   MAIN_PATH,
   prepareTestEnvironment,
@@ -67,6 +74,8 @@ function probeOptions(
     skipListCheck: false,
     headers: {},
     embed: false,
+    catalog: [],
+    catalogOnly: false,
     json: false,
     ...overrides,
   };
@@ -909,6 +918,30 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
       'probe error: --header "no colon" is not "Name: value"\n',
     ],
     [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog", "tools,widgets"],
+      'probe error: --catalog "tools,widgets" is not a comma-separated list of tools, prompts, resources\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog", ""],
+      'probe error: --catalog "" is not a comma-separated list of tools, prompts, resources\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--catalog-only"],
+      "probe error: --catalog-only needs --catalog LISTS\n",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--catalog",
+        "tools",
+        "--catalog-only",
+        "--uri",
+        "x://y",
+      ],
+      "probe error: --catalog-only watches no resource: --uri does not go with it\n",
+    ],
+    [
       [],
       "probe error: give either --url URL or --stdio -- COMMAND [ARGS...]\n",
     ],
@@ -948,6 +981,8 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--call-args",
       "--skip-list-check",
       "--embed",
+      "--catalog",
+      "--catalog-only",
       "--change",
       "--max-bytes",
       "--header",
@@ -2120,6 +2155,404 @@ Deno.test("probe against the lab's content in the update: version 2 inline match
     );
     assert.equal(result.level, 7);
     assert.ok(probeLines(result).includes(matches("fastrmcp")));
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The catalog: a tool list that changes or not, and says so or not
+// ---------------------------------------------------------------------------
+
+/** What a catalog server does each time its `poke` tool is called. */
+interface CatalogServer {
+  /** The tools a poke adds; none: the list stays as it was. */
+  adds: string[];
+  /**
+   * A poke sends notifications/tools/list_changed: 2025 on the session's
+   * GET stream, 2026-07-28 to the listens that asked for it.
+   */
+  announces: boolean;
+  /** Advertises `tools.listChanged` (true unless false); the SDK honours `toolsListChanged` only then. */
+  advertises?: boolean;
+  /** 2025: the answer to the first tools/list comes after a list_changed, on its own stream. */
+  announcesAtFirstList?: boolean;
+}
+
+/**
+ * A server with tools alone, in both eras (2025 sessions, 2026-07-28
+ * through `createMcpHandler`), whose tool list a `poke` changes or not.
+ */
+function startCatalogServer(catalog: CatalogServer) {
+  const tool = (name: string) => ({
+    name,
+    inputSchema: { type: "object" as const },
+  });
+  const tools = [tool("poke")];
+  let listed = false;
+  const bus = new InMemoryServerEventBus();
+  const build = (era: "2025" | "2026-07-28") => () => {
+    const server = new Server({ name: "catalog", version: "0.0.1" }, {
+      capabilities: { tools: { listChanged: catalog.advertises ?? true } },
+    });
+    server.setRequestHandler("tools/list", async (_request, context) => {
+      if (catalog.announcesAtFirstList && !listed) {
+        await context.mcpReq.notify({
+          method: "notifications/tools/list_changed",
+        });
+      }
+      listed = true;
+      return { tools };
+    });
+    server.setRequestHandler("tools/call", async () => {
+      for (const name of catalog.adds) {
+        if (!tools.some((known) => known.name === name)) tools.push(tool(name));
+      }
+      if (catalog.announces && era === "2025") {
+        await server.sendToolListChanged().catch(() => {});
+      }
+      if (catalog.announces && era === "2026-07-28") {
+        bus.publish({ kind: "tools_list_changed" });
+      }
+      return { content: [] };
+    });
+    return server;
+  };
+  const sessions = new LegacySessions(build("2025"));
+  const modern = createMcpHandler(build("2026-07-28"), {
+    legacy: "reject",
+    bus,
+  });
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = request.method === "POST" ? await request.json() : undefined;
+      const forwarded = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+      });
+      return await isLegacyRequest(forwarded, body)
+        ? sessions.handle(forwarded, body)
+        : modern.fetch(forwarded, { parsedBody: body });
+    },
+  );
+  return {
+    url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+    async [Symbol.asyncDispose]() {
+      await sessions.close();
+      await modern.close();
+      await http.shutdown();
+    },
+  };
+}
+
+/** Probes a catalog server's tools alone (`--catalog tools --catalog-only --call poke --timeout 1`). */
+async function probeCatalog(
+  catalog: CatalogServer,
+  era: "2025" | "2026-07-28",
+  overrides: Partial<ProbeOptions> = {},
+) {
+  await using server = startCatalogServer(catalog);
+  const result = await probeServer(
+    probeOptions({ url: server.url }, {
+      era,
+      catalog: ["tools"],
+      catalogOnly: true,
+      call: POKE,
+      timeoutSeconds: 1,
+      ...overrides,
+    }),
+  );
+  return { result, target: server.url.href };
+}
+
+/** A catalog run's lines, with the one that varies (when the notification came) fixed. */
+function catalogRunLines(result: ProbeResult): string[] {
+  return probeLines(result).map((line) =>
+    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
+  );
+}
+
+/** The lines every catalog-only run against a catalog server begins with. */
+function catalogServerLines(target: string, era: "2025" | "2026-07-28") {
+  return [
+    `target ${target}`,
+    "uri none (--catalog-only)",
+    `era ${era} (${era === "2025" ? "2025-11-25" : era})`,
+    "server catalog 0.0.1",
+    'capabilities {"subscribe":false,"listChanged":false}',
+    "called poke ok",
+    "unsolicited-notifications 0",
+  ];
+}
+
+for (const era of ["2025", "2026-07-28"] as const) {
+  const asked = era === "2026-07-28" ? " asked=true" : "";
+  Deno.test(`probe --catalog (${era}): a server that changes its tool list and says so is catalog level 3, exit 0`, async () => {
+    const { result, target } = await probeCatalog(
+      { adds: ["added_tool"], announces: true },
+      era,
+    );
+    assert.deepEqual(catalogRunLines(result), [
+      ...catalogServerLines(target, era),
+      `catalog tools level=3 listed=1 notifications=1 after=Ts listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
+      "catalog-level 3 listed again with a difference",
+      "catalog-missing nothing: each list watched changed, was notified and listed again with the change",
+      "level 1 connected",
+      "missing no resource watched (--catalog-only)",
+      "error-code null",
+      `summary level=1 era=${era} notifications=0/0 catalog=3 error-code=null exit=0`,
+    ]);
+    assert.equal(result.exitStatus, 0);
+    assert.deepEqual(result.catalog?.kinds.tools?.first, {
+      count: 1,
+      names: ["poke"],
+    });
+    const markdown = probeMarkdown(result);
+    assert.ok(
+      markdown.includes(
+        `| tools | ✅ 1 | ✅ | ${
+          era === "2025" ? "—" : "✅"
+        } | ✅ 1 | ✅ 2 | added_tool | — | 3 | nothing: tools/list changed, the server said so, and listed again it shows the change |`,
+      ),
+      markdown,
+    );
+    assert.match(
+      assertProbeDiagram(markdown, "catalog/0.0.1"),
+      /S-->>P: notifications\/tools\/list_changed\n {4}P->>S: tools\/list again \(2 listed: added \["added_tool"\], removed \[\]\)/,
+    );
+  });
+
+  Deno.test(`probe --catalog (${era}): a server that says its tool list changed but did not change it is catalog level 2, catalog-unchanged (exit 24)`, async () => {
+    const { result, target } = await probeCatalog(
+      { adds: [], announces: true },
+      era,
+    );
+    const missing =
+      "tools: notified 1 time(s), but tools/list after it held what it first did";
+    assert.deepEqual(catalogRunLines(result), [
+      ...catalogServerLines(target, era),
+      `catalog tools level=2 listed=1 notifications=1 after=Ts listed-again=1 added=[] removed=[] unchanged=1 list-changed=true${asked}`,
+      "catalog-level 2 notified",
+      `catalog-missing ${missing}`,
+      "level 1 connected",
+      "missing no resource watched (--catalog-only)",
+      "error-code catalog-unchanged",
+      `summary level=1 era=${era} notifications=0/0 catalog=2 error-code=catalog-unchanged exit=24`,
+    ]);
+    assert.equal(result.exitStatus, 24);
+    assert.deepEqual(result.error, { message: missing });
+  });
+
+  Deno.test(`probe --catalog (${era}): a server that changes its tool list without saying so is catalog level 1, catalog-not-notified (exit 23), the change named`, async () => {
+    const { result, target } = await probeCatalog(
+      { adds: ["added_tool"], announces: false },
+      era,
+    );
+    const missing =
+      'tools: no notifications/tools/list_changed within 1 s; tools/list changed without one: added ["added_tool"], removed []';
+    assert.deepEqual(catalogRunLines(result), [
+      ...catalogServerLines(target, era),
+      `catalog tools level=1 listed=1 notifications=0 listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
+      "catalog-level 1 listed",
+      `catalog-missing ${missing}`,
+      "level 1 connected",
+      "missing no resource watched (--catalog-only)",
+      "error-code catalog-not-notified",
+      `summary level=1 era=${era} notifications=0/0 catalog=1 error-code=catalog-not-notified exit=23`,
+    ]);
+  });
+}
+
+for (const era of ["2025", "2026-07-28"] as const) {
+  const asked = (honoured: boolean) =>
+    era === "2026-07-28" ? ` asked=${honoured}` : "";
+  Deno.test(`probe --catalog (${era}): the lab with --catalog-change all: each list gains its item, notified and listed again: catalog level 3 beside the resource's 7, exit 0`, async () => {
+    await using lab = startLab({ MCP_TEST_CATALOG_CHANGE: "all" });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era, catalog: [...CATALOG_KINDS] }),
+    );
+    const lines = catalogRunLines(result);
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("catalog")),
+      [
+        ...CATALOG_KINDS.map((kind) =>
+          `catalog ${kind} level=3 listed=1 notifications=1 after=Ts listed-again=2 added=["${
+            CATALOG_ADDED[kind]
+          }"] removed=[] list-changed=true${asked(true)}`
+        ),
+        "catalog-level 3 listed again with a difference",
+        "catalog-missing nothing: each list watched changed, was notified and listed again with the change",
+      ],
+    );
+    assert.equal(
+      lines.at(-1),
+      `summary level=7 era=${era} notifications=1/1 catalog=3 error-code=null exit=0`,
+    );
+    if (era === "2026-07-28") {
+      // One listen asks for the resource and every list.
+      assert.deepEqual(result.acknowledged, {
+        toolsListChanged: true,
+        promptsListChanged: true,
+        resourcesListChanged: true,
+        resourceSubscriptions: [REVIEW_URI],
+      });
+    }
+    // The lab saw the same: listed, notified, listed again, never used.
+    const entry = lab.lab.report().clients.find((client) =>
+      client.name === "mcp-subscription-probe"
+    )!;
+    assert.equal(entry.catalog?.level, 3);
+  });
+
+  Deno.test(`probe --catalog (${era}): the lab without --catalog-change: each list listed, none notified or changed: catalog level 1, catalog-not-notified (exit 23), the resource still 7`, async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, {
+        era,
+        catalog: [...CATALOG_KINDS],
+        timeoutSeconds: 1,
+      }),
+    );
+    assert.deepEqual(
+      catalogRunLines(result).filter((line) => line.startsWith("catalog")),
+      [
+        `catalog tools level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
+          asked(false)
+        }`,
+        `catalog prompts level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
+          asked(false)
+        }`,
+        `catalog resources level=1 listed=1 notifications=0 listed-again=1 added=[] removed=[] list-changed=true${
+          asked(true)
+        }`,
+        "catalog-level 1 listed",
+        `catalog-missing tools: ${
+          era === "2025"
+            ? "no notifications/tools/list_changed within 1 s"
+            : "the listen was acknowledged without toolsListChanged"
+        }; tools/list did not change either`,
+      ],
+    );
+    assert.equal(result.level, 7);
+    assert.equal(
+      result.missing,
+      "nothing: the server delivers the update and stops cleanly",
+    );
+    assert.equal(result.errorCode, "catalog-not-notified");
+    assert.equal(result.exitStatus, 23);
+    assert.equal(
+      result.catalog?.kinds.resources?.missing,
+      "no notifications/resources/list_changed within 1 s; resources/list did not change either",
+    );
+  });
+}
+
+Deno.test("probe --catalog: a list the server does not advertise is catalog level 0, catalog-not-listed (exit 22); the lowest list is the catalog's", async () => {
+  const { result } = await probeCatalog(
+    { adds: ["added_tool"], announces: true },
+    "2025",
+    { catalog: ["tools", "prompts"] },
+  );
+  assert.equal(result.catalog?.kinds.tools?.level, 3);
+  assert.equal(result.catalog?.kinds.prompts?.level, 0);
+  assert.equal(result.catalog?.level, 0);
+  assert.equal(
+    result.catalog?.missing,
+    "prompts: the server does not advertise prompts",
+  );
+  assert.equal(result.errorCode, "catalog-not-listed");
+  assert.equal(result.exitStatus, 22);
+  assert.ok(
+    probeLines(result).includes(
+      "catalog prompts level=0 listed=none notifications=0 list-changed=false",
+    ),
+  );
+});
+
+Deno.test("probe --catalog (2026-07-28): a listen acknowledged without toolsListChanged is said, and the change that came without a notification named", async () => {
+  const { result } = await probeCatalog(
+    { adds: ["added_tool"], announces: true, advertises: false },
+    "2026-07-28",
+  );
+  assert.equal(result.catalog?.kinds.tools?.asked, false);
+  assert.equal(result.catalog?.level, 1);
+  assert.equal(
+    result.catalog?.missing,
+    'tools: the listen was acknowledged without toolsListChanged; tools/list changed without one: added ["added_tool"], removed []',
+  );
+  assert.equal(result.exitStatus, 23);
+});
+
+Deno.test("probe --catalog: a list_changed that came before the --call began is not counted", async () => {
+  // Sent with the answer to the first tools/list, before the probe calls poke.
+  const { result } = await probeCatalog(
+    { adds: ["added_tool"], announces: false, announcesAtFirstList: true },
+    "2025",
+  );
+  assert.ok(
+    result.steps.some(({ text }) =>
+      text ===
+        "1 list_changed notification(s) before the change began, not counted"
+    ),
+  );
+  assert.equal(result.catalog?.kinds.tools?.notifications, 0);
+  assert.equal(result.catalog?.level, 1);
+  assert.equal(result.exitStatus, 23);
+});
+
+Deno.test("probe --catalog: a server's tool names are kept bounded (ten, each cut, then how many more) and escaped in the lines and the report", async (t) => {
+  const hostile = `evil${FORGED_LINES}`;
+  const adds = [hostile, ...Array.from({ length: 11 }, (_, i) => `tool_${i}`)];
+  const kept = [
+    `${hostile.slice(0, 39)}…`,
+    ...adds.slice(1, 10),
+    "(2 more)",
+  ];
+  const probeNames = async (extra: string[] = []) => {
+    await using server = startCatalogServer({ adds, announces: true });
+    return await runProbeCommand([
+      "--url",
+      server.url.href,
+      "--era",
+      "2025",
+      "--catalog",
+      "tools",
+      "--catalog-only",
+      "--call",
+      "poke",
+      ...extra,
+    ]);
+  };
+  await t.step("the lines", async () => {
+    const run = await probeNames();
+    assert.equal(run.code, 0, run.stderr);
+    const line = assertOwnLines(run).find((line) =>
+      line.startsWith("catalog tools ")
+    );
+    assert.equal(
+      line?.replace(/ after=\d+(\.\d+)?s /, " after=Ts "),
+      `catalog tools level=3 listed=1 notifications=1 after=Ts listed-again=13 added=${
+        jsonText(kept)
+      } removed=[] list-changed=true`,
+    );
+  });
+  await t.step("the report", async () => {
+    const run = await probeNames(["--report", "-"]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /(?!\n)[\p{Cc}\u2028\u2029]/u);
+    assert.deepEqual(
+      run.stdout.split("\n").filter((line) => line.startsWith("```")),
+      ["```mermaid", "```"],
+    );
+    const row = run.stdout.split("\n").find((line) =>
+      line.startsWith("| tools |")
+    );
+    assert.equal(
+      row,
+      `| tools | ✅ 1 | ✅ | — | ✅ 1 | ✅ 13 | ${
+        cell(kept.join(", "))
+      } | — | 3 | nothing: tools/list changed, the server said so, and listed again it shows the change |`,
+    );
+    assertProbeDiagram(run.stdout, "catalog/0.0.1");
   });
 });
 

@@ -58,6 +58,7 @@ import {
 } from "./support/process.ts";
 import {
   CHROMIUM_PATH,
+  LAB_CATALOG_CHANGE,
   type RowContext,
   type RowTarget,
   SERVER_CATALOG,
@@ -85,7 +86,8 @@ Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
 server, mcp-proxy, supergateway and mcp-remote in front of the lab), each
 installed from npm at its pinned version, over every transport and era it
-serves; rewrites results/servers.md with each run's report in
+serves, and where its catalog changes, whether the change reaches a
+client; rewrites results/servers.md with each run's report in
 results/servers/.
 
 Options:
@@ -93,8 +95,9 @@ Options:
                      filesystem, puppeteer, mcp-proxy, supergateway,
                      mcp-remote) or row names (mcp-proxy-2025); the table
                      then holds those rows alone
-  --check            exit 1 unless every row ran and reached the level and
-                     exit status the committed results/servers.md records
+  --check            exit 1 unless every row ran and reached the level, exit
+                     status and catalog the committed results/servers.md
+                     records
   --results-dir DIR  where to write (default: the repository's results/)
   --cache-dir DIR    where packages are installed (default: see install.ts)
   --latest           instead of the pins, each package at its newest version
@@ -233,6 +236,8 @@ export type ServerResult = Pick<
   | "errorCode"
   | "protocolVersion"
   | "unsolicited"
+  | "uri"
+  | "catalog"
 >;
 
 /** One row of a table: what the probe found, or why it could not run. */
@@ -442,6 +447,8 @@ async function runRow(
       errorCode,
       protocolVersion,
       unsolicited,
+      uri,
+      catalog,
     } = await runProbe(probeArguments(row, target, context), {
       cwd: workDir,
       env: target.kind === "stdio" ? target.env : undefined,
@@ -454,6 +461,8 @@ async function runRow(
       errorCode,
       protocolVersion,
       unsolicited,
+      uri,
+      catalog,
     };
     return { ...base, transport, result, seconds: seconds() };
   } catch (error) {
@@ -465,7 +474,8 @@ async function runRow(
 
 /**
  * Probes every selected row, installing each package once, with the lab
- * over HTTP (update after 1 s) running for the rows that need it.
+ * over HTTP (update after 1 s, its catalog changing with it) running for
+ * the rows that need it.
  */
 async function probeRows(
   options: ServersOptions,
@@ -474,7 +484,11 @@ async function probeRows(
   const selected = selectedRows(options.only, catalog);
   const lab = await spawnLab({
     mainPath: `${repoRoot}/main.ts`,
-    env: { MCP_TEST_UPDATE_DELAY_SECONDS: "1", MCP_TEST_LOG_LEVEL: "warn" },
+    env: {
+      MCP_TEST_UPDATE_DELAY_SECONDS: "1",
+      MCP_TEST_CATALOG_CHANGE: LAB_CATALOG_CHANGE,
+      MCP_TEST_LOG_LEVEL: "warn",
+    },
   });
   const workRoot = await Deno.makeTempDir({ prefix: "mcp-lab-servers-" });
   const installs = new Map<ServerDefinition, Installed>();
@@ -502,10 +516,10 @@ async function probeRows(
 /** A row's outcome in a few words, for the console. */
 function rowOutcome(row: ServerRow): string {
   if (!row.result) return `could not run: ${row.reason}`;
-  const { level, exitStatus, errorCode } = row.result;
-  return `level ${level}, exit ${exitStatus}${
+  const { exitStatus, errorCode, catalog } = row.result;
+  return `level ${levelCell(row)}, exit ${exitStatus}${
     errorCode ? ` (${errorCode})` : ""
-  }`;
+  }${catalog ? `, catalog ${catalogCell(row)}` : ""}`;
 }
 
 // ---------------------------------------------------------------------------
@@ -517,13 +531,35 @@ function eraCell(row: ServerRow): string {
   return `${row.era} (${row.result?.protocolVersion ?? "none"})`;
 }
 
+/** Whether the run watched a resource (not so with `--catalog-only`). */
+function watchedResource(row: ServerRow): boolean {
+  return row.result !== undefined && row.result.uri !== null;
+}
+
+/** The Level column: the resource's level, or — where none was watched. */
+function levelCell(row: ServerRow): string {
+  return watchedResource(row) ? String(row.result!.level) : "—";
+}
+
+/** The Catalog column: each list's catalog level, or — where not checked. */
+function catalogCell(row: ServerRow): string {
+  const catalog = row.result?.catalog;
+  if (!catalog) return "—";
+  return Object.entries(catalog.kinds).map(([kind, list]) =>
+    `${kind} ${list.level}`
+  ).join(", ");
+}
+
 /** The columns both tables end with. */
 function outcomeCells(row: ServerRow): string[] {
   const result = row.result;
-  if (!result) return ["—", cell(`could not run: ${row.reason}`), "—", "—"];
+  if (!result) {
+    return ["—", cell(`could not run: ${row.reason}`), "—", "—", "—"];
+  }
   return [
-    String(result.level),
+    levelCell(row),
     cell(result.missing),
+    catalogCell(row),
     `${result.exitStatus}${result.errorCode ? ` (${result.errorCode})` : ""}`,
     `[report](servers/${row.slug}.md)`,
   ];
@@ -532,6 +568,11 @@ function outcomeCells(row: ServerRow): string[] {
 /** Whether an update went all the way through: notified, re-read changed. */
 function delivered(row: ServerRow): boolean {
   return (row.result?.level ?? 0) >= 6;
+}
+
+/** Whether every list's change came through: notified, listed again with it. */
+function catalogDelivered(row: ServerRow): boolean {
+  return row.result?.catalog?.level === 3;
 }
 
 /** `transport era` for each row, joined in words. */
@@ -544,9 +585,32 @@ function routes(rows: ServerRow[]): string {
 }
 
 /**
+ * Where a server's (or, through a proxy, the lab's) catalog change reached
+ * the probe, and where not, what was missing first: for the rows that
+ * checked it.
+ */
+function catalogFindings(rows: ServerRow[], proxy: boolean): string[] {
+  const checked = rows.filter((row) => row.result?.catalog);
+  const through = checked.filter(catalogDelivered);
+  const verb = proxy
+    ? "passes the catalog change through"
+    : "its catalog change reaches a client";
+  const parts = through.length > 0 ? [`${verb} over ${routes(through)}`] : [];
+  for (const row of checked.filter((row) => !catalogDelivered(row))) {
+    const catalog = row.result!.catalog!;
+    parts.push(
+      `the catalog change not over ${
+        routes([row])
+      }: ${catalog.missing} (catalog ${catalog.level})`,
+    );
+  }
+  return parts;
+}
+
+/**
  * The paragraph on top, in plain words, from the rows themselves: per
  * server and proxy, where the update arrived and, where not, what was
- * missing first.
+ * missing first; the same of the catalog change, where it was checked.
  */
 export function findings(rows: ServerRow[]): string[] {
   const lines: string[] = [];
@@ -554,12 +618,12 @@ export function findings(rows: ServerRow[]): string[] {
   for (const name of names) {
     const own = rows.filter((row) => row.name === name);
     const ran = own.filter((row) => row.result);
-    const yes = ran.filter(delivered);
-    const no = ran.filter((row) => !delivered(row));
+    const watched = ran.filter(watchedResource);
+    const yes = watched.filter(delivered);
+    const no = watched.filter((row) => !delivered(row));
     const parts: string[] = [];
-    const verb = own[0].table === "proxies"
-      ? "passes the update through"
-      : "delivers";
+    const proxy = own[0].table === "proxies";
+    const verb = proxy ? "passes the update through" : "delivers";
     if (yes.length > 0) parts.push(`${verb} over ${routes(yes)}`);
     for (const row of no) {
       parts.push(
@@ -568,6 +632,7 @@ export function findings(rows: ServerRow[]): string[] {
         })`,
       );
     }
+    parts.push(...catalogFindings(ran, proxy));
     const unable = own.find((row) => !row.result);
     if (unable) parts.push(`could not run here: ${unable.reason}`);
     const unsolicited = ran.reduce(
@@ -608,6 +673,16 @@ export function serversMarkdown(
     "happened. Regenerate with `deno task servers`.",
     `Generated ${generatedAt}.`,
     "",
+    "The Catalog column: whether a change to a server's catalog reaches a",
+    "client (`probe.ts --catalog`), per list: 0 not listed, 1 listed, 2",
+    "notified (`list_changed`), 3 listed again with the change; — where not",
+    "checked. The lab, itself and behind each proxy, adds a tool, a prompt",
+    "and a resource at its update (`--catalog-change all`); the filesystem",
+    "server keeps a cut tool result as a resource, in the same run as its",
+    "resource's check; the everything and puppeteer servers add a resource",
+    "with a tool of their own, in rows of their own that watch the catalog",
+    "alone (Level —).",
+    "",
     "What a server author takes from it: advertising `resources.subscribe`",
     "and answering `resources/subscribe` is not delivering, and neither is a",
     "notification whose re-read shows nothing new. The stack users run",
@@ -618,8 +693,8 @@ export function serversMarkdown(
     "",
     "## Servers",
     "",
-    "| Server | Version | Transport | Era (protocol) | Level | First missing step | Exit | Report |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Server | Version | Transport | Era (protocol) | Level | First missing step | Catalog | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...servers.map((row) =>
       `| ${
         [
@@ -634,10 +709,11 @@ export function serversMarkdown(
     "",
     "## Proxies",
     "",
-    "Each proxy with the lab behind it (update 1 s after the subscription).",
+    "Each proxy with the lab behind it (update 1 s after the subscription, when",
+    "its tools, prompts and resources lists each gain an item).",
     "",
-    "| Proxy | Version | Mode | In front of | Transport | Era (protocol) | Update passed through | Level | First missing step | Exit | Report |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Proxy | Version | Mode | In front of | Transport | Era (protocol) | Update passed through | Level | First missing step | Catalog | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...proxies.map((row) =>
       `| ${
         [
@@ -666,9 +742,9 @@ function tableCells(line: string): string[] {
 }
 
 /**
- * `--check`: each row must have run, and its level and exit status must be
- * what the published table (`published`, a `servers.md`) records for it.
- * Resolves with the failures; prints each agreement.
+ * `--check`: each row must have run, and its level, exit status and
+ * catalog must be what the published table (`published`, a `servers.md`)
+ * records for it. Resolves with the failures; prints each agreement.
  */
 export function checkAgainstPublished(
   rows: ServerRow[],
@@ -693,17 +769,18 @@ export function checkAgainstPublished(
     ) ?? "";
     const columns = tableCells(header);
     const cells = tableCells(line);
-    const level = Number(cells[columns.indexOf("Level")]);
-    const exit = Number.parseInt(cells[columns.indexOf("Exit")]);
-    const { level: ran, exitStatus } = row.result;
-    if (level !== ran || exit !== exitStatus) {
-      failures.push(
-        `${row.slug}: level ${ran}, exit ${exitStatus}; published: level ${level}, exit ${exit}`,
-      );
+    const published = (column: string) =>
+      cells[columns.indexOf(column)];
+    const ran = `level ${levelCell(row)}, exit ${row.result.exitStatus}${
+      columns.includes("Catalog") ? `, catalog ${catalogCell(row)}` : ""
+    }`;
+    const recorded = `level ${published("Level")}, exit ${
+      Number.parseInt(published("Exit"))
+    }${columns.includes("Catalog") ? `, catalog ${published("Catalog")}` : ""}`;
+    if (ran !== recorded) {
+      failures.push(`${row.slug}: ${ran}; published: ${recorded}`);
     } else {
-      console.log(
-        `check ${row.slug}: level ${ran}, exit ${exitStatus}, as published`,
-      );
+      console.log(`check ${row.slug}: ${ran}, as published`);
     }
   }
   if (rows.length === 0) failures.push("no row ran");
@@ -744,6 +821,9 @@ const SERVERS_FILE = tableFile(z.object({
     exitStatus: z.number(),
     errorCode: z.string().nullable(),
     protocolVersion: z.string().nullable(),
+    catalog: z.object({
+      kinds: z.record(z.string(), z.object({ level: z.number() })),
+    }).nullable().optional(),
   }).optional(),
   reason: z.string().optional(),
 }));
@@ -820,7 +900,7 @@ export function comparedServerRow(row: ServerRow): ComparedRow {
     outcome: result
       ? `exit ${result.exitStatus}${
         result.errorCode ? ` (${result.errorCode})` : ""
-      }`
+      }${result.catalog ? `, catalog ${catalogCell(row)}` : ""}`
       : "could not run",
     notes: [result?.missing ?? row.reason ?? ""],
   };

@@ -8,7 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { ProbeResult } from "../probe.ts";
+import type { CatalogKind } from "../main.ts";
+import type { CatalogListResult, ProbeResult } from "../probe.ts";
 import {
   checkAgainstPublished,
   findings,
@@ -42,6 +43,23 @@ function result(
   } as ProbeResult;
 }
 
+/** A catalog check's result with each list at its level, the lowest the catalog's. */
+function catalog(
+  levels: Partial<Record<CatalogKind, number>>,
+  missing: string,
+): ProbeResult["catalog"] {
+  const kinds = Object.fromEntries(
+    Object.entries(levels).map((
+      [kind, level],
+    ) => [kind, { level } as CatalogListResult]),
+  );
+  const level = Math.min(...Object.values(levels));
+  return { level, levelName: "", missing, kinds };
+}
+
+const EVERY_LIST_CHANGED =
+  "nothing: each list watched changed, was notified and listed again with the change";
+
 const ROWS: ServerRow[] = [
   {
     table: "servers",
@@ -53,6 +71,23 @@ const ROWS: ServerRow[] = [
     result: result(
       7,
       "nothing: the server delivers the update and stops cleanly",
+    ),
+    seconds: 1,
+  },
+  {
+    table: "servers",
+    slug: "demo-catalog-stdio-2025",
+    name: "demo-server",
+    version: "1.0.0",
+    transport: "stdio",
+    era: "2025",
+    mode: "catalog only",
+    result: result(
+      1,
+      "no resource watched (--catalog-only)",
+      null,
+      0,
+      { uri: null, catalog: catalog({ resources: 3 }, EVERY_LIST_CHANGED) },
     ),
     seconds: 1,
   },
@@ -96,6 +131,12 @@ const ROWS: ServerRow[] = [
       "no notifications/resources/updated for test://review/status within 8 s",
       "notification-timeout",
       16,
+      {
+        catalog: catalog(
+          { tools: 1, prompts: 1, resources: 1 },
+          "tools: no notifications/tools/list_changed within 8 s; tools/list did not change either",
+        ),
+      },
     ),
     seconds: 9,
   },
@@ -111,6 +152,14 @@ const ROWS: ServerRow[] = [
     result: result(
       7,
       "nothing: the server delivers the update and stops cleanly",
+      null,
+      0,
+      {
+        catalog: catalog(
+          { tools: 3, prompts: 3, resources: 3 },
+          EVERY_LIST_CHANGED,
+        ),
+      },
     ),
     seconds: 2,
   },
@@ -140,38 +189,53 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   const servers = lines.indexOf("## Servers");
   const proxies = lines.indexOf("## Proxies");
   assert.ok(servers > 0 && proxies > servers);
-  assert.deepEqual(lines.slice(servers + 4, servers + 7), [
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | 7 | nothing: the server delivers the update and stops cleanly | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
-    "| browserless | 3.0.0 | stdio | 2025 (none) | — | could not run: needs Chromium at /usr/bin/chromium | — | — |",
+  assert.deepEqual(lines.slice(servers + 4, servers + 8), [
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
   ]);
-  assert.deepEqual(lines.slice(proxies + 6, proxies + 8), [
-    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
-    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | 0 | [report](servers/gateway-stateful-2025.md) |",
+  assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
+    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
+    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | 0 | [report](servers/gateway-stateful-2025.md) |",
   ]);
   assert.deepEqual(findings(ROWS), [
-    "- **demo-server** 1.0.0: delivers over stdio 2025.",
+    "- **demo-server** 1.0.0: delivers over stdio 2025; its catalog change reaches a client over stdio 2025 (catalog only).",
     "- **notifier&#124;server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
     "- **browserless** 3.0.0: could not run here: needs Chromium at /usr/bin/chromium.",
-    "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4).",
+    "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4); passes the catalog change through over HTTP 2025 (stateful); the catalog change not over HTTP 2025 (default): tools: no notifications/tools/list_changed within 8 s; tools/list did not change either (catalog 1).",
   ]);
   for (const finding of findings(ROWS)) assert.ok(markdown.includes(finding));
 });
 
-Deno.test("checkAgainstPublished: each row must have run with the published level and exit status", () => {
+Deno.test("checkAgainstPublished: each row must have run with the published level, exit status and catalog", () => {
   const published = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
-  const [demo, notifier, browserless, gatewayDefault] = ROWS;
-  assert.deepEqual(checkAgainstPublished([demo, notifier], published), []);
+  const [demo, demoCatalog, notifier, browserless, gatewayDefault] = ROWS;
+  assert.deepEqual(
+    checkAgainstPublished(
+      [demo, demoCatalog, notifier, gatewayDefault],
+      published,
+    ),
+    [],
+  );
   assert.deepEqual(
     checkAgainstPublished([
       { ...gatewayDefault, result: result(7, "nothing") },
       browserless,
       { ...demo, slug: "demo-http-2025" },
+      {
+        ...demoCatalog,
+        result: {
+          ...demoCatalog.result!,
+          catalog: catalog({ resources: 1 }, "resources: …"),
+        },
+      },
     ], published),
     [
-      "gateway-default-2025: level 7, exit 0; published: level 4, exit 16",
+      "gateway-default-2025: level 7, exit 0, catalog —; published: level 4, exit 16, catalog tools 1, prompts 1, resources 1",
       "browserless-stdio-2025: could not run: needs Chromium at /usr/bin/chromium",
       "demo-http-2025: no row in the published table",
+      "demo-catalog-stdio-2025: level —, exit 0, catalog resources 1; published: level —, exit 0, catalog resources 3",
     ],
   );
   assert.deepEqual(checkAgainstPublished([], published), ["no row ran"]);
@@ -197,7 +261,7 @@ Deno.test("deno task servers --rewrite probes nothing and writes the committed s
   }
 });
 
-Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio", async () => {
+Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio; its gzip tool's resource is announced and listed, catalog resources 3", async () => {
   const resultsDir = await Deno.makeTempDir();
   try {
     assert.equal(
@@ -211,7 +275,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| 7 +\| nothing: the server delivers the update and stops cleanly \| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -221,6 +285,27 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
         /S-->>P: notifications\/resources\/updated demo:\/\/resource\/dynamic\/text\/1\n {4}P->>S: resources\/read \((changed|unchanged)\)/,
       );
       assert.match(report, /P->>S: resources\/read \(changed\)/);
+    }
+    for (
+      const slug of [
+        "everything-catalog-http-2025",
+        "everything-catalog-stdio-2025",
+      ]
+    ) {
+      const row = table.split("\n").find((line) =>
+        line.includes(`(servers/${slug}.md)`)
+      );
+      assert.match(
+        row ?? "",
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
+      );
+      const report = await Deno.readTextFile(
+        `${resultsDir}/servers/${slug}.md`,
+      );
+      assert.match(
+        report,
+        /S-->>P: notifications\/resources\/list_changed\n {4}P->>S: resources\/list again \(8 listed: added \["demo:\/\/resource\/session\/probe\.txt\.gz"\], removed \[\]\)/,
+      );
     }
   } finally {
     await Deno.remove(resultsDir, { recursive: true });

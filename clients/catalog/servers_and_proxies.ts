@@ -1,8 +1,8 @@
 /**
  * What `deno task servers` probes: servers that touch resource
  * subscriptions, and proxies in front of the lab, each pinned on npm, with
- * how to start it, what changes its resource, and one row per transport and
- * era it serves.
+ * how to start it, what changes its resource (and, where it changes, its
+ * catalog), and one row per transport and era it serves.
  *
  * @module
  */
@@ -24,7 +24,10 @@ export interface RowContext {
   deno: string;
   /** The lab's `main.ts`. */
   labMain: string;
-  /** The lab over HTTP (update after 1 s), started once for every row. */
+  /**
+   * The lab over HTTP (update after 1 s, its catalog changing with it:
+   * `LAB_CATALOG_CHANGE`), started once for every row.
+   */
   labUrl: string;
   /** An empty folder of this row's own. */
   workDir: string;
@@ -55,7 +58,7 @@ export interface ServerRowDefinition {
   /** A proxy's mode ("stateful", "default"). */
   mode?: string;
   target(context: RowContext): RowTarget;
-  /** The probe's flags beyond target and era: `--uri`, `--call`, `--change`. */
+  /** The probe's flags beyond target and era: `--uri`, `--call`, `--change`, `--catalog`. */
   probeArgs(context: RowContext): string[];
   /** Files the row needs before it runs, by path under `workDir`. */
   files?: Record<string, string>;
@@ -80,6 +83,13 @@ export interface ServerDefinition {
 /** Where the puppeteer server's Chromium comes from: Debian's package. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
 
+/**
+ * What of its catalog the lab changes at its update, wherever it runs for
+ * the table: every list, so that each row in front of it shows which
+ * changes reach a client.
+ */
+export const LAB_CATALOG_CHANGE = "all";
+
 /** The lab over stdio, update after 1 s: what stands behind a proxy. */
 function labStdio(context: RowContext): string[] {
   return [
@@ -90,11 +100,21 @@ function labStdio(context: RowContext): string[] {
     "--stdio",
     "--delay",
     "1",
+    "--catalog-change",
+    LAB_CATALOG_CHANGE,
   ];
 }
 
-/** A probe wait long enough for a lab update after 1 s, through a proxy. */
-const PROXY_TIMEOUT = ["--timeout", "8"];
+/**
+ * The probe's flags for the lab, itself or behind a proxy: a wait long
+ * enough for its update after 1 s, and every list of its catalog watched.
+ */
+const LAB_PROBE_ARGS = [
+  "--timeout",
+  "8",
+  "--catalog",
+  "tools,prompts,resources",
+];
 
 const LAB: ServerDefinition = {
   table: "servers",
@@ -108,7 +128,7 @@ const LAB: ServerDefinition = {
         kind: "http",
         url: context.labUrl,
       }),
-      probeArgs: () => PROXY_TIMEOUT,
+      probeArgs: () => LAB_PROBE_ARGS,
     },
     {
       slug: `lab-stdio-${era}`,
@@ -117,7 +137,7 @@ const LAB: ServerDefinition = {
         kind: "stdio",
         command: labStdio(context),
       }),
-      probeArgs: () => PROXY_TIMEOUT,
+      probeArgs: () => LAB_PROBE_ARGS,
     },
   ]),
 };
@@ -125,7 +145,10 @@ const LAB: ServerDefinition = {
 /**
  * Its dynamic resources embed the time of the read, to the second; its
  * `toggle-subscriber-updates` tool starts a notification at once, then one
- * every 5 s. SDK 1.32: the 2025 era only.
+ * every 5 s. Its `gzip-file-as-resource` tool adds a resource to the
+ * session's list, with `notifications/resources/list_changed`: rows of
+ * their own, the catalog alone, since one run calls one tool. SDK 1.32:
+ * the 2025 era only.
  */
 const EVERYTHING: ServerDefinition = {
   table: "servers",
@@ -158,8 +181,45 @@ const EVERYTHING: ServerDefinition = {
       }),
       probeArgs: everythingArgs,
     },
+    {
+      slug: "everything-catalog-http-2025",
+      era: "2025",
+      mode: "catalog only",
+      target: (context) => ({
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [context.node, context.bin, "streamableHttp"],
+        env: { PORT: String(context.port) },
+      }),
+      probeArgs: everythingCatalogArgs,
+    },
+    {
+      slug: "everything-catalog-stdio-2025",
+      era: "2025",
+      mode: "catalog only",
+      target: (context) => ({
+        kind: "stdio",
+        command: [context.node, context.bin, "stdio"],
+      }),
+      probeArgs: everythingCatalogArgs,
+    },
   ],
 };
+
+/** A gzip of inline data (no network), kept as a resource of the session. */
+function everythingCatalogArgs(): string[] {
+  return [
+    "--catalog",
+    "resources",
+    "--catalog-only",
+    "--call",
+    "gzip-file-as-resource",
+    "--call-args",
+    JSON.stringify({ name: "probe.txt.gz", data: "data:text/plain,probe" }),
+    "--timeout",
+    "10",
+  ];
+}
 
 function everythingArgs(): string[] {
   return [
@@ -215,11 +275,21 @@ const MEMORY: ServerDefinition = {
   }],
 };
 
+/** The watched file, and another beside it so that a page of one is cut. */
+const FILESYSTEM_FILES = {
+  "root/watched.txt": "first line\n",
+  "root/other.txt": "another file\n",
+};
+
 /**
  * Files under its allowed root, watched for changes, in both eras (SDK v2).
  * Needs Node 24; its `@adguard/re2-wasm@^1.2.1` was never published, so
  * 1.2.0 is pinned by an override. Over HTTP in 2025 it does not advertise
- * subscriptions, by design: such an instance lives for one request.
+ * subscriptions, by design: such an instance lives for one request. A tool
+ * result cut to a page (`list` of a root with two files, a page of one)
+ * is kept whole as a resource, added to its resources list with
+ * `notifications/resources/list_changed`: the `--call` before the
+ * `--change`, the catalog watched in the same run.
  */
 const FILESYSTEM: ServerDefinition = {
   table: "servers",
@@ -237,7 +307,7 @@ const FILESYSTEM: ServerDefinition = {
     {
       slug: `filesystem-http-${era}`,
       era,
-      files: { "root/watched.txt": "first line\n" },
+      files: FILESYSTEM_FILES,
       target: (context: RowContext): RowTarget => ({
         kind: "http",
         url: `http://127.0.0.1:${context.port}/mcp`,
@@ -254,7 +324,7 @@ const FILESYSTEM: ServerDefinition = {
     {
       slug: `filesystem-stdio-${era}`,
       era,
-      files: { "root/watched.txt": "first line\n" },
+      files: FILESYSTEM_FILES,
       target: (context: RowContext): RowTarget => ({
         kind: "stdio",
         command: [context.node, context.bin, `${context.workDir}/root`],
@@ -265,13 +335,20 @@ const FILESYSTEM: ServerDefinition = {
 };
 
 function filesystemArgs(context: RowContext): string[] {
-  const file = `${context.workDir}/root/watched.txt`;
+  const root = `${context.workDir}/root`;
+  const file = `${root}/watched.txt`;
   return [
     "--uri",
     `filesystem-mcp://file/${file}`,
     "--skip-list-check",
+    "--call",
+    "list",
+    "--call-args",
+    JSON.stringify({ path: root, maxEntries: 1 }),
     "--change",
     `echo appended >> ${shellQuote(file)}`,
+    "--catalog",
+    "resources",
     "--timeout",
     "10",
   ];
@@ -280,8 +357,11 @@ function filesystemArgs(context: RowContext): string[] {
 /**
  * Deprecated, and the one found that notifies without being asked: every
  * console message of its browser page is a `console://logs` update, with
- * no `resources.subscribe` advertised. Debian's Chromium, headless, with
- * every request off loopback sent nowhere.
+ * no `resources.subscribe` advertised. Each screenshot is a resource more,
+ * announced with `notifications/resources/list_changed` though it does not
+ * advertise `resources.listChanged`: a row of its own, the catalog alone.
+ * Debian's Chromium, headless, with every request off loopback sent
+ * nowhere.
  */
 const PUPPETEER: ServerDefinition = {
   table: "servers",
@@ -298,23 +378,7 @@ const PUPPETEER: ServerDefinition = {
   rows: [{
     slug: "puppeteer-stdio-2025",
     era: "2025",
-    target: (context) => ({
-      kind: "stdio",
-      command: [context.node, context.bin],
-      env: {
-        // --no-sandbox is on its list of dangerous arguments.
-        ALLOW_DANGEROUS: "true",
-        PUPPETEER_LAUNCH_OPTIONS: JSON.stringify({
-          headless: true,
-          executablePath: CHROMIUM_PATH,
-          args: [
-            "--no-sandbox",
-            "--proxy-server=http://127.0.0.1:9",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-          ],
-        }),
-      },
-    }),
+    target: puppeteerTarget,
     probeArgs: () => [
       "--uri",
       "console://logs",
@@ -325,8 +389,45 @@ const PUPPETEER: ServerDefinition = {
       "--timeout",
       "10",
     ],
+  }, {
+    slug: "puppeteer-catalog-stdio-2025",
+    era: "2025",
+    mode: "catalog only",
+    target: puppeteerTarget,
+    probeArgs: () => [
+      "--catalog",
+      "resources",
+      "--catalog-only",
+      "--call",
+      "puppeteer_screenshot",
+      "--call-args",
+      JSON.stringify({ name: "probe" }),
+      "--timeout",
+      "10",
+    ],
   }],
 };
+
+/** The puppeteer server over stdio, its browser Debian's Chromium. */
+function puppeteerTarget(context: RowContext): RowTarget {
+  return {
+    kind: "stdio",
+    command: [context.node, context.bin],
+    env: {
+      // --no-sandbox is on its list of dangerous arguments.
+      ALLOW_DANGEROUS: "true",
+      PUPPETEER_LAUNCH_OPTIONS: JSON.stringify({
+        headless: true,
+        executablePath: CHROMIUM_PATH,
+        args: [
+          "--no-sandbox",
+          "--proxy-server=http://127.0.0.1:9",
+          "--host-resolver-rules=MAP * ~NOTFOUND",
+        ],
+      }),
+    },
+  };
+}
 
 /** `--port P -- <the lab over stdio>`: HTTP in front, both eras. */
 const MCP_PROXY: ServerDefinition = {
@@ -357,7 +458,7 @@ const MCP_PROXY: ServerDefinition = {
         ...labStdio(context),
       ],
     }),
-    probeArgs: () => PROXY_TIMEOUT,
+    probeArgs: () => LAB_PROBE_ARGS,
   })),
 };
 
@@ -396,7 +497,7 @@ const SUPERGATEWAY: ServerDefinition = {
           ...mode === "stateful" ? ["--stateful"] : [],
         ],
       }),
-      probeArgs: () => PROXY_TIMEOUT,
+      probeArgs: () => LAB_PROBE_ARGS,
     }))
   ),
 };
@@ -421,7 +522,7 @@ const MCP_REMOTE: ServerDefinition = {
       command: [context.node, context.bin, context.labUrl],
       env: { MCP_REMOTE_CONFIG_DIR: `${context.workDir}/mcp-remote` },
     }),
-    probeArgs: () => PROXY_TIMEOUT,
+    probeArgs: () => LAB_PROBE_ARGS,
   })),
 };
 

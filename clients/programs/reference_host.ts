@@ -14,6 +14,12 @@
  * latest text: the model never has to ask. Resources the conversation never
  * read are not watched.
  *
+ * It keeps the server's lists current too (`Catalog`): on
+ * `notifications/tools/list_changed` (prompts, resources alike; in
+ * 2026-07-28 asked for on the same listen, `toolsListChanged` …) it lists
+ * that kind again, and the next model request offers the tools as the
+ * server lists them then, a new one included.
+ *
  * No server or model can hang it, fill its memory or its terminal: each
  * bound is a flag or a constant at the top (`HOST_USAGE` lists them), and
  * a stdio server runs in a process group of its own (`StdioServer`), ended
@@ -31,7 +37,8 @@
  * endpoint, `--base-url` (or `OPENAI_BASE_URL`), `--model`
  * (`OPENAI_MODEL`), the key in `OPENAI_API_KEY` (none: no `Authorization`
  * header, for a local model), never printed nor passed to a stdio server.
- * `--no-updates` turns the watching off: the negative control. A model
+ * `--no-updates` turns the watching off, and the following of list
+ * changes: the negative control. A model
  * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
  * the server or model failed, 2 for a bad flag, 130 or 143 after a Ctrl-C
@@ -47,8 +54,10 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   type JSONRPCMessage,
+  type McpSubscription,
   serializeMessage,
   StreamableHTTPClientTransport,
+  type SubscriptionFilter,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { getDefaultEnvironment } from "npm:@modelcontextprotocol/client@2.4.0/stdio";
@@ -72,7 +81,10 @@ const MAX_MODEL_REQUESTS = 12;
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** The most characters of any text the model is given, and of a tool offered. */
 export const MAX_CONTENT_CHARS = 16_000;
-/** The most tools the model is offered: the OpenAI API's own limit. */
+/**
+ * The most tools the model is offered (the OpenAI API's own limit), and the
+ * most entries the host keeps of any list the server changes.
+ */
 export const MAX_TOOLS = 128;
 /** The most tool calls of one model answer the host runs: the first ones. */
 export const MAX_TOOL_CALLS = 16;
@@ -91,8 +103,9 @@ export const HOST_USAGE =
   `Usage: deno run -A reference_host.ts [options] --url URL PROMPT
        deno run -A reference_host.ts [options] PROMPT --stdio -- COMMAND…
 
-An MCP host whose agent loop brings resource updates to its model. The
-prompt comes before --stdio: all that follows -- is the server's command.
+An MCP host whose agent loop brings resource updates to its model, and
+offers it the server's tools as they are now. The prompt comes before
+--stdio: all that follows -- is the server's command.
 
 Options:
   --url URL        the MCP server, over Streamable HTTP
@@ -104,7 +117,8 @@ Options:
   --base-url URL   the model's OpenAI-compatible Chat Completions endpoint
                    (default: OPENAI_BASE_URL, else https://api.openai.com/v1)
   --model NAME     the model (default: OPENAI_MODEL)
-  --no-updates     watch nothing: the host most agents ship (the control)
+  --no-updates     watch nothing, follow no list change: the host most
+                   agents ship (the control)
   --model-timeout S
                    seconds a model request may take, its answer read in
                    full (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}: time for a local model on a CPU)
@@ -121,7 +135,10 @@ Bounds (constants at the top of reference_host.ts):
   time        each model request within --model-timeout, 12 a prompt
   reading     4 MiB of one message: the model's answer, the server's JSON
               body, event-stream event or stdio line (past it: not read)
-  keeping     updates only for resources read, the latest text of each
+  keeping     updates only for resources read, the latest text of each;
+              of a list the server changes, 128 entries, none over
+              16,000 characters; one list of each kind at a time, one
+              more after it however many changes came meanwhile
   passing on  16,000 characters of any text the model is given; 128
               tools, none over 16,000 characters; the first 16 tool
               calls of an answer (the rest dropped)
@@ -281,6 +298,62 @@ export class InlineUpdates {
 }
 
 /**
+ * Runs one task per key at a time. Asked again while it runs, it runs once
+ * more after, however often it was asked: a flood of notifications costs
+ * two runs, the last begun after the last notification. A task never
+ * rejects (it says its own failure).
+ */
+export class OnePerKey<K> {
+  #running = new Map<K, Promise<void>>();
+  #again = new Set<K>();
+
+  run(key: K, task: () => Promise<void>) {
+    if (this.#running.has(key)) return void this.#again.add(key);
+    const runs = (async () => {
+      do {
+        this.#again.delete(key);
+        await task();
+      } while (this.#again.has(key));
+      this.#running.delete(key);
+    })();
+    this.#running.set(key, runs);
+  }
+
+  /** Once every run under way, and the one more asked of it, has ended. */
+  async settled() {
+    await Promise.all(this.#running.values());
+  }
+}
+
+const isModern = (client: Client) =>
+  client.getNegotiatedProtocolVersion() === "2026-07-28";
+
+/**
+ * 2026-07-28: the host's one `subscriptions/listen`, asking for all it
+ * follows (list changes, the resources read). Asking for more opens a new
+ * listen with the whole filter, then closes the old one.
+ */
+class Listen {
+  #filter: SubscriptionFilter = {};
+  #open?: McpSubscription;
+
+  constructor(private readonly client: Client) {}
+
+  async ask(more: SubscriptionFilter) {
+    const filter = { ...this.#filter, ...more };
+    const previous = this.#open;
+    // Refused, it asks for none of it again.
+    this.#open = await this.client.listen(filter);
+    this.#filter = filter;
+    await previous?.close();
+  }
+
+  async close() {
+    await this.#open?.close();
+  }
+}
+
+/**
  * The heart of the host: the resources the conversation has read, how the
  * server watches them, and the updates the model has not seen yet (the
  * latest per resource, its text cut to `MAX_CONTENT_CHARS` as it is kept).
@@ -288,13 +361,12 @@ export class InlineUpdates {
 class ResourceWatch {
   #read = new Set<string>();
   #pending = new Map<string, { at: Date; text: string; inline: boolean }>();
-  #rereads = new Map<string, Promise<void>>();
-  #again = new Set<string>();
-  #listen?: Awaited<ReturnType<Client["listen"]>>;
+  #rereads = new OnePerKey<string>();
 
   constructor(
     private readonly client: Client,
     private readonly on: boolean,
+    private readonly listen: Listen,
     private readonly inline?: InlineUpdates,
   ) {
     if (!on) return;
@@ -304,25 +376,17 @@ class ResourceWatch {
     );
   }
 
-  get #modern() {
-    return this.client.getNegotiatedProtocolVersion() === "2026-07-28";
-  }
-
   /** Reads a resource for the model; the first time, asks to be told of changes. */
   async read(uri: string): Promise<string> {
     const text = await this.#text(uri);
     if (!this.on || this.#read.has(uri)) return text;
     this.#read.add(uri);
     this.inline?.watch(uri);
-    if (!this.#modern) {
+    if (!isModern(this.client)) {
       await this.client.subscribeResource({ uri });
     } else {
-      // One listen names every resource read so far; it replaces the last.
-      const previous = this.#listen;
-      this.#listen = await this.client.listen({
-        resourceSubscriptions: [...this.#read],
-      });
-      await previous?.close();
+      // The listen names every resource read so far.
+      await this.listen.ask({ resourceSubscriptions: [...this.#read] });
     }
     say(`watching ${JSON.stringify(uri)}`);
     return text;
@@ -336,8 +400,8 @@ class ResourceWatch {
 
   /**
    * A notification: re-read what the conversation knows and keep the text.
-   * One re-read per resource at a time; notifications meanwhile ask for one
-   * more, so a flood costs two reads and the text kept is the latest.
+   * One re-read per resource at a time (`OnePerKey`), so a flood costs two
+   * reads and the text kept is the latest.
    */
   #updated(uri: string) {
     if (!this.#read.has(uri)) return;
@@ -347,28 +411,21 @@ class ResourceWatch {
       this.#pending.set(uri, { at: new Date(), text: inline, inline: true });
       return;
     }
-    if (this.#rereads.has(uri)) return void this.#again.add(uri);
-    const reread = (async () => {
-      do {
-        this.#again.delete(uri);
-        await this.#text(uri).then(
-          (text) =>
-            void this.#pending.set(uri, {
-              at: new Date(),
-              text: bounded(text),
-              inline: false,
-            }),
-          (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
-        );
-      } while (this.#again.has(uri));
-      this.#rereads.delete(uri);
-    })();
-    this.#rereads.set(uri, reread);
+    this.#rereads.run(uri, () =>
+      this.#text(uri).then(
+        (text) =>
+          void this.#pending.set(uri, {
+            at: new Date(),
+            text: bounded(text),
+            inline: false,
+          }),
+        (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
+      ));
   }
 
   /** The update messages for the next model request, one per resource. */
   async takeUpdates(): Promise<Message[]> {
-    await Promise.all(this.#rereads.values());
+    await this.#rereads.settled();
     const updates = [...this.#pending].map(([uri, { at, text, inline }]) => {
       say(`${JSON.stringify(uri)} changed: the update goes to the model`);
       return {
@@ -384,13 +441,120 @@ class ResourceWatch {
     return updates;
   }
 
-  /** Stops watching: the listen closed, or each resource unsubscribed. */
+  /** 2025: stops watching, each resource unsubscribed (the listen: `Listen`). */
   async stop() {
-    await this.#listen?.close();
-    if (this.#modern) return;
+    if (isModern(this.client)) return;
     for (const uri of this.#read) {
       await this.client.unsubscribeResource({ uri });
     }
+  }
+}
+
+/** The lists a server may change, each with its notification. */
+const LIST_CHANGES = {
+  tools: "notifications/tools/list_changed",
+  prompts: "notifications/prompts/list_changed",
+  resources: "notifications/resources/list_changed",
+} as const;
+type ListKind = keyof typeof LIST_CHANGES;
+
+/**
+ * The server's lists, kept current. At the start the host lists its tools
+ * (for the model) and, following changes, its prompts and resources too.
+ * On `notifications/<kind>/list_changed` it lists that kind again (in
+ * 2026-07-28 it asks the listen for them: `toolsListChanged`, … for each
+ * kind the server says may change), one list per kind at a time
+ * (`OnePerKey`), and says what is new. The model's next request offers the
+ * tools as they are then. Of each list it keeps at most `MAX_TOOLS`
+ * entries, none over `MAX_CONTENT_CHARS`: the tools offered, the names of
+ * prompts, the URIs of resources.
+ */
+class Catalog {
+  #tools: OfferedTool[] = [];
+  #names = new Map<ListKind, Set<string>>();
+  #lists = new OnePerKey<ListKind>();
+  #toolsFailed?: Error;
+
+  constructor(
+    private readonly client: Client,
+    private readonly on: boolean,
+  ) {}
+
+  /**
+   * Lists what the server offers; following changes, asks to hear of them
+   * first, so that a change during the first list lists again after it.
+   */
+  async start(listen: Listen) {
+    const capabilities = this.client.getServerCapabilities() ?? {};
+    const kinds = (Object.keys(LIST_CHANGES) as ListKind[])
+      .filter((kind) => kind === "tools" || (this.on && capabilities[kind]));
+    if (this.on) {
+      for (const kind of kinds) {
+        this.client.setNotificationHandler(
+          LIST_CHANGES[kind],
+          () => this.#lists.run(kind, () => this.#update(kind)),
+        );
+      }
+      const changing = kinds.filter((kind) => capabilities[kind]?.listChanged);
+      if (isModern(this.client) && changing.length > 0) {
+        await listen.ask(Object.fromEntries(
+          changing.map((kind) => [`${kind}ListChanged`, true]),
+        )).catch((error) =>
+          say(`the server refused a listen for list changes: ${error.message}`)
+        );
+      }
+    }
+    for (const kind of kinds) this.#lists.run(kind, () => this.#update(kind));
+    await this.#lists.settled();
+    // Without a first list of the tools the run fails, as it always did.
+    if (this.#toolsFailed) throw this.#toolsFailed;
+  }
+
+  /** The tools for the next model request, once lists under way are done. */
+  async tools(): Promise<OfferedTool[]> {
+    await this.#lists.settled();
+    return this.#tools;
+  }
+
+  /** Lists one kind again and says what is new (the first time, nothing). */
+  async #update(kind: ListKind) {
+    const before = this.#names.get(kind);
+    let names: Set<string>;
+    try {
+      names = await this.#list(kind);
+    } catch (error) {
+      if (kind === "tools" && !before) this.#toolsFailed = error as Error;
+      else say(`listing ${kind} failed: ${(error as Error).message}`);
+      return;
+    }
+    this.#names.set(kind, names);
+    if (!before) return;
+    const added = [...names].filter((name) => !before.has(name));
+    say(
+      `the server's ${kind} changed: ${names.size} kept, ` +
+        (added.length > 0
+          ? `new: ${added.map((name) => JSON.stringify(name)).join(", ")}`
+          : "none new"),
+    );
+  }
+
+  /** Lists one kind: the names kept, and for tools, those offered. */
+  async #list(kind: ListKind): Promise<Set<string>> {
+    let names: string[];
+    if (kind === "tools") {
+      this.#tools = await toolsFor(this.client);
+      names = this.#tools.slice(2).map((tool) =>
+        tool.function.name.replace(/^mcp__/, "")
+      );
+    } else if (kind === "prompts") {
+      names = (await this.client.listPrompts()).prompts.map((p) => p.name);
+    } else {
+      names = (await this.client.listResources()).resources.map((r) => r.uri);
+    }
+    return new Set(
+      names.filter((name) => name.length <= MAX_CONTENT_CHARS)
+        .slice(0, MAX_TOOLS),
+    );
   }
 }
 
@@ -467,37 +631,41 @@ async function readAnswer(response: Response): Promise<string> {
   return await new Blob(chunks as BlobPart[]).text();
 }
 
+/** A function tool as the model is offered it. */
+type OfferedTool = ReturnType<typeof offered>;
+const offered = (name: string, description: string, parameters: object) => ({
+  type: "function" as const,
+  function: { name, description, parameters },
+});
+
 /**
  * The function tools the model is offered: resources, then the server's
  * tools, at most `MAX_TOOLS` in all, none longer than `MAX_CONTENT_CHARS`
  * as JSON (name, description and schema).
  */
-async function toolsFor(client: Client) {
+async function toolsFor(client: Client): Promise<OfferedTool[]> {
   const uri = { type: "object", properties: { uri: { type: "string" } } };
   const { tools } = client.getServerCapabilities()?.tools
     ? await client.listTools()
     : { tools: [] };
-  const offered = [
-    ["read_resource", "Read an MCP resource by its URI", uri],
-    ["list_resources", "List the MCP server's resources", { type: "object" }],
-    ...tools.map((tool) => [
-      `mcp__${tool.name}`,
-      tool.description ?? "",
-      tool.inputSchema,
-    ]),
-  ].map(([name, description, parameters]) => ({
-    type: "function",
-    function: { name, description, parameters },
-  })).filter((tool) => JSON.stringify(tool).length <= MAX_CONTENT_CHARS)
+  const all = [
+    offered("read_resource", "Read an MCP resource by its URI", uri),
+    offered("list_resources", "List the MCP server's resources", {
+      type: "object",
+    }),
+    ...tools.map((tool) =>
+      offered(`mcp__${tool.name}`, tool.description ?? "", tool.inputSchema)
+    ),
+  ].filter((tool) => JSON.stringify(tool).length <= MAX_CONTENT_CHARS)
     .slice(0, MAX_TOOLS);
-  if (offered.length < tools.length + 2) {
+  if (all.length < tools.length + 2) {
     say(
       `the server offers ${tools.length} tools: the model is offered ${
-        offered.length - 2
+        all.length - 2
       } of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
     );
   }
-  return offered;
+  return all;
 }
 
 /**
@@ -674,12 +842,16 @@ async function converse(
   client: Client,
   inline?: InlineUpdates,
 ): Promise<string> {
-  const watch = new ResourceWatch(client, !options["no-updates"], inline);
-  const tools = await toolsFor(client);
+  const on = !options["no-updates"];
+  const listen = new Listen(client);
+  const watch = new ResourceWatch(client, on, listen, inline);
+  const catalog = new Catalog(client, on);
   const messages: Message[] = [{ role: "user", content: options.prompt }];
   try {
+    await catalog.start(listen);
     for (let request = 0; request < MAX_MODEL_REQUESTS; request++) {
       messages.push(...await watch.takeUpdates());
+      const tools = await catalog.tools();
       const answer = await askModel(options, { messages, tools });
       const asked = answer.tool_calls ?? [];
       if (asked.length === 0) return answer.content ?? "";
@@ -703,6 +875,7 @@ async function converse(
     }
     throw new Error(`no answer after ${MAX_MODEL_REQUESTS} model requests`);
   } finally {
+    await listen.close().catch(() => {});
     await watch.stop().catch(() => {});
   }
 }

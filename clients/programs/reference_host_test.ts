@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { REVIEW_URI } from "../../main.ts";
+import { CATALOG_ADDED, REVIEW_URI } from "../../main.ts";
 import {
   denoChildEnv,
   prepareTestEnvironment,
@@ -22,6 +22,7 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_TOOL_CALLS,
   MAX_TOOLS,
+  OnePerKey,
   parseHostArgs,
   UPDATE_MARK,
 } from "./reference_host.ts";
@@ -995,5 +996,302 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
       if (await alive(pid)) Deno.kill(pid, "SIGKILL");
     }
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reference host: OnePerKey runs one task per key at a time, and once more after it however often it was asked meanwhile", async () => {
+  const keys = new OnePerKey<string>();
+  const started: string[] = [];
+  const firstA = Promise.withResolvers<void>();
+  const task = (key: string) => () => {
+    started.push(key);
+    return started.length === 1 ? firstA.promise : Promise.resolve();
+  };
+  keys.run("a", task("a"));
+  for (let n = 0; n < 1000; n++) keys.run("a", task("a"));
+  // Another key runs at once, beside it.
+  keys.run("b", task("b"));
+  assert.deepEqual(started, ["a", "b"]);
+  const settled = keys.settled();
+  firstA.resolve();
+  await settled;
+  assert.deepEqual(started, ["a", "b", "a"]);
+  // Settled, it runs again at once when asked.
+  keys.run("a", task("a"));
+  await keys.settled();
+  assert.deepEqual(started, ["a", "b", "a", "a"]);
+});
+
+/**
+ * A 2025 stdio MCP server of tools only, `listChanged` among its
+ * capabilities, that prints `tools/list N` on stderr as it answers its Nth
+ * list: the first list holds `flood`; calling it sends 1000
+ * `notifications/tools/list_changed`, then its result. The second list
+ * holds 300 tools `grow_0` … (more than the host keeps), the third `late`
+ * before them.
+ */
+const FLOOD_SERVER = `
+const decoder = new TextDecoder();
+const send = (message) => console.log(JSON.stringify({ jsonrpc: "2.0", ...message }));
+const tool = (name) => ({ name, inputSchema: { type: "object" } });
+const grown = Array.from({ length: 300 }, (_, n) => tool("grow_" + n));
+let lists = 0;
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (id === undefined) continue;
+    if (method === "initialize") {
+      send({ id, result: {
+        protocolVersion: params.protocolVersion,
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: "flood", version: "0.0.1" },
+      } });
+    } else if (method === "tools/list") {
+      console.error("tools/list " + ++lists);
+      const tools = lists === 1 ? [tool("flood")]
+        : lists === 2 ? grown : [tool("late"), ...grown];
+      send({ id, result: { tools } });
+    } else if (method === "tools/call") {
+      const changed = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      console.log(Array(1000).fill(changed).join("\\n"));
+      send({ id, result: { content: [{ type: "text", text: "flooded" }] } });
+    } else {
+      send({ id, error: { code: -32601, message: "Method not found" } });
+    }
+  }
+}
+`;
+
+Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed cost two lists, and the next model request offers the tools as the last list has them, at most 128", async () => {
+  const dir = await Deno.makeTempDir();
+  const script = `${dir}/flood.ts`;
+  await Deno.writeTextFile(script, FLOOD_SERVER);
+  const model = startChatModel([() => chatAnswer([{ name: "mcp__flood" }])]);
+  try {
+    const run = await runHost(
+      [
+        ...["--era", "2025", "Go", "--stdio", "--"],
+        ...denoChildCommand(),
+        ...["run", "-A", script],
+      ],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const offered = (request: ChatRequest) =>
+      request.tools.map((tool) => tool.function.name);
+    assert.deepEqual(offered(model.requests[0]), [
+      "read_resource",
+      "list_resources",
+      "mcp__flood",
+    ]);
+    assert.deepEqual(offered(model.requests[1]), [
+      "read_resource",
+      "list_resources",
+      "mcp__late",
+      ...Array.from({ length: MAX_TOOLS - 3 }, (_, n) => `mcp__grow_${n}`),
+    ]);
+    assert.deepEqual(run.stderr.match(/^\[server\] tools\/list \d+$/gm), [
+      "[server] tools/list 1",
+      "[server] tools/list 2",
+      "[server] tools/list 3",
+    ]);
+    const changes = run.stderr.match(
+      /^\[host\] the server's tools changed: .*/gm,
+    );
+    assert.equal(changes?.length, 2, run.stderr);
+    assert.match(
+      changes[0],
+      /^\[host\] the server's tools changed: 126 kept, new: "grow_0", "grow_1", /,
+    );
+    assert.equal(
+      changes[1],
+      `[host] the server's tools changed: 126 kept, new: "late"`,
+    );
+  } finally {
+    await model.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The tool the lab's `--catalog-change tools` adds, as the host offers it. */
+const NEW_TOOL = `mcp__${CATALOG_ADDED.tools}`;
+
+/** The names of the tools a model request offers. */
+const offeredIn = (request: ChatRequest) =>
+  request.tools.map((tool) => tool.function.name);
+
+/**
+ * A model as the scripted one plays it: reads the resource, waits `waitMs`
+ * (the lab's update and catalog change land meanwhile), lists resources,
+ * then calls the new tool if its request offers it, then answers.
+ */
+function startCatalogModel(waitMs: number) {
+  const model = startChatModel([
+    () =>
+      chatAnswer([{ name: "read_resource", arguments: { uri: REVIEW_URI } }]),
+    () => sleep(waitMs).then(() => chatAnswer([{ name: "list_resources" }])),
+    () =>
+      chatAnswer(
+        offeredIn(model.requests[2]).includes(NEW_TOOL)
+          ? [{ name: NEW_TOOL }]
+          : [],
+      ),
+  ]);
+  return model;
+}
+
+/**
+ * The host against the lab with `--catalog-change CHANGE`: over HTTP (a
+ * lab of its own, `/report` read at the end) or over stdio (the host
+ * starts the lab; its verdict comes on the host's stderr).
+ */
+async function runCatalogChange(
+  setup: {
+    era: string;
+    stdio: boolean;
+    change: string;
+    hostFlags?: string[];
+    labFlags?: string[];
+  },
+  model: { baseUrl: string },
+) {
+  const lab = [
+    ...["--delay", "0.5", "--catalog-change", setup.change],
+    ...setup.labFlags ?? [],
+  ];
+  const host = [...setup.hostFlags ?? [], "--era", setup.era];
+  if (setup.stdio) {
+    const run = await runHost([
+      ...[...host, "Go", "--stdio", "--", ...denoChildCommand()],
+      ...["run", "-A", MAIN_PATH, "--stdio", ...lab],
+    ], model.baseUrl);
+    return { run, report: undefined, labLines: [] };
+  }
+  const spawned = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: lab,
+    env: { MCP_TEST_LOG_LEVEL: "info" },
+  });
+  try {
+    const run = await runHost(
+      [...host, "--url", spawned.url, "Go"],
+      model.baseUrl,
+    );
+    const report = await (await fetch(`${spawned.origin}/report`)).json();
+    return { run, report, labLines: spawned.lines };
+  } finally {
+    await spawned.stop();
+  }
+}
+
+Deno.test("reference host --catalog-change: the model request after the lab's change offers get_review_comments, and the model's call of it is tools level 4 (both eras, HTTP and stdio)", async (t) => {
+  const setups = [
+    { era: "2025", stdio: false, change: "tools" },
+    { era: "2026-07-28", stdio: false, change: "tools" },
+    { era: "2025", stdio: true, change: "all" },
+    { era: "2026-07-28", stdio: true, change: "all" },
+  ];
+  for (const setup of setups) {
+    const name = `${setup.era}, ${
+      setup.stdio ? "stdio" : "HTTP"
+    }, ${setup.change}`;
+    await t.step(name, async () => {
+      const model = startCatalogModel(2000);
+      try {
+        const { run, report } = await runCatalogChange(setup, model);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(model.requests.length, 4, run.stderr);
+        const before = [
+          "read_resource",
+          "list_resources",
+          "mcp__get_review_status",
+        ];
+        assert.deepEqual(offeredIn(model.requests[0]), before);
+        assert.deepEqual(offeredIn(model.requests[2]), [...before, NEW_TOOL]);
+        assert.deepEqual(offeredIn(model.requests[3]), [...before, NEW_TOOL]);
+        const result = model.requests[3].messages.at(-1);
+        assert.equal(result?.role, "tool");
+        assert.match(result?.content ?? "", /comments: 2/);
+        const line =
+          `[host] the server's tools changed: 2 kept, new: "${CATALOG_ADDED.tools}"`;
+        assert.ok(run.stderr.split("\n").includes(line), run.stderr);
+        if (setup.change === "all") {
+          for (const kind of ["prompts", "resources"] as const) {
+            const line = `[host] the server's ${kind} changed: 2 kept, new: "${
+              CATALOG_ADDED[kind]
+            }"`;
+            assert.ok(run.stderr.split("\n").includes(line), line);
+          }
+          // Tools used; prompts and resources listed again, not used.
+          assert.match(
+            run.stderr,
+            /^\[server\] {3}catalog: level 3 of 5 \(tools 4, prompts 3, resources 3\); next: /m,
+          );
+        }
+        if (report) {
+          const [client] = report.clients;
+          assert.equal(client.level, 6);
+          assert.equal(client.catalog.level, 4);
+          assert.deepEqual(client.catalog.kinds.tools.steps, {
+            listed: true,
+            notified: true,
+            relisted: true,
+            used: true,
+            reachedModel: "not observable",
+          });
+        }
+      } finally {
+        await model.close();
+      }
+    });
+  }
+});
+
+Deno.test("reference host --no-updates --catalog-change tools: it follows no list change, so get_review_comments never reaches the model (the control, both eras)", async (t) => {
+  const missing: Record<string, [number, string]> = {
+    "2025": [2, "notified, never listed tools again"],
+    "2026-07-28": [
+      1,
+      "2026-07-28: never asked for tools list changes on a listen (toolsListChanged)",
+    ],
+  };
+  for (const [era, [level, next]] of Object.entries(missing)) {
+    await t.step(era, async () => {
+      const model = startCatalogModel(2000);
+      try {
+        const { run, report, labLines } = await runCatalogChange({
+          era,
+          stdio: false,
+          change: "tools",
+          hostFlags: ["--no-updates"],
+          // It subscribes to nothing: its first read starts the update, and
+          // with it the change.
+          labFlags: ["--trigger", "read"],
+        }, model);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(model.requests.length, 3, run.stderr);
+        for (const request of model.requests) {
+          assert.ok(!offeredIn(request).includes(NEW_TOOL));
+        }
+        assert.doesNotMatch(run.stderr, /changed/);
+        assert.ok(
+          labLines.some((line) =>
+            line.startsWith(
+              `[catalog/change] kind=tools added=${CATALOG_ADDED.tools} `,
+            )
+          ),
+          labLines.join("\n"),
+        );
+        const tools = report.clients[0].catalog.kinds.tools;
+        assert.equal(tools.level, level);
+        assert.equal(tools.missing, next);
+      } finally {
+        await model.close();
+      }
+    });
   }
 });
