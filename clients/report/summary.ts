@@ -193,8 +193,10 @@ export function levelCell(rows: MatrixRow[]): SummaryCell {
 
 /**
  * The Catalog cell of a client's catalog rows: each kind's level, as
- * `tools 5, prompts 2, resources 3`, colored by the lowest on the catalog
- * ladder; why there is none, where there is none.
+ * `tools 5, prompts 2, resources 3`, colored by the tools level on the
+ * catalog ladder (the kind whose 5, the model's side, the harness sees; a
+ * client without prompts would otherwise color every cell 0), else the
+ * lowest; why there is none, where there is none.
  */
 export function catalogCell(rows: MatrixRow[]): SummaryCell {
   if (rows.length === 0) return { level: null, text: "not run" };
@@ -208,7 +210,7 @@ export function catalogCell(rows: MatrixRow[]): SummaryCell {
     };
   }
   return {
-    level: row.catalog.level,
+    level: row.catalog.kinds.tools?.level ?? row.catalog.level,
     text: catalogLevels(row.catalog),
     ladder: "catalog",
   };
@@ -270,7 +272,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the client's default row: each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all); the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the client's default row: each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all), colored by the tools level; the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
@@ -477,7 +479,7 @@ function rowLabel(row: SummaryRow): string {
 const LEGEND = [
   "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
   "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
-  "Catalog: each kind's level of 5 (1 listed, 2 notified of the change, 3 listed again with the new item, 4 used it, 5 the new tool reached the model), colored by the lowest: 5 as 7, 4 as 6, 3 as 4, 2 as 3, 1 as 2",
+  "Catalog: each kind's level of 5 (1 listed, 2 notified of the change, 3 listed again with the new item, 4 used it, 5 the new tool reached the model), colored by tools: 5 as 7, 4 as 6, 3 as 4, 2 as 3, 1 as 2",
 ];
 
 /** A column of a grid in the picture: plain text, or colored by level. */

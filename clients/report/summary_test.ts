@@ -314,7 +314,7 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   }
 });
 
-Deno.test("summaryRows: the catalog row is the Catalog cell of the client's default row, each kind's level colored by the lowest on the catalog ladder, in Markdown and SVG; the native read cell keeps the default row's own", () => {
+Deno.test("summaryRows: the catalog row is the Catalog cell of the client's default row, each kind's level colored by the tools level on the catalog ladder, in Markdown and SVG; the native read cell keeps the default row's own", () => {
   const catalog = (levels: [number, number, number]) => ({
     level: Math.min(...levels),
     kinds: Object.fromEntries(
@@ -371,7 +371,7 @@ Deno.test("summaryRows: the catalog row is the Catalog cell of the client's defa
     ) => [row.clientId, row.mode, row.cells["native-read"], row.cells.catalog]),
     [
       ["demo", null, { level: 3, text: "3" }, {
-        level: 2,
+        level: 5,
         text: "tools 5, prompts 4, resources 2",
         ladder: "catalog",
       }],
@@ -404,11 +404,11 @@ Deno.test("summaryRows: the catalog row is the Catalog cell of the client's defa
     group.getAttribute("data-client") === "demo" &&
     group.getAttribute("data-column") === "catalog"
   )!;
-  // Catalog level 2 is filled as the resource ladder's 3 (orange).
-  assert.equal(cell.getAttribute("data-level"), "2");
+  // Catalog level 5 is filled as the resource ladder's 7 (dark green).
+  assert.equal(cell.getAttribute("data-level"), "5");
   assert.equal(
     cell.getElementsByTagName("rect")[0].getAttribute("fill"),
-    "#f97316",
+    "#15803d",
   );
   assert.equal(
     cell.getElementsByTagName("text")[0].textContent,
