@@ -971,11 +971,11 @@ interface LabClient {
   name: string;
   version: string;
   protocolVersion: string;
+  /** 1, plus the updates sent in this run. */
   reviewVersion: number;
   updates: {
     timer?: ReturnType<typeof setTimeout>;
     started: boolean;
-    sent: number;
     series: number;
   };
   /** Sends a change notification the way this client's era and transport do. */
@@ -1068,7 +1068,7 @@ function newLabClient({ clientInfo, ...fields }: {
     ...freshRun(),
     name: "unknown",
     version: "unknown",
-    updates: { started: false, sent: 0, series: 0 },
+    updates: { started: false, series: 0 },
     deliver: () =>
       Promise.resolve({ delivered: false, reason: "not connected yet" }),
     firstSeen: now,
@@ -1402,7 +1402,6 @@ class LabState {
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
-    client.updates = { started: false, sent: 0, series: client.updates.series };
     Object.assign(client, freshRun());
   }
 
@@ -1479,7 +1478,6 @@ class LabState {
   async #fire(client: LabClient, run: UpdateRun) {
     client.updates.timer = undefined;
     client.reviewVersion++;
-    client.updates.sent++;
     this.record(client, "update", {
       tag: "resource/update",
       fields: { uri: REVIEW_URI, version: client.reviewVersion },
@@ -1565,7 +1563,7 @@ class LabState {
     client.updates.timer = undefined;
     client.updates.started = false;
     client.updates.series++;
-    if (byClient && client.updates.sent === 0) {
+    if (byClient && client.reviewVersion === 1) {
       client.progress.closedBeforeUpdate = true;
     }
   }
@@ -1974,7 +1972,7 @@ function clientReport(
     steps: verdict.steps,
     resourceVersion: client.reviewVersion,
     lastVersionRead: client.progress.lastVersionRead,
-    updatesSent: client.updates.sent,
+    updatesSent: client.reviewVersion - 1,
     notificationsLost: client.progress.lost.length,
     readVia: client.progress.readV1 ?? null,
     // Never part of `level`: the wait tool's level is 6 or null.
