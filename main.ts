@@ -3471,12 +3471,11 @@ const RESET_DOUBT_MS = 500;
 /** A 2025-era session: its client, transport and server. */
 interface LegacySession {
   id: string;
-  /** What logs and reports call the session (see `sessionHandle`). */
-  handle: string;
   /** Requests being taken in (until their answer starts). */
   inFlight: number;
   /** When the last update notification was handed to an open GET stream. */
   notifiedAt?: number;
+  /** Its id is what logs and reports call the session (`sessionHandle`). */
   client: LabClient;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
@@ -3593,7 +3592,6 @@ class LegacyEra implements EraServer {
     });
     const session: LegacySession = {
       id: sessionId,
-      handle,
       inFlight: 0,
       client,
       getStreams: 0,
@@ -3613,7 +3611,7 @@ class LegacyEra implements EraServer {
   #end(session: LegacySession, reason: SessionEndReason) {
     if (!this.#sessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
-    this.ctx.state.endClient(session.client, reason, session.handle);
+    this.ctx.state.endClient(session.client, reason, session.client.id);
   }
 
   /**
@@ -3656,7 +3654,7 @@ class LegacyEra implements EraServer {
     state.record(session.client, "stream-opened", {
       tag: "stream/get",
       words: "opened",
-      fields: { session: session.handle },
+      fields: { session: session.client.id },
     });
     return drainedResponse(this.ctx, session.client, response, (byClient) => {
       session.getStreams--;
@@ -3672,7 +3670,7 @@ class LegacyEra implements EraServer {
         tag: "stream/get",
         words: "closed",
         fields: {
-          session: session.handle,
+          session: session.client.id,
           resetAfterNotificationMs: reset ? sinceNotified : undefined,
         },
       });
