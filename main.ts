@@ -1846,13 +1846,15 @@ const CATALOG_USE = {
 
 /**
  * Grades a client on the catalog ladder of each changing list, beside the
- * resource's: a kind's level counts its rungs reached in a row; the client's
- * is its lowest kind's. Null when the catalog does not change.
+ * resource's: a kind's level counts its rungs reached in a row, and what the
+ * next needs names the defect seen; the client's is its lowest kind's. Null
+ * when the catalog does not change.
  */
 function catalogVerdictOf(client: LabClient, config: LabConfig) {
   if (config.catalogChange.length === 0) return null;
   const kinds = config.catalogChange.map((kind) => {
     const track = client.progress.catalog[kind];
+    const added = CATALOG_ADDED[kind];
     const steps = {
       listed: track.listed !== undefined,
       notified: track.notified !== undefined,
@@ -1862,10 +1864,24 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
     };
     const rungs = [steps.listed, steps.notified, steps.relisted, steps.used];
     const level = rungs.includes(false) ? rungs.indexOf(false) : 4;
-    const missing = catalogMissing(client, config, kind, level);
-    const name = CATALOG_LEVEL_NAMES[level];
-    const grade = { added: CATALOG_ADDED[kind], level, levelName: name };
-    return [kind, { ...grade, missing, steps }] as const;
+    const notNotified = !track.changed
+      ? client.updates.timer
+        ? "the catalog has not changed yet"
+        : `the catalog did not change: no update was sent (trigger: ${config.updateTrigger})`
+      : client.era === "2026-07-28" && !track.asked
+      ? `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`
+      : `listed ${kind} only at connect: ${
+        methodOf(kind)
+      } was lost (${track.lost?.reason})`;
+    const missing = [
+      `never listed ${kind} (${kind}/list)`,
+      notNotified,
+      `notified, never listed ${kind} again`,
+      `listed ${kind} again but never used ${added} (${CATALOG_USE[kind]})`,
+      `level 5 (${added} reaching a model request) is not observable from the server`,
+    ][level];
+    const levelName = CATALOG_LEVEL_NAMES[level];
+    return [kind, { added, level, levelName, missing, steps }] as const;
   });
   const [lowest, worst] = kinds.reduce((low, next) =>
     next[1].level < low[1].level ? next : low
@@ -1875,41 +1891,6 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
     missing: `${lowest}: ${worst.missing}`,
     kinds: Object.fromEntries(kinds),
   };
-}
-
-/** What a kind's next catalog level needs, naming the defect seen. */
-function catalogMissing(
-  client: LabClient,
-  config: LabConfig,
-  kind: CatalogKind,
-  level: number,
-): string {
-  const track = client.progress.catalog[kind];
-  const added = CATALOG_ADDED[kind];
-  switch (level) {
-    case 0:
-      return `never listed ${kind} (${kind}/list)`;
-    case 1:
-      if (!track.changed) {
-        return client.updates.timer
-          ? "the catalog has not changed yet"
-          : `the catalog did not change: no update was sent (trigger: ${config.updateTrigger})`;
-      }
-      if (client.era === "2026-07-28" && !track.asked) {
-        return `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`;
-      }
-      return `listed ${kind} only at connect: ${
-        methodOf(kind)
-      } was lost (${track.lost?.reason})`;
-    case 2:
-      return `notified, never listed ${kind} again`;
-    case 3:
-      return `listed ${kind} again but never used ${added} (${
-        CATALOG_USE[kind]
-      })`;
-    default:
-      return `level 5 (${added} reaching a model request) is not observable from the server`;
-  }
 }
 
 /** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
