@@ -2411,22 +2411,18 @@ class Gate {
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
   judges({ name }: LabClient): boolean {
     const { exitAfterClients, gateClient } = this.config;
-    return (this.#ladders().length > 0 || exitAfterClients > 0) &&
+    return (this.#required().length > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
   }
 
-  /** The ladders a level is required on: the resource's, the catalog's. */
-  #ladders() {
+  /** The ladders a level is required on, and that level. */
+  #required() {
     const { requireLevel, requireCatalogLevel } = this.config;
-    const grade = (client: LabClient) => verdictOf(client, this.config);
-    return [
-      { name: "level", required: requireLevel, grade },
-      {
-        name: "catalog",
-        required: requireCatalogLevel,
-        grade: (client: LabClient) => grade(client).catalog!,
-      },
-    ].filter((ladder) => ladder.required !== null);
+    const ladders = [
+      ["level", requireLevel],
+      ["catalog", requireCatalogLevel],
+    ] as const;
+    return ladders.filter(([, required]) => required !== null);
   }
 
   clientEnded(client: LabClient) {
@@ -2448,7 +2444,7 @@ class Gate {
    * dropped, and 0 only when every judged client reached the level.
    */
   status(state: LabState, sink: LineSink): number {
-    const ladders = this.#ladders();
+    const ladders = this.#required();
     if (ladders.length === 0) return 0;
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter((client) =>
@@ -2468,8 +2464,11 @@ class Gate {
       ].join(" "));
     let status = 0;
     for (const client of clients) {
-      for (const { name, required, grade } of ladders) {
-        const { level, missing } = grade(client);
+      const verdict = verdictOf(client, this.config);
+      // With a catalog level required, the catalog changes: it is graded.
+      const grades = { level: verdict, catalog: verdict.catalog! };
+      for (const [name, required] of ladders) {
+        const { level, missing } = grades[name];
         if (level < required!) status = 1;
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
         verdictLine(who, required, level >= required!, missing);
@@ -2480,12 +2479,7 @@ class Gate {
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    verdictLine(
-      `clients=${clients.length}`,
-      ladders[0].required,
-      false,
-      problem,
-    );
+    verdictLine(`clients=${clients.length}`, ladders[0][1], false, problem);
     return 1;
   }
 }
