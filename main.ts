@@ -66,6 +66,7 @@ import {
   type RequestId,
   ResourceNotFoundError,
   Server,
+  type ServerContext,
   type ServerEvent,
   type ServerEventBus,
   SUBSCRIPTION_ID_META_KEY,
@@ -2683,16 +2684,21 @@ function waitForUpdate(
   return promise;
 }
 
+/** For each wait tool call over HTTP: aborts when its client leaves. */
+const departures = new WeakMap<Request, AbortSignal>();
+
 /**
  * `wait_for_review_update`: the resource's text once it is newer than
  * `since_version` (at once if it already is), or after the timeout with a
- * line saying so; recorded as a read through the wait tool.
+ * line saying so; recorded as a read through the wait tool. It ends early
+ * when the call is cancelled or its client leaves, and reports progress if
+ * the call asked.
  */
 async function waitToolCall(
   { config, state }: LabContext,
   client: LabClient,
   rawArguments: unknown,
-  call: WaitCallOptions,
+  { mcpReq, http }: ServerContext,
 ) {
   const parsed = waitArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) {
@@ -2705,6 +2711,22 @@ async function waitToolCall(
   }
   const since = parsed.data.since_version ?? client.progress.lastVersionRead;
   const seconds = parsed.data.timeout_seconds;
+  const progressToken = mcpReq._meta?.progressToken;
+  const call: WaitCallOptions = {
+    ends: [mcpReq.signal, http?.req && departures.get(http.req)],
+    progress: progressToken === undefined
+      ? undefined
+      : (elapsed, total) =>
+        mcpReq.notify({
+          method: "notifications/progress",
+          params: {
+            progressToken,
+            progress: elapsed,
+            total,
+            message: `waiting for ${REVIEW_URI} to change`,
+          },
+        }),
+  };
   state.askedToWait(client);
   const started = performance.now();
   const { end, progressSent } = client.reviewVersion > since
@@ -2732,9 +2754,6 @@ async function waitToolCall(
     : `the wait ended early (${end}): version ${version} is current\n`;
   return { content: [{ type: "text" as const, text: preface + text }] };
 }
-
-/** For each wait tool call over HTTP: aborts when its client leaves. */
-const departures = new WeakMap<Request, AbortSignal>();
 
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
@@ -2815,36 +2834,33 @@ function buildLabServer(
     return reviewStatus(config, client.reviewVersion);
   };
   const catalog = client.progress.catalog;
-  /** Whether a list holds its new item now (a use of it is recorded). */
+  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
+  /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
-    const present = name === CATALOG_ADDED[kind] && !!catalog[kind].changed;
-    if (present && use) {
-      state.record(client, "catalog-use", use, { catalog: [kind] });
-    }
-    return present;
+    if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
+    if (use) state.record(client, "catalog-use", use, { catalog: [kind] });
+    return true;
   };
   /** A list as the client's catalog holds it now, recorded when it changes. */
   const list = <Kind extends CatalogKind, Item>(
     kind: Kind,
-    { tag }: { tag: string },
-    items: (Item | (typeof CATALOG_ITEMS)[Kind])[],
+    { tag }: { tag: `${Kind}/list` },
+    items: Item[],
   ) => {
-    const listed = catalog[kind].changed
-      ? [...items, CATALOG_ITEMS[kind]]
-      : items;
+    const changed = catalog[kind].changed !== undefined;
+    const listed = changed ? [...items, CATALOG_ITEMS[kind]] : items;
     if (changing(kind) || kind === "resources") {
       state.record(client, "list", {
         tag,
         words: "requested",
         fields: {
           count: listed.length,
-          added: catalog[kind].changed ? CATALOG_ADDED[kind] : undefined,
+          added: changed ? CATALOG_ADDED[kind] : undefined,
         },
       }, { catalog: [kind] });
     }
     return listed;
   };
-  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
   const reviewToolOn = config.enableTool || changing("tools");
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
@@ -2863,8 +2879,7 @@ function buildLabServer(
     throw new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
   };
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
-    const use = { tag: "resources/read", fields: { uri } };
-    if (added("resources", uri, use)) {
+    if (added("resources", uri, { tag: "resources/read", fields: { uri } })) {
       const { mimeType } = CATALOG_ITEMS.resources;
       return { contents: [{ uri, mimeType, text: REVIEW_COMMENTS }] };
     }
@@ -2888,25 +2903,7 @@ function buildLabServer(
       return { content: [{ type: "text" as const, text: REVIEW_COMMENTS }] };
     }
     if (config.enableWaitTool && name === WAIT_TOOL) {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      return waitToolCall(labContext, client, call.arguments, {
-        ends: [
-          ctx.mcpReq.signal,
-          ctx.http?.req && departures.get(ctx.http.req),
-        ],
-        progress: progressToken === undefined
-          ? undefined
-          : (seconds, total) =>
-            ctx.mcpReq.notify({
-              method: "notifications/progress",
-              params: {
-                progressToken,
-                progress: seconds,
-                total,
-                message: `waiting for ${REVIEW_URI} to change`,
-              },
-            }),
-      });
+      return waitToolCall(labContext, client, call.arguments, ctx);
     }
     if (!reviewToolOn || name !== REVIEW_TOOL) {
       throw invalidParams(`Unknown tool: ${name}`);
