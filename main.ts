@@ -1735,6 +1735,8 @@ function verdictOf(client: LabClient, config: LabConfig) {
     steps.rereadAfterNotification || steps.deliveredInline,
   ];
   const level = ladder.lastIndexOf(true);
+  const missing = missingStep(client, config, level);
+  const waited = progress.waitTool.deliveredVersion;
   return {
     level,
     levelName: level === 6 && steps.deliveredInline
@@ -1743,27 +1745,14 @@ function verdictOf(client: LabClient, config: LabConfig) {
       }`
       : LEVEL_NAMES[level],
     /** What the client did not do that the next level needs, in words. */
-    missing: missingStep(client, config, level),
+    missing: waited === undefined || level >= 6
+      ? missing
+      : `${missing}; the update (version ${waited}) reached it through the ${WAIT_TOOL} tool instead (level 6 via wait tool)`,
     steps,
     // A wait that returned a newer version is levels 5 and 6, by its route.
-    waitToolLevel: progress.waitTool.deliveredVersion === undefined
-      ? null
-      : 6 as number,
+    waitToolLevel: waited === undefined ? null : 6 as number,
     catalog: catalogVerdictOf(client, config),
   };
-}
-
-/** The first step the client did not take, and the wait tool's part. */
-function missingStep(
-  client: LabClient,
-  config: LabConfig,
-  level: number,
-): string {
-  const native = nativeMissingStep(client, config, level);
-  const waited = client.progress.waitTool.deliveredVersion;
-  return waited === undefined || level >= 6
-    ? native
-    : `${native}; the update (version ${waited}) reached it through the ${WAIT_TOOL} tool instead (level 6 via wait tool)`;
 }
 
 /** The tool a read went through, in words, if it was not a resource read. */
@@ -1775,7 +1764,8 @@ function readRoute(via?: ReadRoute): string {
     : "";
 }
 
-function nativeMissingStep(
+/** The first step the client did not take natively (its own requests). */
+function missingStep(
   client: LabClient,
   config: LabConfig,
   level: number,
