@@ -2782,11 +2782,12 @@ class LabServer extends Server {
 
   private outbound(message: JSONRPCMessage): JSONRPCMessage {
     if (!isJSONRPCErrorResponse(message)) return message;
-    if (
-      this.era === "2025" &&
-      message.error.code === ProtocolErrorCode.InvalidParams &&
-      isResourceNotFoundData(message.error.data)
-    ) {
+    const { code, message: text, data } = message.error;
+    // The SDK's own reading: -32602 whose data is `uri` alone is not-found.
+    const notFound = this.era === "2025" &&
+      ProtocolError.fromError(code, text, data) instanceof
+        ResourceNotFoundError;
+    if (notFound) {
       message = {
         ...message,
         error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound },
@@ -2795,12 +2796,6 @@ class LabServer extends Server {
     this.onErrorAnswer(message.error);
     return message;
   }
-}
-
-/** The SDK's mark of a not-found error: data carrying `uri` and nothing else. */
-function isResourceNotFoundData(data: unknown): boolean {
-  return typeof data === "object" && data !== null &&
-    Object.keys(data).length === 1 && "uri" in data;
 }
 
 /**
