@@ -2958,16 +2958,9 @@ function sendThrough(
   notification: ChangeNotification,
   params?: Record<string, unknown>,
 ): Promise<void> {
-  switch (notification) {
-    case "updated":
-      return server.sendResourceUpdated({ ...params, uri: REVIEW_URI });
-    case "tools":
-      return server.sendToolListChanged();
-    case "prompts":
-      return server.sendPromptListChanged();
-    case "resources":
-      return server.sendResourceListChanged();
-  }
+  return notification === "updated"
+    ? server.sendResourceUpdated({ ...params, uri: REVIEW_URI })
+    : server.notification({ method: methodOf(notification) });
 }
 
 // ---------------------------------------------------------------------------
