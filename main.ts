@@ -1504,18 +1504,18 @@ class LabState {
         tag: "catalog/change",
         fields: { kind, added: CATALOG_ADDED[kind] },
       }, { catalog: [kind] });
-      await this.#notify(client, kind, "catalog-notify");
+      await this.#notify(client, kind, [kind]);
     }
   }
 
   /**
    * Sends one change notification and records whether it got through: a
-   * catalog's (`catalog-notify`) counts on its own ladder alone.
+   * changing list's (`catalog`) counts on its own ladder alone.
    */
   async #notify(
     client: LabClient,
     notification: ChangeNotification,
-    kind: "notify" | "catalog-notify" = "notify",
+    catalog: CatalogKind[] = [],
   ) {
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
@@ -1525,6 +1525,7 @@ class LabState {
     }));
     client.progress.notifying = false;
     const inline = delivery.delivered ? delivery.inline : undefined;
+    const kind = catalog.length > 0 ? "catalog-notify" : "notify";
     this.record(client, kind, {
       tag: "notification/send",
       words: methodOf(notification),
@@ -1537,14 +1538,7 @@ class LabState {
         bytes: inline?.bytes,
         embedResources: inline?.asked || undefined,
       },
-    }, {
-      delivery,
-      notification,
-      version: client.reviewVersion,
-      catalog: notification === "updated" || kind === "notify"
-        ? []
-        : [notification],
-    });
+    }, { delivery, notification, version: client.reviewVersion, catalog });
   }
 
   #updateFailed(client: LabClient, error: unknown) {
