@@ -1120,25 +1120,31 @@ const ENDED_CLIENTS_KEPT = 100;
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+/**
+ * An event as a text line, `[tag] words key=value ... client=… at=…`, or as
+ * one JSON object: `event`, `text`, then the same fields.
+ */
 function renderEvidence(
-  { tag, words, fields = {} }: Evidence,
+  { tag, words, fields }: Evidence,
   client: LabClient | undefined,
   at: number,
+  format: LabConfig["logFormat"] = "text",
 ): string {
+  const all = {
+    ...fields,
+    ...client && {
+      client: clientLabel(client),
+      era: client.era,
+      protocol: client.protocolVersion,
+    },
+    at: new Date(at).toISOString(),
+  };
+  if (format === "json") return jsonText({ event: tag, text: words, ...all });
   const parts = [`[${tag}]`];
   if (words) parts.push(lineWords(words));
-  for (const [key, value] of Object.entries(fields)) {
+  for (const [key, value] of Object.entries(all)) {
     if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
   }
-  if (client) {
-    parts.push(
-      `client=${lineValue(clientLabel(client))}`,
-      `era=${client.era}`,
-      `protocol=${lineValue(client.protocolVersion)}`,
-    );
-  }
-  parts.push(`at=${new Date(at).toISOString()}`);
   return parts.join(" ");
 }
 
@@ -1162,21 +1168,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
     ) {
       // Formatting costs more than the work it reports: skip it when off.
       if (!enabled(level)) return;
-      if (config.logFormat === "text") {
-        sink(renderEvidence(evidence, client, at));
-        return;
-      }
-      sink(jsonText({
-        event: evidence.tag,
-        text: evidence.words,
-        ...evidence.fields,
-        ...(client && {
-          client: clientLabel(client),
-          era: client.era,
-          protocol: client.protocolVersion,
-        }),
-        at: new Date(at).toISOString(),
-      }));
+      sink(renderEvidence(evidence, client, at, config.logFormat));
     },
     /** `write`; if the log itself fails (often the cause), a line on stderr. */
     writeOrStderr(
