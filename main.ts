@@ -3765,13 +3765,12 @@ class ModernEra implements EraServer {
   /** The server for one request, speaking for the request's client. */
   #buildServer(): Server {
     const exchange = this.#exchanges.getStore();
-    const client = exchange?.client ??
-      newLabClient({
-        id: "unknown@unknown",
-        era: "2026-07-28",
-        transport: "streamable-http",
-        protocolVersion: "2026-07-28",
-      });
+    // Without an exchange, a client no request names: "unknown@unknown".
+    const client = exchange?.client ?? newLabClient({
+      ...modernIdentity(undefined),
+      era: "2026-07-28",
+      transport: "streamable-http",
+    });
     return buildLabServer(this.ctx, client, "2026-07-28", (error) => {
       if (exchange) exchange.errorAnswer = error;
     });
@@ -3808,11 +3807,9 @@ class ModernEra implements EraServer {
     if (known) return known;
     this.#evictIdleClient();
     const client = this.ctx.state.track(newLabClient({
-      id: identity.id,
+      ...identity,
       era: "2026-07-28",
       transport: "streamable-http",
-      clientInfo: identity.clientInfo,
-      protocolVersion: identity.protocolVersion,
     }));
     client.deliver = (change) => this.#listens.deliver(client, change);
     this.#clients.set(client.id, client);
