@@ -1159,7 +1159,6 @@ function createLogger(config: LabConfig, sink: LineSink) {
     LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
   return {
     enabled,
-    /** Writes the event at a level, if that level is on. */
     write(
       level: Exclude<LogLevel, "silent">,
       evidence: Evidence,
@@ -1640,7 +1639,6 @@ function reproduceOf(
   };
 }
 
-/** The report's "Reproduce" section. */
 function reproduceMarkdown(reproduce: Reproduce): string[] {
   return [
     "## Reproduce",
@@ -2122,7 +2120,6 @@ function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   return left;
 }
 
-/** A client's row in the report's table. */
 function reportRow(client: LabClient, verdict: Verdict): string {
   const { steps } = verdict;
   return `| ${
@@ -2152,7 +2149,6 @@ function reportRow(client: LabClient, verdict: Verdict): string {
   } |`;
 }
 
-/** A client's heading and verdict. */
 function reportVerdict(client: LabClient, verdict: Verdict): string {
   return [
     "",
@@ -3054,7 +3050,6 @@ class ListenSet {
     return this.#streams.values().reduce((sum, set) => sum + set.size, 0);
   }
 
-  /** How many streams the client has open. */
   openCount(client: LabClient): number {
     return this.#streams.get(client)?.size ?? 0;
   }
@@ -3931,7 +3926,6 @@ export function createLab(
     ...state.counts(),
   });
 
-  /** The `/report` document. */
   const report = () =>
     labReport(state.reportedClients(), config, "streamable-http");
 
