@@ -151,24 +151,22 @@ function integer(min: number, max: number) {
 
 /**
  * Every setting, in `--help`'s and the README's order (its variable is
- * `envName(name)`); `allowed` is what a bad value's error message says.
+ * `envName(name)`, its flag `flagName`'s); `allowed` is what a bad value's
+ * error message says.
  */
 const SETTINGS = {
   port: {
-    flag: "port",
     defaultValue: "8089",
     description: "TCP port the lab listens on (0 picks a free port)",
     ...integer(0, 65535),
   },
   host: {
-    flag: "host",
     defaultValue: "127.0.0.1",
     description: "Interface to bind (0.0.0.0 inside containers)",
     allowed: "a host name or IP address without spaces",
     schema: z.string().regex(/^[^\s/]+$/),
   },
   path: {
-    flag: "path",
     defaultValue: "/mcp",
     description:
       "Additional MCP endpoint path; /mcp is always served and both share one lab",
@@ -186,7 +184,6 @@ const SETTINGS = {
     ...UP_TO_A_DAY,
   },
   updateCount: {
-    flag: "update-count",
     defaultValue: "1",
     description: "How many updates (version 2, 3, ...) each client gets",
     ...integer(1, 1000),
@@ -206,13 +203,11 @@ const SETTINGS = {
     schema: z.enum(UPDATE_TRIGGERS),
   },
   initialStatus: {
-    flag: "initial-status",
     defaultValue: "pending",
     description: "Value of the status field at version 1",
     ...STATUS_WORD,
   },
   updatedStatus: {
-    flag: "updated-status",
     defaultValue: "reviewed",
     description: "Value of the status field after an update",
     ...STATUS_WORD,
@@ -223,7 +218,6 @@ const SETTINGS = {
     ...SWITCH,
   },
   inlineContent: {
-    flag: "inline-content",
     defaultValue: "off",
     description:
       "Put the new text in every update notification, unasked: sep-3119 or fastrmcp shape",
@@ -231,7 +225,6 @@ const SETTINGS = {
     schema: z.enum(INLINE_SHAPES),
   },
   catalogChange: {
-    flag: "catalog-change",
     defaultValue: "off",
     description:
       "At a client's first update its catalog gains a tool, a prompt, a resource (or all), with list_changed",
@@ -243,19 +236,16 @@ const SETTINGS = {
     ).pipe(z.array(z.enum(CATALOG_KINDS))),
   },
   enableTool: {
-    flag: "enable-tool",
     description:
       "Add a read-only get_review_status tool for models that cannot see resources",
     ...SWITCH,
   },
   enableWaitTool: {
-    flag: "enable-wait-tool",
     description:
       "Add a wait_for_review_update tool that blocks until the client's next update",
     ...SWITCH,
   },
   allowedHosts: {
-    flag: "allowed-hosts",
     defaultValue: "",
     description:
       "Extra Host/Origin names to accept beside loopback (comma list; * accepts any)",
@@ -265,7 +255,6 @@ const SETTINGS = {
     ).pipe(z.array(z.string().regex(/^(\*|[a-z0-9.-]+|\[[0-9a-f:.]+\])$/))),
   },
   authToken: {
-    flag: "auth-token",
     defaultValue: "",
     description:
       "When set, MCP requests and reports need 'Authorization: Bearer <token>'",
@@ -289,14 +278,12 @@ const SETTINGS = {
     schema: seconds.pipe(z.number().positive().max(3600)),
   },
   maxSessions: {
-    flag: "max-sessions",
     defaultValue: "1000",
     description:
       "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
     ...integer(1, 1_000_000),
   },
   logLevel: {
-    flag: "log-level",
     defaultValue: "debug",
     description: "Log verbosity",
     allowed: LOG_LEVELS.join("/"),
@@ -305,7 +292,6 @@ const SETTINGS = {
     ),
   },
   logFormat: {
-    flag: "log-format",
     defaultValue: "text",
     description:
       "text: bracketed lines; json: one object per line, same fields",
@@ -313,7 +299,6 @@ const SETTINGS = {
     schema: z.enum(["text", "json"]),
   },
   reportFile: {
-    flag: "report-file",
     defaultValue: "",
     description:
       "Write /report.md (/report for a .json path) when a client ends and at shutdown",
@@ -321,7 +306,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\r\n]*$/),
   },
   exitAfterClients: {
-    flag: "exit-after-clients",
     defaultValue: "0",
     description:
       "Shut down once this many clients have ended (0: keep serving)",
@@ -334,7 +318,6 @@ const SETTINGS = {
     ...UP_TO_A_DAY,
   },
   requireLevel: {
-    flag: "require-level",
     description:
       "At shutdown, print a verdict line per client and exit 1 unless all reached it",
     ...requiredLevel(
@@ -343,7 +326,6 @@ const SETTINGS = {
     ),
   },
   requireCatalogLevel: {
-    flag: "require-catalog-level",
     description:
       "The same for the catalog ladder (needs --catalog-change): exit 1 unless all reached it",
     ...requiredLevel(
@@ -352,7 +334,6 @@ const SETTINGS = {
     ),
   },
   gateClient: {
-    flag: "gate-client",
     defaultValue: "",
     description:
       "The gate judges only clients of this clientInfo name (empty: every client)",
@@ -360,7 +341,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\r\n]{0,64}$/),
   },
   logSessionIds: {
-    flag: "log-session-ids",
     description:
       "Show full 2025 session ids in logs and reports instead of short handles",
     ...SWITCH,
@@ -371,6 +351,12 @@ const SETTINGS = {
 function envName(name: string): string {
   return `MCP_TEST_${name.replace(/[A-Z]/g, "_$&").toUpperCase()}`;
 }
+
+/** A setting's flag: its own short one, or `updateCount` → `update-count`. */
+const flagName = (name: string, setting: object) =>
+  "flag" in setting
+    ? String(setting.flag)
+    : name.replace(/[A-Z]/g, "-$&").toLowerCase();
 
 /** The environment variables behind the settings, all the lab reads. */
 const SETTING_VARIABLES = Object.keys(SETTINGS).map(envName);
@@ -393,14 +379,15 @@ export function loadConfig(
 ): LabConfig {
   const config: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS)) {
-    const flagged = flags[setting.flag];
+    const flag = flagName(name, setting);
+    const flagged = flags[flag];
     const variable = envName(name);
     const given = flagged === undefined
       ? env[variable]?.trim() || undefined
       : String(flagged);
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
-      const source = flagged === undefined ? variable : `--${setting.flag}`;
+      const source = flagged === undefined ? variable : `--${flag}`;
       throw new ConfigError(
         `${source}=${
           JSON.stringify(given)
@@ -444,8 +431,9 @@ export function parseCommandLine(args: string[]) {
     version: { type: "boolean" },
     stdio: { type: "boolean" },
   };
-  for (const { flag, schema } of Object.values(SETTINGS)) {
-    options[flag] = { type: schema === booleanWord ? "boolean" : "string" };
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    const type = setting.schema === booleanWord ? "boolean" : "string";
+    options[flagName(name, setting)] = { type };
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
   return {
@@ -460,7 +448,7 @@ export function parseCommandLine(args: string[]) {
 function helpText(): string {
   const rows = Object.entries(SETTINGS).map(([name, setting]) =>
     [
-      `  --${setting.flag}`.padEnd(28),
+      `  --${flagName(name, setting)}`.padEnd(28),
       envName(name).padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
@@ -1602,11 +1590,12 @@ function settingFlags(config: LabConfig): string[] {
     const value = config[name as keyof LabConfig];
     const fallback = setting.schema.parse(setting.defaultValue);
     if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
-    if (value === true) flags.push(`--${setting.flag}`);
+    const flag = `--${flagName(name, setting)}`;
+    if (value === true) flags.push(flag);
     else {
       // One word: a value that starts with "-" is not taken for a flag.
       const text = Array.isArray(value) ? value.join(",") : String(value);
-      flags.push(`--${setting.flag}=${shellQuote(text)}`);
+      flags.push(`${flag}=${shellQuote(text)}`);
     }
   }
   return flags;
