@@ -893,16 +893,18 @@ interface Evidence {
   fields?: Record<string, FieldValue | undefined>;
 }
 
-/** One step of a client; its line is rendered only when a report needs it. */
-type Step = { at: number; kind: StepKind; evidence: Evidence };
-
 /** How a client read the resource: natively, or through one of the lab's tools. */
 export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
 type ReadRoute = (typeof READ_ROUTES)[number];
 
+/**
+ * One step of a client, and a read's route; its line is rendered only when
+ * a report needs it.
+ */
+type Step = { at: number; kind: StepKind; evidence: Evidence; via?: ReadRoute };
+
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
-  readV1?: ReadRoute;
   /** A listen stream without the resource in its filter (list changes only). */
   listenedWithoutResource: boolean;
   getStreamOpened: boolean;
@@ -910,8 +912,6 @@ interface Progress {
   notified?: ChangeNotification;
   /** Why notifications did not reach the client, in order. */
   lost: string[];
-  /** A read of version 2 or later after a delivered notification. */
-  reread?: { version: number; via: ReadRoute };
   /** A listen asked for the content in its notifications (SEP-3119). */
   embedAsked: boolean;
   /** The version the client asked for and received inside a notification. */
@@ -919,7 +919,7 @@ interface Progress {
   /** A notification is being written to the client right now. */
   notifying?: boolean;
   /** A read of version 2 while that notification was being written (stdio). */
-  readWhileNotifying?: { version: number; via: ReadRoute; step: Step };
+  readWhileNotifying?: Step;
   /** What the wait tool did for this client. */
   waitTool: {
     calls: number;
@@ -1245,19 +1245,11 @@ function noteProgress(
     case "read": {
       const version = facts.version ?? 0;
       progress.lastVersionRead = version;
-      if (version === 1 && !progress.readV1) {
-        progress.readV1 = facts.via;
-        proof.readV1 = step;
-      }
+      if (version === 1) proof.readV1 ??= step;
       // A read through the wait tool is never the client's own re-read.
-      if (version >= 2 && !progress.reread && facts.via !== "wait-tool") {
-        const via = facts.via ?? "resource";
-        if (progress.notified) {
-          progress.reread = { version, via };
-          proof.reread = step;
-        } else if (progress.notifying) {
-          progress.readWhileNotifying ??= { version, via, step };
-        }
+      if (version >= 2 && !proof.reread && facts.via !== "wait-tool") {
+        if (progress.notified) proof.reread = step;
+        else if (progress.notifying) progress.readWhileNotifying ??= step;
       }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
@@ -1288,11 +1280,7 @@ function noteProgress(
         if (facts.delivery.inline?.asked) {
           progress.deliveredInline ??= facts.version;
         }
-        const early = progress.readWhileNotifying;
-        if (early && !progress.reread) {
-          progress.reread = { version: early.version, via: early.via };
-          proof.reread = early.step;
-        }
+        proof.reread ??= progress.readWhileNotifying;
       } else if (facts.delivery) {
         progress.readWhileNotifying = undefined;
         progress.lost.push(facts.delivery.reason);
@@ -1333,7 +1321,7 @@ class LabState {
     facts: StepFacts = {},
   ) {
     const at = Date.now();
-    const step: Step = { at, kind, evidence };
+    const step: Step = { at, kind, evidence, via: facts.via };
     client.lastSeen = at;
     if (client.timeline.length < TIMELINE_LIMIT) client.timeline.push(step);
     else client.droppedSteps++;
@@ -1689,10 +1677,10 @@ function verdictOf(client: LabClient, config: LabConfig) {
   const steps = {
     connected: proof.connected !== undefined,
     listed: proof.listed !== undefined,
-    readV1: progress.readV1 !== undefined,
+    readV1: proof.readV1 !== undefined,
     subscribed: proof.subscribed !== undefined,
     notificationDelivered: progress.notified !== undefined,
-    rereadAfterNotification: progress.reread !== undefined,
+    rereadAfterNotification: proof.reread !== undefined,
     // Version 2 came inside the notification, as the client asked (SEP-3119).
     deliveredInline: progress.deliveredInline !== undefined,
     contextUpdated: "not observable" as const,
@@ -1746,20 +1734,20 @@ function missingStep(
   const progress = client.progress;
   if (level >= 6) {
     return `level 7 (the agent's context shows the update) is not observable from the server${
-      readRoute(progress.reread?.via)
+      readRoute(client.proof.reread?.via)
     }`;
   }
   if (!client.proof.listed && level < 2) {
     return "never listed resources (resources/list)";
   }
-  if (!progress.readV1) {
+  if (!client.proof.readV1) {
     return `never read ${REVIEW_URI} (resources/read)`;
   }
   const trigger = config.updateTrigger;
   if (!client.proof.subscribed && trigger === "subscribe") {
     if (client.era === "2025") {
       return `never subscribed to ${REVIEW_URI} (resources/subscribe)${
-        readRoute(progress.readV1)
+        readRoute(client.proof.readV1.via)
       }`;
     }
     return progress.listenedWithoutResource
@@ -1919,7 +1907,7 @@ function clientReport(
     lastVersionRead: client.progress.lastVersionRead,
     updatesSent: client.reviewVersion - 1,
     notificationsLost: client.progress.lost.length,
-    readVia: client.progress.readV1 ?? null,
+    readVia: client.proof.readV1?.via ?? null,
     // Never part of `level`: the wait tool's level is 6 or null.
     waitTool: {
       calls: client.progress.waitTool.calls,
