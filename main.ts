@@ -2962,7 +2962,6 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
     filter: {
-      served,
       // Of the other URIs, distinct: how many, and the first, clipped.
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
@@ -3000,7 +2999,7 @@ function recordListen(
   state.record(client, "listen", {
     tag: "subscriptions/listen",
     fields: {
-      uris: filter.served.join(","),
+      uris: filter.watches ? REVIEW_URI : "",
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
       listChanged: filter.listChanges.join(",") || undefined,
