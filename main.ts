@@ -945,7 +945,8 @@ interface CatalogTrack {
   listed?: Step;
   changed?: Step;
   notified?: Step;
-  lost?: { step: Step; reason: string };
+  /** Its `reason` field says why. */
+  lost?: Step;
   relisted?: Step;
   used?: Step;
   /** A 2026-07-28 listen asked for this list's changes. */
@@ -1216,9 +1217,7 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
         break;
       case "catalog-notify":
         if (facts.delivery?.delivered) track.notified ??= step;
-        else if (facts.delivery && !facts.delivery.delivered) {
-          track.lost ??= { step, reason: facts.delivery.reason };
-        }
+        else if (facts.delivery) track.lost ??= step;
         break;
       case "catalog-use":
         track.used ??= step;
@@ -1824,7 +1823,7 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
       ? `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`
       : `listed ${kind} only at connect: ${
         methodOf(kind)
-      } was lost (${track.lost?.reason})`;
+      } was lost (${track.lost?.evidence.fields?.reason})`;
     const missing = [
       `never listed ${kind} (${kind}/list)`,
       notNotified,
@@ -1998,7 +1997,7 @@ function keyEvidence(client: LabClient): string[] {
       .filter((step) => step !== undefined).slice(0, 2);
   // Then each changed list's furthest rungs: its notification, re-list, use.
   const catalog = Object.values(client.progress.catalog).flatMap((track) =>
-    [track.notified ?? track.lost?.step, track.relisted, track.used]
+    [track.notified ?? track.lost, track.relisted, track.used]
       .filter((step) => step !== undefined)
   );
   return [...steps, ...catalog].map((step) => lineOf(step, client));
