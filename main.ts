@@ -908,8 +908,8 @@ interface Progress {
   /** A listen stream without the resource in its filter (list changes only). */
   listenedWithoutResource: boolean;
   getStreamOpened: boolean;
-  /** The first change notification that reached the client. */
-  notified?: ChangeNotification;
+  /** A change notification reached the client (beside any wait tool answer). */
+  notified?: true;
   /** Why notifications did not reach the client, in order. */
   lost: string[];
   /** A listen asked for the content in its notifications (SEP-3119). */
@@ -1188,7 +1188,6 @@ interface StepFacts {
   version?: number;
   via?: ReadRoute;
   delivery?: Delivery;
-  notification?: ChangeNotification;
   /** For a listen: whether its filter holds the lab's resource. */
   watches?: boolean;
   /** For a listen: whether it asked for the content (`embedResources`). */
@@ -1274,7 +1273,7 @@ function noteProgress(
       break;
     case "notify":
       if (facts.delivery?.delivered) {
-        progress.notified ??= facts.notification;
+        progress.notified = true;
         proof.notified ??= step;
         if (facts.delivery.inline?.asked) {
           progress.deliveredInline ??= facts.version;
@@ -1504,7 +1503,7 @@ class LabState {
         bytes: inline?.bytes,
         embedResources: inline?.asked || undefined,
       },
-    }, { delivery, notification, version: client.reviewVersion, catalog });
+    }, { delivery, version: client.reviewVersion, catalog });
   }
 
   #updateFailed(client: LabClient, error: unknown) {
