@@ -66,6 +66,7 @@ import {
   type RequestId,
   ResourceNotFoundError,
   Server,
+  type ServerContext,
   type ServerEvent,
   type ServerEventBus,
   SUBSCRIPTION_ID_META_KEY,
@@ -150,24 +151,22 @@ function integer(min: number, max: number) {
 
 /**
  * Every setting, in `--help`'s and the README's order (its variable is
- * `envName(name)`); `allowed` is what a bad value's error message says.
+ * `envName(name)`, its flag `flagName`'s); `allowed` is what a bad value's
+ * error message says.
  */
 const SETTINGS = {
   port: {
-    flag: "port",
     defaultValue: "8089",
     description: "TCP port the lab listens on (0 picks a free port)",
     ...integer(0, 65535),
   },
   host: {
-    flag: "host",
     defaultValue: "127.0.0.1",
     description: "Interface to bind (0.0.0.0 inside containers)",
     allowed: "a host name or IP address without spaces",
     schema: z.string().regex(/^[^\s/]+$/),
   },
   path: {
-    flag: "path",
     defaultValue: "/mcp",
     description:
       "Additional MCP endpoint path; /mcp is always served and both share one lab",
@@ -185,7 +184,6 @@ const SETTINGS = {
     ...UP_TO_A_DAY,
   },
   updateCount: {
-    flag: "update-count",
     defaultValue: "1",
     description: "How many updates (version 2, 3, ...) each client gets",
     ...integer(1, 1000),
@@ -205,13 +203,11 @@ const SETTINGS = {
     schema: z.enum(UPDATE_TRIGGERS),
   },
   initialStatus: {
-    flag: "initial-status",
     defaultValue: "pending",
     description: "Value of the status field at version 1",
     ...STATUS_WORD,
   },
   updatedStatus: {
-    flag: "updated-status",
     defaultValue: "reviewed",
     description: "Value of the status field after an update",
     ...STATUS_WORD,
@@ -222,7 +218,6 @@ const SETTINGS = {
     ...SWITCH,
   },
   inlineContent: {
-    flag: "inline-content",
     defaultValue: "off",
     description:
       "Put the new text in every update notification, unasked: sep-3119 or fastrmcp shape",
@@ -230,7 +225,6 @@ const SETTINGS = {
     schema: z.enum(INLINE_SHAPES),
   },
   catalogChange: {
-    flag: "catalog-change",
     defaultValue: "off",
     description:
       "At a client's first update its catalog gains a tool, a prompt, a resource (or all), with list_changed",
@@ -242,19 +236,16 @@ const SETTINGS = {
     ).pipe(z.array(z.enum(CATALOG_KINDS))),
   },
   enableTool: {
-    flag: "enable-tool",
     description:
       "Add a read-only get_review_status tool for models that cannot see resources",
     ...SWITCH,
   },
   enableWaitTool: {
-    flag: "enable-wait-tool",
     description:
       "Add a wait_for_review_update tool that blocks until the client's next update",
     ...SWITCH,
   },
   allowedHosts: {
-    flag: "allowed-hosts",
     defaultValue: "",
     description:
       "Extra Host/Origin names to accept beside loopback (comma list; * accepts any)",
@@ -264,7 +255,6 @@ const SETTINGS = {
     ).pipe(z.array(z.string().regex(/^(\*|[a-z0-9.-]+|\[[0-9a-f:.]+\])$/))),
   },
   authToken: {
-    flag: "auth-token",
     defaultValue: "",
     description:
       "When set, MCP requests and reports need 'Authorization: Bearer <token>'",
@@ -288,14 +278,12 @@ const SETTINGS = {
     schema: seconds.pipe(z.number().positive().max(3600)),
   },
   maxSessions: {
-    flag: "max-sessions",
     defaultValue: "1000",
     description:
       "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
     ...integer(1, 1_000_000),
   },
   logLevel: {
-    flag: "log-level",
     defaultValue: "debug",
     description: "Log verbosity",
     allowed: LOG_LEVELS.join("/"),
@@ -304,7 +292,6 @@ const SETTINGS = {
     ),
   },
   logFormat: {
-    flag: "log-format",
     defaultValue: "text",
     description:
       "text: bracketed lines; json: one object per line, same fields",
@@ -312,7 +299,6 @@ const SETTINGS = {
     schema: z.enum(["text", "json"]),
   },
   reportFile: {
-    flag: "report-file",
     defaultValue: "",
     description:
       "Write /report.md (/report for a .json path) when a client ends and at shutdown",
@@ -320,7 +306,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\r\n]*$/),
   },
   exitAfterClients: {
-    flag: "exit-after-clients",
     defaultValue: "0",
     description:
       "Shut down once this many clients have ended (0: keep serving)",
@@ -333,7 +318,6 @@ const SETTINGS = {
     ...UP_TO_A_DAY,
   },
   requireLevel: {
-    flag: "require-level",
     description:
       "At shutdown, print a verdict line per client and exit 1 unless all reached it",
     ...requiredLevel(
@@ -342,7 +326,6 @@ const SETTINGS = {
     ),
   },
   requireCatalogLevel: {
-    flag: "require-catalog-level",
     description:
       "The same for the catalog ladder (needs --catalog-change): exit 1 unless all reached it",
     ...requiredLevel(
@@ -351,7 +334,6 @@ const SETTINGS = {
     ),
   },
   gateClient: {
-    flag: "gate-client",
     defaultValue: "",
     description:
       "The gate judges only clients of this clientInfo name (empty: every client)",
@@ -359,7 +341,6 @@ const SETTINGS = {
     schema: z.string().regex(/^[^\r\n]{0,64}$/),
   },
   logSessionIds: {
-    flag: "log-session-ids",
     description:
       "Show full 2025 session ids in logs and reports instead of short handles",
     ...SWITCH,
@@ -370,6 +351,12 @@ const SETTINGS = {
 function envName(name: string): string {
   return `MCP_TEST_${name.replace(/[A-Z]/g, "_$&").toUpperCase()}`;
 }
+
+/** A setting's flag: its own short one, or `updateCount` → `update-count`. */
+const flagName = (name: string, setting: object) =>
+  "flag" in setting
+    ? String(setting.flag)
+    : name.replace(/[A-Z]/g, "-$&").toLowerCase();
 
 /** The environment variables behind the settings, all the lab reads. */
 const SETTING_VARIABLES = Object.keys(SETTINGS).map(envName);
@@ -392,14 +379,15 @@ export function loadConfig(
 ): LabConfig {
   const config: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS)) {
-    const flagged = flags[setting.flag];
+    const flag = flagName(name, setting);
+    const flagged = flags[flag];
     const variable = envName(name);
     const given = flagged === undefined
       ? env[variable]?.trim() || undefined
       : String(flagged);
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
-      const source = flagged === undefined ? variable : `--${setting.flag}`;
+      const source = flagged === undefined ? variable : `--${flag}`;
       throw new ConfigError(
         `${source}=${
           JSON.stringify(given)
@@ -443,8 +431,9 @@ export function parseCommandLine(args: string[]) {
     version: { type: "boolean" },
     stdio: { type: "boolean" },
   };
-  for (const { flag, schema } of Object.values(SETTINGS)) {
-    options[flag] = { type: schema === booleanWord ? "boolean" : "string" };
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    const type = setting.schema === booleanWord ? "boolean" : "string";
+    options[flagName(name, setting)] = { type };
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
   return {
@@ -459,7 +448,7 @@ export function parseCommandLine(args: string[]) {
 function helpText(): string {
   const rows = Object.entries(SETTINGS).map(([name, setting]) =>
     [
-      `  --${setting.flag}`.padEnd(28),
+      `  --${flagName(name, setting)}`.padEnd(28),
       envName(name).padEnd(34),
       (setting.defaultValue || '""').padEnd(11),
       setting.description,
@@ -904,25 +893,25 @@ interface Evidence {
   fields?: Record<string, FieldValue | undefined>;
 }
 
-/** One step of a client; its line is rendered only when a report needs it. */
-type Step = { at: number; kind: StepKind; evidence: Evidence };
-
 /** How a client read the resource: natively, or through one of the lab's tools. */
 export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
 type ReadRoute = (typeof READ_ROUTES)[number];
 
+/**
+ * One step of a client, and a read's route; its line is rendered only when
+ * a report needs it.
+ */
+type Step = { at: number; kind: StepKind; evidence: Evidence; via?: ReadRoute };
+
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
-  readV1?: ReadRoute;
   /** A listen stream without the resource in its filter (list changes only). */
   listenedWithoutResource: boolean;
   getStreamOpened: boolean;
-  /** The first change notification that reached the client. */
-  notified?: ChangeNotification;
+  /** A change notification reached the client (beside any wait tool answer). */
+  notified?: true;
   /** Why notifications did not reach the client, in order. */
   lost: string[];
-  /** A read of version 2 or later after a delivered notification. */
-  reread?: { version: number; via: ReadRoute };
   /** A listen asked for the content in its notifications (SEP-3119). */
   embedAsked: boolean;
   /** The version the client asked for and received inside a notification. */
@@ -930,7 +919,7 @@ interface Progress {
   /** A notification is being written to the client right now. */
   notifying?: boolean;
   /** A read of version 2 while that notification was being written (stdio). */
-  readWhileNotifying?: { version: number; via: ReadRoute; step: Step };
+  readWhileNotifying?: Step;
   /** What the wait tool did for this client. */
   waitTool: {
     calls: number;
@@ -956,7 +945,8 @@ interface CatalogTrack {
   listed?: Step;
   changed?: Step;
   notified?: Step;
-  lost?: { step: Step; reason: string };
+  /** Its `reason` field says why. */
+  lost?: Step;
   relisted?: Step;
   used?: Step;
   /** A 2026-07-28 listen asked for this list's changes. */
@@ -971,11 +961,11 @@ interface LabClient {
   name: string;
   version: string;
   protocolVersion: string;
+  /** 1, plus the updates sent in this run. */
   reviewVersion: number;
   updates: {
     timer?: ReturnType<typeof setTimeout>;
     started: boolean;
-    sent: number;
     series: number;
   };
   /** Sends a change notification the way this client's era and transport do. */
@@ -1068,7 +1058,7 @@ function newLabClient({ clientInfo, ...fields }: {
     ...freshRun(),
     name: "unknown",
     version: "unknown",
-    updates: { started: false, sent: 0, series: 0 },
+    updates: { started: false, series: 0 },
     deliver: () =>
       Promise.resolve({ delivered: false, reason: "not connected yet" }),
     firstSeen: now,
@@ -1119,25 +1109,31 @@ const ENDED_CLIENTS_KEPT = 100;
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
-/** The text form of an event: `[tag] words key=value ... client=… at=…`. */
+/**
+ * An event as a text line, `[tag] words key=value ... client=… at=…`, or as
+ * one JSON object: `event`, `text`, then the same fields.
+ */
 function renderEvidence(
-  { tag, words, fields = {} }: Evidence,
+  { tag, words, fields }: Evidence,
   client: LabClient | undefined,
   at: number,
+  format: LabConfig["logFormat"] = "text",
 ): string {
+  const all = {
+    ...fields,
+    ...client && {
+      client: clientLabel(client),
+      era: client.era,
+      protocol: client.protocolVersion,
+    },
+    at: new Date(at).toISOString(),
+  };
+  if (format === "json") return jsonText({ event: tag, text: words, ...all });
   const parts = [`[${tag}]`];
   if (words) parts.push(lineWords(words));
-  for (const [key, value] of Object.entries(fields)) {
+  for (const [key, value] of Object.entries(all)) {
     if (value !== undefined) parts.push(`${key}=${lineValue(value)}`);
   }
-  if (client) {
-    parts.push(
-      `client=${lineValue(clientLabel(client))}`,
-      `era=${client.era}`,
-      `protocol=${lineValue(client.protocolVersion)}`,
-    );
-  }
-  parts.push(`at=${new Date(at).toISOString()}`);
   return parts.join(" ");
 }
 
@@ -1152,7 +1148,6 @@ function createLogger(config: LabConfig, sink: LineSink) {
     LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
   return {
     enabled,
-    /** Writes the event at a level, if that level is on. */
     write(
       level: Exclude<LogLevel, "silent">,
       evidence: Evidence,
@@ -1161,21 +1156,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
     ) {
       // Formatting costs more than the work it reports: skip it when off.
       if (!enabled(level)) return;
-      if (config.logFormat === "text") {
-        sink(renderEvidence(evidence, client, at));
-        return;
-      }
-      sink(jsonText({
-        event: evidence.tag,
-        text: evidence.words,
-        ...evidence.fields,
-        ...(client && {
-          client: clientLabel(client),
-          era: client.era,
-          protocol: client.protocolVersion,
-        }),
-        at: new Date(at).toISOString(),
-      }));
+      sink(renderEvidence(evidence, client, at, config.logFormat));
     },
     /** `write`; if the log itself fails (often the cause), a line on stderr. */
     writeOrStderr(
@@ -1207,7 +1188,6 @@ interface StepFacts {
   version?: number;
   via?: ReadRoute;
   delivery?: Delivery;
-  notification?: ChangeNotification;
   /** For a listen: whether its filter holds the lab's resource. */
   watches?: boolean;
   /** For a listen: whether it asked for the content (`embedResources`). */
@@ -1236,9 +1216,7 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
         break;
       case "catalog-notify":
         if (facts.delivery?.delivered) track.notified ??= step;
-        else if (facts.delivery && !facts.delivery.delivered) {
-          track.lost ??= { step, reason: facts.delivery.reason };
-        }
+        else if (facts.delivery) track.lost ??= step;
         break;
       case "catalog-use":
         track.used ??= step;
@@ -1265,19 +1243,11 @@ function noteProgress(
     case "read": {
       const version = facts.version ?? 0;
       progress.lastVersionRead = version;
-      if (version === 1 && !progress.readV1) {
-        progress.readV1 = facts.via;
-        proof.readV1 = step;
-      }
+      if (version === 1) proof.readV1 ??= step;
       // A read through the wait tool is never the client's own re-read.
-      if (version >= 2 && !progress.reread && facts.via !== "wait-tool") {
-        const via = facts.via ?? "resource";
-        if (progress.notified) {
-          progress.reread = { version, via };
-          proof.reread = step;
-        } else if (progress.notifying) {
-          progress.readWhileNotifying ??= { version, via, step };
-        }
+      if (version >= 2 && !proof.reread && facts.via !== "wait-tool") {
+        if (progress.notified) proof.reread = step;
+        else if (progress.notifying) progress.readWhileNotifying ??= step;
       }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
@@ -1303,16 +1273,12 @@ function noteProgress(
       break;
     case "notify":
       if (facts.delivery?.delivered) {
-        progress.notified ??= facts.notification;
+        progress.notified = true;
         proof.notified ??= step;
         if (facts.delivery.inline?.asked) {
           progress.deliveredInline ??= facts.version;
         }
-        const early = progress.readWhileNotifying;
-        if (early && !progress.reread) {
-          progress.reread = { version: early.version, via: early.via };
-          proof.reread = early.step;
-        }
+        proof.reread ??= progress.readWhileNotifying;
       } else if (facts.delivery) {
         progress.readWhileNotifying = undefined;
         progress.lost.push(facts.delivery.reason);
@@ -1353,7 +1319,7 @@ class LabState {
     facts: StepFacts = {},
   ) {
     const at = Date.now();
-    const step: Step = { at, kind, evidence };
+    const step: Step = { at, kind, evidence, via: facts.via };
     client.lastSeen = at;
     if (client.timeline.length < TIMELINE_LIMIT) client.timeline.push(step);
     else client.droppedSteps++;
@@ -1402,7 +1368,6 @@ class LabState {
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
-    client.updates = { started: false, sent: 0, series: client.updates.series };
     Object.assign(client, freshRun());
   }
 
@@ -1479,7 +1444,6 @@ class LabState {
   async #fire(client: LabClient, run: UpdateRun) {
     client.updates.timer = undefined;
     client.reviewVersion++;
-    client.updates.sent++;
     this.record(client, "update", {
       tag: "resource/update",
       fields: { uri: REVIEW_URI, version: client.reviewVersion },
@@ -1505,18 +1469,18 @@ class LabState {
         tag: "catalog/change",
         fields: { kind, added: CATALOG_ADDED[kind] },
       }, { catalog: [kind] });
-      await this.#notify(client, kind, "catalog-notify");
+      await this.#notify(client, kind, [kind]);
     }
   }
 
   /**
    * Sends one change notification and records whether it got through: a
-   * catalog's (`catalog-notify`) counts on its own ladder alone.
+   * changing list's (`catalog`) counts on its own ladder alone.
    */
   async #notify(
     client: LabClient,
     notification: ChangeNotification,
-    kind: "notify" | "catalog-notify" = "notify",
+    catalog: CatalogKind[] = [],
   ) {
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
@@ -1526,6 +1490,7 @@ class LabState {
     }));
     client.progress.notifying = false;
     const inline = delivery.delivered ? delivery.inline : undefined;
+    const kind = catalog.length > 0 ? "catalog-notify" : "notify";
     this.record(client, kind, {
       tag: "notification/send",
       words: methodOf(notification),
@@ -1538,14 +1503,7 @@ class LabState {
         bytes: inline?.bytes,
         embedResources: inline?.asked || undefined,
       },
-    }, {
-      delivery,
-      notification,
-      version: client.reviewVersion,
-      catalog: notification === "updated" || kind === "notify"
-        ? []
-        : [notification],
-    });
+    }, { delivery, version: client.reviewVersion, catalog });
   }
 
   #updateFailed(client: LabClient, error: unknown) {
@@ -1565,7 +1523,7 @@ class LabState {
     client.updates.timer = undefined;
     client.updates.started = false;
     client.updates.series++;
-    if (byClient && client.updates.sent === 0) {
+    if (byClient && client.reviewVersion === 1) {
       client.progress.closedBeforeUpdate = true;
     }
   }
@@ -1618,11 +1576,12 @@ function settingFlags(config: LabConfig): string[] {
     const value = config[name as keyof LabConfig];
     const fallback = setting.schema.parse(setting.defaultValue);
     if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
-    if (value === true) flags.push(`--${setting.flag}`);
+    const flag = `--${flagName(name, setting)}`;
+    if (value === true) flags.push(flag);
     else {
       // One word: a value that starts with "-" is not taken for a flag.
       const text = Array.isArray(value) ? value.join(",") : String(value);
-      flags.push(`--${setting.flag}=${shellQuote(text)}`);
+      flags.push(`${flag}=${shellQuote(text)}`);
     }
   }
   return flags;
@@ -1655,7 +1614,6 @@ function reproduceOf(
   };
 }
 
-/** The report's "Reproduce" section. */
 function reproduceMarkdown(reproduce: Reproduce): string[] {
   return [
     "## Reproduce",
@@ -1717,10 +1675,10 @@ function verdictOf(client: LabClient, config: LabConfig) {
   const steps = {
     connected: proof.connected !== undefined,
     listed: proof.listed !== undefined,
-    readV1: progress.readV1 !== undefined,
+    readV1: proof.readV1 !== undefined,
     subscribed: proof.subscribed !== undefined,
     notificationDelivered: progress.notified !== undefined,
-    rereadAfterNotification: progress.reread !== undefined,
+    rereadAfterNotification: proof.reread !== undefined,
     // Version 2 came inside the notification, as the client asked (SEP-3119).
     deliveredInline: progress.deliveredInline !== undefined,
     contextUpdated: "not observable" as const,
@@ -1736,6 +1694,8 @@ function verdictOf(client: LabClient, config: LabConfig) {
     steps.rereadAfterNotification || steps.deliveredInline,
   ];
   const level = ladder.lastIndexOf(true);
+  const missing = missingStep(client, config, level);
+  const waited = progress.waitTool.deliveredVersion;
   return {
     level,
     levelName: level === 6 && steps.deliveredInline
@@ -1744,27 +1704,14 @@ function verdictOf(client: LabClient, config: LabConfig) {
       }`
       : LEVEL_NAMES[level],
     /** What the client did not do that the next level needs, in words. */
-    missing: missingStep(client, config, level),
+    missing: waited === undefined || level >= 6
+      ? missing
+      : `${missing}; the update (version ${waited}) reached it through the ${WAIT_TOOL} tool instead (level 6 via wait tool)`,
     steps,
     // A wait that returned a newer version is levels 5 and 6, by its route.
-    waitToolLevel: progress.waitTool.deliveredVersion === undefined
-      ? null
-      : 6 as number,
+    waitToolLevel: waited === undefined ? null : 6 as number,
     catalog: catalogVerdictOf(client, config),
   };
-}
-
-/** The first step the client did not take, and the wait tool's part. */
-function missingStep(
-  client: LabClient,
-  config: LabConfig,
-  level: number,
-): string {
-  const native = nativeMissingStep(client, config, level);
-  const waited = client.progress.waitTool.deliveredVersion;
-  return waited === undefined || level >= 6
-    ? native
-    : `${native}; the update (version ${waited}) reached it through the ${WAIT_TOOL} tool instead (level 6 via wait tool)`;
 }
 
 /** The tool a read went through, in words, if it was not a resource read. */
@@ -1776,7 +1723,8 @@ function readRoute(via?: ReadRoute): string {
     : "";
 }
 
-function nativeMissingStep(
+/** The first step the client did not take natively (its own requests). */
+function missingStep(
   client: LabClient,
   config: LabConfig,
   level: number,
@@ -1784,20 +1732,20 @@ function nativeMissingStep(
   const progress = client.progress;
   if (level >= 6) {
     return `level 7 (the agent's context shows the update) is not observable from the server${
-      readRoute(progress.reread?.via)
+      readRoute(client.proof.reread?.via)
     }`;
   }
   if (!client.proof.listed && level < 2) {
     return "never listed resources (resources/list)";
   }
-  if (!progress.readV1) {
+  if (!client.proof.readV1) {
     return `never read ${REVIEW_URI} (resources/read)`;
   }
   const trigger = config.updateTrigger;
   if (!client.proof.subscribed && trigger === "subscribe") {
     if (client.era === "2025") {
       return `never subscribed to ${REVIEW_URI} (resources/subscribe)${
-        readRoute(progress.readV1)
+        readRoute(client.proof.readV1.via)
       }`;
     }
     return progress.listenedWithoutResource
@@ -1848,13 +1796,15 @@ const CATALOG_USE = {
 
 /**
  * Grades a client on the catalog ladder of each changing list, beside the
- * resource's: a kind's level counts its rungs reached in a row; the client's
- * is its lowest kind's. Null when the catalog does not change.
+ * resource's: a kind's level counts its rungs reached in a row, and what the
+ * next needs names the defect seen; the client's is its lowest kind's. Null
+ * when the catalog does not change.
  */
 function catalogVerdictOf(client: LabClient, config: LabConfig) {
   if (config.catalogChange.length === 0) return null;
   const kinds = config.catalogChange.map((kind) => {
     const track = client.progress.catalog[kind];
+    const added = CATALOG_ADDED[kind];
     const steps = {
       listed: track.listed !== undefined,
       notified: track.notified !== undefined,
@@ -1864,10 +1814,24 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
     };
     const rungs = [steps.listed, steps.notified, steps.relisted, steps.used];
     const level = rungs.includes(false) ? rungs.indexOf(false) : 4;
-    const missing = catalogMissing(client, config, kind, level);
-    const name = CATALOG_LEVEL_NAMES[level];
-    const grade = { added: CATALOG_ADDED[kind], level, levelName: name };
-    return [kind, { ...grade, missing, steps }] as const;
+    const notNotified = !track.changed
+      ? client.updates.timer
+        ? "the catalog has not changed yet"
+        : `the catalog did not change: no update was sent (trigger: ${config.updateTrigger})`
+      : client.era === "2026-07-28" && !track.asked
+      ? `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`
+      : `listed ${kind} only at connect: ${
+        methodOf(kind)
+      } was lost (${track.lost?.evidence.fields?.reason})`;
+    const missing = [
+      `never listed ${kind} (${kind}/list)`,
+      notNotified,
+      `notified, never listed ${kind} again`,
+      `listed ${kind} again but never used ${added} (${CATALOG_USE[kind]})`,
+      `level 5 (${added} reaching a model request) is not observable from the server`,
+    ][level];
+    const levelName = CATALOG_LEVEL_NAMES[level];
+    return [kind, { added, level, levelName, missing, steps }] as const;
   });
   const [lowest, worst] = kinds.reduce((low, next) =>
     next[1].level < low[1].level ? next : low
@@ -1877,41 +1841,6 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
     missing: `${lowest}: ${worst.missing}`,
     kinds: Object.fromEntries(kinds),
   };
-}
-
-/** What a kind's next catalog level needs, naming the defect seen. */
-function catalogMissing(
-  client: LabClient,
-  config: LabConfig,
-  kind: CatalogKind,
-  level: number,
-): string {
-  const track = client.progress.catalog[kind];
-  const added = CATALOG_ADDED[kind];
-  switch (level) {
-    case 0:
-      return `never listed ${kind} (${kind}/list)`;
-    case 1:
-      if (!track.changed) {
-        return client.updates.timer
-          ? "the catalog has not changed yet"
-          : `the catalog did not change: no update was sent (trigger: ${config.updateTrigger})`;
-      }
-      if (client.era === "2026-07-28" && !track.asked) {
-        return `2026-07-28: never asked for ${kind} list changes on a listen (${kind}ListChanged)`;
-      }
-      return `listed ${kind} only at connect: ${
-        methodOf(kind)
-      } was lost (${track.lost?.reason})`;
-    case 2:
-      return `notified, never listed ${kind} again`;
-    case 3:
-      return `listed ${kind} again but never used ${added} (${
-        CATALOG_USE[kind]
-      })`;
-    default:
-      return `level 5 (${added} reaching a model request) is not observable from the server`;
-  }
 }
 
 /** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
@@ -1974,9 +1903,9 @@ function clientReport(
     steps: verdict.steps,
     resourceVersion: client.reviewVersion,
     lastVersionRead: client.progress.lastVersionRead,
-    updatesSent: client.updates.sent,
+    updatesSent: client.reviewVersion - 1,
     notificationsLost: client.progress.lost.length,
-    readVia: client.progress.readV1 ?? null,
+    readVia: client.proof.readV1?.via ?? null,
     // Never part of `level`: the wait tool's level is 6 or null.
     waitTool: {
       calls: client.progress.waitTool.calls,
@@ -2067,7 +1996,7 @@ function keyEvidence(client: LabClient): string[] {
       .filter((step) => step !== undefined).slice(0, 2);
   // Then each changed list's furthest rungs: its notification, re-list, use.
   const catalog = Object.values(client.progress.catalog).flatMap((track) =>
-    [track.notified ?? track.lost?.step, track.relisted, track.used]
+    [track.notified ?? track.lost, track.relisted, track.used]
       .filter((step) => step !== undefined)
   );
   return [...steps, ...catalog].map((step) => lineOf(step, client));
@@ -2166,7 +2095,6 @@ function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   return left;
 }
 
-/** A client's row in the report's table. */
 function reportRow(client: LabClient, verdict: Verdict): string {
   const { steps } = verdict;
   return `| ${
@@ -2196,7 +2124,6 @@ function reportRow(client: LabClient, verdict: Verdict): string {
   } |`;
 }
 
-/** A client's heading and verdict. */
 function reportVerdict(client: LabClient, verdict: Verdict): string {
   return [
     "",
@@ -2432,22 +2359,18 @@ class Gate {
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
   judges({ name }: LabClient): boolean {
     const { exitAfterClients, gateClient } = this.config;
-    return (this.#ladders().length > 0 || exitAfterClients > 0) &&
+    return (this.#required().length > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
   }
 
-  /** The ladders a level is required on: the resource's, the catalog's. */
-  #ladders() {
+  /** The ladders a level is required on, and that level. */
+  #required() {
     const { requireLevel, requireCatalogLevel } = this.config;
-    const grade = (client: LabClient) => verdictOf(client, this.config);
-    return [
-      { name: "level", required: requireLevel, grade },
-      {
-        name: "catalog",
-        required: requireCatalogLevel,
-        grade: (client: LabClient) => grade(client).catalog!,
-      },
-    ].filter((ladder) => ladder.required !== null);
+    const ladders = [
+      ["level", requireLevel],
+      ["catalog", requireCatalogLevel],
+    ] as const;
+    return ladders.filter(([, required]) => required !== null);
   }
 
   clientEnded(client: LabClient) {
@@ -2469,7 +2392,7 @@ class Gate {
    * dropped, and 0 only when every judged client reached the level.
    */
   status(state: LabState, sink: LineSink): number {
-    const ladders = this.#ladders();
+    const ladders = this.#required();
     if (ladders.length === 0) return 0;
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter((client) =>
@@ -2489,8 +2412,11 @@ class Gate {
       ].join(" "));
     let status = 0;
     for (const client of clients) {
-      for (const { name, required, grade } of ladders) {
-        const { level, missing } = grade(client);
+      const verdict = verdictOf(client, this.config);
+      // With a catalog level required, the catalog changes: it is graded.
+      const grades = { level: verdict, catalog: verdict.catalog! };
+      for (const [name, required] of ladders) {
+        const { level, missing } = grades[name];
         if (level < required!) status = 1;
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
         verdictLine(who, required, level >= required!, missing);
@@ -2501,12 +2427,7 @@ class Gate {
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    verdictLine(
-      `clients=${clients.length}`,
-      ladders[0].required,
-      false,
-      problem,
-    );
+    verdictLine(`clients=${clients.length}`, ladders[0][1], false, problem);
     return 1;
   }
 }
@@ -2710,16 +2631,21 @@ function waitForUpdate(
   return promise;
 }
 
+/** For each wait tool call over HTTP: aborts when its client leaves. */
+const departures = new WeakMap<Request, AbortSignal>();
+
 /**
  * `wait_for_review_update`: the resource's text once it is newer than
  * `since_version` (at once if it already is), or after the timeout with a
- * line saying so; recorded as a read through the wait tool.
+ * line saying so; recorded as a read through the wait tool. It ends early
+ * when the call is cancelled or its client leaves, and reports progress if
+ * the call asked.
  */
 async function waitToolCall(
   { config, state }: LabContext,
   client: LabClient,
   rawArguments: unknown,
-  call: WaitCallOptions,
+  { mcpReq, http }: ServerContext,
 ) {
   const parsed = waitArgumentsSchema.safeParse(rawArguments ?? {});
   if (!parsed.success) {
@@ -2732,6 +2658,22 @@ async function waitToolCall(
   }
   const since = parsed.data.since_version ?? client.progress.lastVersionRead;
   const seconds = parsed.data.timeout_seconds;
+  const progressToken = mcpReq._meta?.progressToken;
+  const call: WaitCallOptions = {
+    ends: [mcpReq.signal, http?.req && departures.get(http.req)],
+    progress: progressToken === undefined
+      ? undefined
+      : (elapsed, total) =>
+        mcpReq.notify({
+          method: "notifications/progress",
+          params: {
+            progressToken,
+            progress: elapsed,
+            total,
+            message: `waiting for ${REVIEW_URI} to change`,
+          },
+        }),
+  };
   state.askedToWait(client);
   const started = performance.now();
   const { end, progressSent } = client.reviewVersion > since
@@ -2759,9 +2701,6 @@ async function waitToolCall(
     : `the wait ended early (${end}): version ${version} is current\n`;
   return { content: [{ type: "text" as const, text: preface + text }] };
 }
-
-/** For each wait tool call over HTTP: aborts when its client leaves. */
-const departures = new WeakMap<Request, AbortSignal>();
 
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
@@ -2800,11 +2739,12 @@ class LabServer extends Server {
 
   private outbound(message: JSONRPCMessage): JSONRPCMessage {
     if (!isJSONRPCErrorResponse(message)) return message;
-    if (
-      this.era === "2025" &&
-      message.error.code === ProtocolErrorCode.InvalidParams &&
-      isResourceNotFoundData(message.error.data)
-    ) {
+    const { code, message: text, data } = message.error;
+    // The SDK's own reading: -32602 whose data is `uri` alone is not-found.
+    const notFound = this.era === "2025" &&
+      ProtocolError.fromError(code, text, data) instanceof
+        ResourceNotFoundError;
+    if (notFound) {
       message = {
         ...message,
         error: { ...message.error, code: ProtocolErrorCode.ResourceNotFound },
@@ -2813,12 +2753,6 @@ class LabServer extends Server {
     this.onErrorAnswer(message.error);
     return message;
   }
-}
-
-/** The SDK's mark of a not-found error: data carrying `uri` and nothing else. */
-function isResourceNotFoundData(data: unknown): boolean {
-  return typeof data === "object" && data !== null &&
-    Object.keys(data).length === 1 && "uri" in data;
 }
 
 /**
@@ -2842,36 +2776,33 @@ function buildLabServer(
     return reviewStatus(config, client.reviewVersion);
   };
   const catalog = client.progress.catalog;
-  /** Whether a list holds its new item now (a use of it is recorded). */
+  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
+  /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
-    const present = name === CATALOG_ADDED[kind] && !!catalog[kind].changed;
-    if (present && use) {
-      state.record(client, "catalog-use", use, { catalog: [kind] });
-    }
-    return present;
+    if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
+    if (use) state.record(client, "catalog-use", use, { catalog: [kind] });
+    return true;
   };
   /** A list as the client's catalog holds it now, recorded when it changes. */
   const list = <Kind extends CatalogKind, Item>(
     kind: Kind,
-    { tag }: { tag: string },
-    items: (Item | (typeof CATALOG_ITEMS)[Kind])[],
+    { tag }: { tag: `${Kind}/list` },
+    items: Item[],
   ) => {
-    const listed = catalog[kind].changed
-      ? [...items, CATALOG_ITEMS[kind]]
-      : items;
+    const changed = catalog[kind].changed !== undefined;
+    const listed = changed ? [...items, CATALOG_ITEMS[kind]] : items;
     if (changing(kind) || kind === "resources") {
       state.record(client, "list", {
         tag,
         words: "requested",
         fields: {
           count: listed.length,
-          added: catalog[kind].changed ? CATALOG_ADDED[kind] : undefined,
+          added: changed ? CATALOG_ADDED[kind] : undefined,
         },
       }, { catalog: [kind] });
     }
     return listed;
   };
-  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
   const reviewToolOn = config.enableTool || changing("tools");
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
@@ -2890,8 +2821,7 @@ function buildLabServer(
     throw new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
   };
   server.setRequestHandler("resources/read", uriParams, ({ uri }) => {
-    const use = { tag: "resources/read", fields: { uri } };
-    if (added("resources", uri, use)) {
+    if (added("resources", uri, { tag: "resources/read", fields: { uri } })) {
       const { mimeType } = CATALOG_ITEMS.resources;
       return { contents: [{ uri, mimeType, text: REVIEW_COMMENTS }] };
     }
@@ -2915,25 +2845,7 @@ function buildLabServer(
       return { content: [{ type: "text" as const, text: REVIEW_COMMENTS }] };
     }
     if (config.enableWaitTool && name === WAIT_TOOL) {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      return waitToolCall(labContext, client, call.arguments, {
-        ends: [
-          ctx.mcpReq.signal,
-          ctx.http?.req && departures.get(ctx.http.req),
-        ],
-        progress: progressToken === undefined
-          ? undefined
-          : (seconds, total) =>
-            ctx.mcpReq.notify({
-              method: "notifications/progress",
-              params: {
-                progressToken,
-                progress: seconds,
-                total,
-                message: `waiting for ${REVIEW_URI} to change`,
-              },
-            }),
-      });
+      return waitToolCall(labContext, client, call.arguments, ctx);
     }
     if (!reviewToolOn || name !== REVIEW_TOOL) {
       throw invalidParams(`Unknown tool: ${name}`);
@@ -3003,16 +2915,9 @@ function sendThrough(
   notification: ChangeNotification,
   params?: Record<string, unknown>,
 ): Promise<void> {
-  switch (notification) {
-    case "updated":
-      return server.sendResourceUpdated({ ...params, uri: REVIEW_URI });
-    case "tools":
-      return server.sendToolListChanged();
-    case "prompts":
-      return server.sendPromptListChanged();
-    case "resources":
-      return server.sendResourceListChanged();
-  }
+  return notification === "updated"
+    ? server.sendResourceUpdated({ ...params, uri: REVIEW_URI })
+    : server.notification({ method: methodOf(notification) });
 }
 
 // ---------------------------------------------------------------------------
@@ -3055,7 +2960,6 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
   return {
     filter: {
-      served,
       // Of the other URIs, distinct: how many, and the first, clipped.
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
@@ -3093,7 +2997,7 @@ function recordListen(
   state.record(client, "listen", {
     tag: "subscriptions/listen",
     fields: {
-      uris: filter.served.join(","),
+      uris: filter.watches ? REVIEW_URI : "",
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
       listChanged: filter.listChanges.join(",") || undefined,
@@ -3120,7 +3024,6 @@ class ListenSet {
     return this.#streams.values().reduce((sum, set) => sum + set.size, 0);
   }
 
-  /** How many streams the client has open. */
   openCount(client: LabClient): number {
     return this.#streams.get(client)?.size ?? 0;
   }
@@ -3473,12 +3376,11 @@ const RESET_DOUBT_MS = 500;
 /** A 2025-era session: its client, transport and server. */
 interface LegacySession {
   id: string;
-  /** What logs and reports call the session (see `sessionHandle`). */
-  handle: string;
   /** Requests being taken in (until their answer starts). */
   inFlight: number;
   /** When the last update notification was handed to an open GET stream. */
   notifiedAt?: number;
+  /** Its id is what logs and reports call the session (`sessionHandle`). */
   client: LabClient;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
@@ -3595,7 +3497,6 @@ class LegacyEra implements EraServer {
     });
     const session: LegacySession = {
       id: sessionId,
-      handle,
       inFlight: 0,
       client,
       getStreams: 0,
@@ -3615,7 +3516,7 @@ class LegacyEra implements EraServer {
   #end(session: LegacySession, reason: SessionEndReason) {
     if (!this.#sessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
-    this.ctx.state.endClient(session.client, reason, session.handle);
+    this.ctx.state.endClient(session.client, reason, session.client.id);
   }
 
   /**
@@ -3658,7 +3559,7 @@ class LegacyEra implements EraServer {
     state.record(session.client, "stream-opened", {
       tag: "stream/get",
       words: "opened",
-      fields: { session: session.handle },
+      fields: { session: session.client.id },
     });
     return drainedResponse(this.ctx, session.client, response, (byClient) => {
       session.getStreams--;
@@ -3674,7 +3575,7 @@ class LegacyEra implements EraServer {
         tag: "stream/get",
         words: "closed",
         fields: {
-          session: session.handle,
+          session: session.client.id,
           resetAfterNotificationMs: reset ? sinceNotified : undefined,
         },
       });
@@ -3833,13 +3734,12 @@ class ModernEra implements EraServer {
   /** The server for one request, speaking for the request's client. */
   #buildServer(): Server {
     const exchange = this.#exchanges.getStore();
-    const client = exchange?.client ??
-      newLabClient({
-        id: "unknown@unknown",
-        era: "2026-07-28",
-        transport: "streamable-http",
-        protocolVersion: "2026-07-28",
-      });
+    // Without an exchange, a client no request names: "unknown@unknown".
+    const client = exchange?.client ?? newLabClient({
+      ...modernIdentity(undefined),
+      era: "2026-07-28",
+      transport: "streamable-http",
+    });
     return buildLabServer(this.ctx, client, "2026-07-28", (error) => {
       if (exchange) exchange.errorAnswer = error;
     });
@@ -3876,11 +3776,9 @@ class ModernEra implements EraServer {
     if (known) return known;
     this.#evictIdleClient();
     const client = this.ctx.state.track(newLabClient({
-      id: identity.id,
+      ...identity,
       era: "2026-07-28",
       transport: "streamable-http",
-      clientInfo: identity.clientInfo,
-      protocolVersion: identity.protocolVersion,
     }));
     client.deliver = (change) => this.#listens.deliver(client, change);
     this.#clients.set(client.id, client);
@@ -4002,7 +3900,6 @@ export function createLab(
     ...state.counts(),
   });
 
-  /** The `/report` document. */
   const report = () =>
     labReport(state.reportedClients(), config, "streamable-http");
 
