@@ -551,6 +551,12 @@ Deno.test("2026-07-28 era: server/discover starts a client's run at version 1", 
     await subscribeUntilUpdated(run);
     assert.equal(await readReview(run), VERSION_2_TEXT);
   }
+  // A listen's close travels as a dropped connection: until the lab has seen
+  // it, a discover is taken for another copy's (docs/protocol-eras.md).
+  await eventually(
+    () => lab.lab.counts().listenStreams === 0,
+    "the listen stream still open",
+  );
   await using again = await connectClient(lab.url, "rerun", "auto");
   assert.equal(await readReview(again), VERSION_1_TEXT);
 });
