@@ -19,7 +19,9 @@ import {
   isUnsupportedClient,
   labCatalogChange,
   labInlineContent,
+  modeFileName,
   type ModeId,
+  modeLabel,
   MODES,
   type UnsupportedClientDefinition,
 } from "./catalog/types.ts";
@@ -107,7 +109,8 @@ against a fresh lab and scripted model in every mode, on every route and
 under both triggers, and regenerates results/. Every client that runs also
 gets mode inline-content: as in its default mode, natively under trigger
 subscribe, against a lab that puts the new text in every update
-(--inline-content sep-3119); and mode catalog: as in its default mode,
+(--inline-content sep-3119); and mode catalog: one run launched in each
+mode the client lists (a row each, catalog (default), catalog (stdio)…),
 natively, against a lab whose tools, prompts and resources each gain an
 item at the client's first update (--catalog-change all), under trigger
 read for a client a model drives (its model reads, then waits past the
@@ -125,7 +128,8 @@ Options:
   --mode M[,M…]      only the runs in these modes (default all: default,
                      2026-07-28, notifications, stdio, stdio-2026-07-28,
                      no-updates, inline-content, catalog); --mode
-                     inline-content runs that mode alone
+                     inline-content runs that mode alone, --mode catalog
+                     the catalog runs in every mode the client lists
   --only G[,G…]      these groups: agents (the agent CLIs, with the
                      scripted model), inspector (the MCP Inspector's
                      command clients, mcpdo and the Inspector CLI, and its
@@ -372,6 +376,8 @@ function chosenClients(names: string[], only: string | undefined) {
 
 export interface PlannedRun {
   mode: ModeId;
+  /** A catalog run's launch mode: one of the client's own modes. */
+  launchMode?: ModeId;
   route: Route;
   trigger: Trigger;
   longWait: boolean;
@@ -420,7 +426,7 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
         }))
       ),
       ...inlineContentRun(options),
-      ...catalogRun(options, "subscribe"),
+      ...catalogRuns(client.modes, options, "subscribe"),
     ];
   }
   if (options.progressCheck) {
@@ -449,7 +455,7 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
       )
     ),
     ...inlineContentRun(options),
-    ...catalogRun(options, "read"),
+    ...catalogRuns(client.modes, options, "read"),
   ];
 }
 
@@ -472,25 +478,33 @@ function inlineContentRun(options: ClientsOptions): PlannedRun[] {
 }
 
 /**
- * The one catalog run every client that runs gets: natively, under the
- * trigger that brings its catalog change while it is connected. An agent's
- * model reads version 1 and then waits past the update delay, so under
- * `read` the change lands inside that wait whether or not the client
- * subscribes; a command or browser client follows a fixed sequence that
- * subscribes and then waits, as in inline-content, so `subscribe` (mcpdo
- * never reads at all).
+ * The catalog runs every client that runs gets: one launched in each mode
+ * it lists, since an era or a transport is another path for a list
+ * change (the GET stream, a listen that asks for it, stdout) and an
+ * opt-in may be the only path a client has (Grok CLI speaks stdio alone);
+ * natively, under the trigger that brings the change while it is
+ * connected. An agent's model reads version 1 and then waits past the
+ * update delay, so under `read` the change lands inside that wait whether
+ * or not the client subscribes; a command or browser client follows a
+ * fixed sequence that subscribes and then waits, as in inline-content, so
+ * `subscribe` (mcpdo never reads at all).
  */
-function catalogRun(options: ClientsOptions, trigger: Trigger): PlannedRun[] {
-  return options.routes.includes("native") &&
-      options.triggers.includes(trigger)
-    ? [{
-      mode: "catalog",
-      route: "native",
-      trigger,
-      longWait: false,
-      delaySeconds: options.delaySeconds,
-    }]
-    : [];
+function catalogRuns(
+  launchModes: ModeId[],
+  options: ClientsOptions,
+  trigger: Trigger,
+): PlannedRun[] {
+  if (
+    !options.routes.includes("native") || !options.triggers.includes(trigger)
+  ) return [];
+  return launchModes.map((launchMode) => ({
+    mode: "catalog",
+    launchMode,
+    route: "native",
+    trigger,
+    longWait: false,
+    delaySeconds: options.delaySeconds,
+  }));
 }
 
 /**
@@ -558,12 +572,11 @@ async function runOne(
   run: PlannedRun,
   options: ClientsOptions,
 ): Promise<RunRecord> {
-  const runDir =
-    `${options.cacheDir}/runs/${client.id}-${client.version}-${run.mode}-${
-      run.route === "native" ? "" : `${run.route}-`
-    }${run.longWait ? "long-wait-" : ""}${
-      run.progressCheck ? `${run.progressCheck}-check-` : ""
-    }${run.trigger}`;
+  const runDir = `${options.cacheDir}/runs/${client.id}-${client.version}-${
+    modeFileName(run)
+  }-${run.route === "native" ? "" : `${run.route}-`}${
+    run.longWait ? "long-wait-" : ""
+  }${run.progressCheck ? `${run.progressCheck}-check-` : ""}${run.trigger}`;
   const base = {
     labMainPath: `${repoRoot}/main.ts`,
     runDir,
@@ -572,6 +585,7 @@ async function runOne(
     timeoutSeconds: options.timeoutSeconds,
     inlineContent: labInlineContent(run.mode),
     catalogChange: labCatalogChange(run.mode),
+    launchMode: run.launchMode,
     keepHome: options.keepHomes,
   };
   const browserBase = {
@@ -600,7 +614,7 @@ async function runOne(
     });
   const row = rowFromRun(record);
   console.log(
-    `   ${run.mode} ${run.route}${
+    `   ${modeLabel(run)} ${run.route}${
       waitLabel(run)
     } ${run.trigger}: ${record.outcome} in ${record.durationSeconds} s, level ${row.level}${
       row.era ? `, era ${row.era}` : ""
@@ -657,7 +671,7 @@ async function runClients(options: ClientsOptions): Promise<Runs> {
     for (const run of planned) {
       if (overBudget()) {
         runs.skipped.push(
-          `${client.id}/${run.mode}/${run.route}/${run.trigger}`,
+          `${client.id}/${modeLabel(run)}/${run.route}/${run.trigger}`,
         );
         continue;
       }
@@ -780,11 +794,7 @@ async function writeEvidence(
 ): Promise<string[]> {
   await Deno.mkdir(`${resultsDir}/runs`, { recursive: true });
   const written: string[] = [];
-  const groups = Map.groupBy(
-    records,
-    (record) =>
-      evidenceFile(record.clientId, record.version, record.mode, record.route),
-  );
+  const groups = Map.groupBy(records, evidenceFile);
   for (const [file, runs] of groups) {
     const previousEvidence = await Deno.readTextFile(`${resultsDir}/${file}`)
       .catch(() => "");
@@ -865,10 +875,11 @@ async function writeMatrix(
 }
 
 /**
- * `--check`: reads back the published matrix and holds each run's row to
- * the lab's own report. Prints each agreement; resolves with the failures.
+ * `--check`: reads back the published matrix and holds each run's row (found
+ * by its evidence link, which names a catalog run's launch mode) to the
+ * lab's own report. Prints each agreement; resolves with the failures.
  */
-async function checkPublished(
+export async function checkPublished(
   resultsDir: string,
   records: RunRecord[],
   minimum: { level: number; catalogLevel: number },
@@ -887,7 +898,7 @@ async function checkPublished(
   const catalogColumn = titles.indexOf("Catalog");
   const failures: string[] = [];
   for (const record of records) {
-    const label = `${record.clientId}/${record.mode}/${record.route}${
+    const label = `${record.clientId}/${modeLabel(record)}/${record.route}${
       waitLabel(record)
     }/${record.trigger}`;
     const line = lines.find((text) =>
@@ -1100,6 +1111,7 @@ const MATRIX_FILE = tableFile(z.object({
   clientId: z.string(),
   client: z.string(),
   mode: z.string(),
+  launchMode: z.string().optional(),
   route: z.string().nullish(),
   trigger: z.string(),
   longWait: z.boolean().optional(),
@@ -1117,13 +1129,18 @@ export function comparedClientRow(row: MatrixRow): ComparedRow {
   return {
     key: [
       row.clientId,
-      row.mode,
+      modeLabel(row),
       route,
       row.trigger,
       row.longWait ? "long wait" : "",
       row.progressCheck ?? "",
     ].join("|"),
-    what: [row.client, row.mode, `${route}${waitLabel(row)}`, row.trigger],
+    what: [
+      row.client,
+      modeLabel(row),
+      `${route}${waitLabel(row)}`,
+      row.trigger,
+    ],
     era: row.era ?? "—",
     version: row.version,
     level: row.level,

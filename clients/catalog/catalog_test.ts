@@ -85,7 +85,7 @@ Deno.test("catalog: the reference host runs from the checkout: its era, its cont
   assert.equal(launch.env.DENO_DIR, context.denoDir);
 });
 
-Deno.test("catalog: modes inline-content and catalog launch every client as its default mode, against a lab with SEP-3119's inline content, or whose catalog changes", () => {
+Deno.test("catalog: a launch takes modes inline-content and catalog as its default mode (a catalog run launches in its launch mode instead, one of the client's own), against a lab with SEP-3119's inline content, or whose catalog changes", () => {
   const commandContext = {
     home: context.home,
     labUrl: context.labUrl,

@@ -28,12 +28,13 @@ import type { WireFormat } from "../model/scripted_model.ts";
  * update handling turned off (the reference host's negative control);
  * `inline-content` the client as in `default` against a lab that puts the
  * new text in every update (`--inline-content sep-3119`); `catalog` the
- * client as in `default` against a lab whose tools, prompts and resources
- * each gain an item at the client's first update (`--catalog-change all`).
- * Every client that runs gets those two modes (`plannedRuns` in `run.ts`),
- * so no client lists them. A launch tests only for its own opt-in modes,
- * so it launches `inline-content` and `catalog` as `default`
- * (`catalog_test.ts` holds every client to that).
+ * client in each mode it lists (its launch mode, `launchMode`) against a
+ * lab whose tools, prompts and resources each gain an item at the
+ * client's first update (`--catalog-change all`). Every client that runs
+ * gets those two modes (`plannedRuns` in `run.ts`), so no client lists
+ * them. A launch tests only for its own opt-in modes, so it launches
+ * `inline-content` as `default` (`catalog_test.ts` holds every client to
+ * that); a catalog run launches in its launch mode.
  */
 export const MODES = [
   "default",
@@ -55,6 +56,49 @@ export function labInlineContent(mode: ModeId): InlineContentSetting {
 /** The lab's `--catalog-change` for a run in `mode`: every kind in mode `catalog`, else off. */
 export function labCatalogChange(mode: ModeId): CatalogChangeSetting {
   return mode === "catalog" ? "all" : "off";
+}
+
+/**
+ * What a run or row is of: its mode, and for a catalog run the client's own
+ * mode it was launched in (one catalog run per mode the client lists).
+ */
+export interface ModeOfRun {
+  mode: ModeId;
+  /**
+   * A catalog run's launch mode; absent on other runs, and on a catalog
+   * row recorded before catalog runs had one (launched as `default`).
+   */
+  launchMode?: ModeId;
+}
+
+/**
+ * The mode a run launches its client in: a catalog run's launch mode,
+ * else its mode (whose launch treats `inline-content` as `default`).
+ */
+export function launchedMode(run: ModeOfRun): ModeId {
+  return run.launchMode ?? run.mode;
+}
+
+/**
+ * A run's mode as the tables show it and key it: `catalog (stdio)` for a
+ * catalog run launched in mode stdio, any other mode as it is.
+ */
+export function modeLabel(run: ModeOfRun): string {
+  return run.mode === "catalog"
+    ? `catalog (${run.launchMode ?? "default"})`
+    : run.mode;
+}
+
+/**
+ * A run's mode in file names: `catalog-stdio` for a catalog run launched in
+ * mode stdio; plain `catalog` for one launched as `default`, the name its
+ * evidence had before catalog runs had launch modes.
+ */
+export function modeFileName(run: ModeOfRun): string {
+  return run.mode === "catalog" && run.launchMode &&
+      run.launchMode !== "default"
+    ? `catalog-${run.launchMode}`
+    : run.mode;
 }
 
 /** The modes in which the client starts the lab over stdio itself. */

@@ -9,7 +9,13 @@
  */
 
 import { CATALOG_KINDS, type ClientReport } from "../../main.ts";
-import { type ModeId, MODES } from "../catalog/types.ts";
+import {
+  launchedMode,
+  modeFileName,
+  type ModeId,
+  modeLabel,
+  MODES,
+} from "../catalog/types.ts";
 import { catalogToolsLevel, type Route } from "../model/decide.ts";
 import {
   type CommandStepRecord,
@@ -65,15 +71,16 @@ export function evidenceKindOf(
 
 /**
  * `results/runs/<client>-<version>-<mode>.md` for the native route,
- * `…-<mode>-<route>.md` for the others.
+ * `…-<mode>-<route>.md` for the others; a catalog run's launch mode is
+ * part of its mode's name (`modeFileName`: `…-catalog-stdio.md`).
  */
 export function evidenceFile(
-  clientId: string,
-  version: string,
-  mode: ModeId,
-  route: Route = "native",
+  run: Pick<RunRecord, "clientId" | "version" | "mode" | "launchMode"> & {
+    route?: Route;
+  },
 ): string {
-  return `runs/${clientId}-${version}-${mode}${
+  const route = run.route ?? "native";
+  return `runs/${run.clientId}-${run.version}-${modeFileName(run)}${
     route === "native" ? "" : `-${route}`
   }.md`;
 }
@@ -105,9 +112,7 @@ export function sectionAnchor(run: SectionOf) {
 
 /** Where a run's row links: its evidence file and section. */
 export function evidenceLink(run: RunRecord): string {
-  return `${evidenceFile(run.clientId, run.version, run.mode, run.route)}#${
-    sectionAnchor(run)
-  }`;
+  return `${evidenceFile(run)}#${sectionAnchor(run)}`;
 }
 
 /**
@@ -422,14 +427,14 @@ export function chatContextUpdated(
 
 /** What VS Code's chat turn showed, for an editor row. */
 export function chatNote(
-  run: Pick<RunRecord, "mode" | "transcript" | "editor">,
+  run: Pick<RunRecord, "mode" | "launchMode" | "transcript" | "editor">,
   contextUpdated: boolean | null,
 ): string {
   const unavailable = run.editor?.chatUnavailable;
   if (unavailable) {
     return `VS Code's chat took no turn: ${printableLine(unavailable, 300)}`;
   }
-  if (run.mode === "stdio") {
+  if (launchedMode(run) === "stdio") {
     return "VS Code's chat: tried in the default (HTTP) rows, since it does not depend on the lab's transport";
   }
   const first = run.transcript.find((entry) =>
@@ -458,13 +463,13 @@ export function chatNote(
 
 /** The notes an editor row (VS Code) ends with. */
 export function editorNotes(
-  run: Pick<RunRecord, "mode" | "transcript" | "editor">,
+  run: Pick<RunRecord, "mode" | "launchMode" | "transcript" | "editor">,
   contextUpdated: boolean | null,
 ): string[] {
   const shown = run.editor?.shownAfterUpdate;
   return [
     EDITOR_NOTE,
-    ...(run.mode === "stdio" ? [STDIO_EDITOR_NOTE] : []),
+    ...(launchedMode(run) === "stdio" ? [STDIO_EDITOR_NOTE] : []),
     ...(shown
       ? [`past the update the editor showed ${quotedOutput(shown)}`]
       : []),
@@ -729,6 +734,7 @@ export function rowFromRun(run: RunRecord): MatrixRow {
     npmPackage: run.npmPackage,
     version: run.version,
     mode: run.mode,
+    ...(run.launchMode ? { launchMode: run.launchMode } : {}),
     trigger: run.trigger,
     route,
     longWait: run.longWait ?? false,
@@ -771,7 +777,10 @@ export function rowFromRun(run: RunRecord): MatrixRow {
 /** The routes in the order the matrix lists them. */
 const ROUTE_ORDER: Route[] = ["native", "wait-tool", "shell-probe"];
 
-/** New rows replace old rows of the same client, mode, route and trigger. */
+/**
+ * New rows replace old rows of the same client, mode (with a catalog
+ * row's launch mode: `modeLabel`), route and trigger.
+ */
 export function mergeRows(
   previous: MatrixRow[],
   fresh: MatrixRow[],
@@ -786,7 +795,7 @@ export function mergeRows(
       ? 2
       : 0;
   const key = (row: MatrixRow) =>
-    `${row.clientId}|${row.mode}|${routeOf(row)}|${row.trigger}|${
+    `${row.clientId}|${modeLabel(row)}|${routeOf(row)}|${row.trigger}|${
       row.longWait ? "long" : ""
     }|${row.progressCheck ?? ""}`;
   const merged = new Map(previous.map((row) => [key(row), row]));
@@ -796,10 +805,13 @@ export function mergeRows(
     return index < 0 ? order.length : index;
   };
   const modeRank = (mode: ModeId) => MODES.indexOf(mode);
+  // Catalog rows in the order of their launch modes, as the modes' rows.
+  const launchRank = (row: MatrixRow) =>
+    row.mode === "catalog" ? modeRank(row.launchMode ?? "default") : 0;
   const triggerRank = (trigger: Trigger) => trigger === "subscribe" ? 0 : 1;
   return [...merged.values()].sort((a, b) =>
     rank(a) - rank(b) || a.clientId.localeCompare(b.clientId) ||
-    modeRank(a.mode) - modeRank(b.mode) ||
+    modeRank(a.mode) - modeRank(b.mode) || launchRank(a) - launchRank(b) ||
     ROUTE_ORDER.indexOf(routeOf(a)) - ROUTE_ORDER.indexOf(routeOf(b)) ||
     Number(a.longWait ?? false) - Number(b.longWait ?? false) ||
     checkRank(a) - checkRank(b) ||
@@ -956,7 +968,7 @@ comparable rows.`;
 
 /** What mode catalog and the Catalog column are, above the tables. */
 export const CATALOG_TEXT =
-  "Mode `catalog` is each client as in its default mode, natively, against a lab whose tools, prompts and resources each gain an item at the client's first update (`--catalog-change all`: the tool `get_review_comments`, the prompt `summarize_review`, the resource `test://review/comments`), under trigger read for a client a model drives and subscribe for the others. Its Catalog cell gives each kind's level: 0 never listed, 1 listed, 2 notified of the change, 3 listed again and got the new item, 4 used it (the lab's levels), 5 the new tool reached a model request after the change and the model called it (the scripted model's side, tools only); its Notes say what stopped each kind.";
+  "Mode `catalog` is each client launched in each of its modes, one run per mode, the Mode column naming it (`catalog (default)`, `catalog (stdio)`), natively, against a lab whose tools, prompts and resources each gain an item at the client's first update (`--catalog-change all`: the tool `get_review_comments`, the prompt `summarize_review`, the resource `test://review/comments`), under trigger read for a client a model drives and subscribe for the others. Its Catalog cell gives each kind's level: 0 never listed, 1 listed, 2 notified of the change, 3 listed again and got the new item, 4 used it (the lab's levels), 5 the new tool reached a model request after the change and the model called it (the scripted model's side, tools only); its Notes say what stopped each kind.";
 
 /** The picture of the summary, beside the matrix in `results/`. */
 export const SUMMARY_SVG = "compatibility-summary.svg";
@@ -1037,7 +1049,7 @@ export function matrixMarkdown(document: MatrixDocument): string {
         [
           row.client,
           row.version,
-          row.mode,
+          modeLabel(row),
           routeCell(row),
           `\`${row.trigger}\``,
           eraCell(row),
@@ -1180,7 +1192,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
   const route = first.route ?? "native";
   const lines = [
-    `# ${first.displayName} ${first.version}, mode ${first.mode}${
+    `# ${first.displayName} ${first.version}, mode ${modeLabel(first)}${
       route === "native" ? "" : `, route ${route}`
     }`,
     "",

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import type { ClientReport } from "../../main.ts";
 import type { Route } from "../model/decide.ts";
+import { type ModeId, modeLabel } from "../catalog/types.ts";
 import { installFailureReason } from "../support/install.ts";
 import {
   COMMAND_NOTE,
   demoteHeadings,
+  evidenceFile,
   evidenceKindOf,
   evidenceMarkdown,
   HISTORY,
@@ -953,6 +955,66 @@ Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, no
   ]);
 });
 
+Deno.test("mergeRows: a catalog row is keyed by its launch mode, after the client's other modes in its modes' order; a fresh one launched as default replaces one recorded before launch modes", () => {
+  const catalog = (launchMode?: ModeId, ranAt = at(0)) =>
+    row({ mode: "catalog", ...(launchMode ? { launchMode } : {}), ranAt });
+  const previous = [row({ mode: "default" }), catalog()];
+  const merged = mergeRows(previous, [
+    catalog("no-updates"),
+    catalog("stdio"),
+    catalog("2026-07-28"),
+    catalog("default", at(60)),
+    row({ mode: "inline-content" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => [modeLabel(each), each.ranAt]), [
+    ["default", at(0)],
+    ["inline-content", at(0)],
+    ["catalog (default)", at(60)],
+    ["catalog (2026-07-28)", at(0)],
+    ["catalog (stdio)", at(0)],
+    ["catalog (no-updates)", at(0)],
+  ]);
+  // The Mode column names the launch mode; an old row's is default.
+  assert.equal(tableCells(catalog("stdio"))[2], "catalog (stdio)");
+  assert.equal(tableCells(catalog())[2], "catalog (default)");
+});
+
+Deno.test("evidenceFile: a catalog run's launch mode is in its file's name, but default's, whose file keeps the plain name", () => {
+  const file = (mode: ModeId, launchMode?: ModeId) =>
+    evidenceFile({
+      clientId: "reference-host",
+      version: "0.2.0",
+      mode,
+      ...(launchMode ? { launchMode } : {}),
+    });
+  assert.deepEqual(
+    [
+      file("catalog", "default"),
+      file("catalog"),
+      file("catalog", "stdio-2026-07-28"),
+      file("catalog", "no-updates"),
+      file("stdio"),
+    ],
+    [
+      "runs/reference-host-0.2.0-catalog.md",
+      "runs/reference-host-0.2.0-catalog.md",
+      "runs/reference-host-0.2.0-catalog-stdio-2026-07-28.md",
+      "runs/reference-host-0.2.0-catalog-no-updates.md",
+      "runs/reference-host-0.2.0-stdio.md",
+    ],
+  );
+  const record = runRecord({ mode: "catalog", launchMode: "stdio" });
+  assert.equal(
+    rowFromRun(record).evidence,
+    "runs/demo-1.0.0-catalog-stdio.md#trigger-read",
+  );
+  assert.equal(rowFromRun(record).launchMode, "stdio");
+  assert.match(
+    evidenceMarkdown([record]),
+    /^# Demo CLI 1\.0\.0, mode catalog \(stdio\)\n/,
+  );
+});
+
 /** The lab's record of a client notified at 3 s whose first read of version 2 came `rereadAt` s in. */
 function notifiedClient(
   rereadAt: number,
@@ -1326,7 +1388,7 @@ Deno.test("results/README.md quotes as many catalog rows as results/matrix.json 
   const readme = (await Deno.readTextFile(new URL("README.md", results)))
     .replaceAll(/\s+/g, " ");
   const quoted = readme.match(
-    /Mode `catalog` came after that: one run per client that runs, (\d+) in all today/,
+    /Mode `catalog` came after that: one run per client that runs in each mode it lists, (\d+) in all today/,
   );
   assert.ok(quoted, "results/README.md quotes no count of catalog rows");
   const catalogRows = rows.filter((row) => row.mode === "catalog");

@@ -22,6 +22,7 @@ type RunFields = Pick<
   | "npmPackage"
   | "version"
   | "mode"
+  | "launchMode"
   | "trigger"
   | "route"
   | "longWait"

@@ -9,7 +9,11 @@
  */
 
 import { ALL_CLIENTS } from "../catalog/select.ts";
-import { isBrowserClient, isCommandClient } from "../catalog/types.ts";
+import {
+  isBrowserClient,
+  isCommandClient,
+  type ModeId,
+} from "../catalog/types.ts";
 import type { CitedHost, UpstreamRequest } from "../catalog/cited.ts";
 import { libraryOf } from "../catalog/libraries.ts";
 import {
@@ -23,8 +27,8 @@ import { CATALOG_KINDS } from "../../main.ts";
 
 /**
  * The native route under each trigger, then the two other routes, then the
- * modes inline-content (native, trigger subscribe) and catalog (its
- * catalog ladder) in the default row.
+ * modes inline-content (native, trigger subscribe; in the default row) and
+ * catalog (its catalog ladder; in the row of the mode it launched in).
  */
 export const SUMMARY_COLUMNS = [
   { key: "native-subscribe", title: "Native, trigger subscribe" },
@@ -35,8 +39,20 @@ export const SUMMARY_COLUMNS = [
   { key: "catalog", title: "Catalog" },
 ] as const;
 
-/** The modes whose one row is a cell of the client's default row. */
-const DEFAULT_ROW_MODES = ["inline-content", "catalog"];
+/**
+ * The modes whose rows are cells of another row: inline-content's of the
+ * client's default row, a catalog row's of its launch mode's row.
+ */
+const CELL_MODES = ["inline-content", "catalog"];
+
+/** The summary row a matrix row is part of: its mode's, or the row it is a cell of. */
+function summaryMode(row: MatrixRow): ModeId {
+  return row.mode === "inline-content"
+    ? "default"
+    : row.mode === "catalog"
+    ? row.launchMode ?? "default"
+    : row.mode;
+}
 
 export type SummaryColumn = (typeof SUMMARY_COLUMNS)[number]["key"];
 
@@ -76,13 +92,11 @@ export function summaryRows(sources: SummarySources): SummaryRow[] {
   const plain = sources.rows.filter((row) =>
     !row.longWait && !row.progressCheck && !libraryOf(row.clientId)
   );
-  // An inline-content or catalog row is a cell of its client's default row.
+  // An inline-content row is a cell of its client's default row, a
+  // catalog row one of the row of the mode it launched in.
   const groups = Map.groupBy(
     plain,
-    (row) =>
-      `${row.clientId}|${
-        DEFAULT_ROW_MODES.includes(row.mode) ? "default" : row.mode
-      }`,
+    (row) => `${row.clientId}|${summaryMode(row)}`,
   );
   const measured = [...groups].map(([key, rows]) =>
     measuredRow(
@@ -116,10 +130,12 @@ function measuredRow(
     : undefined;
   const cell = (column: SummaryColumn): SummaryCell => {
     if (missed) return { level: null, text: missed };
-    if (column === "inline-content" || column === "catalog") {
+    if (column === "inline-content") {
       if (mode !== "default") return { level: null, text: "default mode only" };
-      const modeRows = rows.filter((row) => row.mode === column);
-      return column === "catalog" ? catalogCell(modeRows) : levelCell(modeRows);
+      return levelCell(rows.filter((row) => row.mode === column));
+    }
+    if (column === "catalog") {
+      return catalogCell(rows.filter((row) => row.mode === column));
     }
     const [route, trigger] = column === "native-subscribe"
       ? ["native", "subscribe"]
@@ -132,7 +148,7 @@ function measuredRow(
     }
     return levelCell(
       rows.filter((row) =>
-        !DEFAULT_ROW_MODES.includes(row.mode) &&
+        !CELL_MODES.includes(row.mode) &&
         (row.route ?? "native") === route &&
         (trigger === undefined || row.trigger === trigger)
       ),
@@ -272,7 +288,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the client's default row: each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all), colored by the tools level; the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the row of the mode the client was launched in (one catalog run per mode it lists): each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all), colored by the tools level; the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")

@@ -302,7 +302,7 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   );
   assert.deepEqual(summaryMarkdown(rows, "s.svg").slice(-3), [
     "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | not run | none found |",
-    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | default mode only | none found |",
+    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | not run | none found |",
     "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | not run | none found |",
   ]);
   const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
@@ -314,7 +314,7 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   }
 });
 
-Deno.test("summaryRows: the catalog row is the Catalog cell of the client's default row, each kind's level colored by the tools level on the catalog ladder, in Markdown and SVG; the native read cell keeps the default row's own", () => {
+Deno.test("summaryRows: a catalog row is the Catalog cell of the row of the mode it launched in (default when recorded without one), each kind's level colored by the tools level on the catalog ladder, in Markdown and SVG; the native read cell keeps the mode row's own", () => {
   const catalog = (levels: [number, number, number]) => ({
     level: Math.min(...levels),
     kinds: Object.fromEntries(
@@ -336,6 +336,13 @@ Deno.test("summaryRows: the catalog row is the Catalog cell of the client's defa
       matrixRow({ level: 3 }),
       matrixRow({ mode: "2026-07-28", level: 3 }),
       matrixRow({ mode: "catalog", level: 6, catalog: catalog([5, 4, 2]) }),
+      matrixRow({
+        mode: "catalog",
+        launchMode: "2026-07-28",
+        level: 6,
+        catalog: catalog([2, 3, 3]),
+      }),
+      matrixRow({ mode: "stdio", level: 3 }),
       matrixRow({
         clientId: "mcpdo",
         client: "mcpdo",
@@ -376,8 +383,13 @@ Deno.test("summaryRows: the catalog row is the Catalog cell of the client's defa
         ladder: "catalog",
       }],
       ["demo", "2026-07-28", { level: 3, text: "3" }, {
+        level: 2,
+        text: "tools 2, prompts 3, resources 3",
+        ladder: "catalog",
+      }],
+      ["demo", "stdio", { level: 3, text: "3" }, {
         level: null,
-        text: "default mode only",
+        text: "not run",
       }],
       ["mcpdo", null, { level: null, text: "not run" }, {
         level: null,

@@ -12,6 +12,7 @@ import {
   type ClientDefinition,
   isStdioMode,
   type LaunchContext,
+  launchedMode,
   type ModeId,
 } from "../catalog/types.ts";
 import { REVIEW_URI, whenStreamEnds } from "../../main.ts";
@@ -289,11 +290,13 @@ export async function runAgentClient(
     longWait: options.longWait,
     progressCheck: options.progressCheck,
     delaySeconds: options.delaySeconds,
+    launchMode: options.launchMode,
   });
+  const launched = launchedMode({ mode, launchMode: options.launchMode });
   const seconds = () => Math.round((performance.now() - started) / 1000);
   const folders = await freshRunDir(options.runDir);
   const denoDir = options.denoDir ?? defaultDenoDir();
-  const lab = await runLab(client, mode, trigger, options, denoDir);
+  const lab = await runLab(client, launched, trigger, options, denoDir);
   if ("failed" in lab) {
     return notStarted(base, "lab-failed", lab.failed, seconds());
   }
@@ -316,7 +319,7 @@ export async function runAgentClient(
   let reports: LabReports | { unavailable: string } = NO_LAB_REPORTS;
   let daemon: string | undefined;
   try {
-    ran = await launchAgent(client, mode, options, folders, {
+    ran = await launchAgent(client, launched, options, folders, {
       labUrl: relay?.url ?? labUrl,
       stdioLab: "stdio" in lab ? lab.stdio : undefined,
       denoDir,
@@ -329,6 +332,7 @@ export async function runAgentClient(
       trigger,
       updateDelaySeconds: options.delaySeconds,
       inlineContent: options.inlineContent,
+      catalogChange: options.catalogChange,
     });
   } finally {
     await relay?.close();
@@ -391,6 +395,7 @@ async function runLab(
       trigger,
       delaySeconds: options.delaySeconds,
       inlineContent: options.inlineContent,
+      catalogChange: options.catalogChange,
       ...tools,
     }),
   };

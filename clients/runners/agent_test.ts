@@ -8,7 +8,8 @@ import { mainLabClient } from "./run_record.ts";
 import { quotedOutput, rowFromRun } from "../report/matrix.ts";
 import { catalogLevels } from "../report/summary.ts";
 import { shellQuote } from "../support/process.ts";
-import { defaultDenoDir } from "../support/run_lab.ts";
+import { cacheModules, defaultDenoDir } from "../support/run_lab.ts";
+import { clientById } from "../catalog/agents.ts";
 import {
   harnessProbe,
   probeCommand,
@@ -451,6 +452,49 @@ Deno.test({
       },
       catalog: "tools 3, prompts 0, resources 3",
     });
+  },
+});
+
+Deno.test({
+  name:
+    "runner (catalog): a catalog run launches the client in its launch mode: the reference host over stdio in 2026-07-28, whose stdio lab changes its catalog too; the record is mode catalog with that launch mode",
+  async fn() {
+    const host = clientById("reference-host")!;
+    assert.equal(
+      await cacheModules(host.localScript!, defaultDenoDir()) ??
+        await cacheModules(labMainPath, defaultDenoDir()),
+      undefined,
+    );
+    const run = await options(Deno.execPath(), 60);
+    try {
+      const record = await runAgentClient(host, "catalog", "read", {
+        ...run,
+        catalogChange: labCatalogChange("catalog"),
+        launchMode: "stdio-2026-07-28",
+      });
+      assert.equal(record.outcome, "completed", record.outputTail);
+      assert.deepEqual([record.mode, record.launchMode], [
+        "catalog",
+        "stdio-2026-07-28",
+      ]);
+      assert.match(record.command, / --era 2026-07-28 .* --stdio -- env /);
+      assert.match(record.labReportMarkdown ?? "", /^# Lab report \(stdio\)/);
+      assert.equal(
+        record.labReport?.scenario.catalogChange,
+        "tools,prompts,resources",
+      );
+      const row = rowFromRun(record);
+      assert.deepEqual(
+        [row.era, row.catalog && catalogLevels(row.catalog), row.evidence],
+        [
+          "2026-07-28",
+          "tools 5, prompts 3, resources 3",
+          `runs/reference-host-${host.version}-catalog-stdio-2026-07-28.md#trigger-read`,
+        ],
+      );
+    } finally {
+      await run.cleanup();
+    }
   },
 });
 

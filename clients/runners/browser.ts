@@ -11,10 +11,12 @@
  * @module
  */
 
-import type {
-  BrowserClientDefinition,
-  InspectorWebDefinition,
-  ModeId,
+import {
+  type BrowserClientDefinition,
+  type InspectorWebDefinition,
+  launchedMode,
+  modeFileName,
+  type ModeId,
 } from "../catalog/types.ts";
 import { REVIEW_URI } from "../../main.ts";
 import {
@@ -108,10 +110,13 @@ export async function waitForServer(
   return `the web server did not answer within ${timeoutSeconds} s`;
 }
 
-/** The PNG file of one screenshot, as the evidence folder names it. */
+/**
+ * The PNG file of one screenshot, as the evidence folder names it; `mode`
+ * as file names give it (`modeFileName`).
+ */
 export function screenshotName(
   client: Pick<BrowserClientDefinition, "id" | "version">,
-  mode: ModeId,
+  mode: string,
   trigger: Trigger,
   moment: string,
 ): string {
@@ -278,7 +283,9 @@ export async function runBrowserClient(
   const secondsSinceStart = () => (performance.now() - started) / 1000;
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
+    launchMode: options.launchMode,
   });
+  const launched = launchedMode({ mode, launchMode: options.launchMode });
   const shotsDir = `${options.runDir}/screenshots`;
   const { home, tmpDir } = await freshRunDir(options.runDir, [shotsDir]);
   const lab = await startRunLab(options, trigger);
@@ -291,7 +298,7 @@ export async function runBrowserClient(
   const log = newRunLog();
   const step = stepRecorder(log, secondsSinceStart, lab.url);
   const address = freshUiAddress();
-  const serveArgs = client.serveArgs({ labUrl: lab.url, mode });
+  const serveArgs = client.serveArgs({ labUrl: lab.url, mode: launched });
   const serverLog = await Deno.open(`${options.runDir}/server.log`, {
     write: true,
     create: true,
@@ -326,7 +333,14 @@ export async function runBrowserClient(
       address,
       options,
       shotPath: (moment) =>
-        `${shotsDir}/${screenshotName(client, mode, trigger, moment)}`,
+        `${shotsDir}/${
+          screenshotName(
+            client,
+            modeFileName({ mode, launchMode: options.launchMode }),
+            trigger,
+            moment,
+          )
+        }`,
       onBrowser: (pid) => browserPid = pid,
     });
   } catch (error) {

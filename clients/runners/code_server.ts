@@ -50,10 +50,12 @@ import {
   type WebServer,
   withPage,
 } from "./browser.ts";
-import type {
-  CodeServerContext,
-  CodeServerDefinition,
-  ModeId,
+import {
+  type CodeServerContext,
+  type CodeServerDefinition,
+  launchedMode,
+  modeFileName,
+  type ModeId,
 } from "../catalog/types.ts";
 import {
   freshRunDir,
@@ -110,8 +112,10 @@ export async function runCodeServer(
   const secondsSinceStart = () => (performance.now() - started) / 1000;
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
+    launchMode: options.launchMode,
   });
-  const setup = await setUp(client, mode, trigger, options);
+  const launched = launchedMode({ mode, launchMode: options.launchMode });
+  const setup = await setUp(client, launched, trigger, options);
   if ("failed" in setup) {
     return {
       ...notStarted(base, "lab-failed", setup.failed, secondsSinceStart()),
@@ -165,13 +169,18 @@ export async function runCodeServer(
           step,
           log,
           client,
-          mode,
+          mode: launched,
           setup,
           options,
           seen,
           shotPath: (moment) =>
             `${options.runDir}/screenshots/${
-              screenshotName(client, mode, trigger, moment)
+              screenshotName(
+                client,
+                modeFileName({ mode, launchMode: options.launchMode }),
+                trigger,
+                moment,
+              )
             }`,
         }),
     );
@@ -258,6 +267,7 @@ async function setUp(
         trigger,
         delaySeconds: options.delaySeconds,
         inlineContent: options.inlineContent,
+        catalogChange: options.catalogChange,
       }),
     },
     modelOrigin: model.origin,
@@ -290,6 +300,7 @@ async function stdioReports(
     trigger,
     updateDelaySeconds: options.delaySeconds,
     inlineContent: options.inlineContent,
+    catalogChange: options.catalogChange,
   });
   if ("unavailable" in reports) {
     log.detail = log.detail

@@ -170,7 +170,7 @@ Deno.test("rowFromRun (VS Code): a chat that took no turn says at which step and
   );
 });
 
-Deno.test("rowFromRun (VS Code): a stdio row is the lab's verdict, without a chat", () => {
+Deno.test("rowFromRun (VS Code): a stdio row, or a catalog row launched over stdio, is the lab's verdict, without a chat", () => {
   assert.deepEqual([chatRuns("default"), chatRuns("stdio")], [true, false]);
   const row = rowFromRun(
     editorRecord({ mode: "stdio", transcript: [], screenshots: [] }),
@@ -196,6 +196,16 @@ Deno.test("rowFromRun (VS Code): a stdio row is the lab's verdict, without a cha
     ) => merged.mode),
     ["default", "stdio"],
   );
+  // A catalog run launched over stdio says so as the stdio row does.
+  const catalog = rowFromRun(
+    editorRecord({
+      mode: "catalog",
+      launchMode: "stdio",
+      transcript: [],
+      screenshots: [],
+    }),
+  );
+  assert.equal(catalog.notes.startsWith(row.notes), true, catalog.notes);
 });
 
 Deno.test("evidenceMarkdown (VS Code): page actions, screenshots, the chat's transcript, the lab's report", () => {

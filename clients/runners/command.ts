@@ -10,6 +10,7 @@
 import {
   type CommandClientDefinition,
   isStdioMode,
+  launchedMode,
   type ModeId,
 } from "../catalog/types.ts";
 import {
@@ -94,9 +95,11 @@ export async function runCommandClient(
   const secondsSinceStart = () => (performance.now() - started) / 1000;
   const base = runHeader(client, mode, trigger, {
     delaySeconds: options.delaySeconds,
+    launchMode: options.launchMode,
   });
+  const launched = launchedMode({ mode, launchMode: options.launchMode });
   const folders = await freshRunDir(options.runDir);
-  const lab = await commandLab(mode, trigger, options);
+  const lab = await commandLab(launched, trigger, options);
   if ("failed" in lab) {
     return {
       ...notStarted(base, "lab-failed", lab.failed, secondsSinceStart()),
@@ -123,7 +126,7 @@ export async function runCommandClient(
       home: folders.home,
       labUrl,
       ...("stdio" in lab ? { stdioLab: lab.stdio } : {}),
-      mode,
+      mode: launched,
       delaySeconds: options.delaySeconds,
     });
     for (const [index, step] of planned.entries()) {
@@ -133,6 +136,7 @@ export async function runCommandClient(
       trigger,
       updateDelaySeconds: options.delaySeconds,
       inlineContent: options.inlineContent,
+      catalogChange: options.catalogChange,
     });
   } finally {
     if (client.daemon && daemonDir) {
@@ -181,6 +185,7 @@ async function commandLab(
       trigger,
       delaySeconds: options.delaySeconds,
       inlineContent: options.inlineContent,
+      catalogChange: options.catalogChange,
     }),
   };
 }

@@ -42,6 +42,11 @@ export interface BaseRunOptions {
   inlineContent?: InlineContentSetting;
   /** The lab's `--catalog-change` (`labCatalogChange`); off when absent. */
   catalogChange?: CatalogChangeSetting;
+  /**
+   * A catalog run's launch mode: the client starts in it (over stdio, in
+   * its era, with its control) rather than in the run's mode.
+   */
+  launchMode?: ModeId;
   /** Keep the run's home, work and tmp folders (for debugging a client). */
   keepHome?: boolean;
 }
@@ -53,6 +58,8 @@ export interface RunRecord {
   npmPackage: string;
   version: string;
   mode: ModeId;
+  /** A catalog run's launch mode (`ModeOfRun`); absent on other runs. */
+  launchMode?: ModeId;
   trigger: Trigger;
   route: Route;
   /** A long-wait run of the wait-tool route (see `RunOptions.longWait`). */
@@ -137,6 +144,7 @@ export type RunHeader = Pick<
   | "npmPackage"
   | "version"
   | "mode"
+  | "launchMode"
   | "trigger"
   | "route"
   | "longWait"
@@ -157,6 +165,7 @@ export function runHeader(
     longWait?: boolean;
     progressCheck?: ProgressCheck | null;
     delaySeconds?: number;
+    launchMode?: ModeId;
   } = {},
 ): RunHeader {
   return {
@@ -165,6 +174,7 @@ export function runHeader(
     npmPackage: client.npmPackage,
     version: client.version,
     mode,
+    ...(run.launchMode ? { launchMode: run.launchMode } : {}),
     trigger,
     route: run.route ?? "native",
     longWait: run.longWait ?? false,

@@ -15,10 +15,15 @@ import {
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  type ModeId,
+  modeLabel,
   MODES,
 } from "../catalog/types.ts";
+import { matrixMarkdown, mergeRows, rowFromRun } from "../report/matrix.ts";
+import { catalogLevels } from "../report/summary.ts";
 import {
   catalogDisagreement,
+  checkPublished,
   CLIENTS_USAGE,
   parseClientsArgs,
   plannedRuns,
@@ -147,15 +152,18 @@ Deno.test("deno task servers: --help prints the usage, a bad flag or value is on
   }
 });
 
-/** The runs `deno task clients ARGS` plans for a client, as "mode route trigger". */
+/**
+ * The runs `deno task clients ARGS` plans for a client, as "mode route
+ * trigger", a catalog run's mode with its launch mode: "catalog (stdio)".
+ */
 function planned(args: string[], id: string): string[] {
   const options = parseClientsArgs(args);
   assert.ok(options !== "help");
   const client = selectClients([id])[0];
   return plannedRuns(client, options).map((run) =>
-    `${run.mode} ${run.route} ${run.trigger}${run.longWait ? " long" : ""}${
-      run.progressCheck ? ` ${run.progressCheck}` : ""
-    }`
+    `${modeLabel(run)} ${run.route} ${run.trigger}${
+      run.longWait ? " long" : ""
+    }${run.progressCheck ? ` ${run.progressCheck}` : ""}`
   );
 }
 
@@ -166,17 +174,27 @@ const everyRoute = (mode: string) =>
     `${mode} ${route} read`,
   ]);
 
-Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, and one catalog run, natively under trigger read for an agent and subscribe for the others, after its own modes", () => {
+Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, and a catalog run launched in each of its modes, natively under trigger read for an agent and subscribe for the others, after its own modes", () => {
   assert.deepEqual(planned([], "claude-code"), [
     ...everyRoute("default"),
     "inline-content native subscribe",
-    "catalog native read",
+    "catalog (default) native read",
   ]);
+  // The reference host: both eras over HTTP and stdio, and the control.
   assert.deepEqual(planned([], "reference-host"), [
     ...clientById("reference-host")!.modes.flatMap(everyRoute),
     "inline-content native subscribe",
-    "catalog native read",
+    "catalog (default) native read",
+    "catalog (2026-07-28) native read",
+    "catalog (stdio) native read",
+    "catalog (stdio-2026-07-28) native read",
+    "catalog (no-updates) native read",
   ]);
+  // Grok CLI speaks stdio alone: its catalog is measured there too.
+  assert.deepEqual(
+    planned(["--mode", "catalog"], "grok-cli"),
+    ["catalog (default) native read", "catalog (stdio) native read"],
+  );
   // Command and browser clients run natively, in each of their modes.
   for (
     const [id, modes] of [
@@ -191,7 +209,7 @@ Deno.test("plannedRuns: every client that runs gets one inline-content run, nati
         `${mode} native read`,
       ]),
       "inline-content native subscribe",
-      "catalog native subscribe",
+      ...modes.map((mode) => `catalog (${mode}) native subscribe`),
     ], id);
   }
   // pi does not run: its one row says why, with no inline-content run.
@@ -205,7 +223,9 @@ Deno.test("plannedRuns: every client that runs gets one inline-content run, nati
       ),
       isUnsupportedClient(client) ? [] : [
         "inline-content native subscribe",
-        `catalog native ${agent ? "read" : "subscribe"}`,
+        ...client.modes.map((mode) =>
+          `catalog (${mode}) native ${agent ? "read" : "subscribe"}`
+        ),
       ],
       client.id,
     );
@@ -221,7 +241,8 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
   assert.deepEqual(planned(["--mode", "inline-content"], "pi"), []);
   for (const [id, trigger] of [["codex", "read"], ["mcpdo", "subscribe"]]) {
     assert.deepEqual(planned(["--mode", "catalog"], id), [
-      `catalog native ${trigger}`,
+      `catalog (default) native ${trigger}`,
+      `catalog (2026-07-28) native ${trigger}`,
     ], id);
     // Its trigger must be among those the command line asks for.
     assert.deepEqual(
@@ -258,7 +279,8 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
     [
       "default native read",
       "2026-07-28 native read",
-      "catalog native read",
+      "catalog (default) native read",
+      "catalog (2026-07-28) native read",
     ],
   );
   assert.deepEqual(planned(["--route", "wait-tool"], "claude-code"), [
@@ -326,4 +348,69 @@ Deno.test("catalogDisagreement: --check holds a catalog row's levels to the lab'
     ),
     "the lab recorded no catalog (scenario off)",
   );
+});
+
+Deno.test("checkPublished: --check finds each of the reference host's catalog rows by its launch mode and holds it to its own lab's levels", async () => {
+  const host = clientById("reference-host")!;
+  const called = [
+    transcriptEntry(0, "read-v1"),
+    transcriptEntry(5, "call-new-tool", { newTool: "get_review_comments" }),
+  ];
+  // Every mode follows the change to the model but the control.
+  const record = (
+    launchMode: ModeId,
+    tools = launchMode === "no-updates" ? 2 : 4,
+  ) =>
+    runRecord({
+      clientId: host.id,
+      displayName: host.displayName,
+      version: host.version,
+      mode: "catalog",
+      launchMode,
+      labReport: labReport([
+        catalogLabClient({ tools, prompts: 3, resources: 3 }),
+      ]),
+      transcript: tools === 4 ? called : [transcriptEntry(0, "read-v1")],
+    });
+  const records = host.modes.map((mode) => record(mode));
+  const rows = mergeRows([], records.map(rowFromRun), [host.id]);
+  assert.deepEqual(
+    rows.map((
+      row,
+    ) => [modeLabel(row), row.catalog && catalogLevels(row.catalog)]),
+    [
+      ["catalog (default)", "tools 5, prompts 3, resources 3"],
+      ["catalog (2026-07-28)", "tools 5, prompts 3, resources 3"],
+      ["catalog (stdio)", "tools 5, prompts 3, resources 3"],
+      ["catalog (stdio-2026-07-28)", "tools 5, prompts 3, resources 3"],
+      ["catalog (no-updates)", "tools 2, prompts 3, resources 3"],
+    ],
+  );
+  const resultsDir = await Deno.makeTempDir({ prefix: "check-catalog-" });
+  try {
+    await Deno.writeTextFile(
+      `${resultsDir}/compatibility-matrix.md`,
+      matrixMarkdown({
+        generatedAt: "2026-12-01T10:00:00.000Z",
+        labVersion: host.version,
+        delaySeconds: 3,
+        rows,
+        cited: [],
+        requests: {},
+        libraries: [],
+      }),
+    );
+    const minimum = { level: 0, catalogLevel: 0 };
+    assert.deepEqual(await checkPublished(resultsDir, records, minimum), []);
+    // A control that reached the model is held to its own row, not the
+    // default row's tools 5.
+    assert.deepEqual(
+      await checkPublished(resultsDir, [record("no-updates", 4)], minimum),
+      [
+        `reference-host/catalog (no-updates)/native/read: the row's catalog is "tools 2, prompts 3, resources 3", the lab's tools 5, prompts 3, resources 3 (tools 4, and the model's call of the new tool)`,
+      ],
+    );
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
 });

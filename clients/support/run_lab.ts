@@ -7,7 +7,12 @@
  * @module
  */
 
-import type { ClientReport, LabReport, UpdateTrigger } from "../../main.ts";
+import {
+  CATALOG_KINDS,
+  type ClientReport,
+  type LabReport,
+  type UpdateTrigger,
+} from "../../main.ts";
 import { printableLine, shellQuote } from "./process.ts";
 import { type SpawnedLab, spawnLab } from "../../testdata/lab.ts";
 
@@ -219,6 +224,7 @@ export function stdioLabCommand(options: {
   enableTool?: boolean;
   enableWaitTool?: boolean;
   inlineContent?: InlineContentSetting;
+  catalogChange?: CatalogChangeSetting;
 }): StdioLabCommand {
   return {
     command: "sh",
@@ -305,7 +311,8 @@ export function stdioLabReports(
   stderr: string,
   scenario:
     & Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">
-    & Partial<Pick<LabReport["scenario"], "inlineContent">>,
+    & Partial<Pick<LabReport["scenario"], "inlineContent">>
+    & { catalogChange?: CatalogChangeSetting },
 ): LabReports | { unavailable: string } {
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const banner = lines.map(stdioBanner).find((found) => found !== undefined);
@@ -334,7 +341,10 @@ export function stdioLabReports(
         updateIntervalSeconds: 5,
         sendListChanged: false,
         inlineContent: scenario.inlineContent ?? "off",
-        catalogChange: "off",
+        // As the lab's own report words it: the kinds, comma-separated.
+        catalogChange: scenario.catalogChange === "all"
+          ? CATALOG_KINDS.join(",")
+          : scenario.catalogChange ?? "off",
         toolEnabled: false,
       },
       clients,

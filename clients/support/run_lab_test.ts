@@ -81,7 +81,7 @@ Deno.test("labRunEnv: mode inline-content's lab puts SEP-3119's text in every up
   );
 });
 
-Deno.test("labRunEnv: mode catalog's lab changes every kind of its catalog; any other mode's changes none", () => {
+Deno.test("labRunEnv: mode catalog's lab changes every kind of its catalog, over HTTP and stdio; any other mode's changes none", () => {
   const settings = {
     trigger: "read" as const,
     delaySeconds: 3,
@@ -100,6 +100,35 @@ Deno.test("labRunEnv: mode catalog's lab changes every kind of its catalog; any 
       mode,
     );
   }
+  // A catalog run launched over stdio: the lab the client starts changes
+  // its catalog, and its report's scenario says so in the lab's words.
+  const stdio = stdioLabCommand({
+    ...settings,
+    catalogChange: labCatalogChange("catalog"),
+    labMainPath: "/lab/main.ts",
+    denoDir: "/cache/deno",
+    stderrPath: "/runs/lab.log",
+  });
+  assert.equal(stdio.env.MCP_TEST_CATALOG_CHANGE, "all");
+  const stderr = [
+    '{"event":"lab","transport":"stdio","version":"0.2.0","sdk":"2.4.0"}',
+    '{"event":"verdict","id":"stdio","name":"demo","version":"1.0.0","level":1,"steps":{"connected":true}}',
+  ].join("\n");
+  const scenario = { trigger: "read" as const, updateDelaySeconds: 3 };
+  const catalogChange = (reports: ReturnType<typeof stdioLabReports>) =>
+    "labReport" in reports ? reports.labReport?.scenario.catalogChange : null;
+  assert.deepEqual(
+    [
+      catalogChange(
+        stdioLabReports(stderr, { ...scenario, catalogChange: "all" }),
+      ),
+      catalogChange(
+        stdioLabReports(stderr, { ...scenario, catalogChange: "tools" }),
+      ),
+      catalogChange(stdioLabReports(stderr, scenario)),
+    ],
+    ["tools,prompts,resources", "tools", "off"],
+  );
 });
 
 Deno.test("startRunLab: a run's inlineContent reaches the lab it starts, whose report says so", async () => {
