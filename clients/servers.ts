@@ -38,6 +38,7 @@ import {
   tableFile,
 } from "./watch/compare.ts";
 import { defaultCacheDir, exists, installClient } from "./support/install.ts";
+import { installPythonProgram } from "./support/install_python.ts";
 import {
   atNewest,
   fixtureLookup,
@@ -59,6 +60,7 @@ import {
 import {
   CHROMIUM_PATH,
   LAB_CATALOG_CHANGE,
+  type PypiServer,
   type RowContext,
   type RowTarget,
   SERVER_CATALOG,
@@ -256,13 +258,19 @@ export interface ServerRow {
   seconds: number;
 }
 
-/** A server's package installed (or why not): its bin and its Node. */
-type Installed = { bin: string; node: string } | { reason: string };
+/**
+ * A server's package installed (or why not): its bin and its Node, or a
+ * Python program and its environment's Python.
+ */
+type Installed = { bin: string; node: string; python?: string } | {
+  reason: string;
+};
 
 async function installServer(
   server: ServerDefinition,
   cacheDir: string,
 ): Promise<Installed> {
+  if (server.pypi) return await installPypiServer(server.pypi, cacheDir);
   if (!server.npm) return { bin: "", node: "node" };
   const installed = await installClient(server.npm, cacheDir);
   if (!installed.ok) {
@@ -272,6 +280,26 @@ async function installServer(
     };
   }
   return { bin: installed.binPath, node: installed.runtimePath ?? "node" };
+}
+
+/** A Python program's environment made (or found) in the cache. */
+async function installPypiServer(
+  pypi: PypiServer,
+  cacheDir: string,
+): Promise<Installed> {
+  const program = {
+    ...pypi.program,
+    path: `${repoRoot}/${pypi.program.path}`,
+    requirements: `${repoRoot}/${pypi.program.requirements}`,
+  };
+  const installed = await installPythonProgram(program, cacheDir);
+  if (!installed.ok) {
+    return {
+      reason:
+        `pip install -r ${pypi.program.requirements} failed: ${installed.reason}`,
+    };
+  }
+  return { bin: program.path, node: "node", python: installed.python };
 }
 
 /** Whether something accepts connections on the loopback port. */
@@ -400,7 +428,7 @@ async function runRow(
     table: server.table,
     slug: row.slug,
     name: server.displayName,
-    version: server.npm?.version ?? LAB_VERSION,
+    version: server.npm?.version ?? server.pypi?.version ?? LAB_VERSION,
     era: row.era,
     mode: row.mode,
     behind: server.behind,
@@ -411,6 +439,9 @@ async function runRow(
   const context: RowContext = {
     bin: "bin" in installed ? installed.bin : "",
     node: "node" in installed ? installed.node : "node",
+    python: "python" in installed && installed.python
+      ? installed.python
+      : "python3",
     deno: Deno.execPath(),
     labMain: `${repoRoot}/main.ts`,
     labUrl: shared.labUrl,

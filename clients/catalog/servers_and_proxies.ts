@@ -9,6 +9,7 @@
 
 import type { Era } from "../../main.ts";
 import { type Installable, NODE_24 } from "../support/install.ts";
+import type { PythonProgram } from "../support/install_python.ts";
 import { shellQuote } from "../support/process.ts";
 
 /** The two tables of `results/servers.md`. */
@@ -16,10 +17,15 @@ export type ServerTable = "servers" | "proxies";
 
 /** What a row's commands are made from; the runner fills it in. */
 export interface RowContext {
-  /** The package's executable script (npm's bin link); "" for the lab. */
+  /**
+   * The package's executable script (npm's bin link); a Python program's
+   * path in this checkout; "" for the lab.
+   */
   bin: string;
   /** The Node that runs it: its runtime from npm, else `node` on PATH. */
   node: string;
+  /** A Python program's: its virtual environment's Python, else `python3`. */
+  python: string;
   /** This Deno, for the lab behind a proxy. */
   deno: string;
   /** The lab's `main.ts`. */
@@ -73,11 +79,25 @@ export interface ServerDefinition {
   displayName: string;
   /** The pinned package; none for the lab itself. */
   npm?: Installable;
+  /** A Python program of this checkout on a pinned PyPI package, instead. */
+  pypi?: PypiServer;
   /** Proxies: what stands behind them. */
   behind?: string;
   /** Runs only where Debian's Chromium is. */
   needsChromium?: boolean;
   rows: ServerRowDefinition[];
+}
+
+/**
+ * A server program of this checkout on a PyPI package: its environment
+ * holds the requirements file beside it, every package pinned.
+ */
+export interface PypiServer {
+  /** The package the program is built on, as the table names its version. */
+  package: string;
+  version: string;
+  /** Paths relative to the repository's root. */
+  program: PythonProgram;
 }
 
 /** Where the puppeteer server's Chromium comes from: Debian's package. */
@@ -526,6 +546,81 @@ const MCP_REMOTE: ServerDefinition = {
   })),
 };
 
+/** The board server's task, the same in each row: the server starts fresh. */
+const BOARD_TASK = { board: "sprint", task: "design" };
+
+/**
+ * The Python SDK v2's `MCPServer` in its documents' shape
+ * (`clients/programs/python/board_server.py`): `complete_task` changes the
+ * board resource, `enable_reports` adds the `sprint_report` tool. Both eras,
+ * over HTTP and stdio, on both ladders: the resource in one row, the tools
+ * list alone in another (one run calls one tool). Its board is a template,
+ * so it is not in `resources/list`.
+ */
+const PYTHON_SDK: ServerDefinition = {
+  table: "servers",
+  id: "python-sdk",
+  displayName: "mcp (PyPI), board_server.py",
+  pypi: {
+    package: "mcp",
+    version: "2.3.0",
+    program: {
+      id: "python-sdk-board",
+      path: "clients/programs/python/board_server.py",
+      requirements: "clients/programs/python/requirements.txt",
+    },
+  },
+  rows: (["2025", "2026-07-28"] as const).flatMap((era) =>
+    (["http", "stdio"] as const).flatMap((transport) => [
+      {
+        slug: `python-sdk-${transport}-${era}`,
+        era,
+        target: (context: RowContext) => boardTarget(transport, context),
+        probeArgs: () => [
+          "--uri",
+          "board://sprint",
+          "--skip-list-check",
+          "--call",
+          "complete_task",
+          "--call-args",
+          JSON.stringify(BOARD_TASK),
+          "--timeout",
+          "8",
+        ],
+      },
+      {
+        slug: `python-sdk-catalog-${transport}-${era}`,
+        era,
+        mode: "catalog only",
+        target: (context: RowContext) => boardTarget(transport, context),
+        probeArgs: () => [
+          "--catalog",
+          "tools",
+          "--catalog-only",
+          "--call",
+          "enable_reports",
+          "--timeout",
+          "8",
+        ],
+      },
+    ])
+  ),
+};
+
+/** The board server over Streamable HTTP on the row's port, or over stdio. */
+function boardTarget(
+  transport: "http" | "stdio",
+  context: RowContext,
+): RowTarget {
+  return transport === "http"
+    ? {
+      kind: "http",
+      url: `http://127.0.0.1:${context.port}/mcp`,
+      command: [context.python, context.bin, "http", String(context.port)],
+    }
+    : { kind: "stdio", command: [context.python, context.bin, "stdio"] };
+}
+
 /** Every server and proxy, in the tables' order. */
 export const SERVER_CATALOG: ServerDefinition[] = [
   LAB,
@@ -533,6 +628,7 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   MEMORY,
   FILESYSTEM,
   PUPPETEER,
+  PYTHON_SDK,
   MCP_PROXY,
   SUPERGATEWAY,
   MCP_REMOTE,
