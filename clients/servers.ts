@@ -1,7 +1,8 @@
 /**
  * `deno task servers`: runs the probe (`probe.ts`) against every server and
  * proxy of `catalog/servers_and_proxies.ts`, each installed at its pinned
- * version from npm into the harness's cache, over every transport and era it serves, and
+ * version from npm (a Python program: its pinned requirements from PyPI)
+ * into the harness's cache, over every transport and era it serves, and
  * rewrites `results/servers.md` (two tables, servers and proxies) with each
  * run's Markdown report in `results/servers/`.
  *
@@ -86,17 +87,18 @@ export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
-server, mcp-proxy, supergateway and mcp-remote in front of the lab), each
-installed from npm at its pinned version, over every transport and era it
-serves, and where its catalog changes, whether the change reaches a
+server, a board server on the Python SDK, mcp-proxy, supergateway and
+mcp-remote in front of the lab), each installed from npm at its pinned
+version (the Python program: a virtual environment of its pinned
+requirements from PyPI), over every transport and era it serves, and where its catalog changes, whether the change reaches a
 client; rewrites results/servers.md with each run's report in
 results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
-                     filesystem, puppeteer, mcp-proxy, supergateway,
-                     mcp-remote) or row names (mcp-proxy-2025); the table
-                     then holds those rows alone
+                     filesystem, puppeteer, python-sdk, mcp-proxy,
+                     supergateway, mcp-remote) or row names
+                     (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit
                      status and catalog the committed results/servers.md
                      records
@@ -695,7 +697,9 @@ export function serversMarkdown(
     "# Servers and proxies: does the update arrive?",
     "",
     "Each row is one run of `probe.ts` against a server installed from npm at",
-    "the version shown, or against a proxy with the lab behind it. The",
+    "the version shown (a program of this checkout on the Python SDK: its",
+    "pinned requirements from PyPI), or against a proxy with the lab behind",
+    "it. The",
     "probe's levels: 1 connected, 2 advertises `resources.subscribe`, 3 read",
     "the resource, 4 subscription accepted, 5 notification received, 6 re-read",
     "shows the change, 7 stops cleanly. What each server's resource needs to",

@@ -19,7 +19,10 @@ import {
   type ServerRow,
   serversMarkdown,
 } from "./servers.ts";
-import { SERVER_CATALOG } from "./catalog/servers_and_proxies.ts";
+import {
+  type RowContext,
+  SERVER_CATALOG,
+} from "./catalog/servers_and_proxies.ts";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
 
 prepareTestEnvironment();
@@ -181,6 +184,93 @@ Deno.test("servers --only: ids and row names; an unknown one is a one-line error
     server.rows.map((row) => row.slug)
   );
   assert.equal(new Set(slugs).size, slugs.length);
+});
+
+Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the resource via complete_task and the tools list via enable_reports, on its venv's Python", () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+  assert.equal(server.table, "servers");
+  assert.deepEqual(server.pypi, {
+    package: "mcp",
+    version: "2.3.0",
+    program: {
+      id: "python-sdk-board",
+      path: "clients/programs/python/board_server.py",
+      requirements: "clients/programs/python/requirements.txt",
+    },
+  });
+  const context: RowContext = {
+    bin: "/repo/board_server.py",
+    node: "node",
+    python: "/cache/venv/bin/python",
+    deno: "deno",
+    labMain: "main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+  };
+  const plan = server.rows.map((row) => ({
+    slug: row.slug,
+    era: row.era,
+    mode: row.mode,
+    target: row.target(context),
+    probeArgs: row.probeArgs(context).join(" "),
+  }));
+  const http = {
+    kind: "http",
+    url: "http://127.0.0.1:4321/mcp",
+    command: [
+      "/cache/venv/bin/python",
+      "/repo/board_server.py",
+      "http",
+      "4321",
+    ],
+  };
+  const stdio = {
+    kind: "stdio",
+    command: ["/cache/venv/bin/python", "/repo/board_server.py", "stdio"],
+  };
+  const resource =
+    '--uri board://sprint --skip-list-check --call complete_task --call-args {"board":"sprint","task":"design"} --timeout 8';
+  const tools =
+    "--catalog tools --catalog-only --call enable_reports --timeout 8";
+  assert.deepEqual(
+    plan,
+    (["2025", "2026-07-28"] as const).flatMap((era) =>
+      ([["http", http], ["stdio", stdio]] as const).flatMap((
+        [transport, target],
+      ) => [
+        {
+          slug: `python-sdk-${transport}-${era}`,
+          era,
+          mode: undefined,
+          target,
+          probeArgs: resource,
+        },
+        {
+          slug: `python-sdk-catalog-${transport}-${era}`,
+          era,
+          mode: "catalog only",
+          target,
+          probeArgs: tools,
+        },
+      ])
+    ),
+  );
+});
+
+Deno.test("python-sdk: its requirements pin every package exactly, mcp at the table's version", async () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+  const text = await Deno.readTextFile(
+    new URL(`../${server.pypi!.program.requirements}`, import.meta.url),
+  );
+  const pins = text.split("\n").filter((line) =>
+    line.trim() !== "" && !line.startsWith("#")
+  );
+  for (const pin of pins) assert.match(pin, /^[A-Za-z0-9_.-]+==[^=\s]+$/);
+  assert.ok(pins.includes(`mcp==${server.pypi!.version}`));
+  // Its dependencies too: the SDK's own types package, the HTTP server.
+  assert.ok(pins.includes("mcp-types==2.3.0"));
+  assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
 });
 
 Deno.test("serversMarkdown: the servers table, the proxies table, and the paragraph from the rows", () => {
