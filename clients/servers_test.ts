@@ -193,7 +193,7 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
     package: "mcp",
     version: "2.3.0",
     program: {
-      id: "python-sdk-board",
+      id: "board-server",
       path: "clients/programs/python/board_server.py",
       requirements: "clients/programs/python/requirements.txt",
     },

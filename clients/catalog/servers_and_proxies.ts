@@ -565,7 +565,7 @@ const PYTHON_SDK: ServerDefinition = {
     package: "mcp",
     version: "2.3.0",
     program: {
-      id: "python-sdk-board",
+      id: "board-server",
       path: "clients/programs/python/board_server.py",
       requirements: "clients/programs/python/requirements.txt",
     },
