@@ -39,7 +39,7 @@ import {
   tableFile,
 } from "./watch/compare.ts";
 import { defaultCacheDir, exists, installClient } from "./support/install.ts";
-import { installPythonProgram } from "./support/install_python.ts";
+import { installPythonEnvironment } from "./support/install_python.ts";
 import {
   atNewest,
   fixtureLookup,
@@ -284,24 +284,26 @@ async function installServer(
   return { bin: installed.binPath, node: installed.runtimePath ?? "node" };
 }
 
-/** A Python program's environment made (or found) in the cache. */
+/** A PyPI package's environment made (or found) in the cache. */
 async function installPypiServer(
   pypi: PypiServer,
   cacheDir: string,
 ): Promise<Installed> {
-  const program = {
-    ...pypi.program,
-    path: `${repoRoot}/${pypi.program.path}`,
-    requirements: `${repoRoot}/${pypi.program.requirements}`,
-  };
-  const installed = await installPythonProgram(program, cacheDir);
+  const { requirements } = pypi.environment;
+  const installed = await installPythonEnvironment(
+    { ...pypi.environment, requirements: `${repoRoot}/${requirements}` },
+    cacheDir,
+  );
   if (!installed.ok) {
     return {
-      reason:
-        `pip install -r ${pypi.program.requirements} failed: ${installed.reason}`,
+      reason: `pip install -r ${requirements} failed: ${installed.reason}`,
     };
   }
-  return { bin: program.path, node: "node", python: installed.python };
+  return {
+    bin: pypi.program ? `${repoRoot}/${pypi.program}` : "",
+    node: "node",
+    python: installed.python,
+  };
 }
 
 /** Whether something accepts connections on the loopback port. */

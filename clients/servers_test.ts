@@ -192,11 +192,11 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
   assert.deepEqual(server.pypi, {
     package: "mcp",
     version: "2.3.0",
-    program: {
+    environment: {
       id: "board-server",
-      path: "clients/programs/python/board_server.py",
       requirements: "clients/programs/python/requirements.txt",
     },
+    program: "clients/programs/python/board_server.py",
   });
   const context: RowContext = {
     bin: "/repo/board_server.py",
@@ -258,19 +258,74 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
   );
 });
 
-Deno.test("python-sdk: its requirements pin every package exactly, mcp at the table's version", async () => {
-  const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
-  const text = await Deno.readTextFile(
-    new URL(`../${server.pypi!.program.requirements}`, import.meta.url),
+Deno.test("PyPI servers and proxies: their requirements pin every package exactly, the package at the table's version", async () => {
+  const pypi = SERVER_CATALOG.flatMap((server) =>
+    server.pypi ? [server.pypi] : []
   );
-  const pins = text.split("\n").filter((line) =>
-    line.trim() !== "" && !line.startsWith("#")
+  assert.deepEqual(pypi.map((item) => `${item.package}==${item.version}`), [
+    "mcp==2.3.0",
+    "mcp-proxy==0.13.0",
+  ]);
+  for (const { package: name, version, environment } of pypi) {
+    const text = await Deno.readTextFile(
+      new URL(`../${environment.requirements}`, import.meta.url),
+    );
+    const pins = text.split("\n").filter((line) =>
+      line.trim() !== "" && !line.startsWith("#")
+    );
+    for (const pin of pins) assert.match(pin, /^[A-Za-z0-9_.-]+==[^=\s]+$/);
+    assert.ok(pins.includes(`${name}==${version}`));
+    // Its dependencies too: the SDK itself, the HTTP server.
+    assert.ok(pins.some((pin) => pin.startsWith("mcp==")));
+    assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
+  }
+});
+
+Deno.test("mcp-proxy-python: the module on its venv's Python, on loopback, the lab over stdio behind it with the proxy's environment, both eras", () => {
+  const proxy = SERVER_CATALOG.find((item) => item.id === "mcp-proxy-python")!;
+  assert.equal(proxy.table, "proxies");
+  assert.equal(proxy.pypi?.program, undefined);
+  const context: RowContext = {
+    bin: "",
+    node: "node",
+    python: "/cache/venv/bin/python",
+    deno: "/bin/deno",
+    labMain: "/repo/main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+  };
+  assert.deepEqual(
+    proxy.rows.map((row) => [row.slug, row.era, row.target(context)]),
+    (["2025", "2026-07-28"] as const).map((era) => [
+      `mcp-proxy-python-${era}`,
+      era,
+      {
+        kind: "http",
+        url: "http://127.0.0.1:4321/mcp",
+        command: [
+          "/cache/venv/bin/python",
+          "-m",
+          "mcp_proxy",
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "4321",
+          "--pass-environment",
+          "--",
+          "/bin/deno",
+          "run",
+          "-A",
+          "/repo/main.ts",
+          "--stdio",
+          "--delay",
+          "1",
+          "--catalog-change",
+          "all",
+        ],
+      },
+    ]),
   );
-  for (const pin of pins) assert.match(pin, /^[A-Za-z0-9_.-]+==[^=\s]+$/);
-  assert.ok(pins.includes(`mcp==${server.pypi!.version}`));
-  // Its dependencies too: the SDK's own types package, the HTTP server.
-  assert.ok(pins.includes("mcp-types==2.3.0"));
-  assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
 });
 
 Deno.test("serversMarkdown: the servers table, the proxies table, and the paragraph from the rows", () => {

@@ -9,7 +9,7 @@
 
 import type { Era } from "../../main.ts";
 import { type Installable, NODE_24 } from "../support/install.ts";
-import type { PythonProgram } from "../support/install_python.ts";
+import type { PythonEnvironment } from "../support/install_python.ts";
 import { shellQuote } from "../support/process.ts";
 
 /** The two tables of `results/servers.md`. */
@@ -79,7 +79,7 @@ export interface ServerDefinition {
   displayName: string;
   /** The pinned package; none for the lab itself. */
   npm?: Installable;
-  /** A Python program of this checkout on a pinned PyPI package, instead. */
+  /** Instead, a pinned PyPI package in a virtual environment of its own. */
   pypi?: PypiServer;
   /** Proxies: what stands behind them. */
   behind?: string;
@@ -89,15 +89,18 @@ export interface ServerDefinition {
 }
 
 /**
- * A server program of this checkout on a PyPI package: its environment
- * holds the requirements file beside it, every package pinned.
+ * A PyPI package in a virtual environment whose requirements file (in this
+ * checkout) pins it and every package it pulls in; a server program of this
+ * checkout runs on it, or the package's own module does.
  */
 export interface PypiServer {
-  /** The package the program is built on, as the table names its version. */
+  /** The package, as the table names its version. */
   package: string;
   version: string;
-  /** Paths relative to the repository's root. */
-  program: PythonProgram;
+  /** The requirements' path relative to the repository's root. */
+  environment: PythonEnvironment;
+  /** The program this checkout runs on it, relative to the root (`context.bin`). */
+  program?: string;
 }
 
 /** Where the puppeteer server's Chromium comes from: Debian's package. */
@@ -483,6 +486,47 @@ const MCP_PROXY: ServerDefinition = {
 };
 
 /**
+ * The Python mcp-proxy (PyPI, on the Python SDK 1.x), stdio to Streamable
+ * HTTP, run as its module by its environment's Python; the lab's stdio
+ * child gets the proxy's environment (`--pass-environment`).
+ */
+const MCP_PROXY_PYTHON: ServerDefinition = {
+  table: "proxies",
+  id: "mcp-proxy-python",
+  displayName: "mcp-proxy (PyPI)",
+  behind: "the lab over stdio",
+  pypi: {
+    package: "mcp-proxy",
+    version: "0.13.0",
+    environment: {
+      id: "mcp-proxy",
+      requirements: "clients/programs/python/mcp_proxy_requirements.txt",
+    },
+  },
+  rows: (["2025", "2026-07-28"] as const).map((era) => ({
+    slug: `mcp-proxy-python-${era}`,
+    era,
+    target: (context: RowContext): RowTarget => ({
+      kind: "http",
+      url: `http://127.0.0.1:${context.port}/mcp`,
+      command: [
+        context.python,
+        "-m",
+        "mcp_proxy",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(context.port),
+        "--pass-environment",
+        "--",
+        ...labStdio(context),
+      ],
+    }),
+    probeArgs: () => LAB_PROBE_ARGS,
+  })),
+};
+
+/**
  * stdio to Streamable HTTP; by default stateless (a new child per
  * request), `--stateful` keeps one per session. It binds every interface.
  */
@@ -564,11 +608,11 @@ const PYTHON_SDK: ServerDefinition = {
   pypi: {
     package: "mcp",
     version: "2.3.0",
-    program: {
+    environment: {
       id: "board-server",
-      path: "clients/programs/python/board_server.py",
       requirements: "clients/programs/python/requirements.txt",
     },
+    program: "clients/programs/python/board_server.py",
   },
   rows: (["2025", "2026-07-28"] as const).flatMap((era) =>
     (["http", "stdio"] as const).flatMap((transport) => [
@@ -630,6 +674,7 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   PUPPETEER,
   PYTHON_SDK,
   MCP_PROXY,
+  MCP_PROXY_PYTHON,
   SUPERGATEWAY,
   MCP_REMOTE,
 ];

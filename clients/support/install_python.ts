@@ -1,20 +1,19 @@
 /**
- * Installs a Python program's pinned requirements into a virtual
- * environment of its own in the harness cache, once: the machine's
- * `python3 -m venv`, then pip on the requirements file committed beside
- * the program. A second run finds the environment and installs nothing.
+ * Installs a Python program's pinned requirements (a program of this
+ * checkout's, or a package's own) into a virtual environment of its own in
+ * the harness cache, once: the machine's `python3 -m venv`, then pip on
+ * the requirements file committed in this checkout. A second run finds the
+ * environment and installs nothing.
  *
  * @module
  */
 
 import { exists } from "./install.ts";
 
-/** A Python program of this checkout and the pinned requirements it runs on. */
-export interface PythonProgram {
-  /** Names its environment in the cache. */
+/** A virtual environment's pinned requirements: what a Python program runs on. */
+export interface PythonEnvironment {
+  /** Names the environment in the cache. */
   id: string;
-  /** The program's path in this checkout. */
-  path: string;
   /** A requirements file with an exact `==` pin for every package, dependencies too. */
   requirements: string;
 }
@@ -47,15 +46,15 @@ async function shortHash(text: string): Promise<string> {
 }
 
 /**
- * The environment's folder: named by the program and a hash of its
+ * The environment's folder: named by its id and a hash of its
  * requirements, so a changed pin makes a new environment, never a mixed one.
  */
 export async function pythonEnvDir(
-  program: PythonProgram,
+  environment: PythonEnvironment,
   requirementsText: string,
   cacheDir: string,
 ): Promise<string> {
-  return `${cacheDir}/python-${program.id}-${await shortHash(
+  return `${cacheDir}/python-${environment.id}-${await shortHash(
     requirementsText,
   )}`;
 }
@@ -94,12 +93,12 @@ async function runQuiet(
 }
 
 /**
- * Creates the program's environment with `python` (the machine's
+ * Creates the environment with `python` (the machine's
  * `python3`) and pip-installs its requirements into it, unless an earlier
  * run finished that (its marker is there): then nothing runs.
  */
-export async function installPythonProgram(
-  program: PythonProgram,
+export async function installPythonEnvironment(
+  environment: PythonEnvironment,
   cacheDir: string,
   python = "python3",
 ): Promise<PythonInstallResult> {
@@ -107,15 +106,15 @@ export async function installPythonProgram(
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   let requirementsText: string;
   try {
-    requirementsText = await Deno.readTextFile(program.requirements);
+    requirementsText = await Deno.readTextFile(environment.requirements);
   } catch (error) {
     return {
       ok: false,
-      reason: `cannot read ${program.requirements}: ${String(error)}`,
+      reason: `cannot read ${environment.requirements}: ${String(error)}`,
       seconds: seconds(),
     };
   }
-  const prefix = await pythonEnvDir(program, requirementsText, cacheDir);
+  const prefix = await pythonEnvDir(environment, requirementsText, cacheDir);
   const envPython = `${prefix}/bin/python`;
   if (
     await exists(`${prefix}/${INSTALLED_MARKER}`) && await exists(envPython)
@@ -146,7 +145,7 @@ export async function installPythonProgram(
     "--no-input",
     "--disable-pip-version-check",
     "-r",
-    program.requirements,
+    environment.requirements,
   ], PYTHON_INSTALL_TIMEOUT_MS);
   await Deno.writeTextFile(`${prefix}.install.log`, pip.text);
   if (!pip.success) {

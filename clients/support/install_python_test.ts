@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {
-  installPythonProgram,
+  installPythonEnvironment,
   pipFailureReason,
   pythonEnvDir,
-  type PythonProgram,
+  type PythonEnvironment,
 } from "./install_python.ts";
 
 /**
@@ -37,21 +37,20 @@ async function fakePython(
   return python;
 }
 
-async function program(dir: string, pins: string): Promise<PythonProgram> {
+async function environment(
+  dir: string,
+  pins: string,
+): Promise<PythonEnvironment> {
   await Deno.writeTextFile(`${dir}/requirements.txt`, pins);
-  return {
-    id: "demo",
-    path: `${dir}/demo.py`,
-    requirements: `${dir}/requirements.txt`,
-  };
+  return { id: "demo", requirements: `${dir}/requirements.txt` };
 }
 
-Deno.test("installPythonProgram: a venv per requirements, pip once on the pinned file, and a second run calls neither", async () => {
+Deno.test("installPythonEnvironment: a venv per requirements, pip once on the pinned file, and a second run calls neither", async () => {
   const dir = await Deno.makeTempDir({ prefix: "clients-install-python-" });
   try {
-    const demo = await program(dir, "mcp==2.3.0\nanyio==4.16.0\n");
+    const demo = await environment(dir, "mcp==2.3.0\nanyio==4.16.0\n");
     const python = await fakePython(dir, "Successfully installed", 0);
-    const first = await installPythonProgram(demo, `${dir}/cache`, python);
+    const first = await installPythonEnvironment(demo, `${dir}/cache`, python);
     const prefix = await pythonEnvDir(
       demo,
       "mcp==2.3.0\nanyio==4.16.0\n",
@@ -75,7 +74,7 @@ Deno.test("installPythonProgram: a venv per requirements, pip once on the pinned
     const calls = async () =>
       (await Deno.readTextFile(`${dir}/calls.log`)).trim().split("\n");
     assert.deepEqual(await calls(), firstCalls);
-    const second = await installPythonProgram(demo, `${dir}/cache`, python);
+    const second = await installPythonEnvironment(demo, `${dir}/cache`, python);
     assert.deepEqual({ ...second, seconds: 0 }, {
       ...first,
       seconds: 0,
@@ -84,7 +83,7 @@ Deno.test("installPythonProgram: a venv per requirements, pip once on the pinned
     assert.deepEqual(await calls(), firstCalls, "no venv, no pip");
     // A changed pin is a new environment, installed afresh.
     await Deno.writeTextFile(demo.requirements, "mcp==2.3.0\nanyio==4.15.0\n");
-    const moved = await installPythonProgram(demo, `${dir}/cache`, python);
+    const moved = await installPythonEnvironment(demo, `${dir}/cache`, python);
     assert.equal(moved.ok && moved.cached, false);
     assert.notEqual(moved.ok && moved.prefix, prefix);
     assert.equal((await calls()).length, 4);
@@ -93,22 +92,22 @@ Deno.test("installPythonProgram: a venv per requirements, pip once on the pinned
   }
 });
 
-Deno.test("installPythonProgram: a failed pip is pip's own ERROR line, and leaves nothing a second run would take as installed", async () => {
+Deno.test("installPythonEnvironment: a failed pip is pip's own ERROR line, and leaves nothing a second run would take as installed", async () => {
   const dir = await Deno.makeTempDir({ prefix: "clients-install-python-" });
   try {
-    const demo = await program(dir, "mcp==9.9.9\n");
+    const demo = await environment(dir, "mcp==9.9.9\n");
     const python = await fakePython(
       dir,
       "ERROR: No matching distribution found for mcp==9.9.9",
       1,
     );
-    const failed = await installPythonProgram(demo, `${dir}/cache`, python);
+    const failed = await installPythonEnvironment(demo, `${dir}/cache`, python);
     assert.deepEqual({ ...failed, seconds: 0 }, {
       ok: false,
       reason: "ERROR: No matching distribution found for mcp==9.9.9",
       seconds: 0,
     });
-    const again = await installPythonProgram(demo, `${dir}/cache`, python);
+    const again = await installPythonEnvironment(demo, `${dir}/cache`, python);
     assert.equal(again.ok, false);
     const calls = (await Deno.readTextFile(`${dir}/calls.log`)).trim()
       .split("\n");
