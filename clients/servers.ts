@@ -1027,7 +1027,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
         ...failures,
         ...stuck.map((server) =>
           `${server.displayName} ${
-            server.npm?.version ?? LAB_VERSION
+            server.npm?.version ?? server.pypi?.version ?? LAB_VERSION
           } could not run, so its pin stays: ${
             rows.find((row) => row.name === server.displayName && !row.result)
               ?.reason
