@@ -284,15 +284,20 @@ async function installServer(
   return { bin: installed.binPath, node: installed.runtimePath ?? "node" };
 }
 
-/** A PyPI package's environment made (or found) in the cache. */
-async function installPypiServer(
+/**
+ * A PyPI package's environment made (or found) in the cache with `python`
+ * (the machine's `python3`); a failed install is pip's own line.
+ */
+export async function installPypiServer(
   pypi: PypiServer,
   cacheDir: string,
+  python = "python3",
 ): Promise<Installed> {
   const { requirements } = pypi.environment;
   const installed = await installPythonEnvironment(
     { ...pypi.environment, requirements: `${repoRoot}/${requirements}` },
     cacheDir,
+    python,
   );
   if (!installed.ok) {
     return {

@@ -13,6 +13,7 @@ import type { CatalogListResult, ProbeResult } from "../probe.ts";
 import {
   checkAgainstPublished,
   findings,
+  installPypiServer,
   main,
   parseServersArgs,
   selectedRows,
@@ -278,6 +279,49 @@ Deno.test("PyPI servers and proxies: their requirements pin every package exactl
     // Its dependencies too: the SDK itself, the HTTP server.
     assert.ok(pins.some((pin) => pin.startsWith("mcp==")));
     assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
+  }
+});
+
+Deno.test("installPypiServer: a failed pip is the row's reason, pip's own ERROR line; once installed, the program in the checkout on the environment's Python", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "servers-pypi-test-" });
+  try {
+    // A python3 whose venv's Python, as pip, fails or succeeds as asked.
+    const python = `${dir}/python3`;
+    await Deno.writeTextFile(
+      python,
+      [
+        "#!/bin/sh",
+        'mkdir -p "$3/bin"',
+        `printf '#!/bin/sh\\necho "ERROR: No matching distribution found for mcp==2.3.0"\\n[ -e ${dir}/pip-ok ]\\n' > "$3/bin/python"`,
+        'chmod +x "$3/bin/python"',
+      ].join("\n"),
+    );
+    await Deno.chmod(python, 0o755);
+    const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+    assert.deepEqual(
+      await installPypiServer(server.pypi!, `${dir}/cache`, python),
+      {
+        reason:
+          "pip install -r clients/programs/python/requirements.txt failed: ERROR: No matching distribution found for mcp==2.3.0",
+      },
+    );
+    await Deno.writeTextFile(`${dir}/pip-ok`, "");
+    const installed = await installPypiServer(
+      server.pypi!,
+      `${dir}/cache`,
+      python,
+    );
+    assert.ok("python" in installed);
+    assert.match(
+      installed.python!,
+      /\/cache\/python-board-server-[0-9a-f]{16}\/bin\/python$/,
+    );
+    assert.equal(
+      installed.bin,
+      new URL("programs/python/board_server.py", import.meta.url).pathname,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
