@@ -61,6 +61,7 @@ import {
   type InstallResult,
   missingDebianPackages,
 } from "./support/install.ts";
+import { installGoProgram } from "./support/install_go.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -736,8 +737,11 @@ async function readyToRun(
   ) {
     return undefined;
   }
+  const goProgram = "goProgram" in client ? client.goProgram : undefined;
   const install = local
     ? await cacheLocalClient(local)
+    : goProgram
+    ? await installGoProgram(goProgram, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -759,7 +763,9 @@ async function readyToRun(
     `   ${
       install.cached
         ? "cached"
-        : `${local ? "modules cached" : "installed"} in ${install.seconds} s`
+        : `${
+          local ? "modules cached" : goProgram ? "built" : "installed"
+        } in ${install.seconds} s`
     }`,
   );
   return { binPath: install.binPath, runtimePath: install.runtimePath };

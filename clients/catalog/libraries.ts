@@ -77,6 +77,12 @@ export interface LibraryDefinition {
    */
   sdkClient: string;
   agent?: LibraryAgent;
+  /**
+   * A library of another language than JavaScript: its app is a program of
+   * its own (`clients/programs/go/<id>/`), `npmPackage` the module's path
+   * and `version` its version without the `v`.
+   */
+  language?: "go";
 }
 
 /** Seconds an app waits for the update past the lab's delay. */
@@ -92,9 +98,16 @@ export const APP_TOOL = "app_clock";
  */
 export const SHARED_MODULE = "lab_app";
 
-/** The file of a library's program in this checkout. */
+/** The file of a library's program in this checkout (a Go app's main.go). */
 export function programPath(id: string): string {
-  return new URL(`../programs/node/${id}.mjs`, import.meta.url).pathname;
+  return libraryOf(id)?.language === "go"
+    ? `${goProgramDir(id)}/main.go`
+    : new URL(`../programs/node/${id}.mjs`, import.meta.url).pathname;
+}
+
+/** A Go app's folder in this checkout: its go.mod, go.sum and main.go. */
+export function goProgramDir(id: string): string {
+  return new URL(`../programs/go/${id}`, import.meta.url).pathname;
 }
 
 export const LIBRARIES: LibraryDefinition[] = [
@@ -386,6 +399,27 @@ export const LIBRARIES: LibraryDefinition[] = [
       keyEnv: "ANTHROPIC_API_KEY",
     },
   },
+  {
+    id: "go-sdk",
+    displayName: "Go SDK (github.com/modelcontextprotocol/go-sdk)",
+    npmPackage: "github.com/modelcontextprotocol/go-sdk",
+    version: "1.8.0",
+    dependencies: [],
+    language: "go",
+    // 2025: ClientSessionOptions.ProtocolVersion "2025-11-25"
+    // (mcp/client.go:253); 2026-07-28 is its default, a server/discover;
+    // over stdio likewise, so both eras there.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
+    subscribe: {
+      call:
+        "session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) (mcp/client.go:1381): resources/subscribe in 2025, a subscriptions/listen naming the URI in 2026-07-28",
+    },
+    update: {
+      call:
+        "mcp.ClientOptions{ResourceUpdatedHandler: …} (mcp/client.go:181), after the SDK drops its cached read of that URI (mcp/client.go:1500)",
+    },
+    sdkClient: "it is the SDK client",
+  },
 ];
 
 /** The app: a command client whose one command runs the program's `app`. */
@@ -402,8 +436,9 @@ export function libraryApp(
     bin: library.id,
     modes: library.modes,
     env: {},
-    program: programOf(library),
-    runtime: NODE_24,
+    ...(library.language === "go"
+      ? { goProgram: { dir: goProgramDir(library.id), name: library.id } }
+      : { program: programOf(library), runtime: NODE_24 }),
     steps({ labUrl, stdioLab, mode, delaySeconds }) {
       // inline-content is launched as default, or in 2026-07-28 for a
       // library that cannot speak 2025.

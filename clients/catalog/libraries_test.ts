@@ -5,6 +5,7 @@ import { groupsOf } from "./types.ts";
 import { NODE_24, splitPinned } from "../support/install.ts";
 import {
   APP_TOOL,
+  goProgramDir,
   LIBRARIES,
   LIBRARY_CLIENTS,
   libraryAgent,
@@ -31,6 +32,7 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
     "openai-agents",
     "cloudflare-agents",
     "claude-agent-sdk",
+    "go-sdk",
   ]);
   for (const library of LIBRARIES) {
     const source = await Deno.readTextFile(programPath(library.id));
@@ -52,8 +54,15 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
   );
   for (const client of LIBRARY_CLIENTS) {
     assert.deepEqual(groupsOf(client), ["libraries"], client.id);
-    assert.equal(client.runtime, NODE_24);
-    assert.equal(libraryOf(client.id)?.id, client.program?.library);
+    // A Go app is a binary of its own: no Node, no npm program.
+    const go = libraryOf(client.id)?.language === "go";
+    assert.equal(client.runtime, go ? undefined : NODE_24);
+    assert.equal(
+      go
+        ? "goProgram" in client && client.goProgram?.name
+        : client.program?.library,
+      libraryOf(client.id)?.id,
+    );
   }
   assert.deepEqual(
     selectClients([], ["libraries"]).map((client) => client.id),
@@ -130,7 +139,9 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
     // The program accepts --stdio exactly when the catalog runs it so.
     const program = Deno.readTextFileSync(programPath(library.id));
     assert.equal(
-      /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
+      library.language === "go"
+        ? program.includes('flags.Bool("stdio", false, "")')
+        : /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
       stdio,
       `${library.id}: main(…, { stdio }) matches its modes`,
     );
@@ -353,4 +364,59 @@ Deno.test("lab_app.mjs: another era than asked is the connect step's error; a ba
     assert.match(bad.stderr, /^usage: fake\.mjs app --url URL/, args.join(" "));
     assert.equal(bad.stdout, "");
   }
+});
+
+Deno.test("libraries: the Go SDK's app is its go build of clients/programs/go/go-sdk, in both eras over HTTP and stdio, its go.mod pinning the version the row names", async () => {
+  const library = LIBRARIES.find((library) => library.id === "go-sdk")!;
+  const app = libraryApp(library);
+  assert.equal(library.language, "go");
+  assert.deepEqual(app.modes, [
+    "default",
+    "2026-07-28",
+    "stdio",
+    "stdio-2026-07-28",
+  ]);
+  assert.deepEqual("goProgram" in app && app.goProgram, {
+    dir: goProgramDir("go-sdk"),
+    name: "go-sdk",
+  });
+  assert.equal(app.program, undefined);
+  assert.equal(programPath("go-sdk"), `${goProgramDir("go-sdk")}/main.go`);
+  const goMod = await Deno.readTextFile(`${goProgramDir("go-sdk")}/go.mod`);
+  assert.ok(
+    goMod.includes(`require ${library.npmPackage} v${library.version}\n`),
+  );
+  const goSum = await Deno.readTextFile(`${goProgramDir("go-sdk")}/go.sum`);
+  assert.ok(goSum.includes(`${library.npmPackage} v${library.version} h1:`));
+  // The same command line as a Node app's, in each era and over stdio.
+  const steps = (mode: "default" | "stdio-2026-07-28") =>
+    app.steps({
+      home: "/h",
+      labUrl: mode === "default" ? "http://127.0.0.1:9/mcp" : "",
+      ...(mode === "default"
+        ? {}
+        : { stdioLab: { command: "lab", args: [], env: {} } }),
+      mode,
+      delaySeconds: 3,
+    })[0].args;
+  assert.deepEqual(steps("default"), [
+    "app",
+    "--era",
+    "2025",
+    "--wait",
+    "8",
+    "--url",
+    "http://127.0.0.1:9/mcp",
+  ]);
+  assert.deepEqual(steps("stdio-2026-07-28"), [
+    "app",
+    "--era",
+    "2026-07-28",
+    "--wait",
+    "8",
+    "--stdio",
+    "--",
+    "env",
+    "lab",
+  ]);
 });

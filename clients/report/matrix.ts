@@ -512,7 +512,14 @@ export function rowNotes(
     notes.push("reads through the lab's get_review_status tool");
   }
   if (run.kind === "command") {
-    notes.push(libraryOf(run.clientId) ? LIBRARY_APP_NOTE : COMMAND_NOTE);
+    const library = libraryOf(run.clientId);
+    notes.push(
+      !library
+        ? COMMAND_NOTE
+        : library.language === "go"
+        ? LIBRARY_APP_NOTE.replace("programs/node/", "programs/go/")
+        : LIBRARY_APP_NOTE,
+    );
     return notes.join("; ").replaceAll("\n", " ");
   }
   if (run.kind === "browser") {

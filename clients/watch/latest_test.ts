@@ -158,7 +158,7 @@ Deno.test("withReadmeVersions: the pinned-clients table's Version cell, no other
   );
   assert.match(
     changed[1],
-    /^\| `mcpdo` +\| mcpdo \(MCP Inspector\) +\| `@modelcontextprotocol\/inspector` \| 2\.13\.0 \|/,
+    /^\| `mcpdo` +\| mcpdo \(MCP Inspector\) +\| `@modelcontextprotocol\/inspector` +\| 2\.13\.0 \|/,
   );
 });
 
