@@ -2317,21 +2317,34 @@ function stdioLab(stderr: "pipe" | "ignore", ...flags: string[]) {
 }
 
 /**
+ * An SDK client named `name`, in one era, connected to the lab over stdio
+ * with a 0.1 s delay and `flags`; `verdictLog` as `loggedStdioLab`'s.
+ */
+async function stdioClient(
+  name: string,
+  mode: "legacy" | "auto",
+  ...flags: string[]
+) {
+  const { transport, verdictLog } = loggedStdioLab("--delay", "0.1", ...flags);
+  const client = new Client({ name, version: "1.0.0" }, {
+    versionNegotiation: { mode },
+  });
+  await client.connect(transport);
+  return { client, verdictLog };
+}
+
+/**
  * The lab over stdio (`loggedStdioLab`) in one era, end to end: list, read
  * version 1, subscribe or listen, the notification, read version 2, and a
  * level-6 verdict on the lab's stderr.
  */
 async function stdioFullFlow(mode: "legacy" | "auto") {
-  const { transport, verdictLog } = loggedStdioLab(
-    "--delay",
-    "0.1",
+  const { client, verdictLog } = await stdioClient(
+    `stdio-${mode}`,
+    mode,
     "--log-level",
     "info",
   );
-  const client = new Client({ name: `stdio-${mode}`, version: "1.0.0" }, {
-    versionNegotiation: { mode },
-  });
-  await client.connect(transport);
   const { resources } = await client.listResources();
   assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
   assert.equal(await readReview(client), VERSION_1_TEXT);
@@ -5466,16 +5479,12 @@ Deno.test("catalog off: nothing changes, the tools list is empty and the report 
 for (const mode of ["legacy", "auto"] as const) {
   const era = mode === "legacy" ? "2025" : "2026-07-28";
   Deno.test(`catalog (${era}, stdio): the follower reaches catalog level 4, in its verdict block`, async () => {
-    const { transport, verdictLog } = loggedStdioLab(
-      "--delay",
-      "0.1",
+    const { client, verdictLog } = await stdioClient(
+      `catalog-${mode}`,
+      mode,
       "--catalog-change",
       "all",
     );
-    const client = new Client({ name: `catalog-${mode}`, version: "1.0.0" }, {
-      versionNegotiation: { mode },
-    });
-    await client.connect(transport);
     await followCatalog(client);
     await client.close();
     const log = await verdictLog();
