@@ -61,7 +61,7 @@ import {
   type InstallResult,
   missingDebianPackages,
 } from "./support/install.ts";
-import { installGoProgram } from "./support/install_go.ts";
+import { buildOnce } from "./support/build_once.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -737,11 +737,13 @@ async function readyToRun(
   ) {
     return undefined;
   }
-  const goProgram = "goProgram" in client ? client.goProgram : undefined;
+  const builtProgram = "builtProgram" in client
+    ? client.builtProgram
+    : undefined;
   const install = local
     ? await cacheLocalClient(local)
-    : goProgram
-    ? await installGoProgram(goProgram, options.cacheDir)
+    : builtProgram
+    ? await buildOnce(builtProgram, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -764,7 +766,7 @@ async function readyToRun(
       install.cached
         ? "cached"
         : `${
-          local ? "modules cached" : goProgram ? "built" : "installed"
+          local ? "modules cached" : builtProgram ? "built" : "installed"
         } in ${install.seconds} s`
     }`,
   );

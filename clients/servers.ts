@@ -40,6 +40,7 @@ import {
 } from "./watch/compare.ts";
 import { defaultCacheDir, exists, installClient } from "./support/install.ts";
 import { installPythonEnvironment } from "./support/install_python.ts";
+import { buildOnce } from "./support/build_once.ts";
 import {
   atNewest,
   fixtureLookup,
@@ -273,6 +274,13 @@ async function installServer(
   cacheDir: string,
 ): Promise<Installed> {
   if (server.pypi) return await installPypiServer(server.pypi, cacheDir);
+  if (server.built) {
+    const built = await buildOnce(server.built.program, cacheDir);
+    return built.ok ? { bin: built.binPath, node: "node" } : {
+      reason:
+        `${server.built.program.recipe.language} build of ${server.built.program.name} failed: ${built.reason}`,
+    };
+  }
   if (!server.npm) return { bin: "", node: "node" };
   const installed = await installClient(server.npm, cacheDir);
   if (!installed.ok) {
@@ -309,6 +317,12 @@ export async function installPypiServer(
     node: "node",
     python: installed.python,
   };
+}
+
+/** The version a server's rows name: its pin, or the lab's own. */
+function versionOf(server: ServerDefinition): string {
+  return server.npm?.version ?? server.pypi?.version ??
+    server.built?.version ?? LAB_VERSION;
 }
 
 /** Whether something accepts connections on the loopback port. */
@@ -437,7 +451,7 @@ async function runRow(
     table: server.table,
     slug: row.slug,
     name: server.displayName,
-    version: server.npm?.version ?? server.pypi?.version ?? LAB_VERSION,
+    version: versionOf(server),
     era: row.era,
     mode: row.mode,
     behind: server.behind,
@@ -1032,7 +1046,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
         ...failures,
         ...stuck.map((server) =>
           `${server.displayName} ${
-            server.npm?.version ?? server.pypi?.version ?? LAB_VERSION
+            versionOf(server)
           } could not run, so its pin stays: ${
             rows.find((row) => row.name === server.displayName && !row.result)
               ?.reason

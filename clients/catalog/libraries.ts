@@ -32,6 +32,10 @@ import type {
 import type { PackageCitation } from "./cited.ts";
 import { type LibraryProgram, NODE_24 } from "../support/install.ts";
 import { envCommandLine } from "../support/run_lab.ts";
+import type { BuiltProgram } from "../support/build_once.ts";
+import { GO_BUILD } from "../support/install_go.ts";
+import { CARGO_BUILD } from "../support/install_rust.ts";
+import { MAVEN_BUILD } from "../support/install_java.ts";
 import { FAKE_API_KEY, type WireFormat } from "../model/scripted_model.ts";
 
 /** A step's API: the documented call, or the citation showing there is none. */
@@ -78,12 +82,16 @@ export interface LibraryDefinition {
   sdkClient: string;
   agent?: LibraryAgent;
   /**
-   * A library of another language than JavaScript: its app is a program of
-   * its own (`clients/programs/go/<id>/`), `npmPackage` the module's path
-   * and `version` its version without the `v`.
+   * A library of a compiled language: its app is a program of its own
+   * (`clients/programs/<language>/<id>/`), built once (`build_once.ts`);
+   * `npmPackage` the package's name in its registry and `version` its
+   * version without a `v`.
    */
-  language?: "go";
+  language?: BuiltLanguage;
 }
+
+/** The compiled languages apps are written in. */
+export type BuiltLanguage = "go" | "rust" | "java";
 
 /** Seconds an app waits for the update past the lab's delay. */
 export const APP_WAIT_MARGIN_SECONDS = 5;
@@ -100,14 +108,35 @@ export const SHARED_MODULE = "lab_app";
 
 /** The file of a library's program in this checkout (a Go app's main.go). */
 export function programPath(id: string): string {
-  return libraryOf(id)?.language === "go"
-    ? `${goProgramDir(id)}/main.go`
+  const language = libraryOf(id)?.language;
+  return language
+    ? `${builtProgramDir(language, id)}/${BUILT_MAIN_FILES[language]}`
     : new URL(`../programs/node/${id}.mjs`, import.meta.url).pathname;
 }
 
-/** A Go app's folder in this checkout: its go.mod, go.sum and main.go. */
-export function goProgramDir(id: string): string {
-  return new URL(`../programs/go/${id}`, import.meta.url).pathname;
+/** A built app's main source file in its folder. */
+const BUILT_MAIN_FILES: Record<BuiltLanguage, string> = {
+  go: "main.go",
+  rust: "src/main.rs",
+  java: "src/main/java/lab/App.java",
+};
+
+/** A built app's folder in this checkout (a Go app's go.mod, go.sum and main.go). */
+export function builtProgramDir(language: BuiltLanguage, id: string): string {
+  return new URL(`../programs/${language}/${id}`, import.meta.url).pathname;
+}
+
+/** A built app as the harness builds it: its folder, name and recipe. */
+export function builtProgramOf(
+  language: BuiltLanguage,
+  id: string,
+): BuiltProgram {
+  const recipes = { go: GO_BUILD, rust: CARGO_BUILD, java: MAVEN_BUILD };
+  return {
+    dir: builtProgramDir(language, id),
+    name: id,
+    recipe: recipes[language],
+  };
 }
 
 export const LIBRARIES: LibraryDefinition[] = [
@@ -436,8 +465,8 @@ export function libraryApp(
     bin: library.id,
     modes: library.modes,
     env: {},
-    ...(library.language === "go"
-      ? { goProgram: { dir: goProgramDir(library.id), name: library.id } }
+    ...(library.language
+      ? { builtProgram: builtProgramOf(library.language, library.id) }
       : { program: programOf(library), runtime: NODE_24 }),
     steps({ labUrl, stdioLab, mode, delaySeconds }) {
       // inline-content is launched as default, or in 2026-07-28 for a

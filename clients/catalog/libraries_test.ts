@@ -3,9 +3,10 @@ import { REVIEW_TOOL } from "../../main.ts";
 import { ALL_CLIENTS, selectClients } from "./select.ts";
 import { groupsOf } from "./types.ts";
 import { NODE_24, splitPinned } from "../support/install.ts";
+import { GO_BUILD } from "../support/install_go.ts";
 import {
   APP_TOOL,
-  goProgramDir,
+  builtProgramDir,
   LIBRARIES,
   LIBRARY_CLIENTS,
   libraryAgent,
@@ -54,12 +55,12 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
   );
   for (const client of LIBRARY_CLIENTS) {
     assert.deepEqual(groupsOf(client), ["libraries"], client.id);
-    // A Go app is a binary of its own: no Node, no npm program.
-    const go = libraryOf(client.id)?.language === "go";
-    assert.equal(client.runtime, go ? undefined : NODE_24);
+    // A built app is a binary of its own: no Node, no npm program.
+    const built = libraryOf(client.id)?.language !== undefined;
+    assert.equal(client.runtime, built ? undefined : NODE_24);
     assert.equal(
-      go
-        ? "goProgram" in client && client.goProgram?.name
+      built
+        ? "builtProgram" in client && client.builtProgram?.name
         : client.program?.library,
       libraryOf(client.id)?.id,
     );
@@ -376,17 +377,25 @@ Deno.test("libraries: the Go SDK's app is its go build of clients/programs/go/go
     "stdio",
     "stdio-2026-07-28",
   ]);
-  assert.deepEqual("goProgram" in app && app.goProgram, {
-    dir: goProgramDir("go-sdk"),
+  assert.deepEqual("builtProgram" in app && app.builtProgram, {
+    dir: builtProgramDir("go", "go-sdk"),
     name: "go-sdk",
+    recipe: GO_BUILD,
   });
   assert.equal(app.program, undefined);
-  assert.equal(programPath("go-sdk"), `${goProgramDir("go-sdk")}/main.go`);
-  const goMod = await Deno.readTextFile(`${goProgramDir("go-sdk")}/go.mod`);
+  assert.equal(
+    programPath("go-sdk"),
+    `${builtProgramDir("go", "go-sdk")}/main.go`,
+  );
+  const goMod = await Deno.readTextFile(
+    `${builtProgramDir("go", "go-sdk")}/go.mod`,
+  );
   assert.ok(
     goMod.includes(`require ${library.npmPackage} v${library.version}\n`),
   );
-  const goSum = await Deno.readTextFile(`${goProgramDir("go-sdk")}/go.sum`);
+  const goSum = await Deno.readTextFile(
+    `${builtProgramDir("go", "go-sdk")}/go.sum`,
+  );
   assert.ok(goSum.includes(`${library.npmPackage} v${library.version} h1:`));
   // The same command line as a Node app's, in each era and over stdio.
   const steps = (mode: "default" | "stdio-2026-07-28") =>

@@ -10,6 +10,7 @@
 import type { Era } from "../../main.ts";
 import { type Installable, NODE_24 } from "../support/install.ts";
 import type { PythonEnvironment } from "../support/install_python.ts";
+import type { BuiltProgram } from "../support/build_once.ts";
 import { shellQuote } from "../support/process.ts";
 
 /** The two tables of `results/servers.md`. */
@@ -19,7 +20,7 @@ export type ServerTable = "servers" | "proxies";
 export interface RowContext {
   /**
    * The package's executable script (npm's bin link); a Python program's
-   * path in this checkout; "" for the lab.
+   * path in this checkout; a built program's executable; "" for the lab.
    */
   bin: string;
   /** The Node that runs it: its runtime from npm, else `node` on PATH. */
@@ -81,6 +82,8 @@ export interface ServerDefinition {
   npm?: Installable;
   /** Instead, a pinned PyPI package in a virtual environment of its own. */
   pypi?: PypiServer;
+  /** Instead, a program of this checkout in a compiled language, built once. */
+  built?: BuiltServer;
   /** Proxies: what stands behind them. */
   behind?: string;
   /** Runs only where Debian's Chromium is. */
@@ -101,6 +104,18 @@ export interface PypiServer {
   environment: PythonEnvironment;
   /** The program this checkout runs on it, relative to the root (`context.bin`). */
   program?: string;
+}
+
+/**
+ * A server program of this checkout on a pinned package of a compiled
+ * language (its lock file pins the rest), built once (`build_once.ts`);
+ * `context.bin` is its executable.
+ */
+export interface BuiltServer {
+  /** The package, as the table names its version. */
+  package: string;
+  version: string;
+  program: BuiltProgram;
 }
 
 /** Where the puppeteer server's Chromium comes from: Debian's package. */

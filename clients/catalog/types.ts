@@ -18,7 +18,7 @@ import type {
   StdioLabCommand,
 } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
-import type { GoProgram } from "../support/install_go.ts";
+import type { BuiltProgram } from "../support/build_once.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -256,8 +256,8 @@ export interface CommandClientDefinition {
   daemon?: CommandDaemon;
   /** An app built on a client library: its program (`libraries.ts`). */
   program?: LibraryProgram;
-  /** An app in Go instead, built with `go build` (`install_go.ts`). */
-  goProgram?: GoProgram;
+  /** An app in a compiled language instead, built once (`build_once.ts`). */
+  builtProgram?: BuiltProgram;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
 }

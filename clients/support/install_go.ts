@@ -1,62 +1,13 @@
 /**
- * Builds a Go program of this checkout (`clients/programs/go/<id>/`) as a Go
- * user would, `go build` with its committed `go.mod` and `go.sum`, into the
- * harness cache: the modules and the build cache live there too
- * (`<cache>/go/mod`, `<cache>/go/build`), and the binary's folder is keyed by
- * a hash of the program's files, so a second run downloads and builds
- * nothing, and an edited program is built afresh.
+ * Go's recipe for a program of this checkout (`clients/programs/go/<id>/`):
+ * `go build` as a Go user would, with its committed `go.mod` and `go.sum`,
+ * the module and build caches in the harness cache (`<cache>/go/mod`,
+ * `<cache>/go/build`); `build_once.ts` keys and reuses the binary.
  *
  * @module
  */
 
-import { exists, type InstallResult } from "./install.ts";
-
-/** A Go program of this checkout, built on a pinned module. */
-export interface GoProgram {
-  /** The program's folder (its `go.mod`, `go.sum` and `.go` files). */
-  dir: string;
-  /** The binary's name, and its folder's in the cache. */
-  name: string;
-  /** `GOTOOLCHAIN` for a module that needs a newer Go than the machine's. */
-  toolchain?: string;
-}
-
-/** `go build` gets this long, module downloads included. */
-const BUILD_TIMEOUT_MS = 600_000;
-
-/** The files a build reads: go.mod, go.sum and the sources, sorted. */
-export async function programFiles(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    if (
-      entry.isFile &&
-      (entry.name === "go.mod" || entry.name === "go.sum" ||
-        entry.name.endsWith(".go"))
-    ) names.push(entry.name);
-  }
-  return names.sort();
-}
-
-/** A hash of the program's files, names and contents, for its cache folder. */
-export async function programKey(program: GoProgram): Promise<string> {
-  const parts: Uint8Array[] = [];
-  const encoder = new TextEncoder();
-  for (const name of await programFiles(program.dir)) {
-    parts.push(encoder.encode(`${name}\0`));
-    parts.push(await Deno.readFile(`${program.dir}/${name}`));
-    parts.push(encoder.encode("\0"));
-  }
-  parts.push(encoder.encode(program.toolchain ?? ""));
-  const joined = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    joined.set(part, offset);
-    offset += part.length;
-  }
-  const digest = await crypto.subtle.digest("SHA-256", joined);
-  return [...new Uint8Array(digest).slice(0, 8)]
-    .map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
+import { type BuildRecipe, runBuildCommand } from "./build_once.ts";
 
 /**
  * Go's environment for a build: this process's, with the module and build
@@ -65,7 +16,7 @@ export async function programKey(program: GoProgram): Promise<string> {
  */
 export function goEnv(
   cacheDir: string,
-  program: GoProgram,
+  toolchain: string | undefined,
   inherited: Record<string, string> = Deno.env.toObject(),
 ): Record<string, string> {
   return {
@@ -73,7 +24,7 @@ export function goEnv(
     GOMODCACHE: `${cacheDir}/go/mod`,
     GOCACHE: `${cacheDir}/go/build`,
     GOFLAGS: "-mod=readonly",
-    GOTOOLCHAIN: program.toolchain ?? "local",
+    GOTOOLCHAIN: toolchain ?? "local",
   };
 }
 
@@ -87,54 +38,21 @@ export function buildFailureReason(output: string): string {
   return (lines.join("; ") || "go build failed").slice(0, 300);
 }
 
-/** Builds the program once per version of its files; reuses the binary after. */
-export async function installGoProgram(
-  program: GoProgram,
-  cacheDir: string,
-): Promise<InstallResult> {
-  const started = performance.now();
-  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
-  const prefix = `${cacheDir}/go-programs/${program.name}-${await programKey(
-    program,
-  )}`;
-  const binPath = `${prefix}/${program.name}`;
-  if (await exists(binPath)) {
-    return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
-  }
-  await Deno.mkdir(prefix, { recursive: true });
-  // Built beside its final name and renamed, so a binary there is whole.
-  const building = `${binPath}.building`;
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("go", {
-      args: ["build", "-trimpath", "-o", building, "."],
+/** `go build` gets this long, module downloads included. */
+const GO_BUILD_TIMEOUT_MS = 600_000;
+
+/** `go build` of the program's folder: go.mod, go.sum and the `.go` files. */
+export const GO_BUILD: BuildRecipe = {
+  language: "go",
+  reads: (path) =>
+    path === "go.mod" || path === "go.sum" ||
+    (!path.includes("/") && path.endsWith(".go")),
+  build: (program, out) =>
+    runBuildCommand("go", ["build", "-trimpath", "-o", out.executable, "."], {
       cwd: program.dir,
-      clearEnv: true,
-      env: goEnv(cacheDir, program),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(BUILD_TIMEOUT_MS),
-    }).output();
-  } catch (error) {
-    return {
-      ok: false,
-      reason: `go could not run: ${String(error)}`,
-      seconds: seconds(),
-    };
-  }
-  const text = new TextDecoder().decode(output.stdout) +
-    new TextDecoder().decode(output.stderr);
-  await Deno.writeTextFile(`${prefix}.build.log`, text);
-  if (!output.success) {
-    return {
-      ok: false,
-      reason: output.signal
-        ? `go build timed out after ${BUILD_TIMEOUT_MS / 1000} s`
-        : buildFailureReason(text),
-      seconds: seconds(),
-    };
-  }
-  await Deno.rename(building, binPath);
-  return { ok: true, prefix, binPath, seconds: seconds(), cached: false };
-}
+      env: goEnv(out.cacheDir, program.toolchain),
+      timeoutMs: GO_BUILD_TIMEOUT_MS,
+    }),
+  failureReason: buildFailureReason,
+  timeoutMs: GO_BUILD_TIMEOUT_MS,
+};

@@ -1,21 +1,20 @@
 import assert from "node:assert/strict";
 import { exists } from "./install.ts";
 import {
-  buildFailureReason,
-  goEnv,
-  type GoProgram,
-  installGoProgram,
+  buildOnce,
+  type BuiltProgram,
   programFiles,
   programKey,
-} from "./install_go.ts";
+} from "./build_once.ts";
+import { buildFailureReason, GO_BUILD, goEnv } from "./install_go.ts";
 
 /** A Go program of one file with no modules: it builds offline. */
-async function demoProgram(source: string): Promise<GoProgram> {
+async function demoProgram(source: string): Promise<BuiltProgram> {
   const dir = await Deno.makeTempDir({ prefix: "lab-go-program-" });
   await Deno.writeTextFile(`${dir}/go.mod`, "module demo\n\ngo 1.26\n");
   await Deno.writeTextFile(`${dir}/main.go`, source);
   await Deno.writeTextFile(`${dir}/notes.txt`, "not read by go build\n");
-  return { dir, name: "demo" };
+  return { dir, name: "demo", recipe: GO_BUILD };
 }
 
 const PRINTS_BUILT = 'package main\n\nfunc main() { println("built") }\n';
@@ -29,7 +28,7 @@ Deno.test("install_go: the first run builds into the cache, a second builds noth
   const cacheDir = await Deno.makeTempDir({ prefix: "lab-go-cache-" });
   const program = await demoProgram(PRINTS_BUILT);
   try {
-    const first = await installGoProgram(program, cacheDir);
+    const first = await buildOnce(program, cacheDir);
     assert.ok(first.ok);
     assert.equal(first.cached, false);
     const key = await programKey(program);
@@ -41,7 +40,7 @@ Deno.test("install_go: the first run builds into the cache, a second builds noth
     assert.ok(await exists(`${cacheDir}/go/build`));
     // go writes the log on every build: gone, and not written again.
     await Deno.remove(`${first.prefix}.build.log`);
-    const second = await installGoProgram(program, cacheDir);
+    const second = await buildOnce(program, cacheDir);
     assert.deepEqual({ ...second, seconds: 0 }, {
       ...first,
       seconds: 0,
@@ -55,7 +54,7 @@ Deno.test("install_go: the first run builds into the cache, a second builds noth
       `${program.dir}/main.go`,
       PRINTS_BUILT.replace('"built"', '"edited"'),
     );
-    const edited = await installGoProgram(program, cacheDir);
+    const edited = await buildOnce(program, cacheDir);
     assert.ok(edited.ok);
     assert.equal(edited.cached, false);
     assert.notEqual(edited.binPath, first.binPath);
@@ -72,7 +71,7 @@ Deno.test("install_go: a failed build is go's own message, and leaves no binary 
     "package main\n\nfunc main() { undefinedName() }\n",
   );
   try {
-    const failed = await installGoProgram(program, cacheDir);
+    const failed = await buildOnce(program, cacheDir);
     assert.deepEqual({ ...failed, seconds: 0 }, {
       ok: false,
       reason: "./main.go:3:15: undefined: undefinedName",
@@ -92,12 +91,12 @@ Deno.test("install_go: a failed build is go's own message, and leaves no binary 
 Deno.test("install_go: the files a build reads, go's environment, a failure's lines", async () => {
   const program = await demoProgram(PRINTS_BUILT);
   try {
-    assert.deepEqual(await programFiles(program.dir), ["go.mod", "main.go"]);
+    assert.deepEqual(await programFiles(program), ["go.mod", "main.go"]);
   } finally {
     await Deno.remove(program.dir, { recursive: true });
   }
   assert.deepEqual(
-    goEnv("/c", { dir: "/p", name: "x", toolchain: "go1.27.3" }, {
+    goEnv("/c", "go1.27.3", {
       PATH: "/bin",
       GOFLAGS: "-mod=mod",
     }),
@@ -109,7 +108,7 @@ Deno.test("install_go: the files a build reads, go's environment, a failure's li
       GOTOOLCHAIN: "go1.27.3",
     },
   );
-  assert.equal(goEnv("/c", { dir: "/p", name: "x" }, {}).GOTOOLCHAIN, "local");
+  assert.equal(goEnv("/c", undefined, {}).GOTOOLCHAIN, "local");
   assert.equal(
     buildFailureReason(
       "go: downloading example.com/m v1.0.0\n# demo\n./main.go:3:15: undefined: x\n\n",

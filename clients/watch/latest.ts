@@ -77,8 +77,8 @@ export interface Pinned {
   platformBinary?: PlatformBinary;
   /** A client of this checkout (the reference host) has no pin. */
   localScript?: string;
-  /** A Go app pins its module in its go.mod, not on npm. */
-  goProgram?: unknown;
+  /** A built app pins its packages in its own lock file, not on npm. */
+  builtProgram?: unknown;
 }
 
 /**
@@ -88,7 +88,7 @@ export interface Pinned {
  * refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
-  if (item.localScript || item.goProgram) return [];
+  if (item.localScript || item.builtProgram) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
     ...[item.runtime, item.platformBinary].flatMap((pin) =>
