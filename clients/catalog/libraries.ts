@@ -456,6 +456,8 @@ export const LIBRARIES: LibraryDefinition[] = [
     version: "2.1.0",
     dependencies: [],
     language: "java",
+    note:
+      "pinned at 2.1.0 (its jar built 2026-10-15): 2.2.0, Maven Central's newest since 2026-11-29, adds a second client, io.modelcontextprotocol.modern.client (McpSyncClient, StdioMcpClientTransport; its classes name subscriptions/listen and server/discover), not measured here yet; its io.modelcontextprotocol.client, the one this app uses, still stops at 2025-11-25 (ProtocolVersions)",
     // McpClient.sync over HttpClientStreamableHttpTransport, and over
     // StdioClientTransport; 2025 only.
     modes: ["default", "stdio"],
