@@ -145,6 +145,8 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
     assert.equal(
       library.language === "go"
         ? program.includes('flags.Bool("stdio", false, "")')
+        : library.language === "java"
+        ? program.includes('arg.equals("--stdio")')
         : /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
       stdio,
       `${library.id}: main(…, { stdio }) matches its modes`,
