@@ -6,6 +6,10 @@
  * a hash of the program's files, so a second run downloads and builds
  * nothing, and an edited program is built afresh.
  *
+ * Installs a published Go program the same way its users do, `go install
+ * module@version`, into a folder of the cache keyed by that module, version
+ * and toolchain: a second run installs nothing.
+ *
  * @module
  */
 
@@ -65,7 +69,7 @@ export async function programKey(program: GoProgram): Promise<string> {
  */
 export function goEnv(
   cacheDir: string,
-  program: GoProgram,
+  program: GoProgram | GoInstall,
   inherited: Record<string, string> = Deno.env.toObject(),
 ): Record<string, string> {
   return {
@@ -136,5 +140,111 @@ export async function installGoProgram(
     };
   }
   await Deno.rename(building, binPath);
+  return { ok: true, prefix, binPath, seconds: seconds(), cached: false };
+}
+
+/** A published Go program, installed with `go install module@version`. */
+export interface GoInstall {
+  /** The module path, whose root package is the program. */
+  module: string;
+  /** The exact version, as the module proxy names it (`v0.96.1`). */
+  version: string;
+  /** `GOTOOLCHAIN` for a module that needs a newer Go than the machine's. */
+  toolchain?: string;
+}
+
+/**
+ * The binary `go install` writes: the module path's last element, or the
+ * one before a major-version suffix (`…/tool/v2` installs `tool`).
+ */
+export function moduleBinaryName(module: string): string {
+  const parts = module.split("/");
+  const last = parts.at(-1) ?? module;
+  return /^v[0-9]+$/.test(last) && parts.length > 1 ? parts.at(-2)! : last;
+}
+
+/** The install's folder in the cache: module@version, plus the toolchain. */
+export function moduleInstallDir(cacheDir: string, install: GoInstall): string {
+  const name = `${install.module.replaceAll("/", "_")}@${install.version}`;
+  return `${cacheDir}/go-modules/${name}${
+    install.toolchain ? `+${install.toolchain}` : ""
+  }`;
+}
+
+/**
+ * What go said when an install failed, its download progress left out (a
+ * toolchain's and each module's `go: downloading` line).
+ */
+export function installFailureReason(output: string): string {
+  return buildFailureReason(
+    output.split("\n").filter((line) => !line.startsWith("go: downloading "))
+      .join("\n"),
+  ).replace(/^go build failed$/, "go install failed");
+}
+
+/**
+ * Installs the module's program once per module, version and toolchain;
+ * reuses the binary after. `inherited` is the environment go starts from.
+ */
+export async function installGoModule(
+  install: GoInstall,
+  cacheDir: string,
+  inherited: Record<string, string> = Deno.env.toObject(),
+): Promise<InstallResult> {
+  const started = performance.now();
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+  const prefix = moduleInstallDir(cacheDir, install);
+  const binPath = `${prefix}/${moduleBinaryName(install.module)}`;
+  if (await exists(binPath)) {
+    return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
+  }
+  // Installed into a folder beside the final one and renamed, so a binary
+  // there is whole; a failed try's folder is cleared by the next.
+  const installing = `${prefix}.installing`;
+  await Deno.remove(installing, { recursive: true }).catch(() => {});
+  await Deno.mkdir(installing, { recursive: true });
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command("go", {
+      args: ["install", "-trimpath", `${install.module}@${install.version}`],
+      // Outside any module: go install module@version reads only its own.
+      cwd: installing,
+      clearEnv: true,
+      env: { ...goEnv(cacheDir, install, inherited), GOBIN: installing },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(BUILD_TIMEOUT_MS),
+    }).output();
+  } catch (error) {
+    return {
+      ok: false,
+      reason: `go could not run: ${String(error)}`,
+      seconds: seconds(),
+    };
+  }
+  const text = new TextDecoder().decode(output.stdout) +
+    new TextDecoder().decode(output.stderr);
+  await Deno.writeTextFile(`${prefix}.install.log`, text);
+  if (!output.success) {
+    return {
+      ok: false,
+      reason: output.signal
+        ? `go install timed out after ${BUILD_TIMEOUT_MS / 1000} s`
+        : installFailureReason(text),
+      seconds: seconds(),
+    };
+  }
+  await Deno.remove(prefix, { recursive: true }).catch(() => {});
+  await Deno.rename(installing, prefix);
+  if (!await exists(binPath)) {
+    return {
+      ok: false,
+      reason: `go install wrote no ${
+        moduleBinaryName(install.module)
+      } in ${prefix}`,
+      seconds: seconds(),
+    };
+  }
   return { ok: true, prefix, binPath, seconds: seconds(), cached: false };
 }
