@@ -61,7 +61,7 @@ import {
   type InstallResult,
   missingDebianPackages,
 } from "./support/install.ts";
-import { installGoProgram } from "./support/install_go.ts";
+import { installGoModule, installGoProgram } from "./support/install_go.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -713,6 +713,8 @@ async function readyToRun(
         ? `${
           local.slice(repoRoot.length + 1)
         } of this checkout, lab ${client.version}`
+        : "goInstall" in client && client.goInstall
+        ? `go install ${client.goInstall.module}@${client.goInstall.version}`
         : `${client.npmPackage}@${client.version}`
     })`,
   );
@@ -738,10 +740,13 @@ async function readyToRun(
     return undefined;
   }
   const goProgram = "goProgram" in client ? client.goProgram : undefined;
+  const goInstall = "goInstall" in client ? client.goInstall : undefined;
   const install = local
     ? await cacheLocalClient(local)
     : goProgram
     ? await installGoProgram(goProgram, options.cacheDir)
+    : goInstall
+    ? await installGoModule(goInstall, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -764,7 +769,13 @@ async function readyToRun(
       install.cached
         ? "cached"
         : `${
-          local ? "modules cached" : goProgram ? "built" : "installed"
+          local
+            ? "modules cached"
+            : goProgram
+            ? "built"
+            : goInstall
+            ? "built with go install"
+            : "installed"
         } in ${install.seconds} s`
     }`,
   );

@@ -18,7 +18,7 @@ import type {
   StdioLabCommand,
 } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
-import type { GoProgram } from "../support/install_go.ts";
+import type { GoInstall, GoProgram } from "../support/install_go.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -183,6 +183,11 @@ export interface ClientDefinition {
   vendorLogin?: string;
   /** An agent built on a client library: its program (`libraries.ts`). */
   program?: LibraryProgram;
+  /**
+   * A Go program its users install with `go install module@version`
+   * (`install_go.ts`) instead of npm; `npmPackage` then names the module.
+   */
+  goInstall?: GoInstall;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
   launch(context: LaunchContext): Launch;
