@@ -752,15 +752,21 @@ async function readyToRun(
     console.log(
       `   install failed after ${install.seconds} s: ${install.reason}`,
     );
+    const installer = goProgram
+      ? "go build"
+      : goInstall
+      ? "go install"
+      : undefined;
     for (const run of planned) {
-      records.push(
-        notStarted(
+      records.push({
+        ...notStarted(
           runHeader(client, run.mode, run.trigger, run),
           "install-failed",
           install.reason,
           install.seconds,
         ),
-      );
+        ...(installer ? { installer } : {}),
+      });
     }
     return undefined;
   }

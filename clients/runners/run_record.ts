@@ -122,6 +122,8 @@ export interface RunRecord {
   daemon?: string;
   /** How the client was installed, when not as published (`PlatformBinary`). */
   installNote?: string;
+  /** The command whose failure an install-failed row quotes, when not npm's. */
+  installer?: "go install" | "go build";
 }
 
 /** One invocation of a command client, as evidence. */
