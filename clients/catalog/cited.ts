@@ -277,7 +277,7 @@ export const CITED_HOSTS: CitedHost[] = [
     onUpdated:
       "No Crush code runs: it sets no handler for it, so the Go SDK only drops its own cached read of that URI.",
     whyNotRun:
-      "it does not install here (its row beside this one): go install github.com/charmbracelet/crush@v0.96.1, its README's install, gets 403 Forbidden from the Go module proxy, which serves no version of it; its npm package's postinstall downloads from github.com, blocked here",
+      "it does not install here (its row beside this one): go install github.com/charmbracelet/crush@v0.96.1, its README's install, gets 403 Forbidden from the Go module proxy, which lists no version of it; its npm package's postinstall downloads from github.com, blocked here",
     citations: [
       {
         repository: CRUSH,
