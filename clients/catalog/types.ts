@@ -19,6 +19,7 @@ import type {
 } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
+import type { GoInstall } from "../support/install_go.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -183,6 +184,11 @@ export interface ClientDefinition {
   vendorLogin?: string;
   /** An agent built on a client library: its program (`libraries.ts`). */
   program?: LibraryProgram;
+  /**
+   * A Go program its users install with `go install module@version`
+   * (`install_go.ts`) instead of npm; `npmPackage` then names the module.
+   */
+  goInstall?: GoInstall;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
   launch(context: LaunchContext): Launch;

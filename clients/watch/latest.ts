@@ -79,6 +79,8 @@ export interface Pinned {
   localScript?: string;
   /** A built app pins its packages in its own lock file, not on npm. */
   builtProgram?: unknown;
+  /** A `go install`ed client pins its module's version, not npm's. */
+  goInstall?: unknown;
 }
 
 /**
@@ -88,7 +90,7 @@ export interface Pinned {
  * refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
-  if (item.localScript || item.builtProgram) return [];
+  if (item.localScript || item.builtProgram || item.goInstall) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
     ...[item.runtime, item.platformBinary].flatMap((pin) =>

@@ -390,3 +390,17 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stays at its pin", async () => {
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return Promise.resolve("9.9.9");
+  };
+  const { items, failures } = await atNewest([client("crush")], lookup);
+  assert.deepEqual(asked, []);
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["crush", client("crush").version],
+  ]);
+  assert.deepEqual(failures, []);
+});
