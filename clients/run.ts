@@ -62,6 +62,7 @@ import {
   missingDebianPackages,
 } from "./support/install.ts";
 import { installGoProgram } from "./support/install_go.ts";
+import { installPythonProgram } from "./support/install_python.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -738,10 +739,15 @@ async function readyToRun(
     return undefined;
   }
   const goProgram = "goProgram" in client ? client.goProgram : undefined;
+  const pythonProgram = "pythonProgram" in client
+    ? client.pythonProgram
+    : undefined;
   const install = local
     ? await cacheLocalClient(local)
     : goProgram
     ? await installGoProgram(goProgram, options.cacheDir)
+    : pythonProgram
+    ? await installPythonProgram(pythonProgram, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(

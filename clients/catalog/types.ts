@@ -19,6 +19,7 @@ import type {
 } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { GoProgram } from "../support/install_go.ts";
+import type { PythonProgram } from "../support/install_python.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -258,6 +259,8 @@ export interface CommandClientDefinition {
   program?: LibraryProgram;
   /** An app in Go instead, built with `go build` (`install_go.ts`). */
   goProgram?: GoProgram;
+  /** An app in Python instead, run on its virtual environment (`install_python.ts`). */
+  pythonProgram?: PythonProgram;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
 }

@@ -79,6 +79,8 @@ export interface Pinned {
   localScript?: string;
   /** A Go app pins its module in its go.mod, not on npm. */
   goProgram?: unknown;
+  /** A Python app pins its packages in its requirements file, not on npm. */
+  pythonProgram?: unknown;
 }
 
 /**
@@ -88,7 +90,7 @@ export interface Pinned {
  * refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
-  if (item.localScript || item.goProgram) return [];
+  if (item.localScript || item.goProgram || item.pythonProgram) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
     ...[item.runtime, item.platformBinary].flatMap((pin) =>
