@@ -514,10 +514,11 @@ export function rowNotes(
   if (run.kind === "command") {
     const library = libraryOf(run.clientId);
     notes.push(
-      !library
-        ? COMMAND_NOTE
-        : library.language === "go"
-        ? LIBRARY_APP_NOTE.replace("programs/node/", "programs/go/")
+      !library ? COMMAND_NOTE : library.language
+        ? LIBRARY_APP_NOTE.replace(
+          "programs/node/",
+          `programs/${library.language}/`,
+        )
         : LIBRARY_APP_NOTE,
     );
     return notes.join("; ").replaceAll("\n", " ");
