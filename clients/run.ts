@@ -63,6 +63,7 @@ import {
 } from "./support/install.ts";
 import { buildOnce } from "./support/build_once.ts";
 import { installGoModule } from "./support/install_go.ts";
+import { installPythonProgram } from "./support/install_python.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -744,12 +745,17 @@ async function readyToRun(
     ? client.builtProgram
     : undefined;
   const goInstall = "goInstall" in client ? client.goInstall : undefined;
+  const pythonProgram = "pythonProgram" in client
+    ? client.pythonProgram
+    : undefined;
   const install = local
     ? await cacheLocalClient(local)
     : builtProgram
     ? await buildOnce(builtProgram, options.cacheDir)
     : goInstall
     ? await installGoModule(goInstall, options.cacheDir)
+    : pythonProgram
+    ? await installPythonProgram(pythonProgram, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -759,6 +765,8 @@ async function readyToRun(
       ? builtProgram.recipe.tool
       : goInstall
       ? "go install"
+      : pythonProgram
+      ? "pip install"
       : undefined;
     for (const run of planned) {
       records.push({

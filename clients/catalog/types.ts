@@ -20,6 +20,7 @@ import type {
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
 import type { GoInstall } from "../support/install_go.ts";
+import type { PythonProgram } from "../support/install_python.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -264,6 +265,8 @@ export interface CommandClientDefinition {
   program?: LibraryProgram;
   /** An app in a compiled language instead, built once (`build_once.ts`). */
   builtProgram?: BuiltProgram;
+  /** An app in Python instead, run on its virtual environment (`install_python.ts`). */
+  pythonProgram?: PythonProgram;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
 }

@@ -128,7 +128,7 @@ export interface RunRecord {
 }
 
 /** The command an install-failed row quotes, when not npm install. */
-export type Installer = "go install" | BuildRecipe["tool"];
+export type Installer = "go install" | "pip install" | BuildRecipe["tool"];
 
 /** One invocation of a command client, as evidence. */
 export interface CommandStepRecord {

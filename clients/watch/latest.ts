@@ -81,6 +81,8 @@ export interface Pinned {
   builtProgram?: unknown;
   /** A `go install`ed client pins its module's version, not npm's. */
   goInstall?: unknown;
+  /** A Python app pins its packages in its requirements file, not on npm. */
+  pythonProgram?: unknown;
 }
 
 /**
@@ -90,7 +92,10 @@ export interface Pinned {
  * refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
-  if (item.localScript || item.builtProgram || item.goInstall) return [];
+  if (
+    item.localScript || item.builtProgram || item.goInstall ||
+    item.pythonProgram
+  ) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
     ...[item.runtime, item.platformBinary].flatMap((pin) =>
