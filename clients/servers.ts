@@ -88,17 +88,18 @@ export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
-server, a board server on the Python SDK, mcp-proxy, supergateway and
+server, board servers on the Python and Go SDKs, mcp-proxy, supergateway and
 mcp-remote in front of the lab), each installed from npm at its pinned
 version (the Python program: a virtual environment of its pinned
-requirements from PyPI), over every transport and era it serves, and where its catalog changes, whether the change reaches a
-client; rewrites results/servers.md with each run's report in
-results/servers/.
+requirements from PyPI; the Go program: built once with its go.sum),
+over every transport and era it serves, and where its catalog changes,
+whether the change reaches a client; rewrites results/servers.md with
+each run's report in results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
-                     filesystem, puppeteer, python-sdk, mcp-proxy,
-                     supergateway, mcp-remote) or row names
+                     filesystem, puppeteer, python-sdk, go-sdk-server,
+                     mcp-proxy, supergateway, mcp-remote) or row names
                      (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit
                      status and catalog the committed results/servers.md
@@ -276,6 +277,13 @@ async function installServer(
   if (server.pypi) return await installPypiServer(server.pypi, cacheDir);
   if (server.built) {
     const built = await buildOnce(server.built.program, cacheDir);
+    if (built.ok) {
+      console.log(
+        `${server.id}: ${
+          built.cached ? "cached" : "built"
+        } ${built.binPath} (${built.seconds} s)`,
+      );
+    }
     return built.ok ? { bin: built.binPath, node: "node" } : {
       reason:
         `${server.built.program.recipe.language} build of ${server.built.program.name} failed: ${built.reason}`,
