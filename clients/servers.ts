@@ -43,10 +43,12 @@ import { installPythonEnvironment } from "./support/install_python.ts";
 import { buildOnce } from "./support/build_once.ts";
 import {
   atNewest,
-  fixtureLookup,
-  npmLookup,
+  fixtureLookups,
+  lockedPinsOf,
+  newestLocked,
   PIN_FILES,
   pinMoves,
+  REGISTRY_LOOKUPS,
   writePins,
 } from "./watch/latest.ts";
 import { freePort } from "./support/run_lab.ts";
@@ -108,7 +110,9 @@ Options:
   --cache-dir DIR    where packages are installed (default: see install.ts)
   --latest           instead of the pins, each package at its newest version
                      on npm (a runtime it pins: the newest of that major
-                     version); the run goes to CACHE/latest-servers/, and
+                     version; a pin behind a lock file, PyPI's or Go's: its
+                     registry's newest reported, run at the pin); the run
+                     goes to CACHE/latest-servers/, and
                      its rows are compared with RESULTS/servers.json: the
                      changes are printed and written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
@@ -117,7 +121,8 @@ Options:
                      whose newest version did not install or start (its
                      pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
-                     object of npm package names and versions), not npm
+                     object of npm package names and versions, another
+                     registry's as pypi:NAME, go:MODULE), not the registries
   --compare [OLD] [NEW]
                      only compare two servers.json files and write
                      RESULTS/changes.md; one file is NEW; an omitted file,
@@ -1005,16 +1010,22 @@ function compareTables(options: ServersOptions): Promise<number> {
  * at all). The exit status.
  */
 async function runLatest(options: ServersOptions): Promise<number> {
-  const lookup = options.versionsFile
-    ? await fixtureLookup(options.versionsFile)
-    : npmLookup;
+  const lookups = options.versionsFile
+    ? await fixtureLookups(options.versionsFile)
+    : REGISTRY_LOOKUPS;
   const pinned = SERVER_CATALOG.filter((server) =>
     selectedRows(options.only, [server]).length > 0
   );
-  const { items: newest, failures } = await atNewest(
+  const npm = await atNewest(
     pinned.flatMap((server) => server.npm ? [server.npm] : []),
-    lookup,
+    lookups.npm,
   );
+  const locked = await newestLocked(
+    pinned.flatMap(lockedPinsOf),
+    lookups.locked,
+  );
+  const newest = npm.items;
+  const failures = [...npm.failures, ...locked.failures];
   for (const failure of failures) console.error(printableLine(failure, 500));
   const catalog = pinned.flatMap((server) => {
     const npm = newest.find((item) => item.id === server.npm?.id);
@@ -1051,6 +1062,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
           [...new Set(rows.map((row) => `${row.name} ${row.version}`))]
             .join(", ") || "nothing"
         } (${rows.length} rows)`,
+        ...locked.lines,
         ...failures,
         ...stuck.map((server) =>
           `${server.displayName} ${
