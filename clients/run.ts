@@ -62,6 +62,8 @@ import {
   missingDebianPackages,
 } from "./support/install.ts";
 import { buildOnce } from "./support/build_once.ts";
+import { installGoModule } from "./support/install_go.ts";
+import { installPythonProgram } from "./support/install_python.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -719,6 +721,8 @@ async function readyToRun(
         ? `${
           local.slice(repoRoot.length + 1)
         } of this checkout, lab ${client.version}`
+        : "goInstall" in client && client.goInstall
+        ? `go install ${client.goInstall.module}@${client.goInstall.version}`
         : `${client.npmPackage}@${client.version}`
     })`,
   );
@@ -746,24 +750,40 @@ async function readyToRun(
   const builtProgram = "builtProgram" in client
     ? client.builtProgram
     : undefined;
+  const goInstall = "goInstall" in client ? client.goInstall : undefined;
+  const pythonProgram = "pythonProgram" in client
+    ? client.pythonProgram
+    : undefined;
   const install = local
     ? await cacheLocalClient(local)
     : builtProgram
     ? await buildOnce(builtProgram, options.cacheDir)
+    : goInstall
+    ? await installGoModule(goInstall, options.cacheDir)
+    : pythonProgram
+    ? await installPythonProgram(pythonProgram, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
       `   install failed after ${install.seconds} s: ${install.reason}`,
     );
+    const installer = builtProgram
+      ? builtProgram.recipe.tool
+      : goInstall
+      ? "go install"
+      : pythonProgram
+      ? "pip install"
+      : undefined;
     for (const run of planned) {
-      records.push(
-        notStarted(
+      records.push({
+        ...notStarted(
           runHeader(client, run.mode, run.trigger, run),
           "install-failed",
           install.reason,
           install.seconds,
         ),
-      );
+        ...(installer ? { installer } : {}),
+      });
     }
     return undefined;
   }
@@ -772,7 +792,13 @@ async function readyToRun(
       install.cached
         ? "cached"
         : `${
-          local ? "modules cached" : builtProgram ? "built" : "installed"
+          local
+            ? "modules cached"
+            : builtProgram
+            ? "built"
+            : goInstall
+            ? "built with go install"
+            : "installed"
         } in ${install.seconds} s`
     }`,
   );

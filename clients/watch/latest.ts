@@ -107,6 +107,8 @@ export interface Pinned {
   builtProgram?: unknown;
   /** A `go install`ed client pins its module's version, not npm's. */
   goInstall?: unknown;
+  /** A Python app pins its packages in its requirements file, not on npm. */
+  pythonProgram?: unknown;
 }
 
 /**
@@ -116,7 +118,10 @@ export interface Pinned {
  * refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
-  if (item.localScript || item.builtProgram || item.goInstall) return [];
+  if (
+    item.localScript || item.builtProgram || item.goInstall ||
+    item.pythonProgram
+  ) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
     ...[item.runtime, item.platformBinary].flatMap((pin) =>
@@ -232,6 +237,7 @@ export interface LockedSource {
   npmPackage?: string;
   version?: string;
   builtProgram?: { recipe: { language: string } };
+  pythonProgram?: unknown;
   goInstall?: { module: string; version: string };
   pypi?: { package: string; version: string };
   built?: {
@@ -245,8 +251,8 @@ export interface LockedSource {
  * The pin an entry holds behind a lock file, if any: a `go install`'s
  * module; a built program's package on its language's registry, as the
  * entry names it (a client's `npmPackage` and `version`, a server's
- * `package` and `version`; Maven's as `group:artifact`); a PyPI
- * environment's package.
+ * `package` and `version`; Maven's as `group:artifact`); a Python app's
+ * package or a server's PyPI environment's.
  */
 export function lockedPinsOf(item: LockedSource): LockedPin[] {
   const { goInstall, builtProgram, built, pypi } = item;
@@ -260,6 +266,9 @@ export function lockedPinsOf(item: LockedSource): LockedPin[] {
       name: item.npmPackage,
       version: item.version,
     }];
+  }
+  if (item.pythonProgram && item.npmPackage && item.version) {
+    return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
   }
   if (built) {
     return [{

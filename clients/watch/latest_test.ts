@@ -18,7 +18,6 @@ import {
   newestLocked,
   PIN_FILES,
   pinMoves,
-  type Pinned,
   type VersionLookup,
   withPins,
   withReadmeVersions,
@@ -396,13 +395,21 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
-Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the PyPI environments, a go install, a Rust and a Java program", async () => {
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, Crush's go install, a Rust and a Java program", () => {
+  // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
+    {
+      registry: "go",
+      name: "github.com/charmbracelet/crush",
+      version: "0.96.1",
+    },
     {
       registry: "go",
       name: "github.com/modelcontextprotocol/go-sdk",
       version: "1.8.0",
     },
+    { registry: "pypi", name: "mcp", version: "2.3.0" },
+    { registry: "pypi", name: "fastmcp", version: "4.2.3" },
   ]);
   assert.deepEqual(SERVER_CATALOG.flatMap(lockedPinsOf), [
     { registry: "pypi", name: "mcp", version: "2.3.0" },
@@ -414,14 +421,6 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
     { registry: "pypi", name: "mcp-proxy", version: "0.13.0" },
   ]);
   const entries: LockedSource[] = [
-    {
-      npmPackage: "github.com/charmbracelet/crush",
-      version: "0.96.1",
-      goInstall: {
-        module: "github.com/charmbracelet/crush",
-        version: "v0.96.1",
-      },
-    },
     {
       npmPackage: "rmcp",
       version: "1.5.0",
@@ -437,11 +436,6 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
     { npmPackage: "mcp-remote", version: "0.15.1" },
   ];
   assert.deepEqual(entries.flatMap(lockedPinsOf), [
-    {
-      registry: "go",
-      name: "github.com/charmbracelet/crush",
-      version: "0.96.1",
-    },
     { registry: "crates", name: "rmcp", version: "1.5.0" },
     {
       registry: "maven",
@@ -449,14 +443,6 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       version: "2.1.0",
     },
   ]);
-  // A go install's module is never asked of npm.
-  const asked: string[] = [];
-  const { items } = await atNewest([entries[0] as Pinned], (name) => {
-    asked.push(name);
-    return Promise.resolve("9.9.9");
-  });
-  assert.deepEqual(asked, []);
-  assert.equal(items[0].version, "0.96.1");
 });
 
 Deno.test("newestLocked: each package asked once of its registry, newer or the newest said in one sentence; a registry not asked, or answering no version, is a failure as npm's", async () => {
@@ -503,4 +489,18 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
     hostile.failures[0],
     /^no newest version of mcp on PyPI: not a version: "2\.4\.0\\n## Heading\\u001b\[31m"$/,
   );
+});
+
+Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stays at its pin", async () => {
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return Promise.resolve("9.9.9");
+  };
+  const { items, failures } = await atNewest([client("crush")], lookup);
+  assert.deepEqual(asked, []);
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["crush", client("crush").version],
+  ]);
+  assert.deepEqual(failures, []);
 });
