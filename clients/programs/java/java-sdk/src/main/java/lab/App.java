@@ -185,14 +185,18 @@ public final class App {
     }
   }
 
-  /** An exception's message, with its cause's where it wraps one. */
+  /** An exception's message, with its causes' where it wraps some (the SDK wraps a refusal). */
   static String messageOf(Throwable error) {
-    String message = String.valueOf(error.getMessage());
-    Throwable cause = error.getCause();
-    if (cause != null && cause.getMessage() != null && !message.contains(cause.getMessage())) {
-      return message + ": " + cause.getMessage();
+    StringBuilder message = new StringBuilder(String.valueOf(error.getMessage()));
+    for (Throwable cause = error.getCause();
+        cause != null && cause != error && message.length() < 400;
+        cause = cause.getCause()) {
+      String said = cause.getMessage() == null ? cause.getClass().getName() : cause.getMessage();
+      if (message.indexOf(said) < 0) {
+        message.append(": ").append(said);
+      }
     }
-    return message;
+    return message.toString();
   }
 
   private int run(Options options) {
