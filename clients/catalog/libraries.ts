@@ -449,6 +449,27 @@ export const LIBRARIES: LibraryDefinition[] = [
     },
     sdkClient: "it is the SDK client",
   },
+  {
+    id: "rmcp",
+    displayName: "Rust SDK (rmcp, crates.io)",
+    npmPackage: "rmcp",
+    version: "3.11.0",
+    dependencies: ["serde_json@1.0.154", "tokio@1.54.1"],
+    language: "rust",
+    // 2025: ClientLifecycleMode::Initialize, an initialize at 2025-11-25;
+    // 2026-07-28: ClientLifecycleMode::Discover (src/service/client.rs:739);
+    // over stdio (TokioChildProcess) likewise, so both eras there.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
+    subscribe: {
+      call:
+        "peer.subscribe(SubscribeRequestParams::new(uri)) in 2025 (src/service/client.rs:1746, deprecated as legacy-only); peer.listen(SubscriptionFilter::builder().resource_subscription(uri).build()) in 2026-07-28 (src/service/client.rs:1320)",
+    },
+    update: {
+      call:
+        "ClientHandler::on_resource_updated (src/handler/client.rs:228) in 2025; Subscription::next (src/service/client.rs:573) in 2026-07-28, whose notifications skip the handler; the SDK drops its cached read of that URI on either path (src/service/client.rs:415)",
+    },
+    sdkClient: "it is the SDK client",
+  },
 ];
 
 /** The app: a command client whose one command runs the program's `app`. */
