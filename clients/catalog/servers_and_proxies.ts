@@ -12,6 +12,7 @@ import { type Installable, NODE_24 } from "../support/install.ts";
 import type { PythonEnvironment } from "../support/install_python.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
 import { shellQuote } from "../support/process.ts";
+import { builtProgramOf } from "./libraries.ts";
 
 /** The two tables of `results/servers.md`. */
 export type ServerTable = "servers" | "proxies";
@@ -611,10 +612,8 @@ const BOARD_TASK = { board: "sprint", task: "design" };
 /**
  * The Python SDK v2's `MCPServer` in its documents' shape
  * (`clients/programs/python/board_server.py`): `complete_task` changes the
- * board resource, `enable_reports` adds the `sprint_report` tool. Both eras,
- * over HTTP and stdio, on both ladders: the resource in one row, the tools
- * list alone in another (one run calls one tool). Its board is a template,
- * so it is not in `resources/list`.
+ * board resource, `enable_reports` adds the `sprint_report` tool. Its board
+ * is a template, so it is not in `resources/list`.
  */
 const PYTHON_SDK: ServerDefinition = {
   table: "servers",
@@ -629,16 +628,91 @@ const PYTHON_SDK: ServerDefinition = {
     },
     program: "clients/programs/python/board_server.py",
   },
-  rows: (["2025", "2026-07-28"] as const).flatMap((era) =>
+  rows: boardRows(
+    "python-sdk",
+    (context) => [context.python, context.bin],
+    { listed: false },
+  ),
+};
+
+/**
+ * The same board on the Rust SDK's server, rmcp
+ * (`clients/programs/rust/rmcp-server/`, built with cargo): a
+ * `ServerHandler` of its own, whose tools list is a method, so
+ * `enable_reports` adds `sprint_report` at run time. Its board is a
+ * resource, in `resources/list`.
+ */
+const RMCP_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "rmcp-server",
+  displayName: "rmcp (crates.io), rmcp-server",
+  built: {
+    package: "rmcp",
+    version: "3.11.0",
+    program: builtProgramOf("rust", "rmcp-server"),
+  },
+  rows: boardRows("rmcp-server", (context) => [context.bin], {
+    listed: true,
+  }),
+};
+
+/**
+ * FastRMCP as its wiki shows it (`fastrmcp = "0.2"`, a `#[resource]` and a
+ * `#[tool]` that changes it, resources/subscribe over stdio):
+ * `clients/programs/rust/fastrmcp-server/`. crates.io serves no crate of
+ * that name, so cargo can make no lock file for it and its build stops at
+ * resolving the dependency; the row says what cargo says.
+ */
+const FASTRMCP_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "fastrmcp-server",
+  displayName: "fastrmcp (crates.io), fastrmcp-server",
+  built: {
+    package: "fastrmcp",
+    version: "0.2",
+    program: builtProgramOf("rust", "fastrmcp-server"),
+  },
+  rows: [{
+    slug: "fastrmcp-server-stdio-2025",
+    era: "2025",
+    target: (context: RowContext) => ({
+      kind: "stdio",
+      command: [context.bin],
+    }),
+    probeArgs: () => [
+      "--uri",
+      "board://sprint",
+      "--call",
+      "complete_next_task",
+      "--timeout",
+      "8",
+    ],
+  }],
+};
+
+/**
+ * A board server's rows: both eras, over HTTP and stdio, on both ladders:
+ * the resource in one row (`complete_task` changes it), the tools list
+ * alone in another (`enable_reports`; one run calls one tool). `launch` is
+ * its command before the transport's arguments; `listed`, whether its
+ * board is in `resources/list`.
+ */
+function boardRows(
+  id: string,
+  launch: (context: RowContext) => string[],
+  { listed }: { listed: boolean },
+): ServerRowDefinition[] {
+  return (["2025", "2026-07-28"] as const).flatMap((era) =>
     (["http", "stdio"] as const).flatMap((transport) => [
       {
-        slug: `python-sdk-${transport}-${era}`,
+        slug: `${id}-${transport}-${era}`,
         era,
-        target: (context: RowContext) => boardTarget(transport, context),
+        target: (context: RowContext) =>
+          boardTarget(transport, launch(context), context),
         probeArgs: () => [
           "--uri",
           "board://sprint",
-          "--skip-list-check",
+          ...(listed ? [] : ["--skip-list-check"]),
           "--call",
           "complete_task",
           "--call-args",
@@ -648,10 +722,11 @@ const PYTHON_SDK: ServerDefinition = {
         ],
       },
       {
-        slug: `python-sdk-catalog-${transport}-${era}`,
+        slug: `${id}-catalog-${transport}-${era}`,
         era,
         mode: "catalog only",
-        target: (context: RowContext) => boardTarget(transport, context),
+        target: (context: RowContext) =>
+          boardTarget(transport, launch(context), context),
         probeArgs: () => [
           "--catalog",
           "tools",
@@ -663,21 +738,22 @@ const PYTHON_SDK: ServerDefinition = {
         ],
       },
     ])
-  ),
-};
+  );
+}
 
-/** The board server over Streamable HTTP on the row's port, or over stdio. */
+/** A board server over Streamable HTTP on the row's port, or over stdio. */
 function boardTarget(
   transport: "http" | "stdio",
+  launch: string[],
   context: RowContext,
 ): RowTarget {
   return transport === "http"
     ? {
       kind: "http",
       url: `http://127.0.0.1:${context.port}/mcp`,
-      command: [context.python, context.bin, "http", String(context.port)],
+      command: [...launch, "http", String(context.port)],
     }
-    : { kind: "stdio", command: [context.python, context.bin, "stdio"] };
+    : { kind: "stdio", command: [...launch, "stdio"] };
 }
 
 /** Every server and proxy, in the tables' order. */
@@ -688,6 +764,8 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   FILESYSTEM,
   PUPPETEER,
   PYTHON_SDK,
+  RMCP_SERVER,
+  FASTRMCP_SERVER,
   MCP_PROXY,
   MCP_PROXY_PYTHON,
   SUPERGATEWAY,
