@@ -88,16 +88,18 @@ export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
-server, a board server on the Python SDK, mcp-proxy, supergateway and
-mcp-remote in front of the lab), each installed from npm at its pinned
-version (the Python program: a virtual environment of its pinned
-requirements from PyPI), over every transport and era it serves, and where its catalog changes, whether the change reaches a
+server, board servers on the Python and Rust SDKs, FastRMCP's, mcp-proxy,
+supergateway and mcp-remote in front of the lab), each installed from npm
+at its pinned version (the Python program: a virtual environment of its
+pinned requirements from PyPI; a Rust program: cargo's build on its
+Cargo.lock), over every transport and era it serves, and where its catalog changes, whether the change reaches a
 client; rewrites results/servers.md with each run's report in
 results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
-                     filesystem, puppeteer, python-sdk, mcp-proxy,
+                     filesystem, puppeteer, python-sdk, rmcp-server,
+                     fastrmcp-server, mcp-proxy, mcp-proxy-python,
                      supergateway, mcp-remote) or row names
                      (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit

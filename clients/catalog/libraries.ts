@@ -462,11 +462,13 @@ export const LIBRARIES: LibraryDefinition[] = [
     modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
     subscribe: {
       call:
-        "peer.subscribe(SubscribeRequestParams::new(uri)) in 2025 (src/service/client.rs:1746, deprecated as legacy-only); peer.listen(SubscriptionFilter::builder().resource_subscription(uri).build()) in 2026-07-28 (src/service/client.rs:1320)",
+        "peer.subscribe(SubscribeRequestParams::new(uri)) (src/service/client.rs:1746) in 2025; peer.listen(a filter naming uri) (line 1320) in 2026-07-28",
     },
+    // Either way the SDK drops its cached read of that URI
+    // (src/service/client.rs:415).
     update: {
       call:
-        "ClientHandler::on_resource_updated (src/handler/client.rs:228) in 2025; Subscription::next (src/service/client.rs:573) in 2026-07-28, whose notifications skip the handler; the SDK drops its cached read of that URI on either path (src/service/client.rs:415)",
+        "ClientHandler::on_resource_updated (src/handler/client.rs:228); in 2026-07-28 Subscription::next (src/service/client.rs:573)",
     },
     sdkClient: "it is the SDK client",
   },
