@@ -105,7 +105,7 @@ fn parse_options(args: &[String]) -> Options {
     }
     let usable = (!url.is_empty() && !stdio) || (stdio && url.is_empty() && !server.is_empty());
     let eras = ["2025", "2026-07-28"];
-    if !usable || !eras.contains(&era.as_str()) || !(wait > 0.0 && wait < 3600.0) {
+    if !(usable && eras.contains(&era.as_str()) && wait > 0.0 && wait < 3600.0) {
         usage();
     }
     let wait = Duration::from_secs_f64(wait);
