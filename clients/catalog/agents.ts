@@ -410,8 +410,11 @@ export const CLIENTS: ClientDefinition[] = [
   {
     id: "crush",
     displayName: "Crush",
-    npmPackage: "@charmland/crush",
+    // Its README's install: npm's package only downloads the same binary
+    // from GitHub in its postinstall.
+    npmPackage: "github.com/charmbracelet/crush",
     version: "0.96.1",
+    goInstall: { module: "github.com/charmbracelet/crush", version: "v0.96.1" },
     bin: "crush",
     wire: "openai-chat",
     script: {
@@ -427,7 +430,14 @@ export const CLIENTS: ClientDefinition[] = [
     launch({ workDir, labUrl, modelOrigin, prompt }) {
       return {
         args: ["run", "-m", "lab/scripted", "--quiet", prompt],
-        env: { CRUSH_DISABLE_PROVIDER_AUTO_UPDATE: "1" },
+        // Nothing beyond the lab: no providers list from Catwalk, no
+        // bundled providers, no metrics (internal/config/load.go,
+        // internal/cmd/root.go).
+        env: {
+          CRUSH_DISABLE_PROVIDER_AUTO_UPDATE: "1",
+          CRUSH_DISABLE_DEFAULT_PROVIDERS: "1",
+          CRUSH_DISABLE_METRICS: "1",
+        },
         files: {
           [`${workDir}/crush.json`]: JSON.stringify({
             $schema: "https://charm.land/crush.json",
@@ -448,7 +458,11 @@ export const CLIENTS: ClientDefinition[] = [
             permissions: {
               allowed_tools: ["list_mcp_resources", "read_mcp_resource"],
             },
-            options: { disable_provider_auto_update: true },
+            options: {
+              disable_provider_auto_update: true,
+              disable_default_providers: true,
+              disable_metrics: true,
+            },
           }),
         },
       };

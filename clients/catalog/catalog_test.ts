@@ -19,6 +19,7 @@ import {
   MODES,
 } from "./types.ts";
 import { COMMAND_CLIENTS } from "./commands.ts";
+import { moduleBinaryName } from "../support/install_go.ts";
 
 const WIRE_NAMES: Record<WireFormat, string> = {
   "anthropic-messages": "Anthropic Messages",
@@ -430,6 +431,42 @@ Deno.test("catalog: Kilo Code CLI gets a kilo.json with the scripted model as it
     JSON.parse(timed.files[`${context.workDir}/kilo.json`]).mcp.lab.timeout,
     20000,
   );
+});
+
+Deno.test("catalog: Crush is go installed at its exact version, the scripted model its only provider, the lab over HTTP, nothing else reached", () => {
+  const crush = clientById("crush");
+  assert.ok(crush);
+  // Its module at the catalog's version, which names the row and evidence.
+  assert.deepEqual(crush.goInstall, {
+    module: "github.com/charmbracelet/crush",
+    version: `v${crush.version}`,
+  });
+  assert.equal(crush.npmPackage, crush.goInstall.module);
+  assert.equal(moduleBinaryName(crush.goInstall.module), crush.bin);
+  const launch = crush.launch(context);
+  assert.deepEqual(launch.args.slice(0, 4), [
+    "run",
+    "-m",
+    "lab/scripted",
+    "--quiet",
+  ]);
+  assert.equal(launch.args.at(-1), context.prompt);
+  const config = JSON.parse(launch.files[`${context.workDir}/crush.json`]);
+  assert.deepEqual(Object.keys(config.providers), ["lab"]);
+  assert.equal(config.providers.lab.type, "openai-compat");
+  assert.equal(config.providers.lab.base_url, `${context.modelOrigin}/v1`);
+  assert.equal(config.providers.lab.api_key, FAKE_API_KEY);
+  assert.deepEqual(config.mcp, { lab: { type: "http", url: context.labUrl } });
+  assert.deepEqual(config.options, {
+    disable_provider_auto_update: true,
+    disable_default_providers: true,
+    disable_metrics: true,
+  });
+  assert.deepEqual(launch.env, {
+    CRUSH_DISABLE_PROVIDER_AUTO_UPDATE: "1",
+    CRUSH_DISABLE_DEFAULT_PROVIDERS: "1",
+    CRUSH_DISABLE_METRICS: "1",
+  });
 });
 
 Deno.test("catalog: pi is a row without a run, whose reason quotes its README", () => {

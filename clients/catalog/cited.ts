@@ -131,7 +131,7 @@ export const CITED_HOSTS: CitedHost[] = [
     onUpdated:
       "On a 2026-07-28 listen stream any event makes it re-run discovery of that server (tools, prompts, app resources) past its cache; nothing reaches the conversation. On a 2025 connection it is dropped.",
     whyNotRun:
-      "published on PyPI (fast-agent-mcp) only, and PyPI cannot be reached here",
+      "fast-agent-mcp 0.10.9 on PyPI requires Python 3.12 to 3.14, and the harness's pip runs on the machine's python3, 3.11.7, where pip download fast-agent-mcp==0.10.9 says: ERROR: No matching distribution found for fast-agent-mcp==0.10.9",
     citations: [
       {
         repository: FAST_AGENT,
@@ -217,7 +217,7 @@ export const CITED_HOSTS: CitedHost[] = [
     onUpdated:
       "Nothing: it does not override rmcp's handler for it, whose default does nothing, so the agent never hears of it.",
     whyNotRun:
-      "not on npm: released as a Rust binary from GitHub, and downloads from github.com are blocked here",
+      "on no registry here: its crates depend on each other by path; on crates.io, goose is another project (a load testing framework, 0.19.0), so is goose-cli (an install helper, 0.2.0), and cargo info goose-mcp says: could not find goose-mcp in registry; it ships on GitHub and Homebrew only",
     citations: [
       {
         repository: GOOSE,
@@ -250,6 +250,14 @@ export const CITED_HOSTS: CitedHost[] = [
         says: "the rmcp crate is locked at 1.5.0",
       },
       {
+        repository: GOOSE,
+        commit: "050ea1511d92bc7d094470b711c3b8c456003ecc",
+        path: "crates/goose-cli/Cargo.toml",
+        lines: "24-25",
+        says:
+          "the CLI's crate depends on the goose and goose-mcp crates by path, so it installs from a checkout only",
+      },
+      {
         repository: "modelcontextprotocol/rust-sdk",
         commit: "020a38b6ad3d0f26487c464250a484fad2a06b0e",
         path: "crates/rmcp/src/handler/client.rs",
@@ -269,7 +277,7 @@ export const CITED_HOSTS: CitedHost[] = [
     onUpdated:
       "No Crush code runs: it sets no handler for it, so the Go SDK only drops its own cached read of that URI.",
     whyNotRun:
-      "the npm package's postinstall downloads the binary from github.com, which is blocked here, so the install fails",
+      "it does not install here (its row beside this one): go install github.com/charmbracelet/crush@v0.96.1, its README's install, gets 403 Forbidden from the Go module proxy, which lists no version of it; its npm package's postinstall downloads from github.com, blocked here",
     citations: [
       {
         repository: CRUSH,

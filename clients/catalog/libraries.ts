@@ -36,6 +36,7 @@ import type { BuiltProgram } from "../support/build_once.ts";
 import { GO_BUILD } from "../support/install_go.ts";
 import { CARGO_BUILD } from "../support/install_rust.ts";
 import { MAVEN_BUILD } from "../support/install_java.ts";
+import type { PythonProgram } from "../support/install_python.ts";
 import { FAKE_API_KEY, type WireFormat } from "../model/scripted_model.ts";
 
 /** A step's API: the documented call, or the citation showing there is none. */
@@ -82,12 +83,16 @@ export interface LibraryDefinition {
   sdkClient: string;
   agent?: LibraryAgent;
   /**
-   * A library of a compiled language: its app is a program of its own
-   * (`clients/programs/<language>/<id>/`), built once (`build_once.ts`);
-   * `npmPackage` the package's name in its registry and `version` its
-   * version without a `v`.
+   * A library of another language than JavaScript: its app is a program of
+   * its own. In a compiled language (`clients/programs/<language>/<id>/`),
+   * built once (`build_once.ts`), `npmPackage` the package's name in its
+   * registry and `version` its version without a `v`; in Python
+   * (`clients/programs/python/<id>_app.py`), `npmPackage` the PyPI
+   * distribution, pinned with every dependency in `requirements`.
    */
-  language?: BuiltLanguage;
+  language?: BuiltLanguage | "python";
+  /** A Python app's requirements file, in `clients/programs/python/`. */
+  requirements?: string;
 }
 
 /** The compiled languages apps are written in. */
@@ -109,9 +114,19 @@ export const SHARED_MODULE = "lab_app";
 /** The file of a library's program in this checkout (a Go app's main.go). */
 export function programPath(id: string): string {
   const language = libraryOf(id)?.language;
-  return language
+  return language === "python"
+    ? pythonProgramPath(`${id.replaceAll("-", "_")}_app.py`)
+    : language
     ? `${builtProgramDir(language, id)}/${BUILT_MAIN_FILES[language]}`
     : new URL(`../programs/node/${id}.mjs`, import.meta.url).pathname;
+}
+
+/**
+ * A file of the Python apps' folder: an app, `lab_app.py` (what they
+ * share) or a requirements file.
+ */
+export function pythonProgramPath(name: string): string {
+  return new URL(`../programs/python/${name}`, import.meta.url).pathname;
 }
 
 /** A built app's main source file in its folder. */
@@ -450,6 +465,56 @@ export const LIBRARIES: LibraryDefinition[] = [
     sdkClient: "it is the SDK client",
   },
   {
+    id: "python-sdk",
+    displayName: "Python SDK v2 (mcp)",
+    npmPackage: "mcp",
+    version: "2.3.0",
+    dependencies: [],
+    language: "python",
+    requirements: "requirements.txt",
+    // 2025: Client(mode="legacy") (mcp/client/client.py:335); 2026-07-28:
+    // its default "auto", a server/discover; over stdio likewise.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
+    subscribe: {
+      call:
+        "client.subscribe_resource(uri) in 2025 (mcp/client/client.py:744, deprecated); client.listen(resource_subscriptions=[uri]) in 2026-07-28 (mcp/client/client.py:693), a subscriptions/listen",
+    },
+    update: {
+      call:
+        "Client(message_handler=…) (mcp/client/client.py:329) gets notifications/resources/updated in 2025; in 2026-07-28 the listen's Subscription yields a ResourceUpdated event (mcp/client/subscriptions.py:178)",
+    },
+    sdkClient: "it is the SDK client",
+  },
+  {
+    id: "fastmcp",
+    displayName: "FastMCP (fastmcp)",
+    npmPackage: "fastmcp",
+    version: "4.2.3",
+    dependencies: [],
+    language: "python",
+    // It requires mcp 2.3.0 too, with some 30 packages more: its own file.
+    requirements: "fastmcp_requirements.txt",
+    // Client(mode="legacy") for 2025, its default "auto" for 2026-07-28
+    // (fastmcp/client/client.py:450); StdioTransport for stdio.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
+    subscribe: {
+      none: {
+        package: "fastmcp@4.2.3",
+        path: "fastmcp/client/mixins/resources.py",
+        line: 278,
+        quote: "async def read_resource(",
+        says:
+          "the client's resource calls are list_resources_mcp (line 29), list_resources (73), list_resource_templates_mcp (120), list_resource_templates (167), read_resource_mcp (216) and this read; nothing in the package sends resources/subscribe or subscriptions/listen",
+      },
+    },
+    update: {
+      call:
+        "Client(message_handler=MessageHandler) with on_resource_updated (fastmcp/client/messages.py:86)",
+    },
+    sdkClient:
+      "reachable: client.session (fastmcp/client/client.py:675), the SDK's ClientSession, whose subscribe_resource an app can call itself in 2025",
+  },
+  {
     id: "rmcp",
     displayName: "Rust SDK (rmcp, crates.io)",
     npmPackage: "rmcp",
@@ -488,7 +553,9 @@ export function libraryApp(
     bin: library.id,
     modes: library.modes,
     env: {},
-    ...(library.language
+    ...(library.language === "python"
+      ? { pythonProgram: pythonProgramOf(library) }
+      : library.language
       ? { builtProgram: builtProgramOf(library.language, library.id) }
       : { program: programOf(library), runtime: NODE_24 }),
     steps({ labUrl, stdioLab, mode, delaySeconds }) {
@@ -556,6 +623,18 @@ export function libraryAgent(
         files: {},
       };
     },
+  };
+}
+
+/** A Python app: its script, run on the environment of its requirements. */
+function pythonProgramOf(library: LibraryDefinition): PythonProgram {
+  return {
+    environment: {
+      id: library.id,
+      requirements: pythonProgramPath(library.requirements ?? ""),
+    },
+    script: programPath(library.id),
+    name: library.id,
   };
 }
 

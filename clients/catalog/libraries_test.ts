@@ -14,8 +14,12 @@ import {
   libraryApp,
   libraryOf,
   programPath,
+  pythonProgramPath,
   SHARED_MODULE,
 } from "./libraries.ts";
+import { installPythonEnvironment } from "../support/install_python.ts";
+import { defaultCacheDir } from "../support/install.ts";
+import { withCheckedRun } from "../testdata/fixtures.ts";
 import { FAKE_API_KEY } from "../model/scripted_model.ts";
 
 // The programs run by this Deno say nothing of certificate variables.
@@ -35,6 +39,8 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
     "cloudflare-agents",
     "claude-agent-sdk",
     "go-sdk",
+    "python-sdk",
+    "fastmcp",
     "rmcp",
   ]);
   for (const library of LIBRARIES) {
@@ -57,11 +63,13 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
   );
   for (const client of LIBRARY_CLIENTS) {
     assert.deepEqual(groupsOf(client), ["libraries"], client.id);
-    // A built app is a binary of its own: no Node, no npm program.
-    const built = libraryOf(client.id)?.language !== undefined;
-    assert.equal(client.runtime, built ? undefined : NODE_24);
+    // A built or Python app is a program of its own: no Node, no npm program.
+    const language = libraryOf(client.id)?.language;
+    assert.equal(client.runtime, language ? undefined : NODE_24);
     assert.equal(
-      built
+      language === "python"
+        ? "pythonProgram" in client && client.pythonProgram?.name
+        : language
         ? "builtProgram" in client && client.builtProgram?.name
         : client.program?.library,
       libraryOf(client.id)?.id,
@@ -80,7 +88,7 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
 
 /** A count as the docs spell it. */
 const COUNT_WORDS =
-  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen"
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
     .split(" ");
 
 Deno.test("libraries: the docs count them as the catalog does (the libraries, and their rows after VS Code in clients/README.md's table)", async () => {
@@ -120,7 +128,7 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
       }
       const { package: pinned, path, line, quote, says } = api.none;
       assert.match(pinned, /^(@[\w.-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/, library.id);
-      assert.match(path, /^[\w./-]+\.(m?js|d\.ts|md)$/, library.id);
+      assert.match(path, /^[\w./-]+\.(m?js|d\.ts|md|py)$/, library.id);
       assert.ok(Number.isInteger(line) && line > 0, library.id);
       assert.ok(quote.length > 0 && quote.length <= 120, library.id);
       assert.ok(says.length > 0, library.id);
@@ -146,6 +154,8 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
         ? program.includes('flags.Bool("stdio", false, "")')
         : library.language === "rust"
         ? program.includes('"--stdio" => stdio = true,')
+        : library.language === "python"
+        ? program.includes("options.server[0]")
         : /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
       stdio,
       `${library.id}: main(…, { stdio }) matches its modes`,
@@ -484,4 +494,260 @@ Deno.test("libraries: the Rust SDK's app is its cargo build of clients/programs/
     })[0].args,
     ["app", "--era", "2025", "--wait", "8", "--stdio", "--", "env", "lab"],
   );
+});
+
+Deno.test("libraries: the Python apps run their scripts on a virtual environment of their own requirements, each pinned exactly, the library at the row's version", async () => {
+  const python = LIBRARIES.filter((library) => library.language === "python");
+  assert.deepEqual(python.map((library) => library.id), [
+    "python-sdk",
+    "fastmcp",
+  ]);
+  for (const library of python) {
+    const app = libraryApp(library);
+    assert.deepEqual(app.modes, [
+      "default",
+      "2026-07-28",
+      "stdio",
+      "stdio-2026-07-28",
+    ]);
+    assert.equal(app.program, undefined);
+    const script = pythonProgramPath(`${library.id.replace("-", "_")}_app.py`);
+    assert.deepEqual("pythonProgram" in app && app.pythonProgram, {
+      environment: {
+        id: library.id,
+        requirements: pythonProgramPath(library.requirements!),
+      },
+      script,
+      name: library.id,
+    });
+    assert.equal(programPath(library.id), script);
+    // The app imports what every Python app shares, beside it.
+    assert.match(
+      await Deno.readTextFile(script),
+      /^from lab_app import .*\brun_app\b/m,
+    );
+    const pins = (await Deno.readTextFile(
+      pythonProgramPath(library.requirements!),
+    )).split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+    for (const pin of pins) {
+      assert.match(pin, /^[\w.-]+==[\w.]+$/, `${library.id}: ${pin}`);
+    }
+    assert.ok(pins.includes(`${library.npmPackage}==${library.version}`));
+    // Both stand on the Python SDK v2 the server table's board server runs.
+    assert.ok(pins.includes("mcp==2.3.0"), library.id);
+  }
+});
+
+/** A fake library on lab_app.py: `subscribe` as asked, lists that grow. */
+const FAKE_PYTHON_APP = `
+import asyncio, sys
+from lab_app import URI, Notified, parse_options, run_app
+
+class Fake:
+    package = "fake-lib"
+    update_via = "fake hook"
+    def __init__(self, notified, subscribe):
+        self.notified = notified
+        self.subscribe_call = None if subscribe == "none" else "fake.subscribe(uri)"
+        self.failing = subscribe == "throws"
+        self.grown = False
+    def changed_via(self, kind):
+        return f"fake {kind} hook"
+    async def connect(self):
+        return "2025"
+    async def list(self, kind):
+        names = {"tools": ["t1"], "prompts": ["p1"], "resources": [URI]}[kind]
+        return names + ([f"new-{kind}"] if self.grown else [])
+    async def read(self, uri):
+        return "status: pending\\nversion: 1 \\x1b[31m"
+    async def subscribe(self):
+        if self.failing:
+            raise RuntimeError("not in this era")
+        self.grown = True
+        self.notified.updated.set()
+        self.notified.changed["tools"].set()
+    async def use(self, kind, name):
+        pass
+    async def close(self):
+        pass
+
+async def main():
+    options = parse_options("fake.py", sys.argv[2:])
+    notified = Notified()
+    return await run_app(Fake(notified, sys.argv[1]), notified, options)
+
+sys.exit(asyncio.run(main()))
+`;
+
+const python3Missing = await new Deno.Command("python3", { args: ["-V"] })
+  .output().then((output) => !output.success, () => true);
+if (python3Missing) {
+  console.log(
+    "catalog/libraries_test.ts: the Python apps' tests are skipped: no python3 on PATH",
+  );
+}
+
+/** Runs the fake library beside lab_app.py with the machine's python3. */
+async function runFakePythonApp(
+  subscribe: "works" | "throws" | "none",
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "lab-app-py-test-" });
+  try {
+    await Deno.copyFile(pythonProgramPath("lab_app.py"), `${dir}/lab_app.py`);
+    await Deno.writeTextFile(`${dir}/fake.py`, FAKE_PYTHON_APP);
+    // The library's installed metadata, found beside the program.
+    await Deno.mkdir(`${dir}/fake_lib-1.2.3.dist-info`);
+    await Deno.writeTextFile(
+      `${dir}/fake_lib-1.2.3.dist-info/METADATA`,
+      "Metadata-Version: 2.1\nName: fake-lib\nVersion: 1.2.3\n",
+    );
+    const output = await new Deno.Command("python3", {
+      args: [`${dir}/fake.py`, subscribe, ...args],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout),
+      stderr: decoder.decode(output.stderr),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name:
+    "lab_app.py: the Node apps' fact lines, then the catalog's; a missing subscribe says so, a failing one waits and exits 1; a bad command line is exit 2",
+  ignore: python3Missing,
+  async fn() {
+    const works = await runFakePythonApp("works", APP_ARGS);
+    assert.equal(works.code, 0, works.stderr);
+    assert.equal(
+      works.stdout,
+      [
+        "library fake-lib@1.2.3",
+        "connected http 2025",
+        "tools-listed 1",
+        "prompts-listed 1",
+        "resource-found test://review/status",
+        'initial "status: pending\\nversion: 1 \\u001b[31m"',
+        "subscribed fake.subscribe(uri)",
+        "notification-received test://review/status via=fake hook",
+        'final "status: pending\\nversion: 1 \\u001b[31m"',
+        "tools-changed via=fake tools hook",
+        'tools-new "new-tools"',
+        'tools-used "new-tools"',
+        "prompts-changed none",
+        "resources-changed none",
+        "",
+      ].join("\n"),
+    );
+    const none = await runFakePythonApp("none", APP_ARGS);
+    assert.equal(none.code, 0);
+    assert.match(
+      none.stdout,
+      /\nsubscribe-api none\nnotification-received none after=0\.2s\nfinal /,
+    );
+    const throws = await runFakePythonApp("throws", APP_ARGS);
+    assert.equal(throws.code, 1);
+    assert.match(
+      throws.stdout,
+      /\nerror subscribe "not in this era"\nnotification-received none after=0\.2s\nfinal /,
+    );
+    const mismatch = await runFakePythonApp("works", [
+      ...APP_ARGS,
+      "--era",
+      "2026-07-28",
+    ]);
+    assert.equal(mismatch.code, 1);
+    assert.equal(
+      mismatch.stdout,
+      `library fake-lib@1.2.3\nerror connect "asked for 2026-07-28, spoke 2025"\n`,
+    );
+    for (
+      const args of [
+        ["app"],
+        ["app", "--url", "u", "--era", "2024"],
+        ["app", "--stdio", "--url", "u"],
+        ["agent", "--url", "u"],
+      ]
+    ) {
+      const bad = await runFakePythonApp("works", args);
+      assert.equal(bad.code, 2, args.join(" "));
+      assert.match(
+        bad.stderr,
+        /^usage: fake\.py app --url URL/,
+        args.join(" "),
+      );
+      assert.equal(bad.stdout, "");
+    }
+  },
+});
+
+/**
+ * Why the Python SDK's app cannot run end to end here (no python3, or its
+ * environment cannot be made in the harness's cache), else undefined. Made
+ * once there, it is found by the run.
+ */
+async function pythonSdkUnavailable(): Promise<string | undefined> {
+  if (python3Missing) return "no python3 on PATH";
+  const library = LIBRARIES.find((library) => library.id === "python-sdk")!;
+  const app = libraryApp(library);
+  if (!("pythonProgram" in app) || !app.pythonProgram) {
+    return "no Python program";
+  }
+  const installed = await installPythonEnvironment(
+    app.pythonProgram.environment,
+    defaultCacheDir(),
+  );
+  return installed.ok ? undefined : installed.reason;
+}
+
+const pythonSdkSkip = await pythonSdkUnavailable();
+if (pythonSdkSkip) {
+  console.log(
+    `catalog/libraries_test.ts: the Python SDK's app run is skipped: ${pythonSdkSkip}`,
+  );
+}
+
+Deno.test({
+  name:
+    "deno task clients python-sdk --check: the Python SDK v2's app listens for the resource in 2026-07-28 over HTTP and re-reads version 2, level 6",
+  ignore: pythonSdkSkip !== undefined,
+  async fn() {
+    await withCheckedRun(
+      [
+        "python-sdk",
+        "--mode",
+        "2026-07-28",
+        "--trigger",
+        "subscribe",
+        "--delay",
+        "1",
+        "--timeout",
+        "60",
+        "--min-level",
+        "6",
+      ],
+      180_000,
+      async (resultsDir, document) => {
+        const [row] = document.rows;
+        assert.equal(document.rows.length, 1);
+        assert.equal(row.clientId, "python-sdk");
+        assert.equal(row.level, 6);
+        const evidence = await Deno.readTextFile(
+          `${resultsDir}/runs/python-sdk-2.3.0-2026-07-28.md`,
+        );
+        assert.match(evidence, /connected http 2026-07-28/);
+        assert.match(
+          evidence,
+          /notification-received test:\/\/review\/status via=client\.listen\(…\) ResourceUpdated event/,
+        );
+      },
+    );
+  },
 });

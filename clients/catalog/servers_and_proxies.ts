@@ -11,6 +11,7 @@ import type { Era } from "../../main.ts";
 import { type Installable, NODE_24 } from "../support/install.ts";
 import type { PythonEnvironment } from "../support/install_python.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
+import { GO_BUILD } from "../support/install_go.ts";
 import { shellQuote } from "../support/process.ts";
 import { builtProgramOf } from "./libraries.ts";
 
@@ -117,6 +118,12 @@ export interface BuiltServer {
   package: string;
   version: string;
   program: BuiltProgram;
+  /**
+   * `false` for a program its package manager could write no lock file for
+   * (the package is on no registry here): there is no pin for the watch to
+   * ask about, and its build fails with the manager's reason.
+   */
+  lockFile?: false;
 }
 
 /** Where the puppeteer server's Chromium comes from: Debian's package. */
@@ -610,6 +617,44 @@ const MCP_REMOTE: ServerDefinition = {
 const BOARD_TASK = { board: "sprint", task: "design" };
 
 /**
+ * A board server's rows: both eras, over HTTP and stdio, on both ladders:
+ * the resource in one row (`resourceArgs`: its URI, `complete_task` and
+ * its arguments), the tools list alone in another, after `enable_reports`
+ * (one run calls one tool).
+ */
+function boardRows(
+  id: string,
+  target: (transport: "http" | "stdio", context: RowContext) => RowTarget,
+  resourceArgs: string[],
+): ServerRowDefinition[] {
+  return (["2025", "2026-07-28"] as const).flatMap((era) =>
+    (["http", "stdio"] as const).flatMap((transport) => [
+      {
+        slug: `${id}-${transport}-${era}`,
+        era,
+        target: (context: RowContext) => target(transport, context),
+        probeArgs: () => [...resourceArgs, "--timeout", "8"],
+      },
+      {
+        slug: `${id}-catalog-${transport}-${era}`,
+        era,
+        mode: "catalog only",
+        target: (context: RowContext) => target(transport, context),
+        probeArgs: () => [
+          "--catalog",
+          "tools",
+          "--catalog-only",
+          "--call",
+          "enable_reports",
+          "--timeout",
+          "8",
+        ],
+      },
+    ])
+  );
+}
+
+/**
  * The Python SDK v2's `MCPServer` in its documents' shape
  * (`clients/programs/python/board_server.py`): `complete_task` changes the
  * board resource, `enable_reports` adds the `sprint_report` tool. Its board
@@ -628,19 +673,67 @@ const PYTHON_SDK: ServerDefinition = {
     },
     program: "clients/programs/python/board_server.py",
   },
-  rows: boardRows(
-    "python-sdk",
-    (context) => [context.python, context.bin],
-    { listed: false },
-  ),
+  rows: boardRows("python-sdk", boardTarget, [
+    "--uri",
+    "board://sprint",
+    "--skip-list-check",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify(BOARD_TASK),
+  ]),
+};
+
+/** The board server over Streamable HTTP on the row's port, or over stdio. */
+function boardTarget(
+  transport: "http" | "stdio",
+  context: RowContext,
+): RowTarget {
+  return transport === "http"
+    ? {
+      kind: "http",
+      url: `http://127.0.0.1:${context.port}/mcp`,
+      command: [context.python, context.bin, "http", String(context.port)],
+    }
+    : { kind: "stdio", command: [context.python, context.bin, "stdio"] };
+}
+
+/**
+ * The Go SDK's server in its documents' shape
+ * (`clients/programs/go/go-sdk-server/`), built once with its `go.sum`:
+ * one listed resource, `board://sprint`, JSON with a version;
+ * `complete_task` publishes with `Server.ResourceUpdated`, `enable_reports`
+ * adds `sprint_report` with `Server.AddTool`.
+ */
+const GO_SDK_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "go-sdk-server",
+  displayName: "go-sdk (Go), go-sdk-server",
+  built: {
+    package: "github.com/modelcontextprotocol/go-sdk",
+    version: "1.8.0",
+    program: {
+      dir: new URL("../programs/go/go-sdk-server", import.meta.url).pathname,
+      name: "go-sdk-server",
+      recipe: GO_BUILD,
+    },
+  },
+  rows: boardRows("go-sdk-server", builtBoardTarget, [
+    "--uri",
+    "board://sprint",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify({ task: "design" }),
+  ]),
 };
 
 /**
  * The same board on the Rust SDK's server, rmcp
- * (`clients/programs/rust/rmcp-server/`, built with cargo): a
- * `ServerHandler` of its own, whose tools list is a method, so
- * `enable_reports` adds `sprint_report` at run time. Its board is a
- * resource, in `resources/list`.
+ * (`clients/programs/rust/rmcp-server/`, built once with its Cargo.lock):
+ * a `ServerHandler` of its own whose tools list is a method, so
+ * `enable_reports` adds `sprint_report` at run time. Its board is a listed
+ * resource.
  */
 const RMCP_SERVER: ServerDefinition = {
   table: "servers",
@@ -651,9 +744,14 @@ const RMCP_SERVER: ServerDefinition = {
     version: "3.11.0",
     program: builtProgramOf("rust", "rmcp-server"),
   },
-  rows: boardRows("rmcp-server", (context) => [context.bin], {
-    listed: true,
-  }),
+  rows: boardRows("rmcp-server", builtBoardTarget, [
+    "--uri",
+    "board://sprint",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify(BOARD_TASK),
+  ]),
 };
 
 /**
@@ -671,6 +769,7 @@ const FASTRMCP_SERVER: ServerDefinition = {
     package: "fastrmcp",
     version: "0.2",
     program: builtProgramOf("rust", "fastrmcp-server"),
+    lockFile: false,
   },
   rows: [{
     slug: "fastrmcp-server-stdio-2025",
@@ -690,70 +789,18 @@ const FASTRMCP_SERVER: ServerDefinition = {
   }],
 };
 
-/**
- * A board server's rows: both eras, over HTTP and stdio, on both ladders:
- * the resource in one row (`complete_task` changes it), the tools list
- * alone in another (`enable_reports`; one run calls one tool). `launch` is
- * its command before the transport's arguments; `listed`, whether its
- * board is in `resources/list`.
- */
-function boardRows(
-  id: string,
-  launch: (context: RowContext) => string[],
-  { listed }: { listed: boolean },
-): ServerRowDefinition[] {
-  return (["2025", "2026-07-28"] as const).flatMap((era) =>
-    (["http", "stdio"] as const).flatMap((transport) => [
-      {
-        slug: `${id}-${transport}-${era}`,
-        era,
-        target: (context: RowContext) =>
-          boardTarget(transport, launch(context), context),
-        probeArgs: () => [
-          "--uri",
-          "board://sprint",
-          ...(listed ? [] : ["--skip-list-check"]),
-          "--call",
-          "complete_task",
-          "--call-args",
-          JSON.stringify(BOARD_TASK),
-          "--timeout",
-          "8",
-        ],
-      },
-      {
-        slug: `${id}-catalog-${transport}-${era}`,
-        era,
-        mode: "catalog only",
-        target: (context: RowContext) =>
-          boardTarget(transport, launch(context), context),
-        probeArgs: () => [
-          "--catalog",
-          "tools",
-          "--catalog-only",
-          "--call",
-          "enable_reports",
-          "--timeout",
-          "8",
-        ],
-      },
-    ])
-  );
-}
-
-/** A board server over Streamable HTTP on the row's port, or over stdio. */
-function boardTarget(
+/** A built board server over Streamable HTTP on the row's port, or stdio. */
+function builtBoardTarget(
   transport: "http" | "stdio",
-  launch: string[],
   context: RowContext,
 ): RowTarget {
   return transport === "http"
     ? {
       kind: "http",
       url: `http://127.0.0.1:${context.port}/mcp`,
-      command: [...launch, "http", String(context.port)],
+      command: [context.bin, "http", String(context.port)],
     }
-    : { kind: "stdio", command: [...launch, "stdio"] };
+    : { kind: "stdio", command: [context.bin, "stdio"] };
 }
 
 /** Every server and proxy, in the tables' order. */
@@ -764,6 +811,7 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   FILESYSTEM,
   PUPPETEER,
   PYTHON_SDK,
+  GO_SDK_SERVER,
   RMCP_SERVER,
   FASTRMCP_SERVER,
   MCP_PROXY,

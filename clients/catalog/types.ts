@@ -19,6 +19,8 @@ import type {
 } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
+import type { GoInstall } from "../support/install_go.ts";
+import type { PythonProgram } from "../support/install_python.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -183,6 +185,11 @@ export interface ClientDefinition {
   vendorLogin?: string;
   /** An agent built on a client library: its program (`libraries.ts`). */
   program?: LibraryProgram;
+  /**
+   * A Go program its users install with `go install module@version`
+   * (`install_go.ts`) instead of npm; `npmPackage` then names the module.
+   */
+  goInstall?: GoInstall;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
   launch(context: LaunchContext): Launch;
@@ -258,6 +265,8 @@ export interface CommandClientDefinition {
   program?: LibraryProgram;
   /** An app in a compiled language instead, built once (`build_once.ts`). */
   builtProgram?: BuiltProgram;
+  /** An app in Python instead, run on its virtual environment (`install_python.ts`). */
+  pythonProgram?: PythonProgram;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
 }

@@ -485,7 +485,11 @@ export function rowNotes(
 ): string {
   const notes: string[] = run.installNote ? [run.installNote] : [];
   if (run.outcome === "install-failed") {
-    notes.push(`npm install failed: ${run.detail ?? "unknown reason"}`);
+    notes.push(
+      `${run.installer ?? "npm install"} failed: ${
+        run.detail ?? "unknown reason"
+      }`,
+    );
     return notes.join("; ");
   }
   if (run.outcome === "not-supported") {

@@ -261,6 +261,23 @@ Deno.test("rowFromRun: a client run from another platform package's binary says 
   assert.equal("installNote" in published, false);
 });
 
+Deno.test("rowFromRun: a failed go install or go build quotes go's command, not npm's", () => {
+  for (const installer of ["go install", "go build"] as const) {
+    const row = rowFromRun(runRecord({
+      outcome: "install-failed",
+      installer,
+      detail: "go: example.com/m@v1.0.0: 403 Forbidden",
+      labReport: null,
+      transcript: [],
+    }));
+    assert.equal(
+      row.notes,
+      `${installer} failed: go: example.com/m@v1.0.0: 403 Forbidden`,
+    );
+    assert.equal(row.level, 0);
+  }
+});
+
 Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {
   const quiet = rowFromRun(runRecord({
     trigger: "subscribe",

@@ -532,9 +532,22 @@ function vsCodeUi(drive: VsCodeDrive) {
       await page.keyboard.type(PROMPT);
     },
     async openResource() {
-      await command("MCP: Browse Resources");
-      await quick.locator(".monaco-list-row").filter({ hasText: REVIEW_URI })
-        .first().click();
+      // A picker opened while VS Code is still learning the server's
+      // capabilities stays empty (the server is never asked for its list):
+      // opened again, as a user would, it lists the resource.
+      for (let attempt = 1;; attempt++) {
+        await command("MCP: Browse Resources");
+        try {
+          await quick.locator(".monaco-list-row").filter({
+            hasText: REVIEW_URI,
+          }).first().click({ timeout: 5000 });
+          break;
+        } catch (error) {
+          if (attempt === 4) throw error;
+          await page.keyboard.press("Escape");
+          await sleep(1000);
+        }
+      }
       await resourceEditor.getByText(/version:/).waitFor();
       await shot("the resource just opened, before the update", "before");
       return `the editor shows: ${await editorText()}`;

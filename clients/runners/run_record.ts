@@ -14,6 +14,7 @@ import type {
 import type { ClientReport, LabReport } from "../../main.ts";
 import type { Route } from "../model/decide.ts";
 import type { ProcessOutcome } from "../support/process.ts";
+import type { BuildRecipe } from "../support/build_once.ts";
 import type { TranscriptEntry } from "../model/scripted_model.ts";
 
 export type Trigger = "subscribe" | "read";
@@ -122,7 +123,12 @@ export interface RunRecord {
   daemon?: string;
   /** How the client was installed, when not as published (`PlatformBinary`). */
   installNote?: string;
+  /** The command whose failure an install-failed row quotes, when not npm's. */
+  installer?: Installer;
 }
+
+/** The command an install-failed row quotes, when not npm install. */
+export type Installer = "go install" | "pip install" | BuildRecipe["tool"];
 
 /** One invocation of a command client, as evidence. */
 export interface CommandStepRecord {

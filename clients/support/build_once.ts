@@ -31,6 +31,8 @@ export interface BuildOutput {
 /** How one language builds a program of this checkout. */
 export interface BuildRecipe {
   language: "go" | "rust" | "java";
+  /** The command a failed build's row quotes (`go build failed: …`). */
+  tool: "go build" | "cargo build" | "mvn package";
   /** Whether the build reads a file, by its path inside the program's folder. */
   reads(path: string): boolean;
   /** Builds the program; an executable at `out.executable` when it succeeds. */

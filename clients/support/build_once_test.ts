@@ -17,6 +17,7 @@ import { MAVEN_BUILD, mavenFailureReason } from "./install_java.ts";
  */
 const SHELL_BUILD: BuildRecipe = {
   language: "go",
+  tool: "go build",
   reads: (path) => path.endsWith(".txt") && !path.startsWith("docs/"),
   build: (program, out) =>
     runBuildCommand("sh", [

@@ -51,6 +51,7 @@ async function copyProgram(from: string, paths: string[], to: string) {
 /** `mvn package` of the program: its pom and `src/main/`. */
 export const MAVEN_BUILD: BuildRecipe = {
   language: "java",
+  tool: "mvn package",
   reads: (path) => path === "pom.xml" || path.startsWith("src/main/"),
   async build(program, out) {
     const source = `${out.prefix}/source`;

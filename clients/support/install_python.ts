@@ -3,12 +3,14 @@
  * checkout's, or a package's own) into a virtual environment of its own in
  * the harness cache, once: the machine's `python3 -m venv`, then pip on
  * the requirements file committed in this checkout. A second run finds the
- * environment and installs nothing.
+ * environment and installs nothing. A library's app in Python (a command
+ * client's `pythonProgram`) runs through a launcher beside its environment.
  *
  * @module
  */
 
-import { exists } from "./install.ts";
+import { exists, type InstallResult } from "./install.ts";
+import { shellQuote } from "./process.ts";
 
 /** A virtual environment's pinned requirements: what a Python program runs on. */
 export interface PythonEnvironment {
@@ -164,5 +166,56 @@ export async function installPythonEnvironment(
     python: envPython,
     seconds: seconds(),
     cached: false,
+  };
+}
+
+/** A Python program of this checkout that a command client runs (a library's app). */
+export interface PythonProgram {
+  environment: PythonEnvironment;
+  /** The program's path in this checkout, run where it is (its imports beside it). */
+  script: string;
+  /** The launcher's name, `<environment>/<name>`: the client's bin. */
+  name: string;
+}
+
+/**
+ * Makes (or finds) the program's environment, then writes its launcher, a
+ * shell script that execs the environment's Python on the program, at every
+ * run (so an edited program is the one that runs); the launcher is the
+ * install's binary, as a Go app's build is.
+ */
+export async function installPythonProgram(
+  program: PythonProgram,
+  cacheDir: string,
+  python = "python3",
+): Promise<InstallResult> {
+  const installed = await installPythonEnvironment(
+    program.environment,
+    cacheDir,
+    python,
+  );
+  if (!installed.ok) return installed;
+  if (!await exists(program.script)) {
+    return {
+      ok: false,
+      reason: `no program at ${program.script}`,
+      seconds: installed.seconds,
+    };
+  }
+  const launcher = `${installed.prefix}/${program.name}`;
+  await Deno.writeTextFile(
+    launcher,
+    // -B: no __pycache__ written into the checkout beside the program.
+    `#!/bin/sh\nexec ${shellQuote(installed.python)} -B ${
+      shellQuote(program.script)
+    } "$@"\n`,
+  );
+  await Deno.chmod(launcher, 0o755);
+  return {
+    ok: true,
+    prefix: installed.prefix,
+    binPath: launcher,
+    seconds: installed.seconds,
+    cached: installed.cached,
   };
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   installPythonEnvironment,
+  installPythonProgram,
   pipFailureReason,
   pythonEnvDir,
   type PythonEnvironment,
@@ -131,4 +132,70 @@ Deno.test("pipFailureReason: pip's last ERROR line, else its last line", () => {
     "Error: Command '['/x/bin/python', '-m', 'ensurepip']' returned non-zero exit status 1.",
   );
   assert.equal(pipFailureReason(""), "pip install failed");
+});
+
+Deno.test("installPythonProgram: its launcher execs the environment's Python on the program in the checkout with the app's arguments; a second run is cached; pip's failure is the install's", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "clients-install-python-" });
+  try {
+    const demo = await environment(dir, "mcp==2.3.0\n");
+    const script = `${dir}/demo_app.py`;
+    await Deno.writeTextFile(script, "");
+    const program = { environment: demo, script, name: "demo" };
+    const python = await fakePython(dir, "Successfully installed", 0);
+    const first = await installPythonProgram(program, `${dir}/cache`, python);
+    const prefix = await pythonEnvDir(demo, "mcp==2.3.0\n", `${dir}/cache`);
+    assert.deepEqual({ ...first, seconds: 0 }, {
+      ok: true,
+      prefix,
+      binPath: `${prefix}/demo`,
+      seconds: 0,
+      cached: false,
+    });
+    const launched = await new Deno.Command(`${prefix}/demo`, {
+      args: ["app", "--url", "http://127.0.0.1:9/mcp"],
+      stdout: "null",
+    }).output();
+    assert.ok(launched.success);
+    const calls = async () =>
+      (await Deno.readTextFile(`${dir}/calls.log`)).trim().split("\n");
+    assert.equal(
+      (await calls()).at(-1),
+      `-B ${script} app --url http://127.0.0.1:9/mcp`,
+    );
+    const second = await installPythonProgram(program, `${dir}/cache`, python);
+    assert.deepEqual({ ...second, seconds: 0 }, {
+      ...first,
+      seconds: 0,
+      cached: true,
+    });
+    assert.equal(
+      (await calls()).length,
+      3,
+      "venv, pip and the launch: no more",
+    );
+    const missing = await installPythonProgram(
+      { ...program, script: `${dir}/gone.py` },
+      `${dir}/cache`,
+      python,
+    );
+    assert.deepEqual({ ...missing, seconds: 0 }, {
+      ok: false,
+      reason: `no program at ${dir}/gone.py`,
+      seconds: 0,
+    });
+    await Deno.writeTextFile(demo.requirements, "mcp==9.9.9\n");
+    const failing = await fakePython(
+      dir,
+      "ERROR: No matching distribution found for mcp==9.9.9",
+      1,
+    );
+    const failed = await installPythonProgram(program, `${dir}/cache`, failing);
+    assert.deepEqual({ ...failed, seconds: 0 }, {
+      ok: false,
+      reason: "ERROR: No matching distribution found for mcp==9.9.9",
+      seconds: 0,
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -56,6 +56,7 @@ export function cargoFailureReason(output: string): string {
 /** `cargo build` of the program: its manifest, lock file and `src/`. */
 export const CARGO_BUILD: BuildRecipe = {
   language: "rust",
+  tool: "cargo build",
   reads: (path) =>
     path === "Cargo.toml" || path === "Cargo.lock" ||
     (path.startsWith("src/") && path.endsWith(".rs")),
