@@ -244,6 +244,7 @@ export interface LockedSource {
     package: string;
     version: string;
     program: { recipe: { language: string } };
+    lockFile?: false;
   };
 }
 
@@ -270,6 +271,8 @@ export function lockedPinsOf(item: LockedSource): LockedPin[] {
   if (item.pythonProgram && item.npmPackage && item.version) {
     return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
   }
+  // A program with no lock file (its package on no registry) pins nothing.
+  if (built?.lockFile === false) return [];
   if (built) {
     return [{
       registry: LANGUAGE_REGISTRY[built.program.recipe.language],

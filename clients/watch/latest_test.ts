@@ -410,7 +410,9 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
     },
     { registry: "pypi", name: "mcp", version: "2.3.0" },
     { registry: "pypi", name: "fastmcp", version: "4.2.3" },
+    { registry: "crates", name: "rmcp", version: "3.11.0" },
   ]);
+  // FastRMCP's program has no lock file (crates.io has no fastrmcp): no pin.
   assert.deepEqual(SERVER_CATALOG.flatMap(lockedPinsOf), [
     { registry: "pypi", name: "mcp", version: "2.3.0" },
     {
@@ -418,6 +420,7 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       name: "github.com/modelcontextprotocol/go-sdk",
       version: "1.8.0",
     },
+    { registry: "crates", name: "rmcp", version: "3.11.0" },
     { registry: "pypi", name: "mcp-proxy", version: "0.13.0" },
   ]);
   const entries: LockedSource[] = [
@@ -465,11 +468,12 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
       return lookups.locked(registry, name);
     },
   );
+  // The rmcp server's pin and the one below are one package, asked once.
   assert.deepEqual(asked, [
     "pypi:mcp",
     "go:github.com/modelcontextprotocol/go-sdk",
-    "pypi:mcp-proxy",
     "crates:rmcp",
+    "pypi:mcp-proxy",
     "maven:io.modelcontextprotocol.sdk:mcp",
     "crates:nonesuch",
   ]);
