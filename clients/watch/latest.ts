@@ -83,6 +83,8 @@ export interface Pinned {
   goInstall?: unknown;
   /** A Python app pins its packages in its requirements file, not on npm. */
   pythonProgram?: unknown;
+  /** So does an agent installed from PyPI. */
+  pypiInstall?: unknown;
 }
 
 /**
@@ -94,7 +96,7 @@ export interface Pinned {
 function pinsOf(item: Pinned) {
   if (
     item.localScript || item.builtProgram || item.goInstall ||
-    item.pythonProgram
+    item.pythonProgram || item.pypiInstall
   ) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
