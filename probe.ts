@@ -184,6 +184,10 @@ export interface ProbeOptions {
   catalog: CatalogKind[];
   /** Watch the catalog alone: no resource read, subscribed to or re-read. */
   catalogOnly: boolean;
+  /** Also try to watch a URI the server does not serve (`--watch-gate`). */
+  watchGate: boolean;
+  /** And one it refuses to read (`--unreadable-uri`, which implies the gate). */
+  unreadableUri?: string;
   headers: Record<string, string>;
   /** Sent as a bearer token; never printed. */
   authToken?: string;
@@ -304,6 +308,31 @@ export interface CatalogResult {
   kinds: Partial<Record<CatalogKind, CatalogListResult>>;
 }
 
+/**
+ * How a server answered a watch on a URI no caller should be let watch: one
+ * it does not serve, or one it refuses to read.
+ */
+export interface WatchGateCheck {
+  /** The URI, as the probe sent it. */
+  uri: string;
+  /** A read of it first: refused, as it should be, or served (no test then). */
+  read: "refused" | "served";
+  /**
+   * `accepted`: the subscribe or listen went through; `refused`: an error
+   * answered it; `filtered` (2026-07-28): the listen was acknowledged
+   * without the URI; null when the read was served.
+   */
+  watch: "accepted" | "refused" | "filtered" | null;
+  /** The read's or the watch's answer, as the lines show it. */
+  detail: string;
+}
+
+/** `--watch-gate`: the unknown URI's check, and `--unreadable-uri`'s. */
+export interface WatchGateResult {
+  unknownUri: WatchGateCheck;
+  unreadableUri: WatchGateCheck | null;
+}
+
 /** Everything a probe found, in every output form (`--json` is this). */
 export interface ProbeResult {
   probe: string;
@@ -357,6 +386,8 @@ export interface ProbeResult {
   quietAfterStop: boolean | null;
   /** `--catalog`: whether a change to the lists reached the probe; else null. */
   catalog: CatalogResult | null;
+  /** `--watch-gate`: who may watch what; never part of the level. */
+  watchGate: WatchGateResult | null;
   level: number;
   levelName: string;
   missing: string;
@@ -408,6 +439,9 @@ const probeFlagsSchema = z.object({
   embed: z.boolean().default(false),
   catalog: z.string().optional(),
   "catalog-only": z.boolean().default(false),
+  "watch-gate": z.boolean().default(false),
+  "unreadable-uri": z.string().min(1, "--unreadable-uri must not be empty")
+    .optional(),
   header: z.array(z.string()).default([]),
   "auth-token": z.string().optional(),
   json: z.boolean().default(false),
@@ -530,6 +564,8 @@ export function parseProbeArgs(
       embed: { type: "boolean" },
       catalog: { type: "string" },
       "catalog-only": { type: "boolean" },
+      "watch-gate": { type: "boolean" },
+      "unreadable-uri": { type: "string" },
       header: { type: "string", multiple: true },
       "auth-token": { type: "string" },
       json: { type: "boolean" },
@@ -590,6 +626,8 @@ export function parseProbeArgs(
     embed: flags.embed,
     catalog: catalogKinds(flags.catalog),
     catalogOnly: flags["catalog-only"],
+    watchGate: flags["watch-gate"] || flags["unreadable-uri"] !== undefined,
+    unreadableUri: flags["unreadable-uri"],
     headers: headerFlags(flags.header),
     authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
     json: flags.json,
@@ -624,6 +662,9 @@ function probeHelpText(): string {
     "  --catalog LISTS      also watch these lists change (tools,prompts,resources): list,",
     "                       wait for notifications/<list>/list_changed, list again",
     "  --catalog-only       watch the catalog alone: no resource read or subscribed to",
+    "  --watch-gate         at the end, also try to watch a URI the server does not serve",
+    "                       (a subscribe, or a listen); reported, never graded",
+    "  --unreadable-uri URI and one the server refuses to read (implies --watch-gate)",
     '  --header "N: v"      extra HTTP header, repeatable',
     "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
     "  --json               print one JSON object instead of key value lines",
@@ -1214,6 +1255,7 @@ class ProbeRun {
       },
       quietAfterStop: null,
       catalog: null,
+      watchGate: null,
       level: 0,
       levelName: PROBE_LEVEL_NAMES[0],
       missing: "",
@@ -2758,6 +2800,123 @@ function gradeList(run: ProbeRun, list: WatchedList) {
 }
 
 // ---------------------------------------------------------------------------
+// The watch gate: may a caller watch what it may not read?
+// ---------------------------------------------------------------------------
+
+/**
+ * A URI in the watched one's scheme that no server serves: the `.invalid`
+ * host is reserved for exactly that (RFC 2606).
+ */
+export function unknownUri(uri: string): string {
+  const scheme = URL.parse(uri)?.protocol ?? "probe:";
+  return `${scheme}//mcp-subscription-probe.invalid/unknown`;
+}
+
+/** The answer to a watch, and what to send to end it when it went through. */
+type WatchAnswer = {
+  watch: "accepted" | "refused" | "filtered";
+  detail: string;
+  end?: () => Promise<unknown>;
+};
+
+/** A JSON-RPC error as the gate's lines show it: its code, then its message. */
+function refusal(error: unknown, run: ProbeRun): string {
+  const { code, message } = rpcError(error, run);
+  return `${code === undefined ? "" : `${code} `}${shown(message)}`;
+}
+
+/** Subscribes to `uri` (2025) or opens a listen naming it (2026-07-28). */
+async function watchOnce(
+  run: ProbeRun,
+  client: Client,
+  uri: string,
+): Promise<WatchAnswer> {
+  try {
+    if (run.result.era === "2025") {
+      await client.request(
+        { method: "resources/subscribe", params: { uri } },
+        z.looseObject({}),
+        run.requestOptions,
+      );
+      return {
+        watch: "accepted",
+        detail: "resources/subscribe answered with a result",
+        end: () => client.unsubscribeResource({ uri }, run.requestOptions),
+      };
+    }
+    const listen = await client.listen(
+      { resourceSubscriptions: [uri] },
+      run.requestOptions,
+    );
+    const honoured = listen.honoredFilter.resourceSubscriptions ?? [];
+    return {
+      watch: honoured.includes(uri) ? "accepted" : "filtered",
+      detail: `acknowledged ${jsonText(listen.honoredFilter).slice(0, 500)}`,
+      end: () => listen.close(),
+    };
+  } catch (error) {
+    return { watch: "refused", detail: refusal(error, run) };
+  }
+}
+
+/**
+ * One gate check: a read of `uri` must be refused for the check to mean
+ * anything; then the watch, ended at once when it went through.
+ */
+async function checkWatch(
+  run: ProbeRun,
+  client: Client,
+  uri: string,
+  name: "watch-unknown-uri" | "watch-unreadable-uri",
+): Promise<WatchGateCheck> {
+  try {
+    await client.readResource({ uri }, run.requestOptions);
+    run.step("note", `${name}: the server let the probe read ${shown(uri)}`);
+    return {
+      uri,
+      read: "served",
+      watch: null,
+      detail: "the server let the probe read it",
+    };
+  } catch (error) {
+    run.step("probe", `resources/read ${shown(uri)}: ${refusal(error, run)}`);
+  }
+  const answer = await watchOnce(run, client, uri);
+  run.step(
+    "probe",
+    `${
+      run.result.era === "2025" ? "resources/subscribe" : "subscriptions/listen"
+    } ${shown(uri)} (${name}): ${answer.watch}`,
+  );
+  await answer.end?.().catch((error) =>
+    run.step("note", `ending the watch failed: ${refusal(error, run)}`)
+  );
+  return { uri, read: "refused", watch: answer.watch, detail: answer.detail };
+}
+
+/** `--watch-gate`, once the rest is done: it never changes the level. */
+async function checkWatchGate(run: ProbeRun, client: Client) {
+  const { options, result } = run;
+  if (!options.watchGate || result.era === null) return;
+  // Notifications these watches bring are no update of the watched URI's.
+  const unknown = await checkWatch(
+    run,
+    client,
+    unknownUri(options.uri),
+    "watch-unknown-uri",
+  );
+  const unreadable = options.unreadableUri === undefined
+    ? null
+    : await checkWatch(
+      run,
+      client,
+      options.unreadableUri,
+      "watch-unreadable-uri",
+    );
+  result.watchGate = { unknownUri: unknown, unreadableUri: unreadable };
+}
+
+// ---------------------------------------------------------------------------
 // A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
@@ -2802,6 +2961,7 @@ async function probeConnected(run: ProbeRun, client: Client) {
   await finishCatalog(run, client, lists, relisting);
   await closeCatalogListen?.();
   await stop?.();
+  await checkWatchGate(run, client);
 }
 
 /**
@@ -2984,7 +3144,7 @@ export function probeLines(
   if (result.quietAfterStop !== null) {
     lines.push(`quiet-after-unsubscribe ${result.quietAfterStop}`);
   }
-  lines.push(...catalogLines(result));
+  lines.push(...catalogLines(result), ...watchGateLines(result));
   lines.push(
     `level ${result.level} ${result.levelName}`,
     `missing ${result.missing}`,
@@ -2997,6 +3157,63 @@ export function probeLines(
   );
   // Server text is quoted where it came in; nothing raw reaches a terminal.
   return lines.map(lineText);
+}
+
+/** `--watch-gate`: a line per URI, what the server did with a watch on it. */
+function watchGateLines(result: ProbeResult): string[] {
+  const gate = result.watchGate;
+  if (!gate) return [];
+  return ([
+    ["watch-unknown-uri", gate.unknownUri],
+    ["watch-unreadable-uri", gate.unreadableUri],
+  ] as const).flatMap(([name, check]) =>
+    check
+      ? [
+        `${name} ${check.watch ?? "untested"} uri=${
+          shown(check.uri)
+        } ${check.detail}`,
+      ]
+      : []
+  );
+}
+
+/** What each watch gate answer means, for the report. */
+const WATCH_GATE_MEANING = {
+  accepted: "the server let the probe watch it",
+  refused: "the server refused the watch",
+  filtered: "the listen was acknowledged without it: nothing will be sent",
+} as const;
+
+/** `--watch-gate`: a row per URI watched, with what it means. */
+function watchGateReport(result: ProbeResult): string[] {
+  const gate = result.watchGate;
+  if (!gate) return [];
+  const rows = ([
+    ["a URI it does not serve", gate.unknownUri],
+    ["a URI it refuses to read", gate.unreadableUri],
+  ] as const).flatMap(([what, check]) =>
+    check
+      ? [
+        `| ${what} | \`${cell(check.uri)}\` | ${check.read} | ${
+          check.watch ?? "untested"
+        } | ${
+          cell(
+            check.watch ? WATCH_GATE_MEANING[check.watch] : check.detail,
+          )
+        } | ${cell(check.detail)} |`,
+      ]
+      : []
+  );
+  return [
+    "### Who may watch",
+    "",
+    "Never part of the level: a server that lets anyone watch a URI they may not read tells them when it changes.",
+    "",
+    "| Watched | URI | Read | Watch | Meaning | Answer |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+  ];
 }
 
 /** `--catalog`: a line per list, then the catalog's level and next step. */
@@ -3244,6 +3461,7 @@ export function probeMarkdown(result: ProbeResult): string {
     "",
     ...probeFindings(result),
     ...catalogReport(result),
+    ...watchGateReport(result),
     "```mermaid",
     ...diagram,
     "```",

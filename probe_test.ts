@@ -50,6 +50,7 @@ import {
   type ProbeResult,
   probeServer,
   unchangedSummary,
+  unknownUri,
 } from "./probe.ts";
 
 prepareTestEnvironment();
@@ -76,6 +77,7 @@ function probeOptions(
     embed: false,
     catalog: [],
     catalogOnly: false,
+    watchGate: false,
     json: false,
     ...overrides,
   };
@@ -420,6 +422,13 @@ interface OddServer {
   notifyOnSubscribeOnly?: boolean;
   /** 2025: notifies the watched URI once, this many ms after the subscribe, and never again. */
   notifyOnceAfter?: number;
+  /** Reads of any URI but these are refused, not found (default: every URI reads). */
+  readable?: string[];
+  /**
+   * A watch gate: a subscribe, or a listen, naming a URI outside `readable`
+   * is refused with this message before it is acknowledged.
+   */
+  watchGate?: string;
   /**
    * 2026-07-28, SEP-3119: its text is "version N", its `poke` tool changes
    * it and notifies the listen streams, and a listen that asked with
@@ -471,7 +480,10 @@ function startOddServer(odd: OddServer) {
     server.setRequestHandler("resources/list", () => ({
       resources: [{ uri: ODD_URI, name: "thing" }],
     }));
-    server.setRequestHandler("resources/read", () => {
+    server.setRequestHandler("resources/read", (request) => {
+      if (odd.readable && !odd.readable.includes(request.params.uri)) {
+        throw new ProtocolError(-32002, `not found: ${request.params.uri}`);
+      }
       const answer = { contents: [{ uri: ODD_URI, text: text() }] };
       // The next notification, until the one that changes the text.
       if (
@@ -507,7 +519,11 @@ function startOddServer(odd: OddServer) {
     });
     if (odd.advertiseSubscribe !== false) {
       let timer: ReturnType<typeof setInterval> | undefined;
-      server.setRequestHandler("resources/subscribe", async () => {
+      server.setRequestHandler("resources/subscribe", async (request) => {
+        if (request.params.uri !== ODD_URI) {
+          if (odd.watchGate) throw new ProtocolError(-32001, odd.watchGate);
+          return {};
+        }
         if (odd.refuseSubscribe) {
           throw new ProtocolError(-32603, "subscriptions are switched off");
         }
@@ -534,7 +550,8 @@ function startOddServer(odd: OddServer) {
         timers.add(timer);
         return {};
       });
-      server.setRequestHandler("resources/unsubscribe", () => {
+      server.setRequestHandler("resources/unsubscribe", (request) => {
+        if (request.params.uri !== ODD_URI) return {};
         subscribed = false;
         if (!odd.notifyAfterUnsubscribe) clearInterval(timer);
         return {};
@@ -555,6 +572,15 @@ function startOddServer(odd: OddServer) {
       if (!await isLegacyRequest(forwarded, body)) {
         if (body?.method === "subscriptions/listen") {
           embedAsked = body.params?.embedResources === true;
+          const uris: string[] =
+            body.params?.notifications?.resourceSubscriptions ?? [];
+          if (odd.watchGate && uris.some((uri) => uri !== ODD_URI)) {
+            return Response.json({
+              jsonrpc: "2.0",
+              id: body.id,
+              error: { code: -32001, message: odd.watchGate },
+            });
+          }
         }
         const listen = odd.dropListenFilter &&
           body?.method === "subscriptions/listen";
@@ -653,6 +679,126 @@ Deno.test("probe: a listen acknowledged without the URI is subscribe-refused wit
     result.missing,
     `the listen was acknowledged without ${ODD_URI}: {}`,
   );
+});
+
+const SECRET_URI = "odd://secret";
+const GATE_REFUSAL = "you may not watch what you may not read";
+
+/** The probe's `watch-` lines, and the summary beside them. */
+function gateLines(result: ProbeResult): string[] {
+  return probeLines(result).filter((line) =>
+    line.startsWith("watch-") || line.startsWith("summary ")
+  );
+}
+
+Deno.test("probe --watch-gate: without a gate a server lets the probe watch a URI it does not serve and one it refuses to read; with one it refuses both; the level never moves", async (t) => {
+  const unknown = unknownUri(ODD_URI);
+  assert.equal(unknown, "odd://mcp-subscription-probe.invalid/unknown");
+  const gate = {
+    watchGate: true,
+    unreadableUri: SECRET_URI,
+    timeoutSeconds: 2,
+  };
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      const plain = await probeOdd({ readable: [ODD_URI] }, era, {
+        timeoutSeconds: 2,
+      });
+      const open = await probeOdd({ readable: [ODD_URI] }, era, gate);
+      const gated = await probeOdd(
+        { readable: [ODD_URI], watchGate: GATE_REFUSAL },
+        era,
+        gate,
+      );
+      const summary = probeLines(plain).at(-1)!;
+      const accepted = (uri: string) =>
+        era === "2025"
+          ? "resources/subscribe answered with a result"
+          : `acknowledged {"resourceSubscriptions":["${uri}"]}`;
+      assert.deepEqual(gateLines(open), [
+        `watch-unknown-uri accepted uri=${unknown} ${accepted(unknown)}`,
+        `watch-unreadable-uri accepted uri=${SECRET_URI} ${
+          accepted(SECRET_URI)
+        }`,
+        summary,
+      ]);
+      assert.deepEqual(gateLines(gated), [
+        `watch-unknown-uri refused uri=${unknown} -32001 "${GATE_REFUSAL}"`,
+        `watch-unreadable-uri refused uri=${SECRET_URI} -32001 "${GATE_REFUSAL}"`,
+        summary,
+      ]);
+      assert.deepEqual(gated.watchGate?.unreadableUri, {
+        uri: SECRET_URI,
+        read: "refused",
+        watch: "refused",
+        detail: `-32001 "${GATE_REFUSAL}"`,
+      });
+      assert.equal(plain.watchGate, null);
+      for (const result of [open, gated]) {
+        assert.equal(result.level, plain.level);
+        assert.equal(result.exitStatus, plain.exitStatus);
+      }
+      const report = probeMarkdown(open);
+      assert.match(
+        report,
+        new RegExp(
+          `\\| a URI it refuses to read \\| \`${SECRET_URI}\` \\| refused \\| accepted \\| the server let the probe watch it \\|`,
+        ),
+      );
+    });
+  }
+});
+
+Deno.test("probe --watch-gate against the lab: a subscribe to a URI it does not serve is refused (2025), a listen is acknowledged without it (2026-07-28)", async (t) => {
+  await using lab = startLab();
+  const unknown = unknownUri(REVIEW_URI);
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era, watchGate: true }),
+      );
+      assert.equal(result.level, 7);
+      assert.deepEqual(
+        gateLines(result).slice(0, -1),
+        [
+          era === "2025"
+            ? `watch-unknown-uri refused uri=${unknown} -32002 "Resource not found: ${unknown}"`
+            : `watch-unknown-uri filtered uri=${unknown} acknowledged {}`,
+        ],
+      );
+    });
+  }
+});
+
+Deno.test("probe --watch-gate: a URI the server lets the probe read is no test: untested, said so", async () => {
+  const result = await probeOdd({}, "2025", {
+    watchGate: true,
+    unreadableUri: SECRET_URI,
+  });
+  assert.deepEqual(gateLines(result).slice(0, -1), [
+    `watch-unknown-uri untested uri=${
+      unknownUri(ODD_URI)
+    } the server let the probe read it`,
+    `watch-unreadable-uri untested uri=${SECRET_URI} the server let the probe read it`,
+  ]);
+});
+
+Deno.test("probe --watch-gate: a refusal's message is escaped and bounded on its line", async () => {
+  const result = await probeOdd(
+    {
+      readable: [ODD_URI],
+      watchGate: `no\n[probe] level 7 ${"x".repeat(600)}`,
+    },
+    "2025",
+    { watchGate: true },
+  );
+  const line = gateLines(result)[0];
+  assert.ok(!line.includes("\n"));
+  assert.match(
+    line,
+    /^watch-unknown-uri refused uri=\S+ -32001 "no\\n\\u005bprobe\\u005d level 7 x+…"$/,
+  );
+  assert.ok(line.length < 600);
 });
 
 Deno.test("probe: notifications without a change are recorded and the wait goes on to the one with a change", async (t) => {

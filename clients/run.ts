@@ -96,10 +96,12 @@ import { cacheModules, defaultDenoDir } from "./support/run_lab.ts";
 import { runAgentClient } from "./runners/agent.ts";
 import {
   atNewest,
-  fixtureLookup,
-  npmLookup,
+  fixtureLookups,
+  lockedPinsOf,
+  newestLocked,
   PIN_FILES,
   pinMoves,
+  REGISTRY_LOOKUPS,
   withReadmeVersions,
   writePins,
 } from "./watch/latest.ts";
@@ -177,7 +179,9 @@ Options:
                      call of the new tool)
   --latest           instead of the pins, each client at its newest version
                      on npm (a runtime or platform package it pins: the
-                     newest of that major version), natively unless --route
+                     newest of that major version; a pin behind a lock file,
+                     a Go, Rust or Java program's: its registry's newest
+                     reported, run at the pin), natively unless --route
                      says otherwise (--route all: every route); the run goes
                      to CACHE/latest/, and its rows are compared with
                      RESULTS/matrix.json: the changes are printed and
@@ -188,7 +192,9 @@ Options:
                      except for a client whose newest version did not
                      install or start (its pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
-                     object of npm package names and versions), not npm
+                     object of npm package names and versions, another
+                     registry's as go:MODULE, crates:NAME, maven:G:A), not
+                     the registries
   --compare [OLD] [NEW]
                      only compare two matrix.json files and write
                      RESULTS/changes.md; one file is NEW; an omitted file,
@@ -1230,10 +1236,16 @@ function didNotStart(record: RunRecord): boolean {
  * with the committed matrix; with `--write`, accepted. The exit status.
  */
 async function runLatest(options: ClientsOptions): Promise<number> {
-  const lookup = options.versionsFile
-    ? await fixtureLookup(options.versionsFile)
-    : npmLookup;
-  const { items: clients, failures } = await atNewest(options.clients, lookup);
+  const lookups = options.versionsFile
+    ? await fixtureLookups(options.versionsFile)
+    : REGISTRY_LOOKUPS;
+  const newest = await atNewest(options.clients, lookups.npm);
+  const locked = await newestLocked(
+    options.clients.flatMap(lockedPinsOf),
+    lookups.locked,
+  );
+  const { items: clients } = newest;
+  const failures = [...newest.failures, ...locked.failures];
   for (const failure of failures) console.error(printableLine(failure, 500));
   const committedPath = `${options.resultsDir}/matrix.json`;
   const committed = await readJson<MatrixDocument>(committedPath, MATRIX_FILE);
@@ -1268,6 +1280,7 @@ async function runLatest(options: ClientsOptions): Promise<number> {
           [...new Set(records.map((run) => `${run.clientId} ${run.version}`))]
             .join(", ") || "nothing"
         } (${records.length} runs)`,
+        ...locked.lines,
         ...failures,
         ...skipped.length > 0
           ? [`Not run, past the time budget: ${skipped.join(", ")}`]

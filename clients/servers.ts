@@ -43,10 +43,12 @@ import { installPythonEnvironment } from "./support/install_python.ts";
 import { buildOnce } from "./support/build_once.ts";
 import {
   atNewest,
-  fixtureLookup,
-  npmLookup,
+  fixtureLookups,
+  lockedPinsOf,
+  newestLocked,
   PIN_FILES,
   pinMoves,
+  REGISTRY_LOOKUPS,
   writePins,
 } from "./watch/latest.ts";
 import { freePort } from "./support/run_lab.ts";
@@ -88,17 +90,18 @@ export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
-server, a board server on the Python SDK, mcp-proxy, supergateway and
+server, board servers on the Python and Go SDKs, mcp-proxy, supergateway and
 mcp-remote in front of the lab), each installed from npm at its pinned
 version (the Python program: a virtual environment of its pinned
-requirements from PyPI), over every transport and era it serves, and where its catalog changes, whether the change reaches a
-client; rewrites results/servers.md with each run's report in
-results/servers/.
+requirements from PyPI; the Go program: built once with its go.sum),
+over every transport and era it serves, and where its catalog changes,
+whether the change reaches a client; rewrites results/servers.md with
+each run's report in results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
-                     filesystem, puppeteer, python-sdk, mcp-proxy,
-                     supergateway, mcp-remote) or row names
+                     filesystem, puppeteer, python-sdk, go-sdk-server,
+                     mcp-proxy, supergateway, mcp-remote) or row names
                      (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit
                      status and catalog the committed results/servers.md
@@ -107,7 +110,9 @@ Options:
   --cache-dir DIR    where packages are installed (default: see install.ts)
   --latest           instead of the pins, each package at its newest version
                      on npm (a runtime it pins: the newest of that major
-                     version); the run goes to CACHE/latest-servers/, and
+                     version; a pin behind a lock file, PyPI's or Go's: its
+                     registry's newest reported, run at the pin); the run
+                     goes to CACHE/latest-servers/, and
                      its rows are compared with RESULTS/servers.json: the
                      changes are printed and written to RESULTS/changes.md
   --write            with --latest: also merge the new rows into RESULTS and
@@ -116,7 +121,8 @@ Options:
                      whose newest version did not install or start (its
                      pin stays)
   --versions FILE    with --latest: the newest versions from FILE (a JSON
-                     object of npm package names and versions), not npm
+                     object of npm package names and versions, another
+                     registry's as pypi:NAME, go:MODULE), not the registries
   --compare [OLD] [NEW]
                      only compare two servers.json files and write
                      RESULTS/changes.md; one file is NEW; an omitted file,
@@ -276,6 +282,13 @@ async function installServer(
   if (server.pypi) return await installPypiServer(server.pypi, cacheDir);
   if (server.built) {
     const built = await buildOnce(server.built.program, cacheDir);
+    if (built.ok) {
+      console.log(
+        `${server.id}: ${
+          built.cached ? "cached" : "built"
+        } ${built.binPath} (${built.seconds} s)`,
+      );
+    }
     return built.ok ? { bin: built.binPath, node: "node" } : {
       reason:
         `${server.built.program.recipe.language} build of ${server.built.program.name} failed: ${built.reason}`,
@@ -719,8 +732,8 @@ export function serversMarkdown(
     "",
     "Each row is one run of `probe.ts` against a server installed from npm at",
     "the version shown (a program of this checkout on the Python SDK: its",
-    "pinned requirements from PyPI), or against a proxy with the lab behind",
-    "it. The",
+    "pinned requirements from PyPI; on the Go SDK: built with its go.sum),",
+    "or against a proxy with the lab behind it. The",
     "probe's levels: 1 connected, 2 advertises `resources.subscribe`, 3 read",
     "the resource, 4 subscription accepted, 5 notification received, 6 re-read",
     "shows the change, 7 stops cleanly. What each server's resource needs to",
@@ -997,16 +1010,22 @@ function compareTables(options: ServersOptions): Promise<number> {
  * at all). The exit status.
  */
 async function runLatest(options: ServersOptions): Promise<number> {
-  const lookup = options.versionsFile
-    ? await fixtureLookup(options.versionsFile)
-    : npmLookup;
+  const lookups = options.versionsFile
+    ? await fixtureLookups(options.versionsFile)
+    : REGISTRY_LOOKUPS;
   const pinned = SERVER_CATALOG.filter((server) =>
     selectedRows(options.only, [server]).length > 0
   );
-  const { items: newest, failures } = await atNewest(
+  const npm = await atNewest(
     pinned.flatMap((server) => server.npm ? [server.npm] : []),
-    lookup,
+    lookups.npm,
   );
+  const locked = await newestLocked(
+    pinned.flatMap(lockedPinsOf),
+    lookups.locked,
+  );
+  const newest = npm.items;
+  const failures = [...npm.failures, ...locked.failures];
   for (const failure of failures) console.error(printableLine(failure, 500));
   const catalog = pinned.flatMap((server) => {
     const npm = newest.find((item) => item.id === server.npm?.id);
@@ -1043,6 +1062,7 @@ async function runLatest(options: ServersOptions): Promise<number> {
           [...new Set(rows.map((row) => `${row.name} ${row.version}`))]
             .join(", ") || "nothing"
         } (${rows.length} rows)`,
+        ...locked.lines,
         ...failures,
         ...stuck.map((server) =>
           `${server.displayName} ${

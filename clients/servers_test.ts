@@ -24,6 +24,7 @@ import {
   type RowContext,
   SERVER_CATALOG,
 } from "./catalog/servers_and_proxies.ts";
+import { GO_BUILD } from "./support/install_go.ts";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
 
 prepareTestEnvironment();
@@ -257,6 +258,131 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
       ])
     ),
   );
+});
+
+Deno.test("go-sdk-server: the Go SDK's board server built from its module folder, both eras over HTTP and stdio, its listed resource via complete_task and the tools list via enable_reports", async () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "go-sdk-server")!;
+  assert.equal(server.table, "servers");
+  const dir = new URL("programs/go/go-sdk-server", import.meta.url).pathname;
+  assert.deepEqual(server.built, {
+    package: "github.com/modelcontextprotocol/go-sdk",
+    version: "1.8.0",
+    program: { dir, name: "go-sdk-server", recipe: GO_BUILD },
+  });
+  // The module pins the SDK at the table's version, go.sum beside it.
+  const goMod = await Deno.readTextFile(`${dir}/go.mod`);
+  assert.match(
+    goMod,
+    /^require github\.com\/modelcontextprotocol\/go-sdk v1\.8\.0$/m,
+  );
+  assert.match(
+    await Deno.readTextFile(`${dir}/go.sum`),
+    /^github\.com\/modelcontextprotocol\/go-sdk v1\.8\.0 h1:/m,
+  );
+  const context: RowContext = {
+    bin: "/cache/go-programs/go-sdk-server-0123/go-sdk-server",
+    node: "node",
+    python: "python3",
+    deno: "deno",
+    labMain: "main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+  };
+  const http = {
+    kind: "http",
+    url: "http://127.0.0.1:4321/mcp",
+    command: [context.bin, "http", "4321"],
+  };
+  const stdio = { kind: "stdio", command: [context.bin, "stdio"] };
+  const resource =
+    '--uri board://sprint --call complete_task --call-args {"task":"design"} --timeout 8';
+  const tools =
+    "--catalog tools --catalog-only --call enable_reports --timeout 8";
+  assert.deepEqual(
+    server.rows.map((row) => ({
+      slug: row.slug,
+      era: row.era,
+      mode: row.mode,
+      target: row.target(context),
+      probeArgs: row.probeArgs(context).join(" "),
+    })),
+    (["2025", "2026-07-28"] as const).flatMap((era) =>
+      ([["http", http], ["stdio", stdio]] as const).flatMap((
+        [transport, target],
+      ) => [
+        {
+          slug: `go-sdk-server-${transport}-${era}`,
+          era,
+          mode: undefined,
+          target,
+          probeArgs: resource,
+        },
+        {
+          slug: `go-sdk-server-catalog-${transport}-${era}`,
+          era,
+          mode: "catalog only",
+          target,
+          probeArgs: tools,
+        },
+      ])
+    ),
+  );
+});
+
+/** Whether `go version` runs here. */
+async function goRuns(): Promise<boolean> {
+  try {
+    const output = await new Deno.Command("go", {
+      args: ["version"],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return output.success;
+  } catch {
+    return false;
+  }
+}
+
+const hasGo = await goRuns();
+if (!hasGo) {
+  console.log("servers_test.ts: the Go SDK's board server is skipped: no go");
+}
+
+Deno.test({
+  name:
+    "deno task servers --only go-sdk-server rows: built with go, its resource delivered over stdio in 2025 (level 7), its new tool announced over HTTP in 2026-07-28 (tools 3)",
+  ignore: !hasGo,
+  async fn() {
+    const resultsDir = await Deno.makeTempDir();
+    try {
+      const rows =
+        "go-sdk-server-stdio-2025,go-sdk-server-catalog-http-2026-07-28";
+      assert.equal(
+        await main(["--only", rows, "--results-dir", resultsDir]),
+        0,
+      );
+      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+      const row = (slug: string) =>
+        table.split("\n").find((line) =>
+          line.includes(`(servers/${slug}.md)`)
+        ) ?? "";
+      assert.match(
+        row("go-sdk-server-stdio-2025"),
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+      );
+      assert.match(
+        row("go-sdk-server-catalog-http-2026-07-28"),
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+      );
+      const report = await Deno.readTextFile(
+        `${resultsDir}/servers/go-sdk-server-catalog-http-2026-07-28.md`,
+      );
+      assert.match(report, /added \["sprint_report"\]/);
+    } finally {
+      await Deno.remove(resultsDir, { recursive: true });
+    }
+  },
 });
 
 Deno.test("PyPI servers and proxies: their requirements pin every package exactly, the package at the table's version", async () => {

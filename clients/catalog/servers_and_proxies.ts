@@ -11,6 +11,7 @@ import type { Era } from "../../main.ts";
 import { type Installable, NODE_24 } from "../support/install.ts";
 import type { PythonEnvironment } from "../support/install_python.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
+import { GO_BUILD } from "../support/install_go.ts";
 import { shellQuote } from "../support/process.ts";
 
 /** The two tables of `results/servers.md`. */
@@ -609,12 +610,48 @@ const MCP_REMOTE: ServerDefinition = {
 const BOARD_TASK = { board: "sprint", task: "design" };
 
 /**
+ * A board server's rows: both eras, over HTTP and stdio, on both ladders:
+ * the resource in one row (`resourceArgs`: its URI, `complete_task` and
+ * its arguments), the tools list alone in another, after `enable_reports`
+ * (one run calls one tool).
+ */
+function boardRows(
+  id: string,
+  target: (transport: "http" | "stdio", context: RowContext) => RowTarget,
+  resourceArgs: string[],
+): ServerRowDefinition[] {
+  return (["2025", "2026-07-28"] as const).flatMap((era) =>
+    (["http", "stdio"] as const).flatMap((transport) => [
+      {
+        slug: `${id}-${transport}-${era}`,
+        era,
+        target: (context: RowContext) => target(transport, context),
+        probeArgs: () => [...resourceArgs, "--timeout", "8"],
+      },
+      {
+        slug: `${id}-catalog-${transport}-${era}`,
+        era,
+        mode: "catalog only",
+        target: (context: RowContext) => target(transport, context),
+        probeArgs: () => [
+          "--catalog",
+          "tools",
+          "--catalog-only",
+          "--call",
+          "enable_reports",
+          "--timeout",
+          "8",
+        ],
+      },
+    ])
+  );
+}
+
+/**
  * The Python SDK v2's `MCPServer` in its documents' shape
  * (`clients/programs/python/board_server.py`): `complete_task` changes the
- * board resource, `enable_reports` adds the `sprint_report` tool. Both eras,
- * over HTTP and stdio, on both ladders: the resource in one row, the tools
- * list alone in another (one run calls one tool). Its board is a template,
- * so it is not in `resources/list`.
+ * board resource, `enable_reports` adds the `sprint_report` tool. Its board
+ * is a template, so it is not in `resources/list`.
  */
 const PYTHON_SDK: ServerDefinition = {
   table: "servers",
@@ -629,41 +666,15 @@ const PYTHON_SDK: ServerDefinition = {
     },
     program: "clients/programs/python/board_server.py",
   },
-  rows: (["2025", "2026-07-28"] as const).flatMap((era) =>
-    (["http", "stdio"] as const).flatMap((transport) => [
-      {
-        slug: `python-sdk-${transport}-${era}`,
-        era,
-        target: (context: RowContext) => boardTarget(transport, context),
-        probeArgs: () => [
-          "--uri",
-          "board://sprint",
-          "--skip-list-check",
-          "--call",
-          "complete_task",
-          "--call-args",
-          JSON.stringify(BOARD_TASK),
-          "--timeout",
-          "8",
-        ],
-      },
-      {
-        slug: `python-sdk-catalog-${transport}-${era}`,
-        era,
-        mode: "catalog only",
-        target: (context: RowContext) => boardTarget(transport, context),
-        probeArgs: () => [
-          "--catalog",
-          "tools",
-          "--catalog-only",
-          "--call",
-          "enable_reports",
-          "--timeout",
-          "8",
-        ],
-      },
-    ])
-  ),
+  rows: boardRows("python-sdk", boardTarget, [
+    "--uri",
+    "board://sprint",
+    "--skip-list-check",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify(BOARD_TASK),
+  ]),
 };
 
 /** The board server over Streamable HTTP on the row's port, or over stdio. */
@@ -680,6 +691,47 @@ function boardTarget(
     : { kind: "stdio", command: [context.python, context.bin, "stdio"] };
 }
 
+/**
+ * The Go SDK's server in its documents' shape
+ * (`clients/programs/go/go-sdk-server/`), built once with its `go.sum`:
+ * one listed resource, `board://sprint`, JSON with a version;
+ * `complete_task` publishes with `Server.ResourceUpdated`, `enable_reports`
+ * adds `sprint_report` with `Server.AddTool`.
+ */
+const GO_SDK_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "go-sdk-server",
+  displayName: "go-sdk (Go), go-sdk-server",
+  built: {
+    package: "github.com/modelcontextprotocol/go-sdk",
+    version: "1.8.0",
+    program: {
+      dir: new URL("../programs/go/go-sdk-server", import.meta.url).pathname,
+      name: "go-sdk-server",
+      recipe: GO_BUILD,
+    },
+  },
+  rows: boardRows(
+    "go-sdk-server",
+    (transport, context) =>
+      transport === "http"
+        ? {
+          kind: "http",
+          url: `http://127.0.0.1:${context.port}/mcp`,
+          command: [context.bin, "http", String(context.port)],
+        }
+        : { kind: "stdio", command: [context.bin, "stdio"] },
+    [
+      "--uri",
+      "board://sprint",
+      "--call",
+      "complete_task",
+      "--call-args",
+      JSON.stringify({ task: "design" }),
+    ],
+  ),
+};
+
 /** Every server and proxy, in the tables' order. */
 export const SERVER_CATALOG: ServerDefinition[] = [
   LAB,
@@ -688,6 +740,7 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   FILESYSTEM,
   PUPPETEER,
   PYTHON_SDK,
+  GO_SDK_SERVER,
   MCP_PROXY,
   MCP_PROXY_PYTHON,
   SUPERGATEWAY,

@@ -2,8 +2,12 @@
  * `--latest` for `deno task clients` and `deno task servers`: the newest
  * published version of everything the catalogs pin, and, with `--write`,
  * the pins moved to it. npm is asked (`npm view`), as the installs are, so
- * its registry, proxy and configuration apply; tests hand in a fixture list
- * of versions instead (`--versions FILE`).
+ * its registry, proxy and configuration apply. A pin behind a lock file of
+ * another registry (a PyPI environment, a Go, Rust or Java program, a
+ * `go install`) is asked of its registry (`registries.ts`) and reported,
+ * never run at a newer version or moved: its lock file moves with it, by
+ * hand. Tests hand in a fixture list of versions instead (`--versions
+ * FILE`).
  *
  * @module
  */
@@ -17,22 +21,18 @@ import {
 } from "../support/install.ts";
 import { readJson } from "./compare.ts";
 import { printableLine } from "../support/process.ts";
+import {
+  askRegistry,
+  byVersion,
+  type LockedRegistry,
+  REGISTRIES,
+} from "./registries.ts";
 
 /** The newest version of a package within a range (`latest`, `^24`). */
 export type VersionLookup = (
   npmPackage: string,
   range: string,
 ) => Promise<string>;
-
-/** x.y.z versions in numeric order (npm leaves prereleases out of ranges). */
-function byVersion(a: string, b: string): number {
-  const parts = (version: string) => version.split(/[.+-]/).map(Number);
-  const [x, y] = [parts(a), parts(b)];
-  for (let index = 0; index < 3; index++) {
-    if (x[index] !== y[index]) return (x[index] || 0) - (y[index] || 0);
-  }
-  return 0;
-}
 
 /** Asks npm's registry, through npm itself. */
 export const npmLookup: VersionLookup = async (npmPackage, range) => {
@@ -57,16 +57,42 @@ export const npmLookup: VersionLookup = async (npmPackage, range) => {
     .at(-1)!;
 };
 
-/** A lookup from a JSON object of package names and versions (a fixture). */
-export async function fixtureLookup(path: string): Promise<VersionLookup> {
+/** The newest version of a package on a registry other than npm. */
+export type LockedLookup = (
+  registry: LockedRegistry,
+  name: string,
+) => Promise<string>;
+
+/** Where each registry's newest versions come from. */
+export interface RegistryLookups {
+  npm: VersionLookup;
+  locked: LockedLookup;
+}
+
+/** The registries themselves: npm through npm, the others over HTTP. */
+export const REGISTRY_LOOKUPS: RegistryLookups = {
+  npm: npmLookup,
+  locked: (registry, name) => askRegistry(registry, name),
+};
+
+/**
+ * Lookups from a JSON object of package names and versions (a fixture):
+ * npm's packages by name, another registry's as `registry:name`
+ * (`pypi:mcp`, `go:github.com/modelcontextprotocol/go-sdk`).
+ */
+export async function fixtureLookups(path: string): Promise<RegistryLookups> {
   const versions = await readJson<Record<string, string>>(
     path,
     z.record(z.string(), z.string()),
   );
-  return (npmPackage) =>
-    npmPackage in versions
-      ? Promise.resolve(versions[npmPackage])
-      : Promise.reject(new Error(`${npmPackage} is not listed in ${path}`));
+  const listed = (key: string) =>
+    key in versions
+      ? Promise.resolve(versions[key])
+      : Promise.reject(new Error(`${key} is not listed in ${path}`));
+  return {
+    npm: (npmPackage) => listed(npmPackage),
+    locked: (registry, name) => listed(`${registry}:${name}`),
+  };
 }
 
 /** What pins versions: a client's or server's package, its runtime or platform package. */
@@ -147,9 +173,9 @@ function atVersions<T extends Pinned>(item: T, newest: Map<string, string>): T {
  */
 const VERSION = /^\d{1,9}\.\d{1,9}\.\d{1,9}(?:[-+][0-9A-Za-z.+-]{1,80})?$/;
 
-/** `version`, or an error saying what npm answered instead. */
-function checkedVersion(version: unknown): string {
-  if (typeof version === "string" && VERSION.test(version)) return version;
+/** `version`, or an error saying what the registry answered instead. */
+function checkedVersion(version: unknown, pattern = VERSION): string {
+  if (typeof version === "string" && pattern.test(version)) return version;
   throw new Error(
     `not a version: ${printableLine(JSON.stringify(version) ?? "", 60)}`,
   );
@@ -190,6 +216,120 @@ export async function atNewest<T extends Pinned>(
       !pinsOf(item).some((pin) => failed.has(pin.npmPackage))
     )
       .map((item) => atVersions(item, newest)),
+    failures,
+  };
+}
+
+/** A pin behind a lock file of another registry: asked, never moved. */
+export interface LockedPin {
+  registry: LockedRegistry;
+  name: string;
+  version: string;
+}
+
+/** The registry a built program's language takes its packages from. */
+const LANGUAGE_REGISTRY: Record<string, LockedRegistry> = {
+  go: "go",
+  rust: "crates",
+  java: "maven",
+};
+
+/** What of a client's or a server's entry names a pin behind a lock file. */
+export interface LockedSource {
+  npmPackage?: string;
+  version?: string;
+  builtProgram?: { recipe: { language: string } };
+  pythonProgram?: unknown;
+  goInstall?: { module: string; version: string };
+  pypi?: { package: string; version: string };
+  built?: {
+    package: string;
+    version: string;
+    program: { recipe: { language: string } };
+  };
+}
+
+/**
+ * The pin an entry holds behind a lock file, if any: a `go install`'s
+ * module; a built program's package on its language's registry, as the
+ * entry names it (a client's `npmPackage` and `version`, a server's
+ * `package` and `version`; Maven's as `group:artifact`); a Python app's
+ * package or a server's PyPI environment's.
+ */
+export function lockedPinsOf(item: LockedSource): LockedPin[] {
+  const { goInstall, builtProgram, built, pypi } = item;
+  if (goInstall) {
+    const version = goInstall.version.replace(/^v/, "");
+    return [{ registry: "go", name: goInstall.module, version }];
+  }
+  if (builtProgram && item.npmPackage && item.version) {
+    return [{
+      registry: LANGUAGE_REGISTRY[builtProgram.recipe.language],
+      name: item.npmPackage,
+      version: item.version,
+    }];
+  }
+  if (item.pythonProgram && item.npmPackage && item.version) {
+    return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
+  }
+  if (built) {
+    return [{
+      registry: LANGUAGE_REGISTRY[built.program.recipe.language],
+      name: built.package,
+      version: built.version,
+    }];
+  }
+  return pypi
+    ? [{ registry: "pypi", name: pypi.package, version: pypi.version }]
+    : [];
+}
+
+/**
+ * Each locked pin's newest release, asked once per package: one sentence
+ * for the changes' report (which is newer than its pin), and a failure
+ * per registry that could not be asked or answered no version, as npm's.
+ */
+export async function newestLocked(
+  pins: LockedPin[],
+  lookup: LockedLookup,
+): Promise<{ lines: string[]; failures: string[] }> {
+  const unique = [
+    ...new Map(pins.map((pin) => [`${pin.registry} ${pin.name}`, pin]))
+      .values(),
+  ];
+  const found: string[] = [];
+  const failures: string[] = [];
+  for (const pin of unique) {
+    const { label, version } = REGISTRIES[pin.registry];
+    const pinned = `${pin.name} ${pin.version} on ${label}`;
+    try {
+      const newest = checkedVersion(
+        await lookup(pin.registry, pin.name),
+        version,
+      );
+      found.push(
+        newest === pin.version
+          ? `${pinned}, the newest`
+          : byVersion(newest, pin.version) > 0
+          ? `${pinned}: ${newest} is newer`
+          : `${pinned}: its newest release is ${newest}`,
+      );
+    } catch (error) {
+      failures.push(
+        `no newest version of ${pin.name} on ${label}: ${
+          (error as Error).message
+        }`,
+      );
+    }
+  }
+  if (found.length === 0) return { lines: [], failures };
+  console.log(`newest behind lock files: ${found.join("; ")}`);
+  return {
+    lines: [
+      `Pinned behind a lock file, asked and run at the pin (a newer one moves with its lock file, by hand): ${
+        found.join("; ")
+      }`,
+    ],
     failures,
   };
 }

@@ -9,9 +9,13 @@
 
 import assert from "node:assert/strict";
 import { ALL_CLIENTS } from "../catalog/select.ts";
+import { SERVER_CATALOG } from "../catalog/servers_and_proxies.ts";
 import {
   atNewest,
-  fixtureLookup,
+  fixtureLookups,
+  lockedPinsOf,
+  type LockedSource,
+  newestLocked,
   PIN_FILES,
   pinMoves,
   type VersionLookup,
@@ -32,7 +36,7 @@ const flat = (text: string) => text.replace(/\s+/g, " ");
 const client = (id: string) => ALL_CLIENTS.find((each) => each.id === id)!;
 
 Deno.test("atNewest: a package at npm's latest, a runtime or platform package within its major, the reference host as it is, an unknown package left out", async () => {
-  const fixture = await fixtureLookup(VERSIONS);
+  const fixture = (await fixtureLookups(VERSIONS)).npm;
   const asked: string[] = [];
   const lookup: VersionLookup = (name, range) => {
     asked.push(`${name}@${range}`);
@@ -119,7 +123,7 @@ Deno.test("atNewest: an answer that is not a version is a failure, shown as one 
 Deno.test("withPins: the Inspector's shared const moves once for its three clients; a pin the source lacks is not matched", async () => {
   const { items } = await atNewest(
     [client("mcpdo"), client("inspector-web")],
-    await fixtureLookup(VERSIONS),
+    (await fixtureLookups(VERSIONS)).npm,
   );
   const moves = items.flatMap((item) => pinMoves(client(item.id), item));
   const source = await Deno.readTextFile(
@@ -389,6 +393,102 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, Crush's go install, a Rust and a Java program", () => {
+  // Crush's go install names its module at "v0.96.1": asked without the v.
+  assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
+    {
+      registry: "go",
+      name: "github.com/charmbracelet/crush",
+      version: "0.96.1",
+    },
+    {
+      registry: "go",
+      name: "github.com/modelcontextprotocol/go-sdk",
+      version: "1.8.0",
+    },
+    { registry: "pypi", name: "mcp", version: "2.3.0" },
+    { registry: "pypi", name: "fastmcp", version: "4.2.3" },
+  ]);
+  assert.deepEqual(SERVER_CATALOG.flatMap(lockedPinsOf), [
+    { registry: "pypi", name: "mcp", version: "2.3.0" },
+    {
+      registry: "go",
+      name: "github.com/modelcontextprotocol/go-sdk",
+      version: "1.8.0",
+    },
+    { registry: "pypi", name: "mcp-proxy", version: "0.13.0" },
+  ]);
+  const entries: LockedSource[] = [
+    {
+      npmPackage: "rmcp",
+      version: "1.5.0",
+      builtProgram: { recipe: { language: "rust" } },
+    },
+    {
+      built: {
+        package: "io.modelcontextprotocol.sdk:mcp",
+        version: "2.1.0",
+        program: { recipe: { language: "java" } },
+      },
+    },
+    { npmPackage: "mcp-remote", version: "0.15.1" },
+  ];
+  assert.deepEqual(entries.flatMap(lockedPinsOf), [
+    { registry: "crates", name: "rmcp", version: "1.5.0" },
+    {
+      registry: "maven",
+      name: "io.modelcontextprotocol.sdk:mcp",
+      version: "2.1.0",
+    },
+  ]);
+});
+
+Deno.test("newestLocked: each package asked once of its registry, newer or the newest said in one sentence; a registry not asked, or answering no version, is a failure as npm's", async () => {
+  const lookups = await fixtureLookups(VERSIONS);
+  const pins = [
+    ...SERVER_CATALOG.flatMap(lockedPinsOf),
+    { registry: "crates", name: "rmcp", version: "1.5.0" },
+    {
+      registry: "maven",
+      name: "io.modelcontextprotocol.sdk:mcp",
+      version: "2.1.0",
+    },
+    { registry: "crates", name: "nonesuch", version: "1.0.0" },
+  ] as const;
+  const asked: string[] = [];
+  const { lines, failures } = await newestLocked(
+    [...pins],
+    (registry, name) => {
+      asked.push(`${registry}:${name}`);
+      return lookups.locked(registry, name);
+    },
+  );
+  assert.deepEqual(asked, [
+    "pypi:mcp",
+    "go:github.com/modelcontextprotocol/go-sdk",
+    "pypi:mcp-proxy",
+    "crates:rmcp",
+    "maven:io.modelcontextprotocol.sdk:mcp",
+    "crates:nonesuch",
+  ]);
+  assert.deepEqual(lines, [
+    "Pinned behind a lock file, asked and run at the pin (a newer one moves with its lock file, by hand): mcp 2.3.0 on PyPI: 2.4.0 is newer; github.com/modelcontextprotocol/go-sdk 1.8.0 on the Go module proxy, the newest; rmcp 1.5.0 on crates.io: 3.11.0 is newer; io.modelcontextprotocol.sdk:mcp 2.1.0 on Maven Central: 2.2.0 is newer",
+  ]);
+  assert.deepEqual(failures, [
+    `no newest version of mcp-proxy on PyPI: pypi:mcp-proxy is not listed in ${VERSIONS}`,
+    `no newest version of nonesuch on crates.io: crates:nonesuch is not listed in ${VERSIONS}`,
+  ]);
+  const hostile = await newestLocked(
+    [{ registry: "pypi", name: "mcp", version: "2.3.0" }],
+    () => Promise.resolve("2.4.0\n## Heading\u001b[31m"),
+  );
+  assert.deepEqual(hostile.lines, []);
+  assert.match(
+    hostile.failures[0],
+    /^no newest version of mcp on PyPI: not a version: "2\.4\.0\\n## Heading\\u001b\[31m"$/,
+  );
 });
 
 Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stays at its pin", async () => {
