@@ -241,6 +241,7 @@ export interface LockedSource {
   builtProgram?: { recipe: { language: string } };
   pythonProgram?: unknown;
   goInstall?: { module: string; version: string };
+  pypiInstall?: { package: string; version: string };
   pypi?: { package: string; version: string };
   built?: {
     package: string;
@@ -254,7 +255,7 @@ export interface LockedSource {
  * module; a built program's package on its language's registry, as the
  * entry names it (a client's `npmPackage` and `version`, a server's
  * `package` and `version`; Maven's as `group:artifact`); a Python app's
- * package or a server's PyPI environment's.
+ * package, an agent's from PyPI, or a server's PyPI environment's.
  */
 export function lockedPinsOf(item: LockedSource): LockedPin[] {
   const { goInstall, builtProgram, built, pypi } = item;
@@ -271,6 +272,10 @@ export function lockedPinsOf(item: LockedSource): LockedPin[] {
   }
   if (item.pythonProgram && item.npmPackage && item.version) {
     return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
+  }
+  if (item.pypiInstall) {
+    const { package: name, version } = item.pypiInstall;
+    return [{ registry: "pypi", name, version }];
   }
   if (built) {
     return [{
