@@ -94,7 +94,8 @@ async function versionOf(python: string): Promise<string | undefined> {
     "-c",
     "import sys; print('%d.%d.%d' % sys.version_info[:3])",
   ], VERSION_TIMEOUT_MS);
-  const version = ran.text.trim();
+  // Its stdout comes first; a warning on stderr may follow.
+  const version = ran.text.split("\n")[0].trim();
   return ran.success && minorOf(version) ? version : undefined;
 }
 
@@ -154,8 +155,10 @@ export async function findPython(
       // No versions folder: pyenv has installed none.
     }
   }
-  const rank = (version: string) =>
-    version.split(".").reduce((sum, part) => sum * 1000 + Number(part), 0);
+  const rank = (version: string) => {
+    const [major, minor, micro = "0"] = version.split(".");
+    return (Number(major) * 1000 + Number(minor)) * 1000 + Number(micro);
+  };
   installed.sort((a, b) => rank(a) - rank(b));
   for (const name of installed.filter((name) => inRange(name, range))) {
     const python = `${root}/versions/${name}/bin/python3`;

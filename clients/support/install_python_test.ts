@@ -252,7 +252,8 @@ Deno.test("findPython: else pyenv's versions, oldest in range first, its root fr
   const dir = await Deno.makeTempDir({ prefix: "clients-find-python-" });
   try {
     const root = `${dir}/pyenv`;
-    for (const version of ["3.11.7", "3.13.0", "3.12.1", "3.10.13"]) {
+    // "3.14" (no micro) still sorts after 3.12.1.
+    for (const version of ["3.11.7", "3.14", "3.13.0", "3.12.1", "3.10.13"]) {
       await script(
         `${root}/versions/${version}/bin/python3`,
         sayVersion(version),
