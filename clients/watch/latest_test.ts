@@ -395,7 +395,7 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
-Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, Crush's go install, a Rust and a Java program", () => {
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
   // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
     {
@@ -403,6 +403,7 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       name: "github.com/charmbracelet/crush",
       version: "0.96.1",
     },
+    { registry: "pypi", name: "fast-agent-mcp", version: "0.10.9" },
     {
       registry: "go",
       name: "github.com/modelcontextprotocol/go-sdk",
