@@ -177,6 +177,11 @@ export interface ProbeOptions {
   call?: { name: string; arguments: Record<string, unknown> };
   /** A shell command that changes the resource, run after subscribing. */
   change?: string;
+  /**
+   * Another endpoint of the same deployment (a replica): the `--call` is
+   * made there, on a connection of its own, not on the one that listens.
+   */
+  changeVia?: URL;
   skipListCheck: boolean;
   /** 2026-07-28: ask for the content in each notification (SEP-3119). */
   embed: boolean;
@@ -355,6 +360,11 @@ export interface ProbeResult {
   call: { name: string; ok: boolean; error?: string } | null;
   /** The `--change` command as it ran, its output cut to a few KB. */
   change: ProbeChange | null;
+  /**
+   * `--change-via`: where the `--call` was made, and whether its update
+   * reached the stream held through the target (null: the call was not made).
+   */
+  changeVia: { url: string; delivered: boolean | null } | null;
   /** Updates asked for with `--count`: notifications whose re-read changed. */
   expectedUpdates: number;
   /**
@@ -435,6 +445,7 @@ const probeFlagsSchema = z.object({
   call: z.string().min(1).optional(),
   "call-args": z.string().optional(),
   change: z.string().trim().min(1, "--change must not be empty").optional(),
+  "change-via": z.string().optional(),
   "skip-list-check": z.boolean().default(false),
   embed: z.boolean().default(false),
   catalog: z.string().optional(),
@@ -448,6 +459,17 @@ const probeFlagsSchema = z.object({
   report: z.string().min(1).optional(),
   stdio: z.boolean().default(false),
 });
+
+/** An http(s) URL flag, or a one-line reason. */
+function httpUrl(flag: string, text: string): URL {
+  const candidate = URL.parse(text);
+  if (!candidate || !["http:", "https:"].includes(candidate.protocol)) {
+    throw new ConfigError(
+      `${flag} ${JSON.stringify(text)} is not an http(s) URL`,
+    );
+  }
+  return candidate;
+}
 
 /** Reads `--call-args`: a JSON object, or a one-line reason. */
 function callArguments(text: string | undefined): Record<string, unknown> {
@@ -560,6 +582,7 @@ export function parseProbeArgs(
       call: { type: "string" },
       "call-args": { type: "string" },
       change: { type: "string" },
+      "change-via": { type: "string" },
       "skip-list-check": { type: "boolean" },
       embed: { type: "boolean" },
       catalog: { type: "string" },
@@ -594,18 +617,17 @@ export function parseProbeArgs(
       `unexpected argument ${JSON.stringify(positionals[0])}; see probe --help`,
     );
   }
-  let url: URL | undefined;
-  if (flags.url !== undefined) {
-    const candidate = URL.parse(flags.url);
-    if (!candidate || !["http:", "https:"].includes(candidate.protocol)) {
-      throw new ConfigError(
-        `--url ${JSON.stringify(flags.url)} is not an http(s) URL`,
-      );
-    }
-    url = candidate;
-  }
+  const url = flags.url === undefined ? undefined : httpUrl("--url", flags.url);
   if (flags["call-args"] !== undefined && flags.call === undefined) {
     throw new ConfigError("--call-args needs --call TOOL");
+  }
+  const changeVia = flags["change-via"] === undefined
+    ? undefined
+    : httpUrl("--change-via", flags["change-via"]);
+  if (changeVia && (flags.call === undefined || flags.stdio)) {
+    throw new ConfigError(
+      "--change-via URL goes with --url and --call TOOL: the tool is called there",
+    );
   }
   checkCatalogOnly(flags);
   return {
@@ -622,6 +644,7 @@ export function parseProbeArgs(
       arguments: callArguments(flags["call-args"]),
     },
     change: flags.change,
+    changeVia,
     skipListCheck: flags["skip-list-check"],
     embed: flags.embed,
     catalog: catalogKinds(flags.catalog),
@@ -654,6 +677,9 @@ function probeHelpText(): string {
     "  --count N            updates to wait for: notifications whose re-read changed (default 1)",
     "  --call TOOL          call this tool after subscribing (servers whose updates start from a tool)",
     "  --call-args JSON     its arguments, a JSON object",
+    "  --change-via URL     make the --call through this endpoint (another replica of the",
+    "                       deployment), on a connection of its own: is the update delivered",
+    "                       across replicas, or lost?",
     "  --change CMD         run CMD in the shell after subscribing (servers whose resources",
     "                       follow files or outside state); bounded by --timeout",
     "  --skip-list-check    do not require the URI in resources/list (dynamic resources)",
@@ -1240,6 +1266,9 @@ class ProbeRun {
       embed: null,
       call: null,
       change: null,
+      changeVia: options.changeVia
+        ? { url: options.changeVia.href, delivered: null }
+        : null,
       expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
       unchangedNotifications: 0,
@@ -1452,16 +1481,9 @@ class ProbeRun {
    * answer, and watches the 2025 GET stream open and close.
    */
   fetch = async (input: string | URL, init?: RequestInit) => {
-    const headers = new Headers(init?.headers);
-    for (const [name, value] of Object.entries(this.options.headers)) {
-      headers.set(name, value);
-    }
-    if (this.options.authToken) {
-      headers.set("authorization", `Bearer ${this.options.authToken}`);
-    }
     let response: Response;
     try {
-      response = await fetch(input, { ...init, headers });
+      response = await fetch(input, { ...init, headers: this.#headers(init) });
     } catch (error) {
       this.networkError ??= (error as Error).message;
       throw error;
@@ -1500,6 +1522,40 @@ class ProbeRun {
     return response;
   };
 
+  /** A request's headers with `--header`'s and the token added. */
+  #headers(init?: RequestInit): Headers {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(this.options.headers)) {
+      headers.set(name, value);
+    }
+    if (this.options.authToken) {
+      headers.set("authorization", `Bearer ${this.options.authToken}`);
+    }
+    return headers;
+  }
+
+  /**
+   * `--change-via`'s fetch: the same headers, token and `--max-bytes`, none
+   * of the watched connection's bookkeeping (its stream is not the one
+   * that waits for the update).
+   */
+  viaFetch = async (input: string | URL, init?: RequestInit) => {
+    const response = await fetch(input, {
+      ...init,
+      headers: this.#headers(init),
+    });
+    return response.body
+      ? new Response(
+        this.#bounded(
+          response.body,
+          isEventStream(response),
+          (bytes) => this.tooLarge(bytes),
+        ),
+        response,
+      )
+      : response;
+  };
+
   /** Grades what the probe saw and settles the exit status. */
   finish(): ProbeResult {
     const result = this.result;
@@ -1511,6 +1567,9 @@ class ProbeRun {
       });
     }
     const notified = result.updates.length > 0;
+    if (result.changeVia && result.call?.ok) {
+      result.changeVia.delivered = notified;
+    }
     const ladder = [
       true,
       result.era !== null,
@@ -1576,6 +1635,22 @@ function rpcError(
 
 /** Thrown when the server did not answer within `--timeout`. */
 class NoAnswer extends Error {}
+
+/** The probe's SDK client, in the era asked for (or negotiating it). */
+function probeClient(era: ProbeOptions["era"]): Client {
+  return new Client(
+    { name: "mcp-subscription-probe", version: LAB_VERSION },
+    {
+      versionNegotiation: {
+        mode: era === "auto"
+          ? "auto"
+          : era === "2025"
+          ? "legacy"
+          : { pin: "2026-07-28" },
+      },
+    },
+  );
+}
 
 /** `promise`, or a `NoAnswer` after `seconds`; no timer left behind. */
 async function withinTimeout<T>(promise: Promise<T>, seconds: number) {
@@ -2163,11 +2238,43 @@ async function changeResource(
       );
     }
   }
-  if (call && !await callTool(run, client)) return false;
+  if (call && !await callToolVia(run, client)) return false;
   if (!change) return true;
   const command = runChange(run, change);
   await whileRunning?.(command);
   return await command;
+}
+
+/**
+ * The `--call`, on the watched connection, or with `--change-via` on a
+ * connection of its own to that endpoint, closed once the call is made.
+ */
+async function callToolVia(run: ProbeRun, client: Client): Promise<boolean> {
+  const url = run.options.changeVia;
+  if (!url) return await callTool(run, client);
+  const via = probeClient(run.result.era ?? "2025");
+  const transport = new StreamableHTTPClientTransport(url, {
+    fetch: run.viaFetch,
+  });
+  try {
+    await withinTimeout(via.connect(transport), run.options.timeoutSeconds);
+  } catch (error) {
+    run.fail(
+      "change-failed",
+      `--change-via ${url.href}: could not connect: ${
+        shown(rpcError(error).message)
+      }`,
+    );
+    return false;
+  }
+  run.step("probe", `connects to ${url.href} (--change-via)`);
+  try {
+    return await callTool(run, via);
+  } finally {
+    // A 2025 session ends as the spec says; a 2026-07-28 one has none.
+    await transport.terminateSession().catch(() => {});
+    await via.close().catch(() => {});
+  }
 }
 
 /**
@@ -2450,7 +2557,11 @@ function missedUpdate(
   }
   run.fail(
     "notification-timeout",
-    `no notifications/resources/updated for ${options.uri} within ${options.timeoutSeconds} s${which}`,
+    `no notifications/resources/updated for ${options.uri} within ${options.timeoutSeconds} s${which}${
+      options.changeVia
+        ? `: lost, the change made through ${options.changeVia.href} never reached the stream held through ${run.result.target}`
+        : ""
+    }`,
   );
 }
 
@@ -2998,18 +3109,7 @@ export async function probeServer(
   progress: (line: string) => void = () => {},
 ): Promise<ProbeResult> {
   const run = new ProbeRun(options, progress);
-  const client = new Client(
-    { name: "mcp-subscription-probe", version: LAB_VERSION },
-    {
-      versionNegotiation: {
-        mode: options.era === "auto"
-          ? "auto"
-          : options.era === "2025"
-          ? "legacy"
-          : { pin: "2026-07-28" },
-      },
-    },
-  );
+  const client = probeClient(options.era);
   const transport = options.url
     ? new StreamableHTTPClientTransport(options.url, { fetch: run.fetch })
     : new ServerProcess(options.command!, run);
@@ -3038,7 +3138,7 @@ export async function probeServer(
 }
 
 // ---------------------------------------------------------------------------
-// Output: key value lines and the Markdown report
+// Output: key value lines
 // ---------------------------------------------------------------------------
 
 /** The default output: one `key value` line per fact, stable for scripts. */
@@ -3096,6 +3196,14 @@ export function probeLines(
     lines.push(
       `called ${shown(result.call.name)} ${
         result.call.ok ? "ok" : `failed: ${shown(result.call.error ?? "")}`
+      }`,
+    );
+  }
+  if (result.changeVia) {
+    const { url, delivered } = result.changeVia;
+    lines.push(
+      `change-via ${url} ${
+        delivered === null ? "not-made" : delivered ? "delivered" : "lost"
       }`,
     );
   }
@@ -3177,45 +3285,6 @@ function watchGateLines(result: ProbeResult): string[] {
   );
 }
 
-/** What each watch gate answer means, for the report. */
-const WATCH_GATE_MEANING = {
-  accepted: "the server let the probe watch it",
-  refused: "the server refused the watch",
-  filtered: "the listen was acknowledged without it: nothing will be sent",
-} as const;
-
-/** `--watch-gate`: a row per URI watched, with what it means. */
-function watchGateReport(result: ProbeResult): string[] {
-  const gate = result.watchGate;
-  if (!gate) return [];
-  const rows = ([
-    ["a URI it does not serve", gate.unknownUri],
-    ["a URI it refuses to read", gate.unreadableUri],
-  ] as const).flatMap(([what, check]) =>
-    check
-      ? [
-        `| ${what} | \`${cell(check.uri)}\` | ${check.read} | ${
-          check.watch ?? "untested"
-        } | ${
-          cell(
-            check.watch ? WATCH_GATE_MEANING[check.watch] : check.detail,
-          )
-        } | ${cell(check.detail)} |`,
-      ]
-      : []
-  );
-  return [
-    "### Who may watch",
-    "",
-    "Never part of the level: a server that lets anyone watch a URI they may not read tells them when it changes.",
-    "",
-    "| Watched | URI | Read | Watch | Meaning | Answer |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...rows,
-    "",
-  ];
-}
-
 /** `--catalog`: a line per list, then the catalog's level and next step. */
 function catalogLines(result: ProbeResult): string[] {
   const catalog = result.catalog;
@@ -3272,6 +3341,10 @@ function inlineLine(inline: InlineContent): string {
       : ` subscription=${shown(inline.subscription)}`,
   ].join("");
 }
+
+// ---------------------------------------------------------------------------
+// Output: the Markdown report
+// ---------------------------------------------------------------------------
 
 /** Text in a code block no line of it can close. */
 function fenced(text: string): string[] {
@@ -3350,6 +3423,19 @@ function probeFindings(result: ProbeResult): string[] {
       "",
     );
   }
+  const via = result.changeVia;
+  if (via && via.delivered !== null) {
+    findings.push(
+      `The change was made through \`${
+        cell(via.url)
+      }\` (\`--change-via\`), not the endpoint holding the stream: ${
+        via.delivered
+          ? "delivered across them"
+          : "lost, the update never left the endpoint it was published on"
+      }.`,
+      "",
+    );
+  }
   const change = result.change;
   if (change) {
     findings.push(
@@ -3361,6 +3447,45 @@ function probeFindings(result: ProbeResult): string[] {
     if (change.output) findings.push(...fenced(change.output), "");
   }
   return findings;
+}
+
+/** What each watch gate answer means, for the report. */
+const WATCH_GATE_MEANING = {
+  accepted: "the server let the probe watch it",
+  refused: "the server refused the watch",
+  filtered: "the listen was acknowledged without it: nothing will be sent",
+} as const;
+
+/** `--watch-gate`: a row per URI watched, with what it means. */
+function watchGateReport(result: ProbeResult): string[] {
+  const gate = result.watchGate;
+  if (!gate) return [];
+  const rows = ([
+    ["a URI it does not serve", gate.unknownUri],
+    ["a URI it refuses to read", gate.unreadableUri],
+  ] as const).flatMap(([what, check]) =>
+    check
+      ? [
+        `| ${what} | \`${cell(check.uri)}\` | ${check.read} | ${
+          check.watch ?? "untested"
+        } | ${
+          cell(
+            check.watch ? WATCH_GATE_MEANING[check.watch] : check.detail,
+          )
+        } | ${cell(check.detail)} |`,
+      ]
+      : []
+  );
+  return [
+    "### Who may watch",
+    "",
+    "Never part of the level: a server that lets anyone watch a URI they may not read tells them when it changes.",
+    "",
+    "| Watched | URI | Read | Watch | Meaning | Answer |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+  ];
 }
 
 /** `--catalog`: the catalog's level, and a row per list of each step. */

@@ -422,6 +422,10 @@ interface OddServer {
   notifyOnSubscribeOnly?: boolean;
   /** 2025: notifies the watched URI once, this many ms after the subscribe, and never again. */
   notifyOnceAfter?: number;
+  /** 2025: a subscribe starts nothing; only its `poke` tool notifies. */
+  quietUntilPoked?: boolean;
+  /** Also serve on a second port, sharing everything: a second endpoint. */
+  secondPort?: boolean;
   /** Reads of any URI but these are refused, not found (default: every URI reads). */
   readable?: string[];
   /**
@@ -534,6 +538,7 @@ function startOddServer(odd: OddServer) {
           timers.add(setInterval(() => notify("other://flood"), 1));
         }
         if (odd.floodWatched) timers.add(setInterval(notify, 1));
+        if (odd.quietUntilPoked) return {};
         if (odd.notifyOnceAfter !== undefined) {
           timers.add(setTimeout(notify, odd.notifyOnceAfter));
           return {};
@@ -561,50 +566,53 @@ function startOddServer(odd: OddServer) {
   };
   const sessions = new LegacySessions(build);
   const modern = createMcpHandler(build, { legacy: "reject", bus });
-  const http = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) => {
-      const body = request.method === "POST" ? await request.json() : undefined;
-      const forwarded = new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-      });
-      if (!await isLegacyRequest(forwarded, body)) {
-        if (body?.method === "subscriptions/listen") {
-          embedAsked = body.params?.embedResources === true;
-          const uris: string[] =
-            body.params?.notifications?.resourceSubscriptions ?? [];
-          if (odd.watchGate && uris.some((uri) => uri !== ODD_URI)) {
-            return Response.json({
-              jsonrpc: "2.0",
-              id: body.id,
-              error: { code: -32001, message: odd.watchGate },
-            });
-          }
+  const handler = async (request: Request) => {
+    const body = request.method === "POST" ? await request.json() : undefined;
+    const forwarded = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+    });
+    if (!await isLegacyRequest(forwarded, body)) {
+      if (body?.method === "subscriptions/listen") {
+        embedAsked = body.params?.embedResources === true;
+        const uris: string[] =
+          body.params?.notifications?.resourceSubscriptions ?? [];
+        if (odd.watchGate && uris.some((uri) => uri !== ODD_URI)) {
+          return Response.json({
+            jsonrpc: "2.0",
+            id: body.id,
+            error: { code: -32001, message: odd.watchGate },
+          });
         }
-        const listen = odd.dropListenFilter &&
-          body?.method === "subscriptions/listen";
-        const parsedBody = listen
-          ? {
-            ...body,
-            params: {
-              ...body.params,
-              notifications: { resourceSubscriptions: [] },
-            },
-          }
-          : body;
-        return modern.fetch(forwarded, { parsedBody });
       }
-      return sessions.handle(forwarded, body);
-    },
-  );
+      const listen = odd.dropListenFilter &&
+        body?.method === "subscriptions/listen";
+      const parsedBody = listen
+        ? {
+          ...body,
+          params: {
+            ...body.params,
+            notifications: { resourceSubscriptions: [] },
+          },
+        }
+        : body;
+      return modern.fetch(forwarded, { parsedBody });
+    }
+    return sessions.handle(forwarded, body);
+  };
+  const listen = { hostname: "127.0.0.1", port: 0, onListen() {} };
+  const http = Deno.serve(listen, handler);
+  // The same server on a second port: one deployment, two endpoints.
+  const second = odd.secondPort ? Deno.serve(listen, handler) : undefined;
   return {
     url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+    secondUrl: second && new URL(`http://127.0.0.1:${second.addr.port}/mcp`),
     async [Symbol.asyncDispose]() {
       for (const timer of timers) clearInterval(timer);
       await sessions.close();
       await modern.close();
       await http.shutdown();
+      await second?.shutdown();
     },
   };
 }
@@ -1042,6 +1050,30 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
     [
       ["--url", "http://127.0.0.1:1/mcp", "--call", "t", "--call-args", "[1]"],
       "probe error: --call-args must be a JSON object\n",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--change-via",
+        "http://127.0.0.1:2/mcp",
+      ],
+      "probe error: --change-via URL goes with --url and --call TOOL: the tool is called there\n",
+    ],
+    [
+      [
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--call",
+        "t",
+        "--change-via",
+        "ftp://x",
+      ],
+      'probe error: --change-via "ftp://x" is not an http(s) URL\n',
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--unreadable-uri", ""],
+      "probe error: --unreadable-uri must not be empty\n",
     ],
     [
       ["--url", "http://127.0.0.1:1/mcp", "--timeout", "-1"],
@@ -1849,6 +1881,97 @@ const oddLevel7Lines2026 = [
   "error-code null",
   "summary level=7 era=2026-07-28 notifications=1/1 error-code=null exit=0",
 ];
+
+Deno.test("probe --change-via: the --call made through another endpoint of the deployment is delivered when the two share their updates, lost when they do not", async (t) => {
+  await t.step("one server on two ports (2026-07-28): delivered", async () => {
+    await using server = startOddServer({ embed: true, secondPort: true });
+    const result = await probeServer(
+      probeOptions({ url: server.url }, {
+        era: "2026-07-28",
+        uri: ODD_URI,
+        call: POKE,
+        changeVia: server.secondUrl,
+      }),
+    );
+    assert.equal(result.level, 7);
+    assert.equal(result.exitStatus, 0);
+    assert.deepEqual(result.changeVia, {
+      url: server.secondUrl!.href,
+      delivered: true,
+    });
+    assert.ok(
+      probeLines(result).includes(
+        `change-via ${server.secondUrl!.href} delivered`,
+      ),
+    );
+    assert.ok(
+      result.steps.some(({ text }) =>
+        text === `connects to ${server.secondUrl!.href} (--change-via)`
+      ),
+    );
+    assert.match(probeMarkdown(result), /: delivered across them\./);
+  });
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(`two servers, each its own (${era}): lost`, async () => {
+      // Each notifies only when poked: in 2025 its own session, in
+      // 2026-07-28 the listens on its own bus.
+      const odd = {
+        embed: era === "2026-07-28",
+        pokeTool: true,
+        quietUntilPoked: true,
+      };
+      await using watched = startOddServer(odd);
+      await using other = startOddServer(odd);
+      const result = await probeServer(
+        probeOptions({ url: watched.url }, {
+          era,
+          uri: ODD_URI,
+          call: POKE,
+          changeVia: other.url,
+          timeoutSeconds: 2,
+        }),
+      );
+      assert.equal(result.call?.ok, true);
+      assert.equal(result.errorCode, "notification-timeout");
+      assert.equal(result.exitStatus, 16);
+      assert.equal(
+        result.missing,
+        `no notifications/resources/updated for ${ODD_URI} within 2 s: lost, the change made through ${other.url.href} never reached the stream held through ${watched.url.href}`,
+      );
+      assert.ok(
+        probeLines(result).includes(`change-via ${other.url.href} lost`),
+      );
+      assert.match(
+        probeMarkdown(result),
+        /: lost, the update never left the endpoint it was published on\./,
+      );
+    });
+  }
+  await t.step(
+    "an endpoint that cannot be reached: change-failed",
+    async () => {
+      await using watched = startOddServer({ embed: true });
+      const result = await probeServer(
+        probeOptions({ url: watched.url }, {
+          era: "2026-07-28",
+          uri: ODD_URI,
+          call: POKE,
+          changeVia: new URL("http://127.0.0.1:1/mcp"),
+        }),
+      );
+      assert.equal(result.errorCode, "change-failed");
+      assert.match(
+        result.missing,
+        /^--change-via http:\/\/127\.0\.0\.1:1\/mcp: could not connect: /,
+      );
+      assert.ok(
+        probeLines(result).includes(
+          "change-via http://127.0.0.1:1/mcp not-made",
+        ),
+      );
+    },
+  );
+});
 
 Deno.test("probe --embed (2026-07-28): a server that honours embedResources sends the content inline, matching the re-read; without --embed, none", async (t) => {
   for (const embed of [true, false]) {

@@ -63,7 +63,10 @@ import {
 } from "./support/install.ts";
 import { buildOnce } from "./support/build_once.ts";
 import { installGoModule } from "./support/install_go.ts";
-import { installPythonProgram } from "./support/install_python.ts";
+import {
+  installPypiPackage,
+  installPythonProgram,
+} from "./support/install_python.ts";
 import {
   evidenceFile,
   evidenceKindOf,
@@ -723,6 +726,8 @@ async function readyToRun(
         } of this checkout, lab ${client.version}`
         : "goInstall" in client && client.goInstall
         ? `go install ${client.goInstall.module}@${client.goInstall.version}`
+        : "pypiInstall" in client && client.pypiInstall
+        ? `pip install ${client.pypiInstall.package}==${client.pypiInstall.version}`
         : `${client.npmPackage}@${client.version}`
     })`,
   );
@@ -754,6 +759,7 @@ async function readyToRun(
   const pythonProgram = "pythonProgram" in client
     ? client.pythonProgram
     : undefined;
+  const pypiInstall = "pypiInstall" in client ? client.pypiInstall : undefined;
   const install = local
     ? await cacheLocalClient(local)
     : builtProgram
@@ -762,6 +768,8 @@ async function readyToRun(
     ? await installGoModule(goInstall, options.cacheDir)
     : pythonProgram
     ? await installPythonProgram(pythonProgram, options.cacheDir)
+    : pypiInstall
+    ? await installPypiPackage(pypiInstall, options.cacheDir)
     : await installClient(client, options.cacheDir);
   if (!install.ok) {
     console.log(
@@ -771,7 +779,7 @@ async function readyToRun(
       ? builtProgram.recipe.tool
       : goInstall
       ? "go install"
-      : pythonProgram
+      : pythonProgram || pypiInstall
       ? "pip install"
       : undefined;
     for (const run of planned) {
@@ -798,6 +806,8 @@ async function readyToRun(
             ? "built"
             : goInstall
             ? "built with go install"
+            : pypiInstall
+            ? "pip-installed"
             : "installed"
         } in ${install.seconds} s`
     }`,

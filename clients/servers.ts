@@ -90,18 +90,20 @@ export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
 (the lab, the reference servers, a filesystem server, the puppeteer
-server, board servers on the Python and Go SDKs, mcp-proxy, supergateway and
-mcp-remote in front of the lab), each installed from npm at its pinned
-version (the Python program: a virtual environment of its pinned
-requirements from PyPI; the Go program: built once with its go.sum),
-over every transport and era it serves, and where its catalog changes,
-whether the change reaches a client; rewrites results/servers.md with
-each run's report in results/servers/.
+server, board servers on the Python, Go and Rust SDKs, FastRMCP's,
+mcp-proxy, supergateway and mcp-remote in front of the lab), each
+installed from npm at its pinned version (the Python program: a virtual
+environment of its pinned requirements from PyPI; the Go and Rust
+programs: built once with their go.sum or Cargo.lock), over every
+transport and era it serves, and where its catalog changes, whether the
+change reaches a client; rewrites results/servers.md with each run's
+report in results/servers/.
 
 Options:
   --only NAMES       a comma-separated list of ids (lab, everything, memory,
                      filesystem, puppeteer, python-sdk, go-sdk-server,
-                     mcp-proxy, supergateway, mcp-remote) or row names
+                     rmcp-server, fastrmcp-server, mcp-proxy,
+                     mcp-proxy-python, supergateway, mcp-remote) or row names
                      (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit
                      status and catalog the committed results/servers.md

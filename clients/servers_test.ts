@@ -26,6 +26,7 @@ import {
 } from "./catalog/servers_and_proxies.ts";
 import { GO_BUILD } from "./support/install_go.ts";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
+import { CARGO_BUILD } from "./support/install_rust.ts";
 
 prepareTestEnvironment();
 
@@ -385,6 +386,98 @@ Deno.test({
   },
 });
 
+Deno.test("rmcp-server: the board on rmcp in both eras over HTTP and stdio, its board listed, the program itself the command; Cargo.toml pins rmcp and Cargo.lock holds it", async () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "rmcp-server")!;
+  assert.equal(server.table, "servers");
+  const dir = new URL("programs/rust/rmcp-server", import.meta.url).pathname;
+  assert.deepEqual(server.built, {
+    package: "rmcp",
+    version: "3.11.0",
+    program: { dir, name: "rmcp-server", recipe: CARGO_BUILD },
+  });
+  const manifest = await Deno.readTextFile(`${dir}/Cargo.toml`);
+  assert.match(manifest, /^rmcp = \{ version = "=3\.11\.0"/m);
+  assert.ok(
+    (await Deno.readTextFile(`${dir}/Cargo.lock`)).includes(
+      '[[package]]\nname = "rmcp"\nversion = "3.11.0"\n',
+    ),
+  );
+  const context: RowContext = {
+    bin: "/cache/rust-programs/rmcp-server-0/rmcp-server",
+    node: "node",
+    python: "python3",
+    deno: "deno",
+    labMain: "main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+  };
+  const plan = server.rows.map((row) => ({
+    slug: row.slug,
+    mode: row.mode,
+    target: row.target(context),
+    probeArgs: row.probeArgs(context).join(" "),
+  }));
+  const http = {
+    kind: "http",
+    url: "http://127.0.0.1:4321/mcp",
+    command: [context.bin, "http", "4321"],
+  };
+  const stdio = { kind: "stdio", command: [context.bin, "stdio"] };
+  const resource =
+    '--uri board://sprint --call complete_task --call-args {"board":"sprint","task":"design"} --timeout 8';
+  const tools =
+    "--catalog tools --catalog-only --call enable_reports --timeout 8";
+  assert.deepEqual(
+    plan,
+    (["2025", "2026-07-28"] as const).flatMap((era) =>
+      ([["http", http], ["stdio", stdio]] as const).flatMap((
+        [transport, target],
+      ) => [
+        {
+          slug: `rmcp-server-${transport}-${era}`,
+          mode: undefined,
+          target,
+          probeArgs: resource,
+        },
+        {
+          slug: `rmcp-server-catalog-${transport}-${era}`,
+          mode: "catalog only",
+          target,
+          probeArgs: tools,
+        },
+      ])
+    ),
+  );
+});
+
+Deno.test("fastrmcp-server: the wiki's dependency and one stdio row in 2025; no Cargo.lock, since cargo can resolve no fastrmcp to write one", async () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "fastrmcp-server")!;
+  const dir = new URL("programs/rust/fastrmcp-server", import.meta.url)
+    .pathname;
+  assert.deepEqual(server.built, {
+    package: "fastrmcp",
+    version: "0.2",
+    program: { dir, name: "fastrmcp-server", recipe: CARGO_BUILD },
+    lockFile: false,
+  });
+  const manifest = await Deno.readTextFile(`${dir}/Cargo.toml`);
+  assert.match(manifest, /^fastrmcp = "0\.2"$/m);
+  await assert.rejects(Deno.stat(`${dir}/Cargo.lock`), Deno.errors.NotFound);
+  assert.deepEqual(
+    server.rows.map((row) => ({
+      slug: row.slug,
+      era: row.era,
+      target: row.target({ bin: "/b/fastrmcp-server" } as RowContext),
+    })),
+    [{
+      slug: "fastrmcp-server-stdio-2025",
+      era: "2025",
+      target: { kind: "stdio", command: ["/b/fastrmcp-server"] },
+    }],
+  );
+});
+
 Deno.test("PyPI servers and proxies: their requirements pin every package exactly, the package at the table's version", async () => {
   const pypi = SERVER_CATALOG.flatMap((server) =>
     server.pypi ? [server.pypi] : []
@@ -625,4 +718,52 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
   } finally {
     await Deno.remove(resultsDir, { recursive: true });
   }
+});
+
+const hasCargo = await (async () => {
+  try {
+    const command = new Deno.Command("cargo", {
+      args: ["--version"],
+      stdout: "null",
+      stderr: "null",
+    });
+    return (await command.output()).success;
+  } catch {
+    return false;
+  }
+})();
+if (!hasCargo) {
+  console.log("servers_test.ts: the rmcp server's run is skipped: no cargo");
+}
+
+Deno.test({
+  name:
+    "deno task servers --only rmcp-server's HTTP 2026-07-28 and stdio 2025 catalog rows: the board built with cargo delivers its update (level 7) and its new tool (tools 3)",
+  ignore: !hasCargo,
+  async fn() {
+    const resultsDir = await Deno.makeTempDir();
+    try {
+      const rows = [
+        "rmcp-server-http-2026-07-28",
+        "rmcp-server-catalog-stdio-2025",
+      ];
+      assert.equal(
+        await main(["--only", rows.join(","), "--results-dir", resultsDir]),
+        0,
+      );
+      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+      const row = (slug: string) =>
+        table.split("\n").find((line) => line.includes(`(servers/${slug}.md)`));
+      assert.match(
+        row(rows[0]) ?? "",
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+      );
+      assert.match(
+        row(rows[1]) ?? "",
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+      );
+    } finally {
+      await Deno.remove(resultsDir, { recursive: true });
+    }
+  },
 });

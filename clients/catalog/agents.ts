@@ -81,6 +81,15 @@ function httpServer(labUrl: string, toolTimeoutSeconds: number | undefined) {
   };
 }
 
+/** fast-agent's pins: the package and every dependency (`pip freeze`). */
+const FAST_AGENT_REQUIREMENTS = new URL(
+  "../programs/python/fast_agent_requirements.txt",
+  import.meta.url,
+).pathname;
+
+/** A closed loopback port as a proxy: a request off loopback fails at once. */
+const CLOSED_PROXY = "http://127.0.0.1:9";
+
 /** The reference host's script, in this checkout. */
 const REFERENCE_HOST_SCRIPT = new URL(
   "../programs/reference_host.ts",
@@ -463,6 +472,69 @@ export const CLIENTS: ClientDefinition[] = [
               disable_default_providers: true,
               disable_metrics: true,
             },
+          }),
+        },
+      };
+    },
+  },
+  {
+    id: "fast-agent",
+    displayName: "fast-agent",
+    // PyPI's package, pip-installed with its dependencies pinned, on a
+    // Python 3.12 to 3.14 (its Requires-Python) found as a user would.
+    npmPackage: "fast-agent-mcp",
+    version: "0.10.9",
+    pypiInstall: {
+      package: "fast-agent-mcp",
+      version: "0.10.9",
+      environment: {
+        id: "fast-agent",
+        requirements: FAST_AGENT_REQUIREMENTS,
+        python: { oldest: "3.12", newest: "3.14" },
+      },
+      bin: "fast-agent",
+    },
+    bin: "fast-agent",
+    wire: "openai-chat",
+    // `fast-agent go` offers its model MCP tools only (its get_resource
+    // tool is an opt-in harness tool), so the lab adds its read-only tool.
+    // Its one harmless tool, the shell's, comes only with --shell: natively
+    // the model has no call between the update and its re-read.
+    script: {
+      read: { name: "get_review_status", input: {} },
+      nudge: { name: "bash", input: { command: "true" } },
+    },
+    modes: ["default"],
+    enableTool: true,
+    // --shell (see launch) adds its local shell tool.
+    shell: { name: "bash", input: (command) => ({ command }) },
+    launch({ workDir, labUrl, modelOrigin, prompt, route }) {
+      return {
+        args: [
+          "--no-update-check",
+          "go",
+          "--model",
+          "generic.scripted",
+          "--servers",
+          SERVER,
+          ...(route === "shell-probe" ? ["--shell"] : []),
+          "--message",
+          prompt,
+        ],
+        // Anything but loopback goes to a closed loopback port and fails
+        // at once (httpx reads these); loopback bypasses it.
+        env: {
+          HTTP_PROXY: CLOSED_PROXY,
+          HTTPS_PROXY: CLOSED_PROXY,
+          NO_PROXY: "127.0.0.1,localhost",
+        },
+        // Its config in the folder it runs in (YAML, written as JSON).
+        files: {
+          [`${workDir}/fastagent.config.yaml`]: JSON.stringify({
+            default_model: "generic.scripted",
+            generic: { api_key: FAKE_API_KEY, base_url: `${modelOrigin}/v1` },
+            mcp: { servers: { [SERVER]: { transport: "http", url: labUrl } } },
+            otel: { enabled: false },
           }),
         },
       };

@@ -469,6 +469,53 @@ Deno.test("catalog: Crush is go installed at its exact version, the scripted mod
   });
 });
 
+Deno.test("catalog: fast-agent is pip-installed from PyPI at its exact version on a Python 3.12 to 3.14, the scripted model its generic provider, the lab over HTTP, nothing else reached", async () => {
+  const fastAgent = clientById("fast-agent");
+  assert.ok(fastAgent?.pypiInstall);
+  const { pypiInstall } = fastAgent;
+  assert.equal(pypiInstall.package, fastAgent.npmPackage);
+  assert.equal(pypiInstall.version, fastAgent.version);
+  assert.equal(pypiInstall.bin, fastAgent.bin);
+  assert.deepEqual(pypiInstall.environment.python, {
+    oldest: "3.12",
+    newest: "3.14",
+  });
+  // Every package pinned exactly, the agent at the catalog's version.
+  const pins = (await Deno.readTextFile(pypiInstall.environment.requirements))
+    .split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+  for (const pin of pins) assert.match(pin, /^[A-Za-z0-9._-]+==[^=\s]+$/, pin);
+  assert.ok(pins.includes(`fast-agent-mcp==${fastAgent.version}`));
+  const launch = fastAgent.launch(context);
+  assert.deepEqual(launch.args, [
+    "--no-update-check",
+    "go",
+    "--model",
+    "generic.scripted",
+    "--servers",
+    "lab",
+    "--message",
+    context.prompt,
+  ]);
+  assert.deepEqual(
+    fastAgent.launch({ ...context, route: "shell-probe" }).args.slice(6, 7),
+    ["--shell"],
+  );
+  const config = JSON.parse(
+    launch.files[`${context.workDir}/fastagent.config.yaml`],
+  );
+  assert.deepEqual(config, {
+    default_model: "generic.scripted",
+    generic: { api_key: FAKE_API_KEY, base_url: `${context.modelOrigin}/v1` },
+    mcp: { servers: { lab: { transport: "http", url: context.labUrl } } },
+    otel: { enabled: false },
+  });
+  assert.deepEqual(launch.env, {
+    HTTP_PROXY: "http://127.0.0.1:9",
+    HTTPS_PROXY: "http://127.0.0.1:9",
+    NO_PROXY: "127.0.0.1,localhost",
+  });
+});
+
 Deno.test("catalog: pi is a row without a run, whose reason quotes its README", () => {
   const pi = ALL_CLIENTS.find((client) => client.id === "pi");
   assert.ok(pi && isUnsupportedClient(pi));

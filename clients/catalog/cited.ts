@@ -131,7 +131,7 @@ export const CITED_HOSTS: CitedHost[] = [
     onUpdated:
       "On a 2026-07-28 listen stream any event makes it re-run discovery of that server (tools, prompts, app resources) past its cache; nothing reaches the conversation. On a 2025 connection it is dropped.",
     whyNotRun:
-      "fast-agent-mcp 0.10.9 on PyPI requires Python 3.12 to 3.14, and the harness's pip runs on the machine's python3, 3.11.7, where pip download fast-agent-mcp==0.10.9 says: ERROR: No matching distribution found for fast-agent-mcp==0.10.9",
+      "as a cited host; it runs as its own row (fast-agent go, pip-installed from PyPI on a Python 3.12 to 3.14 the harness finds), which these citations back",
     citations: [
       {
         repository: FAST_AGENT,

@@ -15,7 +15,7 @@ const CATALOG_IDS = new Set(ALL_CLIENTS.map((client) => client.id));
  * Hosts that are also run here: their cited rows back the runs with source,
  * so they share the client's id (the summary shows the run alone).
  */
-const ALSO_RUN = new Set(["vscode", "omp"]);
+const ALSO_RUN = new Set(["fast-agent", "vscode", "omp"]);
 
 /**
  * Every text a host row holds, its citations' included; a package line's
@@ -64,8 +64,9 @@ Deno.test("cited: ids are unique, file-name safe, and a catalog id only for a ho
     assert.match(id, /^[a-z0-9][a-z0-9-]*$/, id);
     if (!ALSO_RUN.has(id)) assert.equal(CATALOG_IDS.has(id), false, id);
   }
-  assert.equal(ids.filter((id) => ALSO_RUN.has(id)).length, 2);
+  assert.equal(ids.filter((id) => ALSO_RUN.has(id)).length, 3);
   assert.equal(CATALOG_IDS.has("omp"), true);
+  assert.equal(CATALOG_IDS.has("fast-agent"), true);
 });
 
 Deno.test("cited: every host has a citation, each at a full commit and exact lines, or a pinned package's line and its quote", () => {

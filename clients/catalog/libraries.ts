@@ -515,6 +515,29 @@ export const LIBRARIES: LibraryDefinition[] = [
       "reachable: client.session (fastmcp/client/client.py:675), the SDK's ClientSession, whose subscribe_resource an app can call itself in 2025",
   },
   {
+    id: "rmcp",
+    displayName: "Rust SDK (rmcp, crates.io)",
+    npmPackage: "rmcp",
+    version: "3.11.0",
+    dependencies: ["serde_json@1.0.154", "tokio@1.54.1"],
+    language: "rust",
+    // 2025: ClientLifecycleMode::Initialize, an initialize at 2025-11-25;
+    // 2026-07-28: ClientLifecycleMode::Discover (src/service/client.rs:739);
+    // over stdio (TokioChildProcess) likewise, so both eras there.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
+    subscribe: {
+      call:
+        "peer.subscribe(SubscribeRequestParams::new(uri)) (src/service/client.rs:1746) in 2025; peer.listen(a filter naming uri) (line 1320) in 2026-07-28",
+    },
+    // Either way the SDK drops its cached read of that URI
+    // (src/service/client.rs:415).
+    update: {
+      call:
+        "ClientHandler::on_resource_updated (src/handler/client.rs:228); in 2026-07-28 Subscription::next (src/service/client.rs:573)",
+    },
+    sdkClient: "it is the SDK client",
+  },
+  {
     id: "java-sdk",
     displayName: "Java SDK (io.modelcontextprotocol.sdk:mcp)",
     npmPackage: "io.modelcontextprotocol.sdk:mcp",

@@ -4,6 +4,7 @@ import { ALL_CLIENTS, selectClients } from "./select.ts";
 import { groupsOf } from "./types.ts";
 import { NODE_24, splitPinned } from "../support/install.ts";
 import { GO_BUILD } from "../support/install_go.ts";
+import { CARGO_BUILD } from "../support/install_rust.ts";
 import { MAVEN_BUILD } from "../support/install_java.ts";
 import {
   APP_TOOL,
@@ -41,6 +42,7 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
     "go-sdk",
     "python-sdk",
     "fastmcp",
+    "rmcp",
     "java-sdk",
   ]);
   for (const library of LIBRARIES) {
@@ -152,6 +154,8 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
     assert.equal(
       library.language === "go"
         ? program.includes('flags.Bool("stdio", false, "")')
+        : library.language === "rust"
+        ? program.includes('"--stdio" => stdio = true,')
         : library.language === "python"
         ? program.includes("options.server[0]")
         : library.language === "java"
@@ -442,6 +446,58 @@ Deno.test("libraries: the Go SDK's app is its go build of clients/programs/go/go
     "env",
     "lab",
   ]);
+});
+
+Deno.test("libraries: the Rust SDK's app is its cargo build of clients/programs/rust/rmcp, in both eras over HTTP and stdio; Cargo.toml pins rmcp and the app's other crates exactly, and the committed Cargo.lock holds those versions", async () => {
+  const library = LIBRARIES.find((library) => library.id === "rmcp")!;
+  const app = libraryApp(library);
+  const dir = builtProgramDir("rust", "rmcp");
+  assert.equal(library.language, "rust");
+  assert.equal(library.npmPackage, "rmcp");
+  assert.deepEqual(app.modes, [
+    "default",
+    "2026-07-28",
+    "stdio",
+    "stdio-2026-07-28",
+  ]);
+  assert.deepEqual("builtProgram" in app && app.builtProgram, {
+    dir,
+    name: "rmcp",
+    recipe: CARGO_BUILD,
+  });
+  assert.equal(programPath("rmcp"), `${dir}/src/main.rs`);
+  const manifest = await Deno.readTextFile(`${dir}/Cargo.toml`);
+  // The binary is named as the catalog's id; the package cannot be: it
+  // depends on rmcp.
+  assert.ok(manifest.includes('[[bin]]\nname = "rmcp"\n'));
+  const lock = await Deno.readTextFile(`${dir}/Cargo.lock`);
+  for (
+    const pinned of [`${library.npmPackage}@${library.version}`].concat(
+      library.dependencies,
+    )
+  ) {
+    const { name, version } = splitPinned(pinned);
+    assert.match(
+      manifest,
+      new RegExp(`^${name} = (\\{ version = )?"=${version}"`, "m"),
+      pinned,
+    );
+    assert.ok(
+      lock.includes(`[[package]]\nname = "${name}"\nversion = "${version}"\n`),
+      pinned,
+    );
+  }
+  // The command line is every app's.
+  assert.deepEqual(
+    app.steps({
+      home: "/h",
+      labUrl: "",
+      stdioLab: { command: "lab", args: [], env: {} },
+      mode: "stdio",
+      delaySeconds: 3,
+    })[0].args,
+    ["app", "--era", "2025", "--wait", "8", "--stdio", "--", "env", "lab"],
+  );
 });
 
 Deno.test("libraries: the Python apps run their scripts on a virtual environment of their own requirements, each pinned exactly, the library at the row's version", async () => {

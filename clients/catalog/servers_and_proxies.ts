@@ -13,6 +13,7 @@ import type { PythonEnvironment } from "../support/install_python.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
 import { GO_BUILD } from "../support/install_go.ts";
 import { shellQuote } from "../support/process.ts";
+import { builtProgramOf } from "./libraries.ts";
 
 /** The two tables of `results/servers.md`. */
 export type ServerTable = "servers" | "proxies";
@@ -117,6 +118,12 @@ export interface BuiltServer {
   package: string;
   version: string;
   program: BuiltProgram;
+  /**
+   * `false` for a program its package manager could write no lock file for
+   * (the package is on no registry here): there is no pin for the watch to
+   * ask about, and its build fails with the manager's reason.
+   */
+  lockFile?: false;
 }
 
 /** Where the puppeteer server's Chromium comes from: Debian's package. */
@@ -711,26 +718,90 @@ const GO_SDK_SERVER: ServerDefinition = {
       recipe: GO_BUILD,
     },
   },
-  rows: boardRows(
-    "go-sdk-server",
-    (transport, context) =>
-      transport === "http"
-        ? {
-          kind: "http",
-          url: `http://127.0.0.1:${context.port}/mcp`,
-          command: [context.bin, "http", String(context.port)],
-        }
-        : { kind: "stdio", command: [context.bin, "stdio"] },
-    [
+  rows: boardRows("go-sdk-server", builtBoardTarget, [
+    "--uri",
+    "board://sprint",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify({ task: "design" }),
+  ]),
+};
+
+/**
+ * The same board on the Rust SDK's server, rmcp
+ * (`clients/programs/rust/rmcp-server/`, built once with its Cargo.lock):
+ * a `ServerHandler` of its own whose tools list is a method, so
+ * `enable_reports` adds `sprint_report` at run time. Its board is a listed
+ * resource.
+ */
+const RMCP_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "rmcp-server",
+  displayName: "rmcp (crates.io), rmcp-server",
+  built: {
+    package: "rmcp",
+    version: "3.11.0",
+    program: builtProgramOf("rust", "rmcp-server"),
+  },
+  rows: boardRows("rmcp-server", builtBoardTarget, [
+    "--uri",
+    "board://sprint",
+    "--call",
+    "complete_task",
+    "--call-args",
+    JSON.stringify(BOARD_TASK),
+  ]),
+};
+
+/**
+ * FastRMCP as its wiki shows it (`fastrmcp = "0.2"`, a `#[resource]` and a
+ * `#[tool]` that changes it, resources/subscribe over stdio):
+ * `clients/programs/rust/fastrmcp-server/`. crates.io serves no crate of
+ * that name, so cargo can make no lock file for it and its build stops at
+ * resolving the dependency; the row says what cargo says.
+ */
+const FASTRMCP_SERVER: ServerDefinition = {
+  table: "servers",
+  id: "fastrmcp-server",
+  displayName: "fastrmcp (crates.io), fastrmcp-server",
+  built: {
+    package: "fastrmcp",
+    version: "0.2",
+    program: builtProgramOf("rust", "fastrmcp-server"),
+    lockFile: false,
+  },
+  rows: [{
+    slug: "fastrmcp-server-stdio-2025",
+    era: "2025",
+    target: (context: RowContext) => ({
+      kind: "stdio",
+      command: [context.bin],
+    }),
+    probeArgs: () => [
       "--uri",
       "board://sprint",
       "--call",
-      "complete_task",
-      "--call-args",
-      JSON.stringify({ task: "design" }),
+      "complete_next_task",
+      "--timeout",
+      "8",
     ],
-  ),
+  }],
 };
+
+/** A built board server over Streamable HTTP on the row's port, or stdio. */
+function builtBoardTarget(
+  transport: "http" | "stdio",
+  context: RowContext,
+): RowTarget {
+  return transport === "http"
+    ? {
+      kind: "http",
+      url: `http://127.0.0.1:${context.port}/mcp`,
+      command: [context.bin, "http", String(context.port)],
+    }
+    : { kind: "stdio", command: [context.bin, "stdio"] };
+}
 
 /** Every server and proxy, in the tables' order. */
 export const SERVER_CATALOG: ServerDefinition[] = [
@@ -741,6 +812,8 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   PUPPETEER,
   PYTHON_SDK,
   GO_SDK_SERVER,
+  RMCP_SERVER,
+  FASTRMCP_SERVER,
   MCP_PROXY,
   MCP_PROXY_PYTHON,
   SUPERGATEWAY,

@@ -20,7 +20,7 @@ import type {
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
 import type { GoInstall } from "../support/install_go.ts";
-import type { PythonProgram } from "../support/install_python.ts";
+import type { PypiInstall, PythonProgram } from "../support/install_python.ts";
 
 /**
  * `default` is the client as it ships; `2026-07-28` its opt-in to that
@@ -190,6 +190,12 @@ export interface ClientDefinition {
    * (`install_go.ts`) instead of npm; `npmPackage` then names the module.
    */
   goInstall?: GoInstall;
+  /**
+   * A Python program its users install from PyPI (`pip install`), with
+   * every dependency pinned, on a Python it finds (`install_python.ts`);
+   * `npmPackage` then names the PyPI package.
+   */
+  pypiInstall?: PypiInstall;
   /** The runtime the client runs on, when not this machine's Node. */
   runtime?: NpmRuntime;
   launch(context: LaunchContext): Launch;

@@ -109,6 +109,8 @@ export interface Pinned {
   goInstall?: unknown;
   /** A Python app pins its packages in its requirements file, not on npm. */
   pythonProgram?: unknown;
+  /** So does an agent installed from PyPI. */
+  pypiInstall?: unknown;
 }
 
 /**
@@ -120,7 +122,7 @@ export interface Pinned {
 function pinsOf(item: Pinned) {
   if (
     item.localScript || item.builtProgram || item.goInstall ||
-    item.pythonProgram
+    item.pythonProgram || item.pypiInstall
   ) return [];
   return [
     { npmPackage: item.npmPackage, range: "latest" },
@@ -239,11 +241,13 @@ export interface LockedSource {
   builtProgram?: { recipe: { language: string } };
   pythonProgram?: unknown;
   goInstall?: { module: string; version: string };
+  pypiInstall?: { package: string; version: string };
   pypi?: { package: string; version: string };
   built?: {
     package: string;
     version: string;
     program: { recipe: { language: string } };
+    lockFile?: false;
   };
 }
 
@@ -252,7 +256,7 @@ export interface LockedSource {
  * module; a built program's package on its language's registry, as the
  * entry names it (a client's `npmPackage` and `version`, a server's
  * `package` and `version`; Maven's as `group:artifact`); a Python app's
- * package or a server's PyPI environment's.
+ * package, an agent's from PyPI, or a server's PyPI environment's.
  */
 export function lockedPinsOf(item: LockedSource): LockedPin[] {
   const { goInstall, builtProgram, built, pypi } = item;
@@ -269,6 +273,12 @@ export function lockedPinsOf(item: LockedSource): LockedPin[] {
   }
   if (item.pythonProgram && item.npmPackage && item.version) {
     return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
+  }
+  // A program with no lock file (its package on no registry) pins nothing.
+  if (built?.lockFile === false) return [];
+  if (item.pypiInstall) {
+    const { package: name, version } = item.pypiInstall;
+    return [{ registry: "pypi", name, version }];
   }
   if (built) {
     return [{

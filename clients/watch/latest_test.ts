@@ -395,7 +395,7 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
-Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, a Rust and a Java program", () => {
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
   // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
     {
@@ -403,6 +403,7 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       name: "github.com/charmbracelet/crush",
       version: "0.96.1",
     },
+    { registry: "pypi", name: "fast-agent-mcp", version: "0.10.9" },
     {
       registry: "go",
       name: "github.com/modelcontextprotocol/go-sdk",
@@ -410,12 +411,14 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
     },
     { registry: "pypi", name: "mcp", version: "2.3.0" },
     { registry: "pypi", name: "fastmcp", version: "4.2.3" },
+    { registry: "crates", name: "rmcp", version: "3.11.0" },
     {
       registry: "maven",
       name: "io.modelcontextprotocol.sdk:mcp",
       version: "2.1.0",
     },
   ]);
+  // FastRMCP's program has no lock file (crates.io has no fastrmcp): no pin.
   assert.deepEqual(SERVER_CATALOG.flatMap(lockedPinsOf), [
     { registry: "pypi", name: "mcp", version: "2.3.0" },
     {
@@ -423,6 +426,7 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       name: "github.com/modelcontextprotocol/go-sdk",
       version: "1.8.0",
     },
+    { registry: "crates", name: "rmcp", version: "3.11.0" },
     { registry: "pypi", name: "mcp-proxy", version: "0.13.0" },
   ]);
   const entries: LockedSource[] = [
@@ -470,11 +474,12 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
       return lookups.locked(registry, name);
     },
   );
+  // The rmcp server's pin and the one below are one package, asked once.
   assert.deepEqual(asked, [
     "pypi:mcp",
     "go:github.com/modelcontextprotocol/go-sdk",
-    "pypi:mcp-proxy",
     "crates:rmcp",
+    "pypi:mcp-proxy",
     "maven:io.modelcontextprotocol.sdk:mcp",
     "crates:nonesuch",
   ]);
