@@ -406,7 +406,7 @@ export async function startListening(
  * An HTTP target's processes (`processes`, in order, each named in the
  * error if it fails), then its server: all started, or none left running.
  */
-async function startHttpTarget(
+export async function startHttpTarget(
   target: Extract<RowTarget, { kind: "http" }>,
   context: RowContext,
 ): Promise<StartedProcess[]> {
@@ -439,7 +439,7 @@ async function startHttpTarget(
 }
 
 /** Stops what `startHttpTarget` started, the last started first. */
-async function stopAll(started: StartedProcess[]) {
+export async function stopAll(started: StartedProcess[]) {
   for (const each of started.toReversed()) await each.stop();
 }
 
@@ -945,7 +945,10 @@ export function checkAgainstPublished(
     const cells = tableCells(line);
     const published = (column: string) =>
       cells[columns.indexOf(column)];
-    const deployment = columns.includes(DEPLOYMENT_COLUMN);
+    // Compared where either side has something in it: rows of other kinds
+    // keep their lines as they were.
+    const deployment = columns.includes(DEPLOYMENT_COLUMN) &&
+      (deploymentCell(row) !== "—" || published(DEPLOYMENT_COLUMN) !== "—");
     const ran = `level ${levelCell(row)}, exit ${row.result.exitStatus}${
       columns.includes("Catalog") ? `, catalog ${catalogCell(row)}` : ""
     }${deployment ? `, ${deploymentCell(row)}` : ""}`;
