@@ -288,19 +288,13 @@ Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis
     ports: [4322, 4323, 4324],
   };
   const rows = server.rows.filter((row) => row.slug.includes("-replicas-"));
-  const replica = (port: number, redis: boolean) => [
+  const replica = (port: number, redis: boolean, store = redis) => [
     "/venv/python",
     "/repo/board_server.py",
     "http",
     String(port),
-    ...redis
-      ? [
-        "--bus",
-        "redis://127.0.0.1:4323",
-        "--store",
-        "redis://127.0.0.1:4323",
-      ]
-      : [],
+    ...redis ? ["--bus", "redis://127.0.0.1:4323"] : [],
+    ...store ? ["--store", "redis://127.0.0.1:4323"] : [],
   ];
   const redisServer = {
     name: "redis-server",
@@ -311,9 +305,9 @@ Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis
     ],
     port: 4323,
   };
-  const replicaB = (redis: boolean) => ({
+  const replicaB = (redis: boolean, store = redis) => ({
     name: "replica B",
-    command: replica(4322, redis),
+    command: replica(4322, redis, store),
     port: 4322,
   });
   const haproxy = {
@@ -334,6 +328,17 @@ Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis
           url: "http://127.0.0.1:4321/mcp",
           command: replica(4321, false),
           processes: [replicaB(false)],
+        },
+      ],
+      [
+        "python-sdk-replicas-redis-bus-only-2026-07-28",
+        "2026-07-28",
+        "2 replicas, Redis bus, board in each",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: replica(4321, true, false),
+          processes: [redisServer, replicaB(true, false)],
         },
       ],
       [

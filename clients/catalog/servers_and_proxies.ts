@@ -692,12 +692,16 @@ export const REDIS_SERVER_PATH = "/usr/bin/redis-server";
 export const HAPROXY_PATH = "/usr/sbin/haproxy";
 
 /** How two replicas share what one publishes and stores. */
-type ReplicaBus = "memory" | "redis" | "redis behind haproxy";
+type ReplicaBus =
+  | "memory"
+  | "redis bus only"
+  | "redis"
+  | "redis behind haproxy";
 
 /**
  * Two board servers on two ports (A the row's port, B `ports[0]`), each
  * with its own memory, or both on a Redis (`ports[1]`, nothing saved) for
- * their bus and their board; with HAProxy (`ports[2]`, round robin) in
+ * their bus (and their board, but for `redis bus only`); with HAProxy (`ports[2]`, round robin) in
  * front of them as the probe's `--url`. The probe's `--change-via` is
  * always replica B itself, so the change is made on the other replica
  * whichever one the balancer gave the stream.
@@ -705,7 +709,11 @@ type ReplicaBus = "memory" | "redis" | "redis behind haproxy";
 function replicaTarget(bus: ReplicaBus, context: RowContext): RowTarget {
   const [portB, redisPort, balancerPort] = context.ports;
   const redis = `redis://127.0.0.1:${redisPort}`;
-  const shared = bus === "memory" ? [] : ["--bus", redis, "--store", redis];
+  const shared = bus === "memory"
+    ? []
+    : bus === "redis bus only"
+    ? ["--bus", redis]
+    : ["--bus", redis, "--store", redis];
   const replica = (port: number) => [
     context.python,
     context.bin,
@@ -769,13 +777,20 @@ export function haproxyConfig(port: number, replicas: number[]): string {
 
 /**
  * Two replicas, the change made on B, the stream held on A (or through the
- * balancer): with each replica's memory, and with Redis, in 2026-07-28
+ * balancer): with each replica's memory, with Redis for the bus alone and
+ * for bus and board, in 2026-07-28
  * (where `ctx.notify_resource_updated` goes through the bus) and, with
  * Redis, in 2025 (whose `send_resource_updated` does not).
  */
 function replicaRows(): ServerRowDefinition[] {
   const rows: [string, Era, ReplicaBus, string][] = [
     ["memory", "2026-07-28", "memory", "2 replicas, in-memory bus"],
+    [
+      "redis-bus-only",
+      "2026-07-28",
+      "redis bus only",
+      "2 replicas, Redis bus, board in each",
+    ],
     ["redis", "2026-07-28", "redis", "2 replicas, Redis bus and board"],
     ["redis", "2025", "redis", "2 replicas, Redis bus and board"],
     [
