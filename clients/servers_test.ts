@@ -565,6 +565,61 @@ Deno.test({
 
 Deno.test({
   name:
+    "startHttpTarget: a process that exits before listening fails the row with its name and output, and the ones started before it are ended",
+  ignore: !replicaNeeds,
+  async fn() {
+    const workDir = await Deno.makeTempDir({ prefix: "servers-replicas-" });
+    const redisPort = freePort();
+    try {
+      await assert.rejects(
+        startHttpTarget({
+          kind: "http",
+          url: "http://127.0.0.1:1/mcp",
+          processes: [
+            {
+              name: "redis-server",
+              command: [
+                REDIS_SERVER_PATH,
+                ...["--save", "", "--appendonly", "no"],
+                ...["--port", String(redisPort), "--bind", "127.0.0.1"],
+              ],
+              port: redisPort,
+            },
+            {
+              name: "replica B",
+              command: [
+                "python3",
+                "-c",
+                "print('no bus'); raise SystemExit(3)",
+              ],
+              port: freePort(),
+            },
+          ],
+        }, {
+          bin: "",
+          node: "node",
+          python: "python3",
+          deno: Deno.execPath(),
+          labMain: "main.ts",
+          labUrl: "http://127.0.0.1:1/mcp",
+          workDir,
+          port: freePort(),
+          ports: [],
+        }),
+        { message: "replica B exited before listening: no bus" },
+      );
+      // Redis, started first, no longer accepts connections.
+      await assert.rejects(
+        Deno.connect({ hostname: "127.0.0.1", port: redisPort }),
+      );
+    } finally {
+      await Deno.remove(workDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
     "deno task servers --only the in-memory and the HAProxy replica rows: the change made on B is lost with each replica's memory (level 4, exit 16) and delivered through Redis behind the balancer (level 7)",
   ignore: !replicaNeeds,
   async fn() {
@@ -709,7 +764,7 @@ Deno.test({
       );
       assert.match(
         row("go-sdk-server-catalog-http-2026-07-28"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/go-sdk-server-catalog-http-2026-07-28.md`,
