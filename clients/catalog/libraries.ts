@@ -537,6 +537,32 @@ export const LIBRARIES: LibraryDefinition[] = [
     },
     sdkClient: "it is the SDK client",
   },
+  {
+    id: "java-sdk",
+    displayName: "Java SDK (io.modelcontextprotocol.sdk:mcp)",
+    npmPackage: "io.modelcontextprotocol.sdk:mcp",
+    version: "2.1.0",
+    dependencies: [],
+    language: "java",
+    note:
+      "pinned at 2.1.0 (its jar built 2026-10-15): 2.2.0, Maven Central's newest since 2026-11-29, adds a second client, io.modelcontextprotocol.modern.client (McpSyncClient, StdioMcpClientTransport; its classes name subscriptions/listen and server/discover), not measured here yet; its io.modelcontextprotocol.client, the one this app uses, still stops at 2025-11-25 (ProtocolVersions)",
+    // McpClient.sync over HttpClientStreamableHttpTransport, and over
+    // StdioClientTransport; 2025 only.
+    modes: ["default", "stdio"],
+    gaps: {
+      "2026-07-28":
+        'the SDK speaks up to 2025-11-25 and has no option for a newer era: mcp-core-2.1.0.jar io/modelcontextprotocol/spec/ProtocolVersions.class (ProtocolVersions.java) holds MCP_2024_11_05 to MCP_2025_11_25 only, HttpClientStreamableHttpTransport.Builder offers "2025-03-26", "2025-06-18", "2025-11-25" (HttpClientStreamableHttpTransport.java:681) and McpTransport.protocolVersions() 2024-11-05 to 2025-11-25 (McpTransport.java:104); no class in the jar names 2026-07-28, subscriptions/listen or server/discover',
+    },
+    subscribe: {
+      call:
+        "client.subscribeResource(new McpSchema.SubscribeRequest(uri)) (McpSyncClient): resources/subscribe",
+    },
+    update: {
+      call:
+        "McpClient.sync(transport).resourcesUpdateConsumer(…) (McpClient.SyncSpec): the SDK reads the URI itself and hands the consumer the contents it read (McpAsyncClient.java:995-999), so the lab sees a read before the app's own",
+    },
+    sdkClient: "it is the SDK client",
+  },
 ];
 
 /** The app: a command client whose one command runs the program's `app`. */

@@ -5,6 +5,7 @@ import { groupsOf } from "./types.ts";
 import { NODE_24, splitPinned } from "../support/install.ts";
 import { GO_BUILD } from "../support/install_go.ts";
 import { CARGO_BUILD } from "../support/install_rust.ts";
+import { MAVEN_BUILD } from "../support/install_java.ts";
 import {
   APP_TOOL,
   builtProgramDir,
@@ -42,6 +43,7 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
     "python-sdk",
     "fastmcp",
     "rmcp",
+    "java-sdk",
   ]);
   for (const library of LIBRARIES) {
     const source = await Deno.readTextFile(programPath(library.id));
@@ -156,6 +158,8 @@ Deno.test("libraries: a step without an API cites its package's file and line; a
         ? program.includes('"--stdio" => stdio = true,')
         : library.language === "python"
         ? program.includes("options.server[0]")
+        : library.language === "java"
+        ? program.includes('arg.equals("--stdio")')
         : /await main\("[\w-]+\.mjs", \{[^}]*\bstdio: true\b/.test(program),
       stdio,
       `${library.id}: main(…, { stdio }) matches its modes`,
@@ -747,6 +751,122 @@ Deno.test({
           evidence,
           /notification-received test:\/\/review\/status via=client\.listen\(…\) ResourceUpdated event/,
         );
+      },
+    );
+  },
+});
+
+Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/java/java-sdk, over HTTP and stdio in 2025, its pom pinning every version exactly", async () => {
+  const library = LIBRARIES.find((library) => library.id === "java-sdk")!;
+  const app = libraryApp(library);
+  assert.equal(library.language, "java");
+  assert.deepEqual(app.modes, ["default", "stdio"]);
+  assert.match(library.gaps?.["2026-07-28"] ?? "", /ProtocolVersions\.class/);
+  const dir = builtProgramDir("java", "java-sdk");
+  assert.deepEqual("builtProgram" in app && app.builtProgram, {
+    dir,
+    name: "java-sdk",
+    recipe: MAVEN_BUILD,
+  });
+  assert.equal(app.program, undefined);
+  assert.equal(programPath("java-sdk"), `${dir}/src/main/java/lab/App.java`);
+  const pom = await Deno.readTextFile(`${dir}/pom.xml`);
+  // The SDK at the row's version, the jar java -jar runs named for the app.
+  assert.ok(pom.includes(
+    "<artifactId>mcp</artifactId>\n      <version>2.1.0</version>",
+  ));
+  assert.equal(library.version, "2.1.0");
+  assert.ok(pom.includes("<finalName>java-sdk</finalName>"));
+  assert.ok(pom.includes("<mainClass>lab.App</mainClass>"));
+  assert.ok(pom.includes("<classpathPrefix>lib/</classpathPrefix>"));
+  assert.ok(
+    pom.includes(
+      "<outputDirectory>${project.build.directory}/lib</outputDirectory>",
+    ),
+  );
+  // Every dependency and plugin names one exact release: no range, no
+  // SNAPSHOT, no property, none left to Maven's defaults.
+  const versions = [...pom.matchAll(/<version>([^<]*)<\/version>/g)]
+    .map((match) => match[1]);
+  for (const version of versions) {
+    assert.match(version, /^\d+(\.\d+)*$/, version);
+  }
+  const elements = (tag: string) =>
+    [...pom.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))]
+      .map((match) => match[1]);
+  const plugins = elements("plugin");
+  const dependencies = elements("dependency");
+  assert.ok(plugins.length >= 7 && dependencies.length >= 12);
+  for (const element of [...plugins, ...dependencies]) {
+    assert.match(element, /<version>[^<]+<\/version>/, element);
+  }
+  // The project's own version plus one a plugin or dependency.
+  assert.equal(versions.length, 1 + plugins.length + dependencies.length);
+});
+
+/** Why the Java app cannot be built and run here, or undefined. */
+async function missingForJava(): Promise<string | undefined> {
+  for (const tool of ["mvn", "java"]) {
+    try {
+      await new Deno.Command(tool, {
+        args: ["-version"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    } catch {
+      return `no ${tool} on PATH`;
+    }
+  }
+  return undefined;
+}
+
+const javaMissing = await missingForJava();
+if (javaMissing) {
+  console.log(
+    `catalog/libraries_test.ts: the Java SDK app's run is skipped: ${javaMissing}`,
+  );
+}
+
+Deno.test({
+  name:
+    "deno task clients java-sdk --check: the Java SDK's app, built once, reaches level 6 over HTTP in 2025",
+  ignore: javaMissing !== undefined,
+  async fn() {
+    // Built into the harness's cache the first time (Maven downloads
+    // included), reused after.
+    await withCheckedRun(
+      [
+        "java-sdk",
+        "--mode",
+        "default",
+        "--trigger",
+        "subscribe",
+        "--delay",
+        "1",
+        "--timeout",
+        "60",
+      ],
+      900_000,
+      (_resultsDir, document) => {
+        assert.deepEqual(
+          document.rows.map((row) => [
+            row.clientId,
+            row.mode,
+            row.era,
+            row.labClient,
+            row.rereadAfterNotification,
+            row.level,
+          ]),
+          [[
+            "java-sdk",
+            "default",
+            "2025",
+            "lab-library-java-sdk/1.0.0",
+            true,
+            6,
+          ]],
+        );
+        return Promise.resolve();
       },
     );
   },

@@ -205,6 +205,13 @@ Deno.test("install_rust, install_java: the environment a build gets, and the lin
     ),
     "Failed to execute goal on project app: Could not resolve dependencies for project lab:app:jar:1: io.modelcontextprotocol.sdk:mcp:jar:9.9.9 was not found in https://repo.maven.apache.org/maven2",
   );
+  // Maven 3.8.7's own output for a compile error, colour resets and all.
+  assert.equal(
+    mavenFailureReason(
+      "\u001b[0m\u001b[0m[ERROR] COMPILATION ERROR : \n[ERROR] /p/src/main/java/lab/App.java:[86,18] cannot find symbol\n  symbol:   variable undefinedName\n[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:compile (default-compile) on project java-sdk: Compilation failure\n",
+    ),
+    "COMPILATION ERROR :; /p/src/main/java/lab/App.java:[86,18] cannot find symbol; Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:compile (default-compile) on project java-sdk: Compilation failure",
+  );
   assert.equal(mavenFailureReason(""), "mvn package failed");
   assert.deepEqual(
     [CARGO_BUILD, MAVEN_BUILD].map((recipe) => [

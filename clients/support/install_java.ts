@@ -17,17 +17,19 @@ import {
   programFiles,
   runBuildCommand,
 } from "./build_once.ts";
-import { shellQuote } from "./process.ts";
+import { shellQuote, withoutTerminalEscapes } from "./process.ts";
 
 /** `mvn package` gets this long, downloads included. */
 const MAVEN_BUILD_TIMEOUT_MS = 900_000;
 
 /**
  * What Maven said when a build failed: its first `[ERROR]` lines that say
- * something (not its help links), joined, cut to 300 characters.
+ * something (not its help links), joined, cut to 300 characters. Maven 3.8
+ * writes colour resets even in batch mode, before the first `[ERROR]`.
  */
 export function mavenFailureReason(output: string): string {
-  const errors = output.split("\n").map((line) => line.trim())
+  const errors = withoutTerminalEscapes(output).split("\n")
+    .map((line) => line.trim())
     .filter((line) => line.startsWith("[ERROR]"))
     .map((line) => line.slice("[ERROR]".length).trim())
     .filter((line) =>

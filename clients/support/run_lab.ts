@@ -213,7 +213,10 @@ export interface StdioLabCommand {
  * `main.ts --stdio` from the harness's deno cache only (`--cached-only`,
  * nothing leaves loopback), with the run's settings and its log as JSON
  * lines; `sh` appends its stderr to `stderrPath`, since the client keeps
- * stdin and stdout and shows stderr only in its own UI.
+ * stdin and stdout and shows stderr only in its own UI. The stderr the
+ * client gave stays open in the lab (as fd 3, never written), as any
+ * server's does for its life: a client may take its end (the Java SDK's
+ * stdio transport does) for the server closing.
  */
 export function stdioLabCommand(options: {
   labMainPath: string;
@@ -230,7 +233,7 @@ export function stdioLabCommand(options: {
     command: "sh",
     args: [
       "-c",
-      `exec "$0" "$@" 2>>${shellQuote(options.stderrPath)}`,
+      `exec "$0" "$@" 3>&2 2>>${shellQuote(options.stderrPath)}`,
       Deno.execPath(),
       "run",
       "-A",

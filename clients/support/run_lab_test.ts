@@ -165,7 +165,7 @@ Deno.test("stdioLabCommand: this Deno runs main.ts --stdio from the cache only, 
     command: "sh",
     args: [
       "-c",
-      `exec "$0" "$@" 2>>'/runs/it'\\''s/lab.log'`,
+      `exec "$0" "$@" 3>&2 2>>'/runs/it'\\''s/lab.log'`,
       Deno.execPath(),
       "run",
       "-A",

@@ -395,7 +395,7 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
-Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
   // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
     {
@@ -412,6 +412,11 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
     { registry: "pypi", name: "mcp", version: "2.3.0" },
     { registry: "pypi", name: "fastmcp", version: "4.2.3" },
     { registry: "crates", name: "rmcp", version: "3.11.0" },
+    {
+      registry: "maven",
+      name: "io.modelcontextprotocol.sdk:mcp",
+      version: "2.1.0",
+    },
   ]);
   // FastRMCP's program has no lock file (crates.io has no fastrmcp): no pin.
   assert.deepEqual(SERVER_CATALOG.flatMap(lockedPinsOf), [
