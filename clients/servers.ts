@@ -251,6 +251,8 @@ export type ServerResult = Pick<
   | "unsolicited"
   | "uri"
   | "catalog"
+  | "changeVia"
+  | "watchGate"
 >;
 
 /** One row of a table: what the probe found, or why it could not run. */
@@ -351,24 +353,25 @@ async function listening(port: number): Promise<boolean> {
   }
 }
 
-/** A server the runner started, its output kept for a failure's reason. */
-interface StartedServer {
+/** A process the runner started, its output kept for a failure's reason. */
+export interface StartedProcess {
+  pid: number;
   stop(): Promise<void>;
 }
 
 /**
- * Starts an HTTP target's command in a process group of its own and waits
- * until its port accepts connections; throws with its last output if it
- * exits first or takes too long.
+ * Starts `command` in a process group of its own and waits until `port`
+ * accepts connections; throws with its last output if it exits first or
+ * takes too long. `stop` ends the group by its PID.
  */
-async function startHttpServer(
-  target: Extract<RowTarget, { kind: "http" }>,
-  context: RowContext,
-): Promise<StartedServer> {
-  if (!target.command) return { stop: async () => {} };
-  const child = spawnInGroup(target.command, {
-    cwd: context.workDir,
-    env: { ...Deno.env.toObject(), ...target.env },
+export async function startListening(
+  command: string[],
+  port: number,
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<StartedProcess> {
+  const child = spawnInGroup(command, {
+    cwd: options.cwd,
+    env: { ...Deno.env.toObject(), ...options.env },
   });
   let output = "";
   let exited = false;
@@ -385,7 +388,7 @@ async function startHttpServer(
     await drained.catch(() => {});
   };
   const deadline = Date.now() + LISTEN_TIMEOUT_MS;
-  while (!await listening(context.port)) {
+  while (!await listening(port)) {
     if (exited || Date.now() > deadline) {
       await stop();
       throw new Error(
@@ -396,7 +399,62 @@ async function startHttpServer(
     }
     await sleep(100);
   }
-  return { stop };
+  return { pid: child.pid, stop };
+}
+
+/**
+ * An HTTP target's processes (`processes`, in order, each named in the
+ * error if it fails), then its server: all started, or none left running.
+ */
+export async function startHttpTarget(
+  target: Extract<RowTarget, { kind: "http" }>,
+  context: RowContext,
+): Promise<StartedProcess[]> {
+  const started: StartedProcess[] = [];
+  const start = async (
+    name: string,
+    command: string[],
+    port: number,
+    env?: Record<string, string>,
+  ) => {
+    try {
+      started.push(
+        await startListening(command, port, { cwd: context.workDir, env }),
+      );
+    } catch (error) {
+      await stopAll(started);
+      throw new Error(`${name} ${(error as Error).message}`);
+    }
+  };
+  for (const extra of target.processes ?? []) {
+    for (const [path, text] of Object.entries(extra.files ?? {})) {
+      await Deno.writeTextFile(`${context.workDir}/${path}`, text);
+    }
+    await start(extra.name, extra.command, extra.port);
+  }
+  if (target.command) {
+    await start("the server", target.command, context.port, target.env);
+  }
+  return started;
+}
+
+/** Stops what `startHttpTarget` started, the last started first. */
+export async function stopAll(started: StartedProcess[]) {
+  for (const each of started.toReversed()) await each.stop();
+}
+
+/** Why a target cannot start here: a process's absolute path is missing. */
+export async function missingProgram(
+  target: RowTarget,
+): Promise<string | undefined> {
+  for (const extra of target.kind === "http" ? target.processes ?? [] : []) {
+    const [program] = extra.command;
+    if (program.startsWith("/") && !await exists(program)) {
+      return `needs ${extra.name} at ${program} (Debian's ${
+        program.split("/").at(-1)
+      } package), which this machine lacks`;
+    }
+  }
 }
 
 /**
@@ -485,6 +543,7 @@ async function runRow(
     labUrl: shared.labUrl,
     workDir,
     port: freePort(),
+    ports: [freePort(), freePort(), freePort()],
   };
   const target = row.target(context);
   const transport = target.kind === "http" ? "streamable-http" : "stdio";
@@ -500,14 +559,16 @@ async function runRow(
       `needs Chromium at ${CHROMIUM_PATH} (Debian's chromium package), which this machine lacks`,
     );
   }
+  const missing = await missingProgram(target);
+  if (missing) return unable(missing);
   for (const [path, text] of Object.entries(row.files ?? {})) {
     await Deno.mkdir(resolve(workDir, path, ".."), { recursive: true });
     await Deno.writeTextFile(`${workDir}/${path}`, text);
   }
-  let httpServer: StartedServer | undefined;
+  let running: StartedProcess[] = [];
   try {
     if (target.kind === "http") {
-      httpServer = await startHttpServer(target, context);
+      running = await startHttpTarget(target, context);
     }
     const {
       level,
@@ -518,6 +579,8 @@ async function runRow(
       unsolicited,
       uri,
       catalog,
+      changeVia,
+      watchGate,
     } = await runProbe(probeArguments(row, target, context), {
       cwd: workDir,
       env: target.kind === "stdio" ? target.env : undefined,
@@ -532,12 +595,14 @@ async function runRow(
       unsolicited,
       uri,
       catalog,
+      changeVia,
+      watchGate,
     };
     return { ...base, transport, result, seconds: seconds() };
   } catch (error) {
     return unable((error as Error).message);
   } finally {
-    await httpServer?.stop();
+    await stopAll(running);
   }
 }
 
@@ -617,6 +682,40 @@ function catalogCell(row: ServerRow): string {
   return Object.entries(catalog.kinds).map(([kind, list]) =>
     `${kind} ${list.level}`
   ).join(", ");
+}
+
+/**
+ * The Replicas or watch gate column: for a row across replicas
+ * (`--change-via`), whether the change made on one reached the stream on
+ * the other; for a row that tried watches nobody may hold
+ * (`--watch-gate`), how the server answered each; — elsewhere.
+ */
+export function deploymentCell(row: ServerRow): string {
+  const via = row.result?.changeVia;
+  const gate = row.result?.watchGate;
+  const findings = [
+    ...via
+      ? [
+        `change-via ${
+          via.delivered === null
+            ? "not-made"
+            : via.delivered
+            ? "delivered"
+            : "lost"
+        }`,
+      ]
+      : [],
+    ...gate
+      ? [
+        ...gate.unreadableUri
+          ? [`unreadable ${gate.unreadableUri.watch ?? "untested"}`]
+          : [],
+        `unknown ${gate.unknownUri.watch ?? "untested"}`,
+      ]
+      : [],
+  ];
+  if (findings.length === 0) return "—";
+  return cell(`${row.mode ? `${row.mode}: ` : ""}${findings.join(", ")}`);
 }
 
 /** The columns both tables end with. */
@@ -754,6 +853,13 @@ export function serversMarkdown(
     "with a tool of their own, in rows of their own that watch the catalog",
     "alone (Level —).",
     "",
+    "The Replicas or watch gate column: for a server run as two replicas, the",
+    "change made through one (`probe.ts --change-via`) and the stream held on",
+    "the other, directly or through a load balancer: `delivered` or `lost`;",
+    "for one probed with `--watch-gate`, its answer to a watch on a URI nobody",
+    "may read (`unreadable`) and on one it does not serve (`unknown`):",
+    "`accepted`, `refused` or `filtered`; — where not tried.",
+    "",
     "What a server author takes from it: advertising `resources.subscribe`",
     "and answering `resources/subscribe` is not delivering, and neither is a",
     "notification whose re-read shows nothing new. The stack users run",
@@ -764,8 +870,8 @@ export function serversMarkdown(
     "",
     "## Servers",
     "",
-    "| Server | Version | Transport | Era (protocol) | Level | First missing step | Catalog | Exit | Report |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Server | Version | Transport | Era (protocol) | Replicas or watch gate | Level | First missing step | Catalog | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...servers.map((row) =>
       `| ${
         [
@@ -773,6 +879,7 @@ export function serversMarkdown(
           row.version,
           row.transport,
           eraCell(row),
+          deploymentCell(row),
           ...outcomeCells(row),
         ].join(" | ")
       } |`
@@ -806,6 +913,9 @@ export function serversMarkdown(
 // ---------------------------------------------------------------------------
 // --check and entry
 // ---------------------------------------------------------------------------
+
+/** The servers table's column for replicas and watch gates. */
+const DEPLOYMENT_COLUMN = "Replicas or watch gate";
 
 /** A Markdown table line's cells; an escaped pipe stays inside its cell. */
 function tableCells(line: string): string[] {
@@ -842,12 +952,18 @@ export function checkAgainstPublished(
     const cells = tableCells(line);
     const published = (column: string) =>
       cells[columns.indexOf(column)];
+    // Compared where either side has something in it: rows of other kinds
+    // keep their lines as they were.
+    const deployment = columns.includes(DEPLOYMENT_COLUMN) &&
+      (deploymentCell(row) !== "—" || published(DEPLOYMENT_COLUMN) !== "—");
     const ran = `level ${levelCell(row)}, exit ${row.result.exitStatus}${
       columns.includes("Catalog") ? `, catalog ${catalogCell(row)}` : ""
-    }`;
+    }${deployment ? `, ${deploymentCell(row)}` : ""}`;
     const recorded = `level ${published("Level")}, exit ${
       Number.parseInt(published("Exit"))
-    }${columns.includes("Catalog") ? `, catalog ${published("Catalog")}` : ""}`;
+    }${columns.includes("Catalog") ? `, catalog ${published("Catalog")}` : ""}${
+      deployment ? `, ${published(DEPLOYMENT_COLUMN)}` : ""
+    }`;
     if (ran !== recorded) {
       failures.push(`${row.slug}: ${ran}; published: ${recorded}`);
     } else {

@@ -12,18 +12,30 @@ import type { CatalogKind } from "../main.ts";
 import type { CatalogListResult, ProbeResult } from "../probe.ts";
 import {
   checkAgainstPublished,
+  deploymentCell,
   findings,
   installPypiServer,
   main,
+  missingProgram,
   parseServersArgs,
   selectedRows,
   type ServerRow,
   serversMarkdown,
+  type StartedProcess,
+  startHttpTarget,
+  stopAll,
 } from "./servers.ts";
 import {
+  HAPROXY_PATH,
+  haproxyConfig,
+  REDIS_SERVER_PATH,
   type RowContext,
+  type RowTarget,
   SERVER_CATALOG,
 } from "./catalog/servers_and_proxies.ts";
+import { defaultCacheDir } from "./support/install.ts";
+import { freePort } from "./support/run_lab.ts";
+import { alive } from "./support/process.ts";
 import { GO_BUILD } from "./support/install_go.ts";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
 import { CARGO_BUILD } from "./support/install_rust.ts";
@@ -210,8 +222,9 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
     labUrl: "http://127.0.0.1:1/mcp",
     workDir: "/tmp/row",
     port: 4321,
+    ports: [4322, 4323, 4324],
   };
-  const plan = server.rows.map((row) => ({
+  const plan = server.rows.slice(0, 8).map((row) => ({
     slug: row.slug,
     era: row.era,
     mode: row.mode,
@@ -261,6 +274,382 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
   );
 });
 
+Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis on ports[1] for bus and board, HAProxy on ports[2] as the probe's --url; the change always made on B", () => {
+  const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+  const context: RowContext = {
+    bin: "/repo/board_server.py",
+    node: "node",
+    python: "/venv/python",
+    deno: "deno",
+    labMain: "main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+    ports: [4322, 4323, 4324],
+  };
+  const rows = server.rows.filter((row) => row.slug.includes("-replicas-"));
+  const replica = (port: number, redis: boolean, store = redis) => [
+    "/venv/python",
+    "/repo/board_server.py",
+    "http",
+    String(port),
+    ...redis ? ["--bus", "redis://127.0.0.1:4323"] : [],
+    ...store ? ["--store", "redis://127.0.0.1:4323"] : [],
+  ];
+  const redisServer = {
+    name: "redis-server",
+    command: [
+      "/usr/bin/redis-server",
+      ...["--save", "", "--appendonly", "no", "--port", "4323"],
+      ...["--bind", "127.0.0.1"],
+    ],
+    port: 4323,
+  };
+  const replicaB = (redis: boolean, store = redis) => ({
+    name: "replica B",
+    command: replica(4322, redis, store),
+    port: 4322,
+  });
+  const haproxy = {
+    name: "haproxy",
+    command: ["/usr/sbin/haproxy", "-db", "-f", "haproxy.cfg"],
+    port: 4324,
+    files: { "haproxy.cfg": haproxyConfig(4324, [4321, 4322]) },
+  };
+  assert.deepEqual(
+    rows.map((row) => [row.slug, row.era, row.mode, row.target(context)]),
+    [
+      [
+        "python-sdk-replicas-memory-2026-07-28",
+        "2026-07-28",
+        "2 replicas, in-memory bus",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: replica(4321, false),
+          processes: [replicaB(false)],
+        },
+      ],
+      [
+        "python-sdk-replicas-redis-bus-only-2026-07-28",
+        "2026-07-28",
+        "2 replicas, Redis bus, board in each",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: replica(4321, true, false),
+          processes: [redisServer, replicaB(true, false)],
+        },
+      ],
+      [
+        "python-sdk-replicas-redis-2026-07-28",
+        "2026-07-28",
+        "2 replicas, Redis bus and board",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: replica(4321, true),
+          processes: [redisServer, replicaB(true)],
+        },
+      ],
+      [
+        "python-sdk-replicas-redis-2025",
+        "2025",
+        "2 replicas, Redis bus and board",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: replica(4321, true),
+          processes: [redisServer, replicaB(true)],
+        },
+      ],
+      [
+        "python-sdk-replicas-haproxy-redis-2026-07-28",
+        "2026-07-28",
+        "2 replicas behind HAProxy, Redis bus and board",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4324/mcp",
+          command: replica(4321, true),
+          processes: [redisServer, replicaB(true), haproxy],
+        },
+      ],
+    ],
+  );
+  for (const row of rows) {
+    assert.equal(
+      row.probeArgs(context).join(" "),
+      '--uri board://sprint --skip-list-check --call complete_task --call-args {"board":"sprint","task":"design"} --change-via http://127.0.0.1:4322/mcp --timeout 8',
+    );
+  }
+  assert.equal(
+    haproxyConfig(4324, [4321, 4322]),
+    [
+      "defaults",
+      "  mode http",
+      "  timeout connect 5s",
+      "  timeout client 120s",
+      "  timeout server 120s",
+      "frontend board",
+      "  bind 127.0.0.1:4324",
+      "  default_backend replicas",
+      "backend replicas",
+      "  balance roundrobin",
+      "  server replicaA 127.0.0.1:4321",
+      "  server replicaB 127.0.0.1:4322",
+      "",
+    ].join("\n"),
+  );
+  const gates = server.rows.filter((row) => row.slug.includes("-gate-"));
+  assert.deepEqual(
+    gates.map((row) => [
+      row.slug,
+      row.mode,
+      row.target(context),
+      row.probeArgs(context).join(" "),
+    ]),
+    (["2025", "2026-07-28"] as const).flatMap((era) =>
+      ([false, true] as const).map((gate) => [
+        `python-sdk-gate-${gate ? "on" : "off"}-${era}`,
+        gate ? "listen gate" : "no listen gate",
+        {
+          kind: "http",
+          url: "http://127.0.0.1:4321/mcp",
+          command: [...replica(4321, false), ...gate ? ["--gate"] : []],
+        },
+        '--uri board://sprint --skip-list-check --call complete_task --call-args {"board":"sprint","task":"design"} --watch-gate --unreadable-uri board://secret --timeout 8',
+      ])
+    ),
+  );
+});
+
+Deno.test("missingProgram: a row process whose absolute path is missing is the row's reason, naming it and Debian's package", async () => {
+  const target = (program: string): RowTarget => ({
+    kind: "http",
+    url: "http://127.0.0.1:1/mcp",
+    processes: [{ name: "redis-server", command: [program], port: 1 }],
+  });
+  assert.equal(
+    await missingProgram(target("/nonexistent/bin/redis-server")),
+    "needs redis-server at /nonexistent/bin/redis-server (Debian's redis-server package), which this machine lacks",
+  );
+  assert.equal(await missingProgram(target(Deno.execPath())), undefined);
+  assert.equal(
+    await missingProgram({ kind: "stdio", command: ["/nonexistent"] }),
+    undefined,
+  );
+});
+
+Deno.test("deploymentCell and --check: a row across replicas shows delivered or lost, a gated one each watch's answer; --check holds them", () => {
+  const row = (mode: string, extra: Partial<ProbeResult>): ServerRow => ({
+    table: "servers",
+    slug: `board-${mode.replaceAll(" ", "-")}`,
+    name: "board",
+    version: "1.0.0",
+    transport: "streamable-http",
+    era: "2026-07-28",
+    mode,
+    result: result(7, "nothing", null, 0, extra),
+    seconds: 1,
+  });
+  const check = (uri: string, watch: "accepted" | "refused" | null) => ({
+    uri,
+    read: watch === null ? "served" as const : "refused" as const,
+    watch,
+    detail: "",
+  });
+  const delivered = row("2 replicas", {
+    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: true },
+  });
+  const lost = row("one bus each", {
+    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: false },
+  });
+  const gated = row("gate", {
+    watchGate: {
+      unknownUri: check("board://x", "refused"),
+      unreadableUri: check("board://secret", null),
+    },
+  });
+  assert.deepEqual([delivered, lost, gated].map(deploymentCell), [
+    "2 replicas: change-via delivered",
+    "one bus each: change-via lost",
+    "gate: unreadable untested, unknown refused",
+  ]);
+  assert.equal(deploymentCell(ROWS[0]), "—");
+  const published = serversMarkdown([delivered, gated], "2026-12-02");
+  assert.deepEqual(checkAgainstPublished([delivered, gated], published), []);
+  assert.deepEqual(
+    checkAgainstPublished([{ ...lost, slug: delivered.slug }], published),
+    [
+      "board-2-replicas: level 7, exit 0, catalog —, one bus each: change-via lost; published: level 7, exit 0, catalog —, 2 replicas: change-via delivered",
+    ],
+  );
+});
+
+/** Debian's Redis and HAProxy and the board's Python: the replica rows' needs. */
+const replicaNeeds = [
+      [REDIS_SERVER_PATH, "redis-server"],
+      [HAPROXY_PATH, "haproxy"],
+    ].filter(([path]) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    }).length === 2 && await (async () => {
+    try {
+      return (await new Deno.Command("python3", { args: ["--version"] })
+        .output()).success;
+    } catch {
+      return false;
+    }
+  })();
+if (!replicaNeeds) {
+  console.log(
+    `servers_test.ts: the replica rows are skipped: they need ${REDIS_SERVER_PATH}, ${HAPROXY_PATH} and python3`,
+  );
+}
+
+Deno.test({
+  name:
+    "the HAProxy row's processes: Redis, replica B, HAProxy and replica A each started and listening, the board served through the balancer; each stopped by its PID, none left",
+  ignore: !replicaNeeds,
+  async fn() {
+    const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+    const installed = await installPypiServer(
+      server.pypi!,
+      defaultCacheDir(),
+    );
+    assert.ok("python" in installed, JSON.stringify(installed));
+    const workDir = await Deno.makeTempDir({ prefix: "servers-replicas-" });
+    const row = server.rows.find((row) =>
+      row.slug === "python-sdk-replicas-haproxy-redis-2026-07-28"
+    )!;
+    const context: RowContext = {
+      bin: installed.bin,
+      node: "node",
+      python: installed.python!,
+      deno: Deno.execPath(),
+      labMain: "main.ts",
+      labUrl: "http://127.0.0.1:1/mcp",
+      workDir,
+      port: freePort(),
+      ports: [freePort(), freePort(), freePort()],
+    };
+    const target = row.target(context);
+    assert.equal(target.kind, "http");
+    let started: StartedProcess[] = [];
+    try {
+      started = await startHttpTarget(
+        target as Extract<RowTarget, { kind: "http" }>,
+        context,
+      );
+      assert.equal(started.length, 4);
+      for (const { pid } of started) assert.ok(await alive(pid), `${pid}`);
+      assert.equal(
+        await Deno.readTextFile(`${workDir}/haproxy.cfg`),
+        haproxyConfig(context.ports[2], [context.port, context.ports[0]]),
+      );
+      // A request through the balancer reaches a replica: the MCP endpoint
+      // answers a GET without a session as the SDK does, not the balancer's 503.
+      const response = await fetch(target.url);
+      await response.body?.cancel();
+      assert.notEqual(response.status, 503);
+    } finally {
+      await stopAll(started);
+      await Deno.remove(workDir, { recursive: true });
+    }
+    for (const { pid } of started) assert.equal(await alive(pid), false);
+  },
+});
+
+Deno.test({
+  name:
+    "startHttpTarget: a process that exits before listening fails the row with its name and output, and the ones started before it are ended",
+  ignore: !replicaNeeds,
+  async fn() {
+    const workDir = await Deno.makeTempDir({ prefix: "servers-replicas-" });
+    const redisPort = freePort();
+    try {
+      await assert.rejects(
+        startHttpTarget({
+          kind: "http",
+          url: "http://127.0.0.1:1/mcp",
+          processes: [
+            {
+              name: "redis-server",
+              command: [
+                REDIS_SERVER_PATH,
+                ...["--save", "", "--appendonly", "no"],
+                ...["--port", String(redisPort), "--bind", "127.0.0.1"],
+              ],
+              port: redisPort,
+            },
+            {
+              name: "replica B",
+              command: [
+                "python3",
+                "-c",
+                "print('no bus'); raise SystemExit(3)",
+              ],
+              port: freePort(),
+            },
+          ],
+        }, {
+          bin: "",
+          node: "node",
+          python: "python3",
+          deno: Deno.execPath(),
+          labMain: "main.ts",
+          labUrl: "http://127.0.0.1:1/mcp",
+          workDir,
+          port: freePort(),
+          ports: [],
+        }),
+        { message: "replica B exited before listening: no bus" },
+      );
+      // Redis, started first, no longer accepts connections.
+      await assert.rejects(
+        Deno.connect({ hostname: "127.0.0.1", port: redisPort }),
+      );
+    } finally {
+      await Deno.remove(workDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "deno task servers --only the in-memory and the HAProxy replica rows: the change made on B is lost with each replica's memory (level 4, exit 16) and delivered through Redis behind the balancer (level 7)",
+  ignore: !replicaNeeds,
+  async fn() {
+    const resultsDir = await Deno.makeTempDir();
+    try {
+      const rows = [
+        "python-sdk-replicas-memory-2026-07-28",
+        "python-sdk-replicas-haproxy-redis-2026-07-28",
+      ];
+      assert.equal(
+        await main(["--only", rows.join(","), "--results-dir", resultsDir]),
+        0,
+      );
+      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+      const row = (slug: string) =>
+        table.split("\n").find((line) => line.includes(`(servers/${slug}.md)`));
+      assert.match(
+        row(rows[0]) ?? "",
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| 16 \(notification-timeout\) \|/,
+      );
+      assert.match(
+        row(rows[1]) ?? "",
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+      );
+    } finally {
+      await Deno.remove(resultsDir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("go-sdk-server: the Go SDK's board server built from its module folder, both eras over HTTP and stdio, its listed resource via complete_task and the tools list via enable_reports", async () => {
   const server = SERVER_CATALOG.find((item) => item.id === "go-sdk-server")!;
   assert.equal(server.table, "servers");
@@ -289,6 +678,7 @@ Deno.test("go-sdk-server: the Go SDK's board server built from its module folder
     labUrl: "http://127.0.0.1:1/mcp",
     workDir: "/tmp/row",
     port: 4321,
+    ports: [4322, 4323, 4324],
   };
   const http = {
     kind: "http",
@@ -370,11 +760,11 @@ Deno.test({
         ) ?? "";
       assert.match(
         row("go-sdk-server-stdio-2025"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
       );
       assert.match(
         row("go-sdk-server-catalog-http-2026-07-28"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/go-sdk-server-catalog-http-2026-07-28.md`,
@@ -411,6 +801,7 @@ Deno.test("rmcp-server: the board on rmcp in both eras over HTTP and stdio, its 
     labUrl: "http://127.0.0.1:1/mcp",
     workDir: "/tmp/row",
     port: 4321,
+    ports: [4322, 4323, 4324],
   };
   const plan = server.rows.map((row) => ({
     slug: row.slug,
@@ -557,6 +948,7 @@ Deno.test("mcp-proxy-python: the module on its venv's Python, on loopback, the l
     labUrl: "http://127.0.0.1:1/mcp",
     workDir: "/tmp/row",
     port: 4321,
+    ports: [4322, 4323, 4324],
   };
   assert.deepEqual(
     proxy.rows.map((row) => [row.slug, row.era, row.target(context)]),
@@ -598,10 +990,10 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   const proxies = lines.indexOf("## Proxies");
   assert.ok(servers > 0 && proxies > servers);
   assert.deepEqual(lines.slice(servers + 4, servers + 8), [
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
-    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
-    "| browserless | 3.0.0 | stdio | 2025 (none) | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
   ]);
   assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
     "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
@@ -683,7 +1075,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -705,7 +1097,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -756,11 +1148,11 @@ Deno.test({
         table.split("\n").find((line) => line.includes(`(servers/${slug}.md)`));
       assert.match(
         row(rows[0]) ?? "",
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
       );
       assert.match(
         row(rows[1]) ?? "",
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
       );
     } finally {
       await Deno.remove(resultsDir, { recursive: true });

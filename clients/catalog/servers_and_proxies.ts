@@ -42,6 +42,26 @@ export interface RowContext {
   workDir: string;
   /** A free loopback port, for a server the runner starts. */
   port: number;
+  /**
+   * Three more free loopback ports, for the processes a row starts beside
+   * its server (a second replica, Redis, a load balancer).
+   */
+  ports: number[];
+}
+
+/**
+ * A process a row starts before its server (Redis, a second replica, a
+ * load balancer), in order, each waited for until `port` accepts
+ * connections, and ended by its PID after the row.
+ */
+export interface RowProcess {
+  /** What it is, as a reason names it: `redis-server`, `replica B`. */
+  name: string;
+  /** Its command; an absolute path that is missing makes the row not run. */
+  command: string[];
+  port: number;
+  /** Files it needs (a configuration), by path under `workDir`. */
+  files?: Record<string, string>;
 }
 
 /**
@@ -56,6 +76,8 @@ export type RowTarget =
     url: string;
     command?: string[];
     env?: Record<string, string>;
+    /** Started before `command`, in order; stopped after the row. */
+    processes?: RowProcess[];
   }
   | { kind: "stdio"; command: string[]; env?: Record<string, string> };
 
@@ -654,6 +676,179 @@ function boardRows(
   );
 }
 
+/** The Python board server's resource check: its URI and its change. */
+const PYTHON_BOARD_ARGS = [
+  "--uri",
+  "board://sprint",
+  "--skip-list-check",
+  "--call",
+  "complete_task",
+  "--call-args",
+  JSON.stringify(BOARD_TASK),
+];
+
+/** Debian's Redis and HAProxy, where a replica row looks for them. */
+export const REDIS_SERVER_PATH = "/usr/bin/redis-server";
+export const HAPROXY_PATH = "/usr/sbin/haproxy";
+
+/** How two replicas share what one publishes and stores. */
+type ReplicaBus =
+  | "memory"
+  | "redis bus only"
+  | "redis"
+  | "redis behind haproxy";
+
+/**
+ * Two board servers on two ports (A the row's port, B `ports[0]`), each
+ * with its own memory, or both on a Redis (`ports[1]`, nothing saved) for
+ * their bus (and their board, but for `redis bus only`); with HAProxy (`ports[2]`, round robin) in
+ * front of them as the probe's `--url`. The probe's `--change-via` is
+ * always replica B itself, so the change is made on the other replica
+ * whichever one the balancer gave the stream.
+ */
+function replicaTarget(bus: ReplicaBus, context: RowContext): RowTarget {
+  const [portB, redisPort, balancerPort] = context.ports;
+  const redis = `redis://127.0.0.1:${redisPort}`;
+  const shared = bus === "memory"
+    ? []
+    : bus === "redis bus only"
+    ? ["--bus", redis]
+    : ["--bus", redis, "--store", redis];
+  const replica = (port: number) => [
+    context.python,
+    context.bin,
+    "http",
+    String(port),
+    ...shared,
+  ];
+  const processes: RowProcess[] = bus === "memory" ? [] : [{
+    name: "redis-server",
+    command: [
+      REDIS_SERVER_PATH,
+      ...["--save", "", "--appendonly", "no"],
+      ...["--port", String(redisPort), "--bind", "127.0.0.1"],
+    ],
+    port: redisPort,
+  }];
+  processes.push({ name: "replica B", command: replica(portB), port: portB });
+  if (bus === "redis behind haproxy") {
+    processes.push({
+      name: "haproxy",
+      command: [HAPROXY_PATH, "-db", "-f", "haproxy.cfg"],
+      port: balancerPort,
+      files: {
+        "haproxy.cfg": haproxyConfig(balancerPort, [context.port, portB]),
+      },
+    });
+  }
+  return {
+    kind: "http",
+    url: `http://127.0.0.1:${
+      bus === "redis behind haproxy" ? balancerPort : context.port
+    }/mcp`,
+    command: replica(context.port),
+    processes,
+  };
+}
+
+/**
+ * HAProxy in front of the replicas, round robin: each request (a 2026-07-28
+ * listen, each read, each call) to the next replica. Timeouts longer than a
+ * row, so the balancer never cuts the stream it carries.
+ */
+export function haproxyConfig(port: number, replicas: number[]): string {
+  return [
+    "defaults",
+    "  mode http",
+    "  timeout connect 5s",
+    "  timeout client 120s",
+    "  timeout server 120s",
+    "frontend board",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend replicas",
+    "backend replicas",
+    "  balance roundrobin",
+    ...replicas.map((replica, index) =>
+      `  server replica${"AB"[index]} 127.0.0.1:${replica}`
+    ),
+    "",
+  ].join("\n");
+}
+
+/**
+ * Two replicas, the change made on B, the stream held on A (or through the
+ * balancer): with each replica's memory, with Redis for the bus alone and
+ * for bus and board, in 2026-07-28
+ * (where `ctx.notify_resource_updated` goes through the bus) and, with
+ * Redis, in 2025 (whose `send_resource_updated` does not).
+ */
+function replicaRows(): ServerRowDefinition[] {
+  const rows: [string, Era, ReplicaBus, string][] = [
+    ["memory", "2026-07-28", "memory", "2 replicas, in-memory bus"],
+    [
+      "redis-bus-only",
+      "2026-07-28",
+      "redis bus only",
+      "2 replicas, Redis bus, board in each",
+    ],
+    ["redis", "2026-07-28", "redis", "2 replicas, Redis bus and board"],
+    ["redis", "2025", "redis", "2 replicas, Redis bus and board"],
+    [
+      "haproxy-redis",
+      "2026-07-28",
+      "redis behind haproxy",
+      "2 replicas behind HAProxy, Redis bus and board",
+    ],
+  ];
+  return rows.map(([name, era, bus, mode]) => ({
+    slug: `python-sdk-replicas-${name}-${era}`,
+    era,
+    mode,
+    target: (context: RowContext) => replicaTarget(bus, context),
+    probeArgs: (context: RowContext) => [
+      ...PYTHON_BOARD_ARGS,
+      "--change-via",
+      `http://127.0.0.1:${context.ports[0]}/mcp`,
+      "--timeout",
+      "8",
+    ],
+  }));
+}
+
+/**
+ * One board server without and with `--gate` (its middleware refusing a
+ * watch on a URI nobody may read), the probe trying a URI the board does
+ * not serve and `board://secret`, in both eras.
+ */
+function gateRows(): ServerRowDefinition[] {
+  return (["2025", "2026-07-28"] as const).flatMap((era) =>
+    ([false, true] as const).map((gate) => ({
+      slug: `python-sdk-gate-${gate ? "on" : "off"}-${era}`,
+      era,
+      mode: gate ? "listen gate" : "no listen gate",
+      target: (context: RowContext): RowTarget => ({
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [
+          context.python,
+          context.bin,
+          "http",
+          String(context.port),
+          ...gate ? ["--gate"] : [],
+        ],
+      }),
+      probeArgs: () => [
+        ...PYTHON_BOARD_ARGS,
+        "--watch-gate",
+        "--unreadable-uri",
+        "board://secret",
+        "--timeout",
+        "8",
+      ],
+    }))
+  );
+}
+
 /**
  * The Python SDK v2's `MCPServer` in its documents' shape
  * (`clients/programs/python/board_server.py`): `complete_task` changes the
@@ -673,15 +868,11 @@ const PYTHON_SDK: ServerDefinition = {
     },
     program: "clients/programs/python/board_server.py",
   },
-  rows: boardRows("python-sdk", boardTarget, [
-    "--uri",
-    "board://sprint",
-    "--skip-list-check",
-    "--call",
-    "complete_task",
-    "--call-args",
-    JSON.stringify(BOARD_TASK),
-  ]),
+  rows: [
+    ...boardRows("python-sdk", boardTarget, PYTHON_BOARD_ARGS),
+    ...replicaRows(),
+    ...gateRows(),
+  ],
 };
 
 /** The board server over Streamable HTTP on the row's port, or over stdio. */
