@@ -183,6 +183,22 @@ const ROWS: ServerRow[] = [
   },
 ];
 
+/** A row's context as the runner fills it in, on fixed ports and paths. */
+function rowContext(overrides: Partial<RowContext>): RowContext {
+  return {
+    bin: "",
+    node: "node",
+    python: "python3",
+    deno: "deno",
+    labMain: "main.ts",
+    labUrl: "http://127.0.0.1:1/mcp",
+    workDir: "/tmp/row",
+    port: 4321,
+    ports: [4322, 4323, 4324],
+    ...overrides,
+  };
+}
+
 Deno.test("servers --only: ids and row names; an unknown one is a one-line error", () => {
   const options = parseServersArgs(["--only", "mcp-remote-2025,memory"]);
   assert.ok(options !== "help");
@@ -213,17 +229,10 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
     },
     program: "clients/programs/python/board_server.py",
   });
-  const context: RowContext = {
+  const context = rowContext({
     bin: "/repo/board_server.py",
-    node: "node",
     python: "/cache/venv/bin/python",
-    deno: "deno",
-    labMain: "main.ts",
-    labUrl: "http://127.0.0.1:1/mcp",
-    workDir: "/tmp/row",
-    port: 4321,
-    ports: [4322, 4323, 4324],
-  };
+  });
   const plan = server.rows.slice(0, 8).map((row) => ({
     slug: row.slug,
     era: row.era,
@@ -276,17 +285,10 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
 
 Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis on ports[1] for bus and board, HAProxy on ports[2] as the probe's --url; the change always made on B", () => {
   const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
-  const context: RowContext = {
+  const context = rowContext({
     bin: "/repo/board_server.py",
-    node: "node",
     python: "/venv/python",
-    deno: "deno",
-    labMain: "main.ts",
-    labUrl: "http://127.0.0.1:1/mcp",
-    workDir: "/tmp/row",
-    port: 4321,
-    ports: [4322, 4323, 4324],
-  };
+  });
   const rows = server.rows.filter((row) => row.slug.includes("-replicas-"));
   const replica = (port: number, redis: boolean, store = redis) => [
     "/venv/python",
@@ -669,17 +671,9 @@ Deno.test("go-sdk-server: the Go SDK's board server built from its module folder
     await Deno.readTextFile(`${dir}/go.sum`),
     /^github\.com\/modelcontextprotocol\/go-sdk v1\.8\.0 h1:/m,
   );
-  const context: RowContext = {
+  const context = rowContext({
     bin: "/cache/go-programs/go-sdk-server-0123/go-sdk-server",
-    node: "node",
-    python: "python3",
-    deno: "deno",
-    labMain: "main.ts",
-    labUrl: "http://127.0.0.1:1/mcp",
-    workDir: "/tmp/row",
-    port: 4321,
-    ports: [4322, 4323, 4324],
-  };
+  });
   const http = {
     kind: "http",
     url: "http://127.0.0.1:4321/mcp",
@@ -792,17 +786,9 @@ Deno.test("rmcp-server: the board on rmcp in both eras over HTTP and stdio, its 
       '[[package]]\nname = "rmcp"\nversion = "3.11.0"\n',
     ),
   );
-  const context: RowContext = {
+  const context = rowContext({
     bin: "/cache/rust-programs/rmcp-server-0/rmcp-server",
-    node: "node",
-    python: "python3",
-    deno: "deno",
-    labMain: "main.ts",
-    labUrl: "http://127.0.0.1:1/mcp",
-    workDir: "/tmp/row",
-    port: 4321,
-    ports: [4322, 4323, 4324],
-  };
+  });
   const plan = server.rows.map((row) => ({
     slug: row.slug,
     mode: row.mode,
@@ -939,17 +925,11 @@ Deno.test("mcp-proxy-python: the module on its venv's Python, on loopback, the l
   const proxy = SERVER_CATALOG.find((item) => item.id === "mcp-proxy-python")!;
   assert.equal(proxy.table, "proxies");
   assert.equal(proxy.pypi?.program, undefined);
-  const context: RowContext = {
-    bin: "",
-    node: "node",
+  const context = rowContext({
     python: "/cache/venv/bin/python",
     deno: "/bin/deno",
     labMain: "/repo/main.ts",
-    labUrl: "http://127.0.0.1:1/mcp",
-    workDir: "/tmp/row",
-    port: 4321,
-    ports: [4322, 4323, 4324],
-  };
+  });
   assert.deepEqual(
     proxy.rows.map((row) => [row.slug, row.era, row.target(context)]),
     (["2025", "2026-07-28"] as const).map((era) => [

@@ -676,6 +676,25 @@ function boardRows(
   );
 }
 
+/**
+ * A board server over Streamable HTTP on the row's port, or over stdio;
+ * `program` is how it starts (a Python program on its environment's
+ * Python, a built one by itself).
+ */
+function boardTarget(program: (context: RowContext) => string[]) {
+  return (transport: "http" | "stdio", context: RowContext): RowTarget =>
+    transport === "http"
+      ? {
+        kind: "http",
+        url: `http://127.0.0.1:${context.port}/mcp`,
+        command: [...program(context), "http", String(context.port)],
+      }
+      : { kind: "stdio", command: [...program(context), "stdio"] };
+}
+
+const pythonBoard = boardTarget((context) => [context.python, context.bin]);
+const builtBoard = boardTarget((context) => [context.bin]);
+
 /** The Python board server's resource check: its URI and its change. */
 const PYTHON_BOARD_ARGS = [
   "--uri",
@@ -869,25 +888,11 @@ const PYTHON_SDK: ServerDefinition = {
     program: "clients/programs/python/board_server.py",
   },
   rows: [
-    ...boardRows("python-sdk", boardTarget, PYTHON_BOARD_ARGS),
+    ...boardRows("python-sdk", pythonBoard, PYTHON_BOARD_ARGS),
     ...replicaRows(),
     ...gateRows(),
   ],
 };
-
-/** The board server over Streamable HTTP on the row's port, or over stdio. */
-function boardTarget(
-  transport: "http" | "stdio",
-  context: RowContext,
-): RowTarget {
-  return transport === "http"
-    ? {
-      kind: "http",
-      url: `http://127.0.0.1:${context.port}/mcp`,
-      command: [context.python, context.bin, "http", String(context.port)],
-    }
-    : { kind: "stdio", command: [context.python, context.bin, "stdio"] };
-}
 
 /**
  * The Go SDK's server in its documents' shape
@@ -909,7 +914,7 @@ const GO_SDK_SERVER: ServerDefinition = {
       recipe: GO_BUILD,
     },
   },
-  rows: boardRows("go-sdk-server", builtBoardTarget, [
+  rows: boardRows("go-sdk-server", builtBoard, [
     "--uri",
     "board://sprint",
     "--call",
@@ -935,7 +940,7 @@ const RMCP_SERVER: ServerDefinition = {
     version: "3.11.0",
     program: builtProgramOf("rust", "rmcp-server"),
   },
-  rows: boardRows("rmcp-server", builtBoardTarget, [
+  rows: boardRows("rmcp-server", builtBoard, [
     "--uri",
     "board://sprint",
     "--call",
@@ -979,20 +984,6 @@ const FASTRMCP_SERVER: ServerDefinition = {
     ],
   }],
 };
-
-/** A built board server over Streamable HTTP on the row's port, or stdio. */
-function builtBoardTarget(
-  transport: "http" | "stdio",
-  context: RowContext,
-): RowTarget {
-  return transport === "http"
-    ? {
-      kind: "http",
-      url: `http://127.0.0.1:${context.port}/mcp`,
-      command: [context.bin, "http", String(context.port)],
-    }
-    : { kind: "stdio", command: [context.bin, "stdio"] };
-}
 
 /** Every server and proxy, in the tables' order. */
 export const SERVER_CATALOG: ServerDefinition[] = [
