@@ -183,6 +183,36 @@ const ROWS: ServerRow[] = [
   },
 ];
 
+/**
+ * `deno task servers --only ROWS` into a folder of its own, then `check`
+ * with each row's line of the table and its report, by slug.
+ */
+async function withServerRows(
+  rows: string[],
+  check: (run: {
+    row(slug: string): string;
+    report(slug: string): Promise<string>;
+  }) => void | Promise<void>,
+) {
+  const resultsDir = await Deno.makeTempDir();
+  try {
+    assert.equal(
+      await main(["--only", rows.join(","), "--results-dir", resultsDir]),
+      0,
+    );
+    const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+    await check({
+      row: (slug) =>
+        table.split("\n").find((line) =>
+          line.includes(`(servers/${slug}.md)`)
+        ) ?? "",
+      report: (slug) => Deno.readTextFile(`${resultsDir}/servers/${slug}.md`),
+    });
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
+}
+
 /** A row's context as the runner fills it in, on fixed ports and paths. */
 function rowContext(overrides: Partial<RowContext>): RowContext {
   return {
@@ -625,30 +655,20 @@ Deno.test({
     "deno task servers --only the in-memory and the HAProxy replica rows: the change made on B is lost with each replica's memory (level 4, exit 16) and delivered through Redis behind the balancer (level 7)",
   ignore: !replicaNeeds,
   async fn() {
-    const resultsDir = await Deno.makeTempDir();
-    try {
-      const rows = [
-        "python-sdk-replicas-memory-2026-07-28",
-        "python-sdk-replicas-haproxy-redis-2026-07-28",
-      ];
-      assert.equal(
-        await main(["--only", rows.join(","), "--results-dir", resultsDir]),
-        0,
-      );
-      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
-      const row = (slug: string) =>
-        table.split("\n").find((line) => line.includes(`(servers/${slug}.md)`));
+    const rows = [
+      "python-sdk-replicas-memory-2026-07-28",
+      "python-sdk-replicas-haproxy-redis-2026-07-28",
+    ];
+    await withServerRows(rows, ({ row }) => {
       assert.match(
-        row(rows[0]) ?? "",
+        row(rows[0]),
         /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| 16 \(notification-timeout\) \|/,
       );
       assert.match(
-        row(rows[1]) ?? "",
+        row(rows[1]),
         /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
       );
-    } finally {
-      await Deno.remove(resultsDir, { recursive: true });
-    }
+    });
   },
 });
 
@@ -739,19 +759,11 @@ Deno.test({
     "deno task servers --only go-sdk-server rows: built with go, its resource delivered over stdio in 2025 (level 7), its new tool announced over HTTP in 2026-07-28 (tools 3)",
   ignore: !hasGo,
   async fn() {
-    const resultsDir = await Deno.makeTempDir();
-    try {
-      const rows =
-        "go-sdk-server-stdio-2025,go-sdk-server-catalog-http-2026-07-28";
-      assert.equal(
-        await main(["--only", rows, "--results-dir", resultsDir]),
-        0,
-      );
-      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
-      const row = (slug: string) =>
-        table.split("\n").find((line) =>
-          line.includes(`(servers/${slug}.md)`)
-        ) ?? "";
+    const rows = [
+      "go-sdk-server-stdio-2025",
+      "go-sdk-server-catalog-http-2026-07-28",
+    ];
+    await withServerRows(rows, async ({ row, report }) => {
       assert.match(
         row("go-sdk-server-stdio-2025"),
         /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
@@ -760,13 +772,11 @@ Deno.test({
         row("go-sdk-server-catalog-http-2026-07-28"),
         /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
       );
-      const report = await Deno.readTextFile(
-        `${resultsDir}/servers/go-sdk-server-catalog-http-2026-07-28.md`,
+      assert.match(
+        await report("go-sdk-server-catalog-http-2026-07-28"),
+        /added \["sprint_report"\]/,
       );
-      assert.match(report, /added \["sprint_report"\]/);
-    } finally {
-      await Deno.remove(resultsDir, { recursive: true });
-    }
+    });
   },
 });
 
@@ -1113,29 +1123,19 @@ Deno.test({
     "deno task servers --only rmcp-server's HTTP 2026-07-28 and stdio 2025 catalog rows: the board built with cargo delivers its update (level 7) and its new tool (tools 3)",
   ignore: !hasCargo,
   async fn() {
-    const resultsDir = await Deno.makeTempDir();
-    try {
-      const rows = [
-        "rmcp-server-http-2026-07-28",
-        "rmcp-server-catalog-stdio-2025",
-      ];
-      assert.equal(
-        await main(["--only", rows.join(","), "--results-dir", resultsDir]),
-        0,
-      );
-      const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
-      const row = (slug: string) =>
-        table.split("\n").find((line) => line.includes(`(servers/${slug}.md)`));
+    const rows = [
+      "rmcp-server-http-2026-07-28",
+      "rmcp-server-catalog-stdio-2025",
+    ];
+    await withServerRows(rows, ({ row }) => {
       assert.match(
-        row(rows[0]) ?? "",
+        row(rows[0]),
         /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
       );
       assert.match(
-        row(rows[1]) ?? "",
+        row(rows[1]),
         /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
       );
-    } finally {
-      await Deno.remove(resultsDir, { recursive: true });
-    }
+    });
   },
 });
