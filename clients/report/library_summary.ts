@@ -21,7 +21,7 @@ import {
   type MatrixRow,
   type SummaryCell,
 } from "./rows.ts";
-import { levelCell } from "./summary.ts";
+import { catalogCell, levelCell } from "./summary.ts";
 
 /** Every library of the catalog, its levels from the matrix's rows. */
 export function libraryRows(rows: MatrixRow[]): LibraryRow[] {
@@ -56,6 +56,14 @@ export function libraryRows(rows: MatrixRow[]): LibraryRow[] {
           ? eraNoted(of(library.id, "stdio-2026-07-28", "native"))
           : eraGapCell(library, "stdio"),
       },
+      // Launched as its first mode (its default, or 2026-07-28 for a
+      // library that speaks only that era), as the summary's cell is.
+      catalog: catalogCell(
+        plain.filter((row) =>
+          row.clientId === library.id && row.mode === "catalog" &&
+          row.launchMode === library.modes[0]
+        ),
+      ),
       gaps: library.gaps ?? {},
       ...(library.note ? { note: library.note } : {}),
       agent: library.agent
@@ -125,10 +133,10 @@ export function librariesMarkdown(libraries: LibraryRow[]): string[] {
   const lines = [
     "## Libraries",
     "",
-    "Most software that consumes MCP is an app built on a client library. Each library below ran as a small app of this checkout (`clients/programs/node/<id>.mjs`, on Node 24), written from the library's documented API: it connects to the lab over HTTP (and, where the library has a stdio transport, starts it over stdio), lists, reads version 1, subscribes and waits for the update through the library's API where there is one, and reads again; its level is the lab's, natively under both triggers (subscribe · read where they differ). Where the library ships an agent loop, the same program ran it against the scripted model with the library's MCP tools and one tool of the app's own, natively and with the lab's wait tool; the program forwards nothing to the model itself, so the agent's level says what the library does on its own (7: version 2 reached the model without its asking). An API cell without a call cites the package's own file and line, listed under the table.",
+    "Most software that consumes MCP is an app built on a client library. Each library below ran as a small app of this checkout (`clients/programs/node/<id>.mjs` on Node 24 for a JavaScript library, else a program in its language under `clients/programs/<language>/`, installed from its registry), written from the library's documented API: it connects to the lab over HTTP (and, where the library has a stdio transport, starts it over stdio), lists, reads version 1, subscribes and waits for the update through the library's API where there is one, and reads again; its level is the lab's, natively under both triggers (subscribe · read where they differ). Its catalog cell is its run against a lab whose tools, prompts and resources each gain an item (mode catalog, launched as its first mode): 4 when it listed a list again on the notification and used the new item. Where the library ships an agent loop, the same program ran it against the scripted model with the library's MCP tools and one tool of the app's own, natively and with the lab's wait tool; the program forwards nothing to the model itself, so the agent's level says what the library does on its own (7: version 2 reached the model without its asking). An API cell without a call cites the package's own file and line, listed under the table.",
     "",
-    "| Library | Version | Subscribe API | Update API | SDK client underneath | App, 2025 | App, 2026-07-28 | App, stdio | Agent loop | Agent, native | Agent, wait tool |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Library | Version | Subscribe API | Update API | SDK client underneath | App, 2025 | App, 2026-07-28 | App, stdio | App, catalog | Agent loop | Agent, native | Agent, wait tool |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const library of libraries) {
     lines.push(
@@ -142,6 +150,7 @@ export function librariesMarkdown(libraries: LibraryRow[]): string[] {
           library.app["2025"].text,
           library.app["2026-07-28"].text,
           library.app.stdio.text,
+          library.catalog.text,
           library.agent ? library.agent.api : "none",
           library.agent?.native.text ?? "—",
           library.agent?.waitTool.text ?? "—",

@@ -158,6 +158,8 @@ export interface LibraryRow {
    * era its stdio mode speaks), under both triggers.
    */
   app: { "2025": SummaryCell; "2026-07-28": SummaryCell; stdio: SummaryCell };
+  /** The app's catalog ladder, launched as its first mode (mode catalog). */
+  catalog: SummaryCell;
   /** Why an app cannot choose an era or stdio ("no API" in its cell). */
   gaps: LibraryDefinition["gaps"] & object;
   note?: string;
