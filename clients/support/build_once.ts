@@ -10,13 +10,7 @@
  */
 
 import { exists, type InstallResult } from "./install.ts";
-
-/** What a build ran: its output, and whether it succeeded. */
-export interface BuildRun {
-  success: boolean;
-  output: string;
-  timedOut: boolean;
-}
+import type { CapturedRun } from "./process.ts";
 
 /** Where a recipe puts what it builds. */
 export interface BuildOutput {
@@ -36,7 +30,7 @@ export interface BuildRecipe {
   /** Whether the build reads a file, by its path inside the program's folder. */
   reads(path: string): boolean;
   /** Builds the program; an executable at `out.executable` when it succeeds. */
-  build(program: BuiltProgram, out: BuildOutput): Promise<BuildRun>;
+  build(program: BuiltProgram, out: BuildOutput): Promise<CapturedRun>;
   /** The part of a failed build's output that says why, one line. */
   failureReason(output: string): string;
   /** How long a build may take, downloads included. */
@@ -100,38 +94,6 @@ export async function programPrefix(
   return `${cacheDir}/${program.recipe.language}-programs/${program.name}-${await programKey(
     program,
   )}`;
-}
-
-/** Runs one build command with its output kept; never throws. */
-export async function runBuildCommand(
-  command: string,
-  args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
-): Promise<BuildRun> {
-  try {
-    const output = await new Deno.Command(command, {
-      args,
-      cwd: options.cwd,
-      clearEnv: true,
-      env: options.env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(options.timeoutMs),
-    }).output();
-    return {
-      success: output.success,
-      output: new TextDecoder().decode(output.stdout) +
-        new TextDecoder().decode(output.stderr),
-      timedOut: output.signal !== null,
-    };
-  } catch (error) {
-    return {
-      success: false,
-      output: `${command} could not run: ${String(error)}`,
-      timedOut: false,
-    };
-  }
 }
 
 /** Builds the program once per version of its files; reuses it after. */

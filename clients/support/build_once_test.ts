@@ -5,9 +5,9 @@ import {
   type BuiltProgram,
   programFiles,
   programKey,
-  runBuildCommand,
 } from "./build_once.ts";
 import { exists } from "./install.ts";
+import { runCaptured } from "./process.ts";
 import { CARGO_BUILD, cargoEnv, cargoFailureReason } from "./install_rust.ts";
 import { MAVEN_BUILD, mavenFailureReason } from "./install_java.ts";
 
@@ -20,7 +20,7 @@ const SHELL_BUILD: BuildRecipe = {
   tool: "go build",
   reads: (path) => path.endsWith(".txt") && !path.startsWith("docs/"),
   build: (program, out) =>
-    runBuildCommand("sh", [
+    runCaptured("sh", [
       "-c",
       'if [ -f fail.txt ]; then cat fail.txt >&2; exit 1; fi; printf \'#!/bin/sh\\necho %s\\n\' "$(cat message.txt)" >"$1"; chmod +x "$1"',
       "sh",
@@ -101,7 +101,7 @@ Deno.test("build_once: a failed build is the recipe's reason from the build's ou
       await Deno.readTextFile(`${prefix}.build.log`),
       "no such package",
     );
-    const missing = await runBuildCommand("no-such-build-tool", [], {
+    const missing = await runCaptured("no-such-build-tool", [], {
       cwd: program.dir,
       env: {},
       timeoutMs: 1000,

@@ -10,7 +10,8 @@
  * @module
  */
 
-import { type BuildRecipe, runBuildCommand } from "./build_once.ts";
+import type { BuildRecipe } from "./build_once.ts";
+import { runCaptured } from "./process.ts";
 import { exists, type InstallResult } from "./install.ts";
 
 /**
@@ -53,7 +54,7 @@ export const GO_BUILD: BuildRecipe = {
     path === "go.mod" || path === "go.sum" ||
     (!path.includes("/") && path.endsWith(".go")),
   build: (program, out) =>
-    runBuildCommand("go", ["build", "-trimpath", "-o", out.executable, "."], {
+    runCaptured("go", ["build", "-trimpath", "-o", out.executable, "."], {
       cwd: program.dir,
       env: goEnv(out.cacheDir, program.toolchain),
       timeoutMs: GO_BUILD_TIMEOUT_MS,
@@ -122,7 +123,7 @@ export async function installGoModule(
   const installing = `${prefix}.installing`;
   await Deno.remove(installing, { recursive: true }).catch(() => {});
   await Deno.mkdir(installing, { recursive: true });
-  const run = await runBuildCommand(
+  const run = await runCaptured(
     "go",
     ["install", "-trimpath", `${install.module}@${install.version}`],
     {

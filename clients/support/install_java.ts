@@ -12,12 +12,8 @@
  * @module
  */
 
-import {
-  type BuildRecipe,
-  programFiles,
-  runBuildCommand,
-} from "./build_once.ts";
-import { shellQuote, withoutTerminalEscapes } from "./process.ts";
+import { type BuildRecipe, programFiles } from "./build_once.ts";
+import { runCaptured, shellQuote, withoutTerminalEscapes } from "./process.ts";
 
 /** `mvn package` gets this long, downloads included. */
 const MAVEN_BUILD_TIMEOUT_MS = 900_000;
@@ -59,7 +55,7 @@ export const MAVEN_BUILD: BuildRecipe = {
     const source = `${out.prefix}/source`;
     await Deno.remove(source, { recursive: true }).catch(() => {});
     await copyProgram(program.dir, await programFiles(program), source);
-    const run = await runBuildCommand("mvn", [
+    const run = await runCaptured("mvn", [
       "--batch-mode",
       "--quiet",
       `-Dmaven.repo.local=${out.cacheDir}/maven/repository`,

@@ -13,7 +13,7 @@
  */
 
 import { exists, type InstallResult } from "./install.ts";
-import { shellQuote } from "./process.ts";
+import { runCaptured, shellQuote } from "./process.ts";
 
 /** A virtual environment's pinned requirements: what a Python program runs on. */
 export interface PythonEnvironment {
@@ -90,12 +90,12 @@ async function onPath(name: string, path: string): Promise<string | undefined> {
 
 /** The version an interpreter says it is, if it runs at all (a pyenv shim for a version not selected does not). */
 async function versionOf(python: string): Promise<string | undefined> {
-  const ran = await runQuiet(python, [
+  const ran = await runCaptured(python, [
     "-c",
     "import sys; print('%d.%d.%d' % sys.version_info[:3])",
-  ], VERSION_TIMEOUT_MS);
+  ], { timeoutMs: VERSION_TIMEOUT_MS });
   // Its stdout comes first; a warning on stderr may follow.
-  const version = ran.text.split("\n")[0].trim();
+  const version = ran.output.split("\n")[0].trim();
   return ran.success && minorOf(version) ? version : undefined;
 }
 
@@ -104,8 +104,10 @@ async function pyenvRootOf(search: PythonSearch): Promise<string | undefined> {
   if (search.pyenvRoot) return search.pyenvRoot;
   const pyenv = await onPath("pyenv", search.path);
   if (!pyenv) return undefined;
-  const ran = await runQuiet(pyenv, ["root"], VERSION_TIMEOUT_MS);
-  const root = ran.text.trim();
+  const ran = await runCaptured(pyenv, ["root"], {
+    timeoutMs: VERSION_TIMEOUT_MS,
+  });
+  const root = ran.output.trim();
   return ran.success && root !== "" && !root.includes("\n") ? root : undefined;
 }
 
@@ -231,28 +233,6 @@ export function pipFailureReason(output: string): string {
   return (error ?? lines.at(-1) ?? "pip install failed").slice(0, 200);
 }
 
-/** Runs a command, its output kept; never throws. */
-async function runQuiet(
-  command: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ success: boolean; text: string; timedOut: boolean }> {
-  try {
-    const output = await new Deno.Command(command, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(timeoutMs),
-    }).output();
-    const text = new TextDecoder().decode(output.stdout) +
-      new TextDecoder().decode(output.stderr);
-    return { success: output.success, text, timedOut: output.signal !== null };
-  } catch (error) {
-    return { success: false, text: String(error), timedOut: false };
-  }
-}
-
 /**
  * Creates the environment with `python` (the machine's `python3`), or, for
  * an environment with a `python` range, with the interpreter `findPython`
@@ -301,15 +281,17 @@ export async function installPythonEnvironment(
     interpreter = found.python;
   }
   await Deno.mkdir(cacheDir, { recursive: true });
-  const venv = await runQuiet(interpreter, ["-m", "venv", prefix], 120_000);
+  const venv = await runCaptured(interpreter, ["-m", "venv", prefix], {
+    timeoutMs: 120_000,
+  });
   if (!venv.success) {
     return {
       ok: false,
-      reason: `${interpreter} -m venv failed: ${pipFailureReason(venv.text)}`,
+      reason: `${interpreter} -m venv failed: ${pipFailureReason(venv.output)}`,
       seconds: seconds(),
     };
   }
-  const pip = await runQuiet(envPython, [
+  const pip = await runCaptured(envPython, [
     "-m",
     "pip",
     "install",
@@ -317,14 +299,14 @@ export async function installPythonEnvironment(
     "--disable-pip-version-check",
     "-r",
     environment.requirements,
-  ], PYTHON_INSTALL_TIMEOUT_MS);
-  await Deno.writeTextFile(`${prefix}.install.log`, pip.text);
+  ], { timeoutMs: PYTHON_INSTALL_TIMEOUT_MS });
+  await Deno.writeTextFile(`${prefix}.install.log`, pip.output);
   if (!pip.success) {
     return {
       ok: false,
       reason: pip.timedOut
         ? `pip install timed out after ${PYTHON_INSTALL_TIMEOUT_MS / 1000} s`
-        : pipFailureReason(pip.text),
+        : pipFailureReason(pip.output),
       seconds: seconds(),
     };
   }

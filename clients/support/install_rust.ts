@@ -8,7 +8,8 @@
  * @module
  */
 
-import { type BuildRecipe, runBuildCommand } from "./build_once.ts";
+import type { BuildRecipe } from "./build_once.ts";
+import { runCaptured } from "./process.ts";
 
 /** `cargo build` gets this long, crate downloads included. */
 const CARGO_BUILD_TIMEOUT_MS = 1_200_000;
@@ -62,7 +63,7 @@ export const CARGO_BUILD: BuildRecipe = {
     (path.startsWith("src/") && path.endsWith(".rs")),
   async build(program, out) {
     const env = cargoEnv(out.cacheDir, program.name);
-    const run = await runBuildCommand(
+    const run = await runCaptured(
       "cargo",
       ["build", "--release", "--locked", "--quiet"],
       { cwd: program.dir, env, timeoutMs: CARGO_BUILD_TIMEOUT_MS },

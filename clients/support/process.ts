@@ -220,6 +220,49 @@ function stopGroupAfter(pid: number, seconds: number) {
   return { cancel: () => clearTimeout(timer), fired: () => fired };
 }
 
+/** What a command printed, stdout then stderr, and how it ended. */
+export interface CapturedRun {
+  success: boolean;
+  output: string;
+  timedOut: boolean;
+}
+
+/**
+ * Runs a command to its end with its output kept, bounded by `timeoutMs`,
+ * stdin closed; never throws: one that cannot start is a failure saying
+ * why. With `env`, that is its whole environment; else it inherits this
+ * process's.
+ */
+export async function runCaptured(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
+): Promise<CapturedRun> {
+  try {
+    const output = await new Deno.Command(command, {
+      args,
+      cwd: options.cwd,
+      ...(options.env ? { clearEnv: true, env: options.env } : {}),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(options.timeoutMs),
+    }).output();
+    return {
+      success: output.success,
+      output: new TextDecoder().decode(output.stdout) +
+        new TextDecoder().decode(output.stderr),
+      timedOut: output.signal !== null,
+    };
+  } catch (error) {
+    return {
+      success: false,
+      output: `${command} could not run: ${String(error)}`,
+      timedOut: false,
+    };
+  }
+}
+
 /**
  * Starts `command` as the leader of a process group of its own (so that
  * the harness can end it with everything it starts), with exactly `env`
