@@ -265,6 +265,25 @@ Deno.test("libraries: the agent reads with the lab's tool, nudges with the app's
   }
 });
 
+/** A fake app's run: its exit status, stdout and stderr apart. */
+type AppRun = { code: number; stdout: string; stderr: string };
+
+/** Runs a command, stdin closed, to its exit status and output. */
+async function exitAndOutput(command: string, args: string[]): Promise<AppRun> {
+  const output = await new Deno.Command(command, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
 /**
  * Runs a program on `lab_app.mjs` the way the harness lays it out (the
  * module beside it, a `node_modules` with the library's manifest), by this
@@ -273,7 +292,7 @@ Deno.test("libraries: the agent reads with the lab's tool, nudges with the app's
 async function runFakeProgram(
   program: string,
   args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<AppRun> {
   const dir = await Deno.makeTempDir({ prefix: "lab-app-test-" });
   try {
     await Deno.copyFile(programPath(SHARED_MODULE), `${dir}/lab_app.mjs`);
@@ -283,18 +302,12 @@ async function runFakeProgram(
       JSON.stringify({ name: "fake-lib", version: "1.2.3" }),
     );
     await Deno.writeTextFile(`${dir}/fake.mjs`, program);
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", `${dir}/fake.mjs`, ...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
+    return await exitAndOutput(Deno.execPath(), [
+      "run",
+      "--allow-read",
+      `${dir}/fake.mjs`,
+      ...args,
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -595,7 +608,7 @@ if (python3Missing) {
 async function runFakePythonApp(
   subscribe: "works" | "throws" | "none",
   args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<AppRun> {
   const dir = await Deno.makeTempDir({ prefix: "lab-app-py-test-" });
   try {
     await Deno.copyFile(pythonProgramPath("lab_app.py"), `${dir}/lab_app.py`);
@@ -606,18 +619,11 @@ async function runFakePythonApp(
       `${dir}/fake_lib-1.2.3.dist-info/METADATA`,
       "Metadata-Version: 2.1\nName: fake-lib\nVersion: 1.2.3\n",
     );
-    const output = await new Deno.Command("python3", {
-      args: [`${dir}/fake.py`, subscribe, ...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
+    return await exitAndOutput("python3", [
+      `${dir}/fake.py`,
+      subscribe,
+      ...args,
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
