@@ -54,6 +54,12 @@ import {
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
+import {
+  haproxyConfig,
+  missingReplicaPrograms,
+  redisCommand,
+  startReplicaSet,
+} from "./testdata/replica_set.ts";
 
 prepareTestEnvironment();
 
@@ -5661,4 +5667,121 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
   const map = doc.slice(doc.indexOf("Exported for"));
   const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
   assert.deepEqual(named.toSorted(), exported.toSorted());
+});
+
+// ---------------------------------------------------------------------------
+// Replica set launcher
+// ---------------------------------------------------------------------------
+
+Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests", () => {
+  const head = (idle: number, port: number) => [
+    "defaults",
+    "  mode http",
+    "  timeout connect 5s",
+    `  timeout client ${idle}s`,
+    `  timeout server ${idle}s`,
+    "frontend board",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend replicas",
+    "backend replicas",
+    "  balance roundrobin",
+  ];
+  assert.equal(
+    haproxyConfig(4324, [4321, 4322]),
+    [
+      ...head(120, 4324),
+      "  server replicaA 127.0.0.1:4321",
+      "  server replicaB 127.0.0.1:4322",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(
+    haproxyConfig(9000, [9001, 9002, 9003], "sticky", 3600),
+    [
+      ...head(3600, 9000),
+      "  stick-table type string len 64 size 100k expire 1h",
+      "  stick store-response res.hdr(Mcp-Session-Id)",
+      "  stick match req.hdr(Mcp-Session-Id)",
+      "  server replicaA 127.0.0.1:9001",
+      "  server replicaB 127.0.0.1:9002",
+      "  server replicaC 127.0.0.1:9003",
+      "",
+    ].join("\n"),
+  );
+});
+
+const replicaProgramsMissing = await missingReplicaPrograms();
+if (replicaProgramsMissing.length > 0) {
+  console.log(
+    `main_test.ts: the replica set is not started: ${
+      replicaProgramsMissing.join("; ")
+    }`,
+  );
+}
+
+Deno.test({
+  name:
+    "startReplicaSet: Redis bounded and saving nothing, two labs, HAProxy sticky; 2025 sessions open round robin and stay on their replica; stop() leaves no process, folder or port",
+  ignore: replicaProgramsMissing.length > 0,
+  async fn() {
+    const set = await startReplicaSet({
+      bus: false,
+      labEnv: { MCP_TEST_LOG_LEVEL: "silent" },
+    });
+    try {
+      assert.equal(set.url, `http://127.0.0.1:${set.balancerPort}/mcp`);
+      assert.equal(set.redisUrl, `redis://127.0.0.1:${set.redisPort}`);
+      assert.deepEqual(set.processes.map(({ name }) => name), [
+        "redis",
+        "replicaA",
+        "replicaB",
+        "haproxy",
+      ]);
+      assert.equal(await redisCommand(set.redisPort, ["PING"]), "PONG");
+      assert.deepEqual(
+        await redisCommand(set.redisPort, ["CONFIG", "GET", "maxmemory"]),
+        ["maxmemory", String(64 * 1024 * 1024)],
+      );
+      assert.deepEqual(
+        await redisCommand(set.redisPort, ["CONFIG", "GET", "save"]),
+        ["save", ""],
+      );
+      assert.equal(
+        await Deno.readTextFile(`${set.workDir}/haproxy.cfg`),
+        haproxyConfig(
+          set.balancerPort,
+          set.replicas.map((replica) => replica.port),
+          "sticky",
+          3600,
+        ),
+      );
+      const url = new URL(set.url);
+      const sessions = [await openRawSession(url), await openRawSession(url)];
+      const sessionsPerReplica = await Promise.all(
+        set.replicas.map(async (replica) =>
+          (await (await fetch(`${replica.origin}/healthz`)).json())
+            .legacySessions
+        ),
+      );
+      assert.deepEqual(sessionsPerReplica, [1, 1]);
+      // Round robin would send every other read to the replica that does
+      // not know the session.
+      for (const sessionId of sessions) {
+        for (let read = 0; read < 3; read++) {
+          const answer = await rawRead(url, sessionId);
+          assert.equal(answer.status, 200);
+          assert.equal(answer.json.result.contents[0].text, VERSION_1_TEXT);
+        }
+      }
+    } finally {
+      await set.stop();
+    }
+    const left = await new Deno.Command("ps", {
+      args: ["-o", "pid=", "-p", set.processes.map(({ pid }) => pid).join()],
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(left.stdout).trim(), "");
+    await assert.rejects(Deno.stat(set.workDir), Deno.errors.NotFound);
+    Deno.listen({ hostname: "127.0.0.1", port: set.balancerPort }).close();
+  },
 });
