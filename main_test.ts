@@ -5673,10 +5673,11 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
 // Replica set launcher
 // ---------------------------------------------------------------------------
 
-Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests", () => {
-  const head = (idle: number, port: number) => [
+Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; noDelay lets each SSE event through at once", () => {
+  const head = (idle: number, port: number, noDelay = false) => [
     "defaults",
     "  mode http",
+    ...noDelay ? ["  option http-no-delay"] : [],
     "  timeout connect 5s",
     `  timeout client ${idle}s`,
     `  timeout server ${idle}s`,
@@ -5696,9 +5697,12 @@ Deno.test("haproxyConfig: round robin sends each request to the next replica; st
     ].join("\n"),
   );
   assert.equal(
-    haproxyConfig(9000, [9001, 9002, 9003], "sticky", 3600),
+    haproxyConfig(9000, [9001, 9002, 9003], "sticky", {
+      idleSeconds: 3600,
+      noDelay: true,
+    }),
     [
-      ...head(3600, 9000),
+      ...head(3600, 9000, true),
       "  stick-table type string len 64 size 100k expire 1h",
       "  stick store-response res.hdr(Mcp-Session-Id)",
       "  stick match req.hdr(Mcp-Session-Id)",
@@ -5752,7 +5756,7 @@ Deno.test({
           set.balancerPort,
           set.replicas.map((replica) => replica.port),
           "sticky",
-          3600,
+          { idleSeconds: 3600, noDelay: true },
         ),
       );
       const url = new URL(set.url);
