@@ -757,7 +757,7 @@ export async function replicasMain(args: string[]): Promise<number> {
     Deno.addSignalListener(name, listener);
     return [name, listener] as const;
   });
-  const width = "haproxy".length + 1;
+  const width = replicaName(commandLine.replicas - 1).length + 1;
   const starting = startReplicaSet({
     ...commandLine,
     onLine: (source, line) => console.log(`${source.padEnd(width)}| ${line}`),
