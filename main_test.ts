@@ -5726,11 +5726,10 @@ if (replicaProgramsMissing.length > 0) {
 
 Deno.test({
   name:
-    "startReplicaSet: Redis bounded and saving nothing, two labs, HAProxy sticky; 2025 sessions open round robin and stay on their replica; stop() leaves no process, folder or port",
+    "startReplicaSet: Redis bounded and saving nothing, two labs on it each seeing the other, HAProxy sticky; 2025 sessions open round robin and stay on their replica; stop() leaves no process, folder or port",
   ignore: replicaProgramsMissing.length > 0,
   async fn() {
     const set = await startReplicaSet({
-      bus: false,
       labEnv: { MCP_TEST_LOG_LEVEL: "silent" },
     });
     try {
@@ -5760,15 +5759,21 @@ Deno.test({
           { idleSeconds: 3600, noDelay: true },
         ),
       );
+      const health = () =>
+        Promise.all(
+          set.replicas.map(async (replica) =>
+            await (await fetch(`${replica.origin}/healthz`)).json()
+          ),
+        );
+      const buses = (await health()).map((each) => each.bus);
+      assert.deepEqual(buses.map((bus) => bus.replicas), [2, 2]);
+      assert.notEqual(buses[0].replica, buses[1].replica);
       const url = new URL(set.url);
       const sessions = [await openRawSession(url), await openRawSession(url)];
-      const sessionsPerReplica = await Promise.all(
-        set.replicas.map(async (replica) =>
-          (await (await fetch(`${replica.origin}/healthz`)).json())
-            .legacySessions
-        ),
+      assert.deepEqual(
+        (await health()).map((each) => each.legacySessions),
+        [1, 1],
       );
-      assert.deepEqual(sessionsPerReplica, [1, 1]);
       // Round robin would send every other read to the replica that does
       // not know the session.
       for (const sessionId of sessions) {
