@@ -1905,7 +1905,7 @@ async function measureReplicaSet(
   let afterEndBytes = NaN;
   const lag = await measureLegacyLag(
     lab,
-    `${LOAD_SIZE} subscribed 2025 sessions, through the balancer`,
+    `${LOAD_SIZE} subscribed 2025 sessions`,
     {
       beforeSessions: async () => void (beforeBytes = await usedMemory()),
       afterUpdates: async () => void (subscribedBytes = await usedMemory()),
