@@ -1,9 +1,10 @@
 /**
  * The lab as a replica set on loopback: Debian's Redis (nothing saved, its
  * memory bounded), N lab processes sharing it as their `--bus`, and HAProxy
- * in front, round robin or sticky by `Mcp-Session-Id`. What the lab's
- * tests, the benchmark and the harness start (`startReplicaSet`), and
- * `deno task replicas` by hand:
+ * in front, round robin or sticky by `Mcp-Session-Id`. The lab's tests and
+ * the benchmark start it (`startReplicaSet`), the servers table's replica
+ * rows write their balancer with `haproxyConfig`, and `deno task replicas`
+ * starts it by hand:
  *
  * ```sh
  * deno task replicas                          # balancer on :8090, sticky
