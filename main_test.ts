@@ -48,6 +48,7 @@ import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
   bypassProxyForLoopback,
   denoChildEnv,
+  freePort,
   MAIN_PATH,
   prepareTestEnvironment,
   startLab,
@@ -57,6 +58,7 @@ import {
 import {
   haproxyConfig,
   missingReplicaPrograms,
+  REDIS_SERVER_PATH,
   redisCommand,
   startReplicaSet,
 } from "./testdata/replica_set.ts";
@@ -5671,14 +5673,227 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
 });
 
 // ---------------------------------------------------------------------------
+// Replicas on Redis (`--bus`): Debian's redis-server and HAProxy, for real
+// ---------------------------------------------------------------------------
+
+/** Why the replica tests cannot run here; `.ci/run` installs both. */
+const replicasMissing = (await missingReplicaPrograms()).join("; ");
+
+/** `/report` of one replica, as JSON. */
+async function replicaReport(lab: { origin: string }): Promise<LabReport> {
+  const response = await fetch(`${lab.origin}/report`);
+  assert.equal(response.status, 200);
+  return await response.json();
+}
+
+/** The client's entry in a report, and the report minus what differs by replica. */
+function sharedPart(report: LabReport) {
+  const { generatedAt: _, reproduce, ...rest } = report;
+  return { ...rest, reproduce: { ...reproduce, command: undefined } };
+}
+
+/** Lines a replica logged for a client, by their tags. */
+function taggedLines(lines: string[], name: string) {
+  return lines.filter((line) => line.includes(`client=${name}/`)).map((
+    line,
+  ) => line.split(" ")[0]);
+}
+
+/** The flow of `subscribeUntilUpdated`, with the reads around it. */
+async function replicaFlow(client: Client) {
+  await client.listResources();
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await subscribeUntilUpdated(client);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+}
+
+for (
+  const [era, mode, routing] of [
+    ["2026-07-28", "auto", "round-robin"],
+    ["2025", "legacy", "sticky"],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `--bus: two replicas behind HAProxy (${routing}) give a ${era} client the verdict one process gives, and the same /report from each`,
+    ignore: replicasMissing !== "",
+    async fn() {
+      const name = `replicated-${era}`;
+      await using set = await startReplicaSet({
+        routing,
+        labArgs: ["--delay", "1"],
+      });
+      await using client = await connectClient(new URL(set.url), name, mode);
+      await replicaFlow(client);
+      await client.close();
+
+      await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "1" });
+      await using alone = await connectClient(lab.url, name, mode);
+      await replicaFlow(alone);
+      const one = reportFor(lab, name);
+
+      const [a, b] = await Promise.all(set.replicas.map(replicaReport));
+      assert.deepEqual(sharedPart(a), sharedPart(b));
+      const [entry] = a.clients.filter((client) => client.name === name);
+      assert.equal(entry.level, 6);
+      assert.deepEqual(
+        [entry.level, entry.steps, entry.missing, entry.resourceVersion],
+        [one.level, one.steps, one.missing, one.resourceVersion],
+      );
+      assert.deepEqual(
+        entry.timeline.map((step) => step.kind),
+        one.timeline.map((step) => step.kind),
+      );
+      // Round robin spreads one client's requests over both replicas;
+      // sticky keeps a session's on the replica that opened it.
+      const logged = set.replicas.map((replica) =>
+        taggedLines(replica.lines, name).length
+      );
+      if (routing === "round-robin") assert.ok(logged.every((n) => n > 0));
+      else assert.equal(logged.filter((n) => n > 0).length, 1);
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "--bus: a 2025 request reaching a replica other than its session's is 404 saying the balancer is not sticky",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    const sessionId = await openRawSession(new URL(a.url));
+    const response = await rawRead(new URL(b.url), sessionId);
+    assert.equal(response.status, 404);
+    assert.deepEqual((await response.json()).error, {
+      code: -32001,
+      message:
+        `Session not found on this replica: ${sessionId} lives on another; a balancer must send each request to the replica of its Mcp-Session-Id (sticky sessions)`,
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: Redis lost mid-run is a [bus/lost] line, /healthz and a report caveat; the replica serves on alone, and shares again once Redis is back",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ labArgs: ["--delay", "0.2"] });
+    const [a] = set.replicas;
+    const redis = set.processes.find((process) => process.name === "redis")!;
+    Deno.kill(redis.pid, "SIGKILL");
+    await eventually(
+      () => a.lines.some((line) => line.startsWith("[bus/lost] ")),
+      "a [bus/lost] line",
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, true);
+    // Alone, the replica still gives a client its whole flow.
+    await using client = await connectClient(new URL(a.url), "alone", "auto");
+    await replicaFlow(client);
+    const markdown = await (await fetch(`${a.origin}/report.md`)).text();
+    assert.match(
+      markdown,
+      /^> Replica [0-9a-f]{8} lost its bus \(Redis\) at \S+ and has not got it back: \d+ message\(s\) never reached the other replicas/m,
+    );
+    assert.equal((await replicaReport(a)).clients[0].level, 6);
+
+    const again = new Deno.Command(REDIS_SERVER_PATH, {
+      args: ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]
+        .concat(["--port", String(set.redisPort)]),
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      await eventually(
+        () =>
+          set.replicas.every((replica) =>
+            replica.lines.some((line) => line.startsWith("[bus/restored] "))
+          ),
+        "[bus/restored] on both replicas",
+      );
+    } finally {
+      again.kill("SIGKILL");
+      await again.status;
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica killed mid-run leaves its clients in the others' reports, as far as it recorded them, and the others serve on",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    await using client = await connectClient(new URL(a.url), "orphan", "auto");
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const { bus } = await (await fetch(`${a.origin}/healthz`)).json();
+    await a.stop(0);
+    await eventually(
+      () =>
+        b.lines.some((line) =>
+          line.startsWith("[bus/replica-gone] ") &&
+          line.includes(`replica=${bus.replica} `)
+        ),
+      "[bus/replica-gone] naming replica A",
+    );
+    const [orphan] = (await replicaReport(b)).clients;
+    assert.equal(orphan.name, "orphan");
+    assert.equal(orphan.level, 3);
+    await using other = await connectClient(new URL(b.url), "survivor", "auto");
+    await replicaFlow(other);
+  },
+});
+
+Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be reached, or --stdio is one line and exit 2, the password hidden", async () => {
+  const closed = freePort();
+  const cases: [string[], Record<string, string>, string][] = [
+    [
+      ["--bus", "http://cache:6379"],
+      {},
+      `config error: --bus="http://cache:6379" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      [],
+      { MCP_TEST_BUS: "redis://u:hunter2@cache:6379/x" },
+      `config error: MCP_TEST_BUS="redis://u:***@cache:6379/x" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      ["--bus", `redis://u:hunter2@127.0.0.1:${closed}`],
+      {},
+      `config error: --bus redis://u:***@127.0.0.1:${closed}: cannot reach Redis: connect ECONNREFUSED 127.0.0.1:${closed}`,
+    ],
+    [
+      ["--stdio", "--bus", "redis://127.0.0.1:6379"],
+      {},
+      "config error: --bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
+    ],
+  ];
+  for (const [args, env, line] of cases) {
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN_PATH, "--port", "0", ...args],
+      env,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder();
+    assert.deepEqual([code, text.decode(stdout), text.decode(stderr)], [
+      2,
+      "",
+      `${line}\n`,
+    ]);
+  }
+});
+
+// ---------------------------------------------------------------------------
 // Replica set launcher
 // ---------------------------------------------------------------------------
 
-Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; noDelay lets each SSE event through at once", () => {
-  const head = (idle: number, port: number, noDelay = false) => [
+Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; eventStreams lets each SSE event through at once and a closed stream go", () => {
+  const head = (idle: number, port: number, eventStreams = false) => [
     "defaults",
     "  mode http",
-    ...noDelay ? ["  option http-no-delay"] : [],
+    ...eventStreams ? ["  option http-no-delay", "  option abortonclose"] : [],
     "  timeout connect 5s",
     `  timeout client ${idle}s`,
     `  timeout server ${idle}s`,
@@ -5700,7 +5915,7 @@ Deno.test("haproxyConfig: round robin sends each request to the next replica; st
   assert.equal(
     haproxyConfig(9000, [9001, 9002, 9003], "sticky", {
       idleSeconds: 3600,
-      noDelay: true,
+      eventStreams: true,
     }),
     [
       ...head(3600, 9000, true),
@@ -5715,19 +5930,16 @@ Deno.test("haproxyConfig: round robin sends each request to the next replica; st
   );
 });
 
-const replicaProgramsMissing = await missingReplicaPrograms();
-if (replicaProgramsMissing.length > 0) {
+if (replicasMissing !== "") {
   console.log(
-    `main_test.ts: the replica set is not started: ${
-      replicaProgramsMissing.join("; ")
-    }`,
+    `main_test.ts: the replica tests are skipped: ${replicasMissing}`,
   );
 }
 
 Deno.test({
   name:
     "startReplicaSet: Redis bounded and saving nothing, two labs on it each seeing the other, HAProxy sticky; 2025 sessions open round robin and stay on their replica; stop() leaves no process, folder or port",
-  ignore: replicaProgramsMissing.length > 0,
+  ignore: replicasMissing !== "",
   async fn() {
     const set = await startReplicaSet({
       labEnv: { MCP_TEST_LOG_LEVEL: "silent" },
@@ -5756,7 +5968,7 @@ Deno.test({
           set.balancerPort,
           set.replicas.map((replica) => replica.port),
           "sticky",
-          { idleSeconds: 3600, noDelay: true },
+          { idleSeconds: 3600, eventStreams: true },
         ),
       );
       const health = () =>

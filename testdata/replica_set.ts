@@ -37,19 +37,20 @@ export function replicaName(index: number): string {
 }
 
 /** How HAProxy treats the streams it carries. */
-export interface BalancerTiming {
+export interface BalancerOptions {
   /**
    * Client and server idle timeouts (120 s): longer than a stream stays
    * quiet, so the balancer never cuts the stream it carries.
    */
   idleSeconds?: number;
   /**
-   * `option http-no-delay` (false): HAProxy otherwise waits to fill packets
-   * of a chunked body, holding each SSE event about 200 ms (measured: a
-   * 2025 update's lag p50 212 ms through it, and every full flow 200 ms
-   * longer).
+   * The two options event streams need (false), both measured. `option
+   * http-no-delay`: HAProxy otherwise waits to fill packets of a chunked
+   * body, holding each SSE event about 200 ms (a 2025 update's lag p50 212
+   * ms through it). `option abortonclose`: otherwise a listen stream its
+   * client closed stays open on the replica until its next write.
    */
-  noDelay?: boolean;
+  eventStreams?: boolean;
 }
 
 /**
@@ -63,7 +64,7 @@ export function haproxyConfig(
   port: number,
   replicas: number[],
   routing: Routing = "round-robin",
-  { idleSeconds = 120, noDelay = false }: BalancerTiming = {},
+  { idleSeconds = 120, eventStreams = false }: BalancerOptions = {},
 ): string {
   // Session ids are UUIDs (36 characters); a longer one is cut to 64 on
   // both sides of the match, so it still sticks.
@@ -77,7 +78,7 @@ export function haproxyConfig(
   return [
     "defaults",
     "  mode http",
-    ...noDelay ? ["  option http-no-delay"] : [],
+    ...eventStreams ? ["  option http-no-delay", "  option abortonclose"] : [],
     "  timeout connect 5s",
     `  timeout client ${idleSeconds}s`,
     `  timeout server ${idleSeconds}s`,
@@ -270,8 +271,8 @@ export interface ReplicaSetOptions {
   redisMaxMemory?: string;
   /** The balancer's idle timeouts, in seconds (3600). */
   idleSeconds?: number;
-  /** The balancer's `option http-no-delay` (true: events pass at once). */
-  noDelay?: boolean;
+  /** The balancer's options for event streams (true). */
+  eventStreams?: boolean;
   /** Each line a process prints, with its name (redis, replicaA, haproxy). */
   onLine?: (source: string, line: string) => void;
   /** How long the whole set may take to start (60 s). */
@@ -510,7 +511,7 @@ export async function startReplicaSet(
     labEnv = {},
     redisMaxMemory = REDIS_MAX_MEMORY,
     idleSeconds = 3600,
-    noDelay = true,
+    eventStreams = true,
     onLine,
     timeoutMs = 60_000,
     signal,
@@ -619,7 +620,7 @@ export async function startReplicaSet(
         balancerPort,
         labs.map((lab) => lab.port),
         routing,
-        { idleSeconds, noDelay },
+        { idleSeconds, eventStreams },
       ),
     );
     const haproxyProgram = startProgram(
