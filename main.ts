@@ -1451,6 +1451,7 @@ class LabState {
       reviewVersion: facts.reviewVersion,
     });
     client.listens.elsewhere.set(...listens);
+    client.peakListens = Math.max(client.peakListens, openListens(client));
     keepStep(client, step, facts);
     if (step.kind === "update") {
       for (const call of client.waiting) call.settle("updated");

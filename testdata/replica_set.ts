@@ -18,6 +18,7 @@
  */
 
 import { ConfigError, parseFlags } from "../main.ts";
+import { createClient } from "npm:@redis/client@6.3.1";
 import { freePort, MAIN_PATH, type SpawnedLab, spawnLab } from "./lab.ts";
 
 /** Debian's Redis and HAProxy, where the replica set looks for them. */
@@ -118,14 +119,16 @@ export async function missingReplicaPrograms(): Promise<string[]> {
 }
 
 // ---------------------------------------------------------------------------
-// Redis: one command over RESP, on a fresh connection
+// Redis: one command, on a fresh connection of the lab's own client
 // ---------------------------------------------------------------------------
 
-/** A Redis reply: status or bulk text, integer, nil, or an array of them. */
-export type RedisReply = string | number | null | RedisReply[];
-
-/** The most a reply may take (`INFO` is a few KB). */
-const REDIS_REPLY_LIMIT = 1024 * 1024;
+/** A Redis reply (RESP3): text, integer, nil, an array or a map of them. */
+export type RedisReply =
+  | string
+  | number
+  | null
+  | RedisReply[]
+  | { [key: string]: RedisReply };
 
 /**
  * Sends one command to the Redis on `port` and reads its reply, within
@@ -136,98 +139,18 @@ export async function redisCommand(
   args: string[],
   timeoutMs = 5_000,
 ): Promise<RedisReply> {
-  const encoder = new TextEncoder();
-  const request = encoder.encode(
-    `*${args.length}\r\n` +
-      args.map((arg) => `$${encoder.encode(arg).length}\r\n${arg}\r\n`).join(
-        "",
-      ),
-  );
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const timer = setTimeout(() => conn.close(), timeoutMs);
+  const redis = createClient({
+    url: `redis://127.0.0.1:${port}`,
+    socket: { connectTimeout: timeoutMs, reconnectStrategy: false },
+  });
+  redis.on("error", () => {});
+  const timer = setTimeout(() => redis.destroy(), timeoutMs);
   try {
-    for (let written = 0; written < request.length;) {
-      written += await conn.write(request.subarray(written));
-    }
-    let received = new Uint8Array(0);
-    const chunk = new Uint8Array(16 * 1024);
-    while (true) {
-      const parsed = parseRedisReply(received, 0);
-      if (parsed) {
-        if (parsed.error !== undefined) {
-          throw new Error(`redis: ${parsed.error}`);
-        }
-        return parsed.value;
-      }
-      const count = await conn.read(chunk).catch(() => null);
-      if (count === null) {
-        throw new Error(
-          `redis on port ${port} closed the connection before replying`,
-        );
-      }
-      if (received.length + count > REDIS_REPLY_LIMIT) {
-        throw new Error(`redis reply over ${REDIS_REPLY_LIMIT} bytes`);
-      }
-      const joined = new Uint8Array(received.length + count);
-      joined.set(received);
-      joined.set(chunk.subarray(0, count), received.length);
-      received = joined;
-    }
+    await redis.connect();
+    return await redis.sendCommand(args) as RedisReply;
   } finally {
     clearTimeout(timer);
-    try {
-      conn.close();
-    } catch {
-      // Closed by the timer.
-    }
-  }
-}
-
-interface ParsedReply {
-  value: RedisReply;
-  /** An error reply's text (only at the top: Redis nests none in ours). */
-  error?: string;
-  end: number;
-}
-
-/** One reply from `bytes` at `start`, or undefined until all of it came. */
-function parseRedisReply(
-  bytes: Uint8Array,
-  start: number,
-): ParsedReply | undefined {
-  const lineEnd = bytes.indexOf(10, start);
-  if (lineEnd < 0) return undefined;
-  const line = new TextDecoder().decode(bytes.subarray(start + 1, lineEnd - 1));
-  const end = lineEnd + 1;
-  switch (String.fromCharCode(bytes[start])) {
-    case "+":
-      return { value: line, end };
-    case "-":
-      return { value: null, error: line, end };
-    case ":":
-      return { value: Number(line), end };
-    case "$": {
-      const length = Number(line);
-      if (length < 0) return { value: null, end };
-      if (bytes.length < end + length + 2) return undefined;
-      const text = new TextDecoder().decode(bytes.subarray(end, end + length));
-      return { value: text, end: end + length + 2 };
-    }
-    case "*": {
-      const count = Number(line);
-      if (count < 0) return { value: null, end };
-      const items: RedisReply[] = [];
-      let at = end;
-      for (let index = 0; index < count; index++) {
-        const item = parseRedisReply(bytes, at);
-        if (!item) return undefined;
-        items.push(item.value);
-        at = item.end;
-      }
-      return { value: items, end: at };
-    }
-    default:
-      throw new Error(`not a RESP reply: ${JSON.stringify(line.slice(0, 80))}`);
+    await redis.destroy();
   }
 }
 
