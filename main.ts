@@ -1922,10 +1922,12 @@ class ReplicaBus implements Peers {
       bus.#history = last?.id ?? "0-0";
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
+      // The Redis client reads two debug switches from the environment.
+      const refused = error instanceof Deno.errors.NotCapable;
       throw new ConfigError(
-        `--bus ${withoutPassword(url)}: cannot reach Redis: ${
-          lineWords((error as Error).message)
-        }`,
+        `--bus ${withoutPassword(url)}: ${
+          refused ? "Deno's permissions refuse it" : "cannot reach Redis"
+        }: ${lineWords((error as Error).message)}`,
       );
     }
     started = true;
