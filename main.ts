@@ -890,10 +890,25 @@ const methodOf = (notification: ChangeNotification) =>
     ? "notifications/resources/updated"
     : `notifications/${notification}/list_changed`;
 
-/** Whether a notification reached a stream the client reads, and if not why. */
-type Delivery =
-  | { delivered: true; inline?: InlineContent }
-  | { delivered: false; reason: string };
+/** A name or an id as another replica may send it (`--bus`): bounded. */
+const busName = z.string().max(1024);
+
+/**
+ * Whether a notification reached a stream the client reads, and if not why;
+ * each shape below is also what the lab takes from another replica.
+ */
+const deliverySchema = z.union([
+  z.object({
+    delivered: z.literal(true),
+    inline: z.object({
+      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])),
+      bytes: z.number(),
+      asked: z.boolean(),
+    }).optional(),
+  }),
+  z.object({ delivered: z.literal(false), reason: z.string() }),
+]);
+type Delivery = z.output<typeof deliverySchema>;
 
 /** The new text an update carried: its shapes, whether asked for, its bytes. */
 type InlineContent = NonNullable<ReturnType<typeof inlineUpdate>>["inline"];
@@ -918,11 +933,15 @@ export type StepKind =
   | "catalog-use";
 
 /** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
-interface Evidence {
-  tag: string;
-  words?: string;
-  fields?: Record<string, FieldValue | undefined>;
-}
+const evidenceSchema = z.object({
+  tag: busName,
+  words: z.string().max(4096).optional(),
+  fields: z.record(
+    z.string(),
+    z.union([z.string(), z.number(), z.boolean()]).optional(),
+  ).optional(),
+});
+type Evidence = z.output<typeof evidenceSchema>;
 
 /** How a client read the resource: natively, or through one of the lab's tools. */
 export const READ_ROUTES = ["resource", "tool", "wait-tool"] as const;
@@ -932,7 +951,13 @@ type ReadRoute = (typeof READ_ROUTES)[number];
  * One step of a client, and a read's route; its line is rendered only when
  * a report needs it.
  */
-type Step = { at: number; kind: StepKind; evidence: Evidence; via?: ReadRoute };
+const stepSchema = z.object({
+  at: z.number(),
+  kind: z.string() as z.ZodType<StepKind>,
+  evidence: evidenceSchema,
+  via: z.enum(READ_ROUTES).optional(),
+});
+type Step = z.output<typeof stepSchema>;
 
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
@@ -1230,20 +1255,21 @@ function createLogger(config: LabConfig, sink: LineSink) {
 // ---------------------------------------------------------------------------
 
 /** What a step proves beyond its kind. */
-interface StepFacts {
-  version?: number;
-  via?: ReadRoute;
-  delivery?: Delivery;
+const stepFactsSchema = z.object({
+  version: z.number().optional(),
+  via: z.enum(READ_ROUTES).optional(),
+  delivery: deliverySchema.optional(),
   /** For a listen: whether its filter holds the lab's resource. */
-  watches?: boolean;
+  watches: z.boolean().optional(),
   /** For a listen: whether it asked for the content (`embedResources`). */
-  embed?: boolean;
+  embed: z.boolean().optional(),
   /** For a wait: the version it waited past, and for how many seconds. */
-  since?: number;
-  waited?: number;
+  since: z.number().optional(),
+  waited: z.number().optional(),
   /** The catalog lists a step is about (a listen's: whose changes it asked). */
-  catalog?: readonly CatalogKind[];
-}
+  catalog: z.array(z.enum(CATALOG_KINDS)).readonly().optional(),
+});
+type StepFacts = z.output<typeof stepFactsSchema>;
 
 /** Keeps the first proof of each rung of the catalog ladders a step is about. */
 function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
@@ -1382,16 +1408,16 @@ const ONE_PROCESS: Peers = {
 };
 
 /** A client as another replica describes it, to mirror it here. */
-type ClientIdentity = Pick<
-  LabClient,
-  | "id"
-  | "era"
-  | "transport"
-  | "name"
-  | "version"
-  | "protocolVersion"
-  | "firstSeen"
->;
+const clientIdentitySchema = z.object({
+  id: busName,
+  era: z.enum(["2025", "2026-07-28"]),
+  transport: z.enum(["streamable-http", "stdio"]),
+  name: busName,
+  version: busName,
+  protocolVersion: busName,
+  firstSeen: z.number(),
+});
+type ClientIdentity = z.output<typeof clientIdentitySchema>;
 
 /**
  * The lab's clients and their update series, for HTTP and stdio alike. The
@@ -1762,58 +1788,15 @@ const countsSchema = z.object({
   open: z.number().int().min(0),
   watching: z.number().int().min(0),
 });
-const fieldsSchema = z.record(
-  z.string(),
-  z.union([z.string(), z.number(), z.boolean()]).optional(),
-);
-const deliverySchema = z.union([
-  z.object({
-    delivered: z.literal(true),
-    inline: z.object({
-      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])),
-      bytes: z.number(),
-      asked: z.boolean(),
-    }).optional(),
-  }),
-  z.object({ delivered: z.literal(false), reason: z.string() }),
-]);
-const busName = z.string().max(1024);
 
 /** What one replica tells the others; each message names its sender. */
 const busMessageSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("step"),
-    client: z.object({
-      id: busName,
-      era: z.enum(["2025", "2026-07-28"]),
-      transport: z.enum(["streamable-http", "stdio"]),
-      name: busName,
-      version: busName,
-      protocolVersion: busName,
-      firstSeen: z.number(),
-    }),
+    client: clientIdentitySchema,
     listens: countsSchema,
-    step: z.object({
-      at: z.number(),
-      kind: z.string() as z.ZodType<StepKind>,
-      evidence: z.object({
-        tag: busName,
-        words: z.string().max(4096).optional(),
-        fields: fieldsSchema.optional(),
-      }),
-      via: z.enum(READ_ROUTES).optional(),
-    }),
-    facts: z.object({
-      version: z.number().optional(),
-      via: z.enum(READ_ROUTES).optional(),
-      delivery: deliverySchema.optional(),
-      watches: z.boolean().optional(),
-      embed: z.boolean().optional(),
-      since: z.number().optional(),
-      waited: z.number().optional(),
-      catalog: z.array(z.enum(CATALOG_KINDS)).readonly().optional(),
-      reviewVersion: z.number(),
-    }),
+    step: stepSchema,
+    facts: stepFactsSchema.extend({ reviewVersion: z.number() }),
   }),
   z.object({
     type: z.literal("series"),
