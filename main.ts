@@ -3183,6 +3183,10 @@ interface LabContext {
   gate: Gate;
   /** The other replicas, over HTTP with `--bus`. */
   bus?: ReplicaBus;
+  /** What may make a report incomplete: this replica lost its bus. */
+  caveats: () => readonly string[];
+  /** `GET /report` now, as the report file's JSON has it too. */
+  report: () => LabReport;
 }
 
 /** A lab's context: each client that ends prints its verdict, and more. */
@@ -3198,6 +3202,9 @@ function createLabContext(
     config,
     log,
     bus,
+    caveats,
+    report: () =>
+      labReport(ctx.state.reportedClients(), config, transport, caveats()),
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -3210,18 +3217,13 @@ function createLabContext(
     const json = config.reportFile.toLowerCase().endsWith(".json");
     ctx.reportFile = new ReportFile(
       config.reportFile,
-      () => {
-        const clients = ctx.state.reportedClients();
-        return json
-          ? `${
-            JSON.stringify(
-              labReport(clients, config, transport, caveats()),
-              null,
-              2,
-            )
-          }\n`
-          : labReportMarkdown(clients, config, transport, caveats());
-      },
+      () =>
+        json ? `${JSON.stringify(ctx.report(), null, 2)}\n` : labReportMarkdown(
+          ctx.state.reportedClients(),
+          config,
+          transport,
+          caveats(),
+        ),
       log,
     );
   }
@@ -4582,14 +4584,6 @@ export function createLab(
     },
   });
 
-  const report = () =>
-    labReport(
-      state.reportedClients(),
-      config,
-      "streamable-http",
-      bus?.caveats(),
-    );
-
   async function route(request: Request, pathname: string) {
     const foreign = foreignHost(request);
     if (foreign) {
@@ -4611,12 +4605,12 @@ export function createLab(
     if (pathname === "/report" || pathname === "/report.md") {
       if (noToken) return refuse(log, request, noToken);
       return pathname === "/report"
-        ? Response.json(report())
+        ? Response.json(ctx.report())
         : reportMarkdownResponse(
           state.reportedClients(),
           config,
           URL.parse(request.url)?.searchParams.get("client") ?? null,
-          bus?.caveats(),
+          ctx.caveats(),
         );
     }
     if (!mcpPaths.has(pathname)) {
@@ -4671,7 +4665,7 @@ export function createLab(
   return {
     fetch,
     counts,
-    report,
+    report: ctx.report,
     close,
     /** The gate's verdict lines on `sink`, and the exit status. */
     gateStatus: (sink: LineSink) => ctx.gate.status(state, sink),
