@@ -584,13 +584,12 @@ export function cell(text: string): string {
  * and names left as they are (for the lab's own text).
  */
 export function markdownText(text: string): string {
-  return text
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ")
-    .replace(
+  return lineText(
+    text.replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ").replace(
       /[&<>|`[\]\\]/g,
       (char) => NAMED_ENTITIES[char] ?? `&#${char.charCodeAt(0)};`,
-    )
-    .replace(/[\p{Cc}\p{Cf}]/gu, (char) => jsonText(char).slice(1, -1));
+    ),
+  );
 }
 
 /**
