@@ -1597,7 +1597,6 @@ class LabState {
   ) {
     if (client.endedReason) return;
     this.#cancelUpdates(client);
-    for (const call of client.waiting) call.settle("session ended");
     this.record(client, "session-end", {
       tag: "session/end",
       fields: { session: sessionId, reason },
