@@ -909,6 +909,12 @@ const deliverySchema = z.union([
 ]);
 type Delivery = z.output<typeof deliverySchema>;
 
+/** A send that threw: the notification did not get through. */
+const sendFailed = (error: unknown): Delivery => ({
+  delivered: false,
+  reason: `send failed: ${(error as Error).message}`,
+});
+
 /** The new text an update carried: its shapes, whether asked for, its bytes. */
 type InlineContent = NonNullable<ReturnType<typeof inlineUpdate>>["inline"];
 
@@ -1708,12 +1714,8 @@ class LabState {
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
     await this.peers.notifying(client, true);
-    const delivery = await this.peers.deliver(client, notification).catch((
-      error,
-    ) => ({
-      delivered: false as const,
-      reason: `send failed: ${(error as Error).message}`,
-    }));
+    const delivery = await this.peers.deliver(client, notification)
+      .catch(sendFailed);
     client.progress.notifying = false;
     this.peers.notifying(client, false);
     const inline = delivery.delivered ? delivery.inline : undefined;
@@ -2095,10 +2097,7 @@ class ReplicaBus implements Peers {
   ) {
     const here = this.#state?.live(client);
     const delivery: Delivery = here
-      ? await here.deliver(notification).catch((error) => ({
-        delivered: false,
-        reason: `send failed: ${(error as Error).message}`,
-      }))
+      ? await here.deliver(notification).catch(sendFailed)
       : { delivered: false, reason: "no such client here" };
     await this.#send({ type: "delivered", request, delivery });
   }
