@@ -2281,7 +2281,7 @@ Deno.test("flags mirror the environment and win over it", () => {
     () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
     (error: Error) =>
       error.message ===
-        '--trigger="poll" is not allowed: expected subscribe/read/connect',
+        '--trigger="poll" is not allowed: expected subscribe/read/connect/wait',
   );
   assert.throws(
     () => parseCommandLine(["--colour"]),
