@@ -1742,10 +1742,7 @@ class LabState {
 // Replicas: one lab in several processes, through Redis (`--bus`)
 // ---------------------------------------------------------------------------
 
-/**
- * The Redis keys replicas share. `events` is a stream every replica appends
- * to and reads in full, capped; `replicas` holds each live one's heartbeat.
- */
+/** Redis keys: a capped stream all replicas append to and read; heartbeats. */
 const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
 /** How many events the stream keeps (about), and for how long unwritten. */
 const BUS_MAX_EVENTS = 100_000;
@@ -1922,7 +1919,6 @@ class ReplicaBus implements Peers {
       bus.#history = last?.id ?? "0-0";
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
-      // The Redis client reads two debug switches from the environment.
       const refused = error instanceof Deno.errors.NotCapable;
       throw new ConfigError(
         `--bus ${withoutPassword(url)}: ${

@@ -2653,7 +2653,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 28);
+  assert.equal(help.length, 29);
   assert.deepEqual(await readmeSettings(), help);
 });
 
