@@ -75,6 +75,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
+import { createClient } from "npm:@redis/client@6.3.1";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -345,7 +346,30 @@ const SETTINGS = {
       "Show full 2025 session ids in logs and reports instead of short handles",
     ...SWITCH,
   },
+  bus: {
+    defaultValue: "",
+    description:
+      "Redis through which replicas share clients and notifications (empty: one process)",
+    allowed: "redis://[user:password@]host[:port][/db], or empty",
+    schema: z.string().refine((url) => url === "" || isRedisUrl(url)),
+  },
 } as const;
+
+/** `redis://host[:port][/db]`, with a user and password or not. */
+function isRedisUrl(text: string): boolean {
+  const url = URL.parse(text);
+  return url !== null && url.protocol === "redis:" && url.hostname !== "" &&
+    /^(\/\d{0,2})?$/.test(url.pathname) && !url.search && !url.hash;
+}
+
+/** A URL as logs and reports may show it: any password hidden. */
+export function withoutPassword(text: string): string {
+  const url = URL.parse(text);
+  if (!url) return text.includes("@") ? "(hidden)" : text;
+  if (!url.password) return text;
+  url.password = "***";
+  return url.href;
+}
 
 /** A setting's variable: `updateCount` → `MCP_TEST_UPDATE_COUNT`. */
 function envName(name: string): string {
@@ -388,9 +412,10 @@ export function loadConfig(
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
       const source = flagged === undefined ? variable : `--${flag}`;
+      const shown = name === "bus" && given ? withoutPassword(given) : given;
       throw new ConfigError(
         `${source}=${
-          JSON.stringify(given)
+          JSON.stringify(shown)
         } is not allowed: expected ${setting.allowed}`,
       );
     }
@@ -981,8 +1006,22 @@ interface LabClient {
   proof: Partial<Record<ProofKey, Step>>;
   /** The most listen streams this client had open at once. */
   peakListens: number;
+  /** Its open listen streams here, and on each other replica (`--bus`). */
+  listens: { here: ListenCounts; elsewhere: Map<string, ListenCounts> };
   /** `wait_for_review_update` calls in progress. */
   waiting: Set<WaitingCall>;
+}
+
+/** Listen streams open, and of them those whose filter holds the resource. */
+type ListenCounts = { open: number; watching: number };
+
+/** A client's open listen streams across replicas; `watching` or all. */
+function openListens(client: LabClient, watching = false): number {
+  const { here, elsewhere } = client.listens;
+  return [here, ...elsewhere.values()].reduce(
+    (sum, counts) => sum + (watching ? counts.watching : counts.open),
+    0,
+  );
 }
 
 /** How a wait ended, when not by the update it waited for. */
@@ -1064,6 +1103,7 @@ function newLabClient({ clientInfo, ...fields }: {
     firstSeen: now,
     lastSeen: now,
     peakListens: 0,
+    listens: { here: { open: 0, watching: 0 }, elsewhere: new Map() },
     waiting: new Set(),
   };
   nameClient(client, clientInfo);
@@ -1288,8 +1328,60 @@ function noteProgress(
   }
 }
 
+/** Keeps a step in the client's timeline, in time order, and its progress. */
+function keepStep(client: LabClient, step: Step, facts: StepFacts) {
+  client.lastSeen = Math.max(client.lastSeen, step.at);
+  const { timeline } = client;
+  if (timeline.length >= TIMELINE_LIMIT) client.droppedSteps++;
+  else {
+    // Another replica's step may arrive after a later one of this replica.
+    let at = timeline.length;
+    while (at > 0 && timeline[at - 1].at > step.at) at--;
+    timeline.splice(at, 0, step);
+  }
+  noteProgress(client, step, facts);
+}
+
 /** One update series of a client: which one, and how many updates are left. */
 type UpdateRun = { series: number; remaining: number };
+
+/**
+ * What a lab's other replicas hear of its clients (`--bus`); in one process,
+ * `ONE_PROCESS`: nothing to tell, every update made here, delivered here.
+ */
+interface Peers {
+  recorded(client: LabClient, step: Step, facts: StepFacts): void;
+  /** Its update series started or stopped, or its run started afresh. */
+  seriesChanged(client: LabClient): void;
+  restarted(client: LabClient): void;
+  /** Settles once the others know; a read on any of them then waits. */
+  notifying(client: LabClient, writing: boolean): Promise<void>;
+  /** Delivered on the streams any replica holds for the client. */
+  deliver(
+    client: LabClient,
+    notification: ChangeNotification,
+  ): Promise<Delivery>;
+}
+
+const ONE_PROCESS: Peers = {
+  recorded() {},
+  seriesChanged() {},
+  restarted() {},
+  notifying: () => Promise.resolve(),
+  deliver: (client, notification) => client.deliver(notification),
+};
+
+/** A client as another replica describes it, to mirror it here. */
+type ClientIdentity = Pick<
+  LabClient,
+  | "id"
+  | "era"
+  | "transport"
+  | "name"
+  | "version"
+  | "protocolVersion"
+  | "firstSeen"
+>;
 
 /**
  * The lab's clients and their update series, for HTTP and stdio alike. The
@@ -1298,6 +1390,10 @@ type UpdateRun = { series: number; remaining: number };
  */
 class LabState {
   #live = new Set<LabClient>();
+  /** The same clients by id, for the replicas' messages (`--bus`). */
+  #byId = new Map<string, LabClient>();
+  /** The other replicas, once a bus connects them. */
+  peers = ONE_PROCESS;
   #ended: LabClient[] = [];
   /** Ended clients a CI gate judges: kept apart, up to `--max-sessions`. */
   #judged: LabClient[] = [];
@@ -1320,11 +1416,90 @@ class LabState {
   ) {
     const at = Date.now();
     const step: Step = { at, kind, evidence, via: facts.via };
-    client.lastSeen = at;
-    if (client.timeline.length < TIMELINE_LIMIT) client.timeline.push(step);
-    else client.droppedSteps++;
-    noteProgress(client, step, facts);
+    keepStep(client, step, facts);
     this.log.write("info", evidence, client, at);
+    this.peers.recorded(client, step, facts);
+  }
+
+  /** A live client by id: one of ours, or one another replica told of. */
+  live(id: string): LabClient | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** A step another replica recorded: kept as if here, not logged again. */
+  mirrorStep(
+    identity: ClientIdentity,
+    listens: [replica: string, ListenCounts],
+    step: Step,
+    facts: StepFacts & { reviewVersion: number },
+  ) {
+    let client = this.#byId.get(identity.id);
+    if (!client) {
+      const { id, era, transport, protocolVersion } = identity;
+      client = this.track(
+        newLabClient({ id, era, transport, protocolVersion }),
+      );
+    }
+    Object.assign(client, {
+      name: identity.name,
+      version: identity.version,
+      firstSeen: Math.min(client.firstSeen, identity.firstSeen),
+      reviewVersion: facts.reviewVersion,
+    });
+    client.listens.elsewhere.set(...listens);
+    keepStep(client, step, facts);
+    if (step.kind === "update") {
+      for (const call of client.waiting) call.settle("updated");
+    }
+    if (step.kind === "session-end") {
+      const reason = step.evidence.fields?.reason as SessionEndReason;
+      this.#retire(client, reason);
+    }
+  }
+
+  /**
+   * Another replica started or stopped the client's updates. When both
+   * started at once, the replica that `yields` stops its own timer (each
+   * applies the same rule, so one update series goes on).
+   */
+  mirrorSeries(
+    id: string,
+    change: { series: number; started: boolean; early: boolean },
+    yields: boolean,
+  ) {
+    const client = this.#byId.get(id);
+    if (!client) return;
+    const mine = client.updates.timer !== undefined;
+    if (!change.started || yields) this.#stopTimer(client);
+    if (!mine || !change.started || yields) {
+      Object.assign(client.updates, {
+        started: change.started,
+        series: change.series,
+      });
+    }
+    if (change.early) client.progress.closedBeforeUpdate = true;
+  }
+
+  /** Another replica started the client's run afresh. */
+  mirrorRestart(id: string) {
+    const client = this.#byId.get(id);
+    if (!client) return;
+    this.#stopTimer(client);
+    client.updates.started = false;
+    Object.assign(client, freshRun());
+  }
+
+  /** Another replica is writing (or has written) the client's notification. */
+  mirrorNotifying(id: string, writing: boolean) {
+    const client = this.#byId.get(id);
+    if (client) client.progress.notifying = writing;
+  }
+
+  /** A replica went away: the streams it held for its clients went with it. */
+  forgetReplica(replica: string) {
+    for (const client of this.#live) {
+      client.listens.elsewhere.delete(replica);
+    }
   }
 
   /** The client reached a moment of its run: the trigger may start updates. */
@@ -1369,10 +1544,12 @@ class LabState {
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
     Object.assign(client, freshRun());
+    this.peers.restarted(client);
   }
 
   track(client: LabClient): LabClient {
     this.#live.add(client);
+    this.#byId.set(client.id, client);
     return client;
   }
 
@@ -1389,8 +1566,17 @@ class LabState {
       tag: "session/end",
       fields: { session: sessionId, reason },
     });
+    this.#retire(client, reason);
+  }
+
+  /** Keeps an ended client for the reports; `onEnded` hears of it. */
+  #retire(client: LabClient, reason: SessionEndReason) {
+    if (client.endedReason) return;
+    this.#stopTimer(client);
+    for (const call of client.waiting) call.settle("session ended");
     client.endedReason = reason;
     this.#live.delete(client);
+    if (this.#byId.get(client.id) === client) this.#byId.delete(client.id);
     const judged = this.judged(client);
     const kept = judged ? this.#judged : this.#ended;
     kept.push(client);
@@ -1403,9 +1589,10 @@ class LabState {
 
   /** Stops every live client's updates (at shutdown), returning them. */
   stopAll(): LabClient[] {
-    const clients = [...this.#live.values()];
+    const clients = [...this.#live];
     for (const client of clients) {
-      this.#cancelUpdates(client);
+      // Here only: other replicas keep their clients' updates going.
+      this.#stopTimer(client);
       for (const call of client.waiting) call.settle("shutdown");
     }
     return clients;
@@ -1423,6 +1610,7 @@ class LabState {
     if (client.updates.started) return;
     client.updates.started = true;
     const series = ++client.updates.series;
+    this.peers.seriesChanged(client);
     this.#schedule(
       client,
       { series, remaining: this.config.updateCount },
@@ -1484,11 +1672,15 @@ class LabState {
   ) {
     // A client may read before the write of its notification has returned.
     client.progress.notifying = true;
-    const delivery = await client.deliver(notification).catch((error) => ({
+    await this.peers.notifying(client, true);
+    const delivery = await this.peers.deliver(client, notification).catch((
+      error,
+    ) => ({
       delivered: false as const,
       reason: `send failed: ${(error as Error).message}`,
     }));
     client.progress.notifying = false;
+    this.peers.notifying(client, false);
     const inline = delivery.delivered ? delivery.inline : undefined;
     const kind = catalog.length > 0 ? "catalog-notify" : "notify";
     this.record(client, kind, {
@@ -1519,13 +1711,470 @@ class LabState {
   /** Stops a pending update; `byClient` (before any was sent) is a verdict. */
   #cancelUpdates(client: LabClient, byClient = false) {
     if (!client.updates.started) return;
-    clearTimeout(client.updates.timer);
-    client.updates.timer = undefined;
+    this.#stopTimer(client);
     client.updates.started = false;
     client.updates.series++;
     if (byClient && client.reviewVersion === 1) {
       client.progress.closedBeforeUpdate = true;
     }
+    this.peers.seriesChanged(client);
+  }
+
+  /** Clears the timer this replica holds for the client, if any. */
+  #stopTimer(client: LabClient) {
+    clearTimeout(client.updates.timer);
+    client.updates.timer = undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Replicas: one lab in several processes, through Redis (`--bus`)
+// ---------------------------------------------------------------------------
+
+/**
+ * The Redis keys replicas share. `events` is a stream every replica appends
+ * to and reads in full, capped; `replicas` holds each live one's heartbeat.
+ */
+const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
+/** How many events the stream keeps (about), and for how long unwritten. */
+const BUS_MAX_EVENTS = 100_000;
+const BUS_TTL_SECONDS = 86_400;
+/** A bigger entry is not the lab's own: it is dropped unread. */
+const BUS_MAX_ENTRY_BYTES = 64 * 1024;
+/** Heartbeats: how often, and how long a silent replica counts as live. */
+const BUS_HEARTBEAT_MS = 1000;
+const BUS_LIVE_MS = 4000;
+/** How long a replica waits for the others to deliver, or to catch up. */
+const BUS_WAIT_MS = 1000;
+
+const countsSchema = z.object({
+  open: z.number().int().min(0),
+  watching: z.number().int().min(0),
+});
+const fieldsSchema = z.record(
+  z.string(),
+  z.union([z.string(), z.number(), z.boolean()]).optional(),
+);
+const deliverySchema = z.union([
+  z.object({
+    delivered: z.literal(true),
+    inline: z.object({
+      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])),
+      bytes: z.number(),
+      asked: z.boolean(),
+    }).optional(),
+  }),
+  z.object({ delivered: z.literal(false), reason: z.string() }),
+]);
+const busName = z.string().max(1024);
+
+/** What one replica tells the others; each message names its sender. */
+const busMessageSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("step"),
+    client: z.object({
+      id: busName,
+      era: z.enum(["2025", "2026-07-28"]),
+      transport: z.enum(["streamable-http", "stdio"]),
+      name: busName,
+      version: busName,
+      protocolVersion: busName,
+      firstSeen: z.number(),
+    }),
+    listens: countsSchema,
+    step: z.object({
+      at: z.number(),
+      kind: z.string() as z.ZodType<StepKind>,
+      evidence: z.object({
+        tag: busName,
+        words: z.string().max(4096).optional(),
+        fields: fieldsSchema.optional(),
+      }),
+      via: z.enum(READ_ROUTES).optional(),
+    }),
+    facts: z.object({
+      version: z.number().optional(),
+      via: z.enum(READ_ROUTES).optional(),
+      delivery: deliverySchema.optional(),
+      watches: z.boolean().optional(),
+      embed: z.boolean().optional(),
+      since: z.number().optional(),
+      waited: z.number().optional(),
+      catalog: z.array(z.enum(CATALOG_KINDS)).readonly().optional(),
+      reviewVersion: z.number(),
+    }),
+  }),
+  z.object({
+    type: z.literal("series"),
+    client: busName,
+    series: z.number(),
+    started: z.boolean(),
+    early: z.boolean(),
+  }),
+  z.object({ type: z.literal("restart"), client: busName }),
+  z.object({
+    type: z.literal("notifying"),
+    client: busName,
+    writing: z.boolean(),
+  }),
+  z.object({
+    type: z.literal("deliver"),
+    request: busName,
+    client: busName,
+    notification: z.enum(["updated", ...CATALOG_KINDS]),
+  }),
+  z.object({
+    type: z.literal("delivered"),
+    request: busName,
+    delivery: deliverySchema,
+  }),
+]).and(z.object({ from: busName }));
+
+type BusMessage = z.output<typeof busMessageSchema>;
+/** A message as sent: its sender is added on the way out. */
+type BusSend = BusMessage extends infer M
+  ? M extends BusMessage ? Omit<M, "from"> : never
+  : never;
+
+/** Orders two stream ids, `ms-seq`: negative when `a` came first. */
+function compareStreamIds(a: string, b: string): number {
+  const [msA, seqA] = a.split("-").map(BigInt);
+  const [msB, seqB] = b.split("-").map(BigInt);
+  return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
+}
+
+/** A Redis connection that fails at once while Redis is away. */
+function redisConnection(url: string, reconnect: () => boolean) {
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 3000,
+      reconnectStrategy: (retries: number) =>
+        reconnect() && Math.min(100 * 2 ** retries, 2000),
+    },
+  });
+}
+
+type RedisConnection = ReturnType<typeof redisConnection>;
+
+/**
+ * This replica's link to the others: what it records goes out on the
+ * stream, what they record comes in and is kept as if recorded here, and a
+ * notification for a client whose stream another replica holds goes out
+ * through them. Redis lost later is one `[bus/lost]` line: the replica goes
+ * on as one process until `[bus/restored]`, and its reports say so.
+ */
+class ReplicaBus implements Peers {
+  readonly replica = crypto.randomUUID().slice(0, 8);
+  /** Other live replicas, at the last heartbeat. */
+  peers = 0;
+  /** Messages this replica could not send while Redis was away. */
+  dropped = 0;
+  /** When the bus was lost, while it is. */
+  lostSince?: number;
+  /** Each time it was lost (the last ten): from when, for how long. */
+  #outages: { from: number; seconds?: number }[] = [];
+  /** Since when this replica shares again (a fresh Redis knows no one). */
+  #sharingSince = Date.now();
+  #state?: LabState;
+  #log?: Logger;
+  #reader: RedisConnection;
+  /** The last event applied here, and the one the stream held at start. */
+  #applied = "0-0";
+  #history = "0-0";
+  #waiters: { id: string; done: () => void }[] = [];
+  #replies = new Map<string, (delivery: Delivery) => void>();
+  #known = new Set<string>();
+  #heartbeat?: ReturnType<typeof setInterval>;
+  #closed = false;
+
+  constructor(readonly url: string, private readonly redis: RedisConnection) {
+    this.#reader = redis.duplicate();
+  }
+
+  /** Connects; a Redis that cannot be reached is one line, for exit 2. */
+  static async connect(url: string): Promise<ReplicaBus> {
+    let started = false;
+    // At start a refusal is final; later the replica keeps trying.
+    const redis = redisConnection(url, () => started);
+    const bus = new ReplicaBus(url, redis);
+    redis.on("error", (error: Error) => bus.#lost(error));
+    bus.#reader.on("error", () => {});
+    redis.on("ready", () => bus.#restored());
+    try {
+      await redis.connect();
+      await bus.#reader.connect();
+      const [last] = await redis.xRevRange(BUS_KEYS.events, "+", "-", {
+        COUNT: 1,
+      }) ?? [];
+      bus.#history = last?.id ?? "0-0";
+    } catch (error) {
+      await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
+      throw new ConfigError(
+        `--bus ${withoutPassword(url)}: cannot reach Redis: ${
+          lineWords((error as Error).message)
+        }`,
+      );
+    }
+    started = true;
+    return bus;
+  }
+
+  /** Starts sharing `state`'s clients: replays the stream, then follows it. */
+  attach(state: LabState, log: Logger) {
+    this.#state = state;
+    this.#log = log;
+    state.peers = this;
+    this.#beat();
+    this.#heartbeat = setInterval(() => this.#beat(), BUS_HEARTBEAT_MS);
+    this.#follow();
+  }
+
+  recorded(client: LabClient, step: Step, facts: StepFacts) {
+    const { id, era, transport, name, version, protocolVersion, firstSeen } =
+      client;
+    this.#send({
+      type: "step",
+      client: { id, era, transport, name, version, protocolVersion, firstSeen },
+      listens: client.listens.here,
+      step,
+      facts: { ...facts, reviewVersion: client.reviewVersion },
+    });
+  }
+
+  seriesChanged(client: LabClient) {
+    const { series, started } = client.updates;
+    const early = client.progress.closedBeforeUpdate;
+    this.#send({ type: "series", client: client.id, series, started, early });
+  }
+
+  restarted(client: LabClient) {
+    this.#send({ type: "restart", client: client.id });
+  }
+
+  notifying(client: LabClient, writing: boolean): Promise<void> {
+    return this.#send({ type: "notifying", client: client.id, writing });
+  }
+
+  /** Delivered here, and by the others; lost only if no replica could. */
+  async deliver(
+    client: LabClient,
+    notification: ChangeNotification,
+  ): Promise<Delivery> {
+    const here = await client.deliver(notification);
+    if (this.lostSince || this.peers === 0) return here;
+    const request = crypto.randomUUID();
+    const replies = here.delivered ? undefined : this.#collect(request);
+    await this.#send({
+      type: "deliver",
+      request,
+      client: client.id,
+      notification,
+    });
+    const elsewhere = (await replies)?.find((delivery) => delivery.delivered);
+    return elsewhere ?? here;
+  }
+
+  /** Settles once every event on the stream now has been applied here. */
+  async catchUp(): Promise<void> {
+    if (this.lostSince || this.#closed) return;
+    const [last] = await this.redis.xRevRange(BUS_KEYS.events, "+", "-", {
+      COUNT: 1,
+    }).catch(() => null) ?? [];
+    if (!last || compareStreamIds(last.id, this.#applied) <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, BUS_WAIT_MS);
+      this.#waiters.push({
+        id: last.id,
+        done: () => (clearTimeout(timer), resolve()),
+      });
+    });
+  }
+
+  /** Leaves the set of live replicas and closes both connections. */
+  async close() {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    await this.redis.zRem(BUS_KEYS.replicas, this.replica).catch(() => {});
+    await Promise.allSettled([this.redis.destroy(), this.#reader.destroy()]);
+  }
+
+  #send(message: BusSend): Promise<void> {
+    if (this.lostSince || this.#closed) {
+      this.dropped++;
+      return Promise.resolve();
+    }
+    const entry = JSON.stringify({ ...message, from: this.replica });
+    return this.redis.xAdd(BUS_KEYS.events, "*", { m: entry }, {
+      TRIM: {
+        strategy: "MAXLEN",
+        strategyModifier: "~",
+        threshold: BUS_MAX_EVENTS,
+      },
+    }).then(() => {}, () => void this.dropped++);
+  }
+
+  /** The other replicas' answers to a delivery, until all or a second. */
+  #collect(request: string): Promise<Delivery[]> {
+    const replies: Delivery[] = [];
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#replies.delete(request);
+        resolve(replies);
+      };
+      const timer = setTimeout(done, BUS_WAIT_MS);
+      this.#replies.set(request, (delivery) => {
+        replies.push(delivery);
+        if (delivery.delivered || replies.length >= this.peers) done();
+      });
+    });
+  }
+
+  /** Reads the stream from its start, for as long as the lab runs. */
+  async #follow() {
+    while (!this.#closed) {
+      const read = await this.#reader.xRead(
+        { key: BUS_KEYS.events, id: this.#applied },
+        { BLOCK: BUS_HEARTBEAT_MS, COUNT: 500 },
+      ).catch(() => "failed" as const);
+      if (read === "failed") {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      for (const { messages } of read ?? []) {
+        for (const { id, message } of messages) {
+          this.#applied = id;
+          this.#apply(message.m, compareStreamIds(id, this.#history) <= 0);
+        }
+      }
+      const waiting = this.#waiters;
+      this.#waiters = waiting.filter(({ id, done }) =>
+        compareStreamIds(id, this.#applied) > 0 || done()
+      );
+    }
+  }
+
+  /** One entry of the stream; `past` ones change state, never streams. */
+  #apply(entry: string | undefined, past: boolean) {
+    if (!entry || entry.length > BUS_MAX_ENTRY_BYTES || !this.#state) return;
+    let parsed;
+    try {
+      parsed = busMessageSchema.safeParse(JSON.parse(entry));
+    } catch {
+      return;
+    }
+    if (!parsed.success || parsed.data.from === this.replica) return;
+    const message = parsed.data;
+    const state = this.#state;
+    switch (message.type) {
+      case "step": {
+        const { client, listens, step, facts } = message;
+        state.mirrorStep(client, [message.from, listens], step, facts);
+        break;
+      }
+      case "series":
+        state.mirrorSeries(
+          message.client,
+          message,
+          message.from < this.replica,
+        );
+        break;
+      case "restart":
+        state.mirrorRestart(message.client);
+        break;
+      case "notifying":
+        if (!past) state.mirrorNotifying(message.client, message.writing);
+        break;
+      case "deliver":
+        if (!past) this.#deliverHere(message);
+        break;
+      case "delivered":
+        this.#replies.get(message.request)?.(message.delivery);
+        break;
+    }
+  }
+
+  /** Another replica's notification, on this replica's streams. */
+  async #deliverHere(
+    { request, client, notification }: Extract<BusMessage, { type: "deliver" }>,
+  ) {
+    const here = this.#state?.live(client);
+    const delivery: Delivery = here
+      ? await here.deliver(notification).catch((error) => ({
+        delivered: false,
+        reason: `send failed: ${(error as Error).message}`,
+      }))
+      : { delivered: false, reason: "no such client here" };
+    await this.#send({ type: "delivered", request, delivery });
+  }
+
+  /** Says this replica lives, counts the others, notices those gone. */
+  async #beat() {
+    if (this.lostSince || this.#closed) return;
+    const now = Date.now();
+    try {
+      const [, , live] = await this.redis.multi()
+        .zAdd(BUS_KEYS.replicas, { score: now, value: this.replica })
+        .zRemRangeByScore(BUS_KEYS.replicas, "-inf", now - BUS_LIVE_MS)
+        .zRange(BUS_KEYS.replicas, 0, -1)
+        .expire(BUS_KEYS.replicas, BUS_TTL_SECONDS)
+        .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
+        .exec() as unknown as [unknown, unknown, string[]];
+      const others = new Set(live.filter((id) => id !== this.replica));
+      this.peers = others.size;
+      // Until every replica has beaten once, absence proves nothing.
+      const settled = now - this.#sharingSince > BUS_LIVE_MS;
+      const gone = settled ? this.#known.difference(others) : new Set<string>();
+      for (const replica of gone) {
+        this.#state?.forgetReplica(replica);
+        this.#log?.write("warn", {
+          tag: "bus/replica-gone",
+          words: "its streams are closed; its clients stay in the reports",
+          fields: { replica },
+        });
+      }
+      this.#known = settled ? others : this.#known.union(others);
+    } catch {
+      // The connection's own error event says what went wrong.
+    }
+  }
+
+  /** What a report must say when this replica lost its bus during the run. */
+  caveats(): string[] {
+    return this.#outages.map(({ from, seconds }) =>
+      `Replica ${this.replica} lost its bus (Redis) at ${
+        new Date(from).toISOString()
+      } ${
+        seconds === undefined ? "and has not got it back" : `for ${seconds} s`
+      }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
+    );
+  }
+
+  #lost(error: Error) {
+    if (this.lostSince || this.#closed || !this.#state) return;
+    this.lostSince = Date.now();
+    this.#outages = [...this.#outages, { from: this.lostSince }].slice(-10);
+    this.#log?.writeOrStderr("error", {
+      tag: "bus/lost",
+      words:
+        "Redis is unreachable: this replica goes on alone, the others no longer hear of its clients",
+      fields: { bus: withoutPassword(this.url), reason: error.message },
+    });
+  }
+
+  #restored() {
+    if (!this.lostSince || this.#closed) return;
+    const seconds = Math.round((Date.now() - this.lostSince) / 1000);
+    this.#outages[this.#outages.length - 1].seconds = seconds;
+    this.lostSince = undefined;
+    this.#sharingSince = Date.now();
+    this.#log?.write("warn", {
+      tag: "bus/restored",
+      words: "Redis is back: sharing again",
+      fields: { dropped: this.dropped, seconds },
+    });
   }
 }
 
@@ -1573,7 +2222,8 @@ function settingFlags(config: LabConfig): string[] {
   const flags: string[] = [];
   for (const [name, setting] of Object.entries(SETTINGS)) {
     if (name === "authToken") continue;
-    const value = config[name as keyof LabConfig];
+    const given = config[name as keyof LabConfig];
+    const value = name === "bus" ? withoutPassword(String(given)) : given;
     const fallback = setting.schema.parse(setting.defaultValue);
     if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
     const flag = `--${flagName(name, setting)}`;
@@ -1863,6 +2513,8 @@ export interface LabReport {
   /** How to start this lab again; absent in reports rebuilt from a stdio log. */
   reproduce?: Reproduce;
   scenario: ReturnType<typeof scenarioOf>;
+  /** What may make this report incomplete (a replica that lost its bus). */
+  caveats?: readonly string[];
   clients: ClientReport[];
 }
 
@@ -1931,6 +2583,7 @@ function labReport(
   clients: LabClient[],
   config: LabConfig,
   transport: LabTransportKind,
+  caveats: readonly string[] = [],
 ): LabReport {
   return {
     lab: LAB_VERSION,
@@ -1938,6 +2591,7 @@ function labReport(
     generatedAt: new Date().toISOString(),
     reproduce: reproduceOf(config, transport, clients),
     scenario: scenarioOf(config),
+    ...caveats.length > 0 && { caveats },
     clients: clients.map((client) => clientReport(client, config)),
   };
 }
@@ -2018,6 +2672,7 @@ function labReportMarkdown(
   clients: LabClient[],
   config: LabConfig,
   transport: LabTransportKind,
+  caveats: readonly string[] = [],
 ): string {
   const scenario =
     `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)${
@@ -2038,6 +2693,7 @@ function labReportMarkdown(
       new Date().toISOString()
     }; ${scenario}.`,
     "",
+    ...caveats.flatMap((caveat) => [`> ${caveat}`, ""]),
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Catalog | Notes |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
@@ -2163,6 +2819,7 @@ function reportMarkdownResponse(
   clients: LabClient[],
   config: LabConfig,
   name: string | null,
+  caveats: readonly string[] = [],
 ): Response {
   // The name as sent, or as the report's table shows it (`a&#124;b`).
   const chosen = name === null
@@ -2185,7 +2842,7 @@ function reportMarkdownResponse(
     );
   }
   return new Response(
-    labReportMarkdown(chosen, config, "streamable-http"),
+    labReportMarkdown(chosen, config, "streamable-http", caveats),
     { headers: { "content-type": "text/markdown; charset=utf-8" } },
   );
 }
@@ -2529,6 +3186,8 @@ interface LabContext {
   state: LabState;
   reportFile?: ReportFile;
   gate: Gate;
+  /** The other replicas, over HTTP with `--bus`. */
+  bus?: ReplicaBus;
 }
 
 /** A lab's context: each client that ends prints its verdict, and more. */
@@ -2536,11 +3195,14 @@ function createLabContext(
   config: LabConfig,
   sink: LineSink,
   transport: LabTransportKind,
+  bus?: ReplicaBus,
 ): LabContext {
   const log = createLogger(config, sink);
+  const caveats = () => bus?.caveats() ?? [];
   const ctx: LabContext = {
     config,
     log,
+    bus,
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -2557,9 +3219,13 @@ function createLabContext(
         const clients = ctx.state.reportedClients();
         return json
           ? `${
-            JSON.stringify(labReport(clients, config, transport), null, 2)
+            JSON.stringify(
+              labReport(clients, config, transport, caveats()),
+              null,
+              2,
+            )
           }\n`
-          : labReportMarkdown(clients, config, transport);
+          : labReportMarkdown(clients, config, transport, caveats());
       },
       log,
     );
@@ -3024,17 +3690,21 @@ class ListenSet {
     return this.#streams.values().reduce((sum, set) => sum + set.size, 0);
   }
 
-  openCount(client: LabClient): number {
-    return this.#streams.get(client)?.size ?? 0;
-  }
-
   /** A stream was acknowledged: one that watches the resource subscribes. */
   open(client: LabClient, stream: ListenStream) {
     let streams = this.#streams.get(client);
     if (!streams) this.#streams.set(client, streams = new Set());
     streams.add(stream);
-    client.peakListens = Math.max(client.peakListens, streams.size);
+    this.#count(client);
     if (stream.watches) this.state.reached(client, "subscribe");
+  }
+
+  /** Counts the client's streams here, and its peak across replicas. */
+  #count(client: LabClient) {
+    const streams = [...this.#streams.get(client) ?? []];
+    const watching = streams.filter((stream) => stream.watches).length;
+    client.listens.here = { open: streams.length, watching };
+    client.peakListens = Math.max(client.peakListens, openListens(client));
   }
 
   /** A stream ended; when no other stream watches, the client withdrew. */
@@ -3042,11 +3712,13 @@ class ListenSet {
     const streams = this.#streams.get(client);
     if (!streams?.delete(stream)) return;
     if (streams.size === 0) this.#streams.delete(client);
+    this.#count(client);
     this.state.record(client, "listen-closed", {
       tag: "subscriptions/listen",
       words: "closed",
     });
-    const watching = this.targets(client, "updated").length > 0;
+    // A stream on another replica may still watch for the client.
+    const watching = openListens(client, true) > 0;
     if (stream.watches && !watching) this.state.withdrew(client);
   }
 
@@ -3428,11 +4100,15 @@ class LegacyEra implements EraServer {
     }
     const session = markSeen(this.#sessions, sessionId);
     if (!session) {
+      // Another replica's session (`--bus`): the balancer is not sticky.
+      const elsewhere = this.ctx.bus &&
+        this.ctx.state.live(await sessionHandle(this.ctx.config, sessionId));
       return refuse(log, request, {
         status: 404,
         code: -32001,
-        message:
-          `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
+        message: elsewhere?.era === "2025"
+          ? `Session not found on this replica: ${sessionId} lives on another; a balancer must send each request to the replica of its Mcp-Session-Id (sticky sessions)`
+          : `Session not found: ${sessionId} is unknown or has ended; send initialize to start a new session`,
       });
     }
     // In flight until its answer starts (the lab's handlers answer at once).
@@ -3701,7 +4377,7 @@ class ModernEra implements EraServer {
   ): ReturnType<typeof narrowListenFilter> {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
-    const full = this.#listens.openCount(client) >= share;
+    const full = openListens(client) >= share;
     return filter && !("refusal" in filter) && full
       ? refused(
         200,
@@ -3726,7 +4402,7 @@ class ModernEra implements EraServer {
    */
   #discovered(client: LabClient) {
     const { state } = this.ctx;
-    const open = this.#listens.openCount(client);
+    const open = openListens(client);
     if (open === 0) state.restartRun(client);
     state.connected(client, { openListens: open || undefined });
   }
@@ -3775,11 +4451,13 @@ class ModernEra implements EraServer {
     const known = markSeen(this.#clients, identity.id);
     if (known) return known;
     this.#evictIdleClient();
-    const client = this.ctx.state.track(newLabClient({
-      ...identity,
-      era: "2026-07-28",
-      transport: "streamable-http",
-    }));
+    // Another replica may have seen it first (`--bus`): the same client.
+    const client = this.ctx.state.live(identity.id) ??
+      this.ctx.state.track(newLabClient({
+        ...identity,
+        era: "2026-07-28",
+        transport: "streamable-http",
+      }));
     client.deliver = (change) => this.#listens.deliver(client, change);
     this.#clients.set(client.id, client);
     return client;
@@ -3789,7 +4467,7 @@ class ModernEra implements EraServer {
   #evictIdleClient() {
     if (this.#clients.size < this.ctx.config.maxSessions) return;
     for (const [id, client] of this.#clients) {
-      if (this.#listens.openCount(client) > 0) continue;
+      if (openListens(client) > 0) continue;
       this.#clients.delete(id);
       this.ctx.state.endClient(client, "evicted");
       return;
@@ -3883,12 +4561,14 @@ export function createLab(
   config: LabConfig,
   sink: LineSink = console.log,
   maxUnread = 256 * 1024,
+  bus?: ReplicaBus,
 ) {
   const ctx = {
-    ...createLabContext(config, sink, "streamable-http"),
+    ...createLabContext(config, sink, "streamable-http", bus),
     maxUnread,
   };
   const { log, state } = ctx;
+  bus?.attach(state, log);
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
   const mcpPaths = new Set(["/mcp", config.path]);
@@ -3898,10 +4578,22 @@ export function createLab(
     legacySessions: legacy.size,
     listenStreams: modern.listenStreams,
     ...state.counts(),
+    ...bus && {
+      bus: {
+        replica: bus.replica,
+        replicas: bus.peers + 1,
+        lost: bus.lostSince !== undefined,
+      },
+    },
   });
 
   const report = () =>
-    labReport(state.reportedClients(), config, "streamable-http");
+    labReport(
+      state.reportedClients(),
+      config,
+      "streamable-http",
+      bus?.caveats(),
+    );
 
   async function route(request: Request, pathname: string) {
     const foreign = foreignHost(request);
@@ -3919,6 +4611,8 @@ export function createLab(
       });
     }
     const noToken = missingTokenRefusal(config, request);
+    // What the other replicas recorded so far is part of every answer.
+    await bus?.catchUp();
     if (pathname === "/report" || pathname === "/report.md") {
       if (noToken) return refuse(log, request, noToken);
       return pathname === "/report"
@@ -3927,6 +4621,7 @@ export function createLab(
           state.reportedClients(),
           config,
           URL.parse(request.url)?.searchParams.get("client") ?? null,
+          bus?.caveats(),
         );
     }
     if (!mcpPaths.has(pathname)) {
@@ -3972,6 +4667,7 @@ export function createLab(
     ctx.gate.stop();
     await legacy.close();
     await modern.close();
+    await bus?.close();
     for (const client of state.stopAll()) printVerdict(log, client, config);
     ctx.reportFile?.schedule();
     await ctx.reportFile?.flush();
@@ -4035,7 +4731,11 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
     report,
     json: `http://${host}:${port}/report`,
   });
-  const settings = { ...config, authToken: config.authToken ? "(set)" : "" };
+  const settings = {
+    ...config,
+    authToken: config.authToken ? "(set)" : "",
+    bus: withoutPassword(config.bus),
+  };
   labLine(config, `[lab] config ${JSON.stringify(settings)}`, {
     config: settings,
   });
@@ -4147,8 +4847,11 @@ function shutdownSignalled(
 }
 
 /** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
-async function serveHttp(config: LabConfig): Promise<number> {
-  const lab = createLab(config);
+async function serveHttp(
+  config: LabConfig,
+  bus?: ReplicaBus,
+): Promise<number> {
+  const lab = createLab(config, console.log, undefined, bus);
   let listener: ReturnType<typeof listenAndKeepListening>;
   try {
     listener = listenAndKeepListening(config, lab);
@@ -4160,6 +4863,7 @@ async function serveHttp(config: LabConfig): Promise<number> {
       { error: "cannot listen", host: config.host, port: config.port, message },
       (line) => console.error(line),
     );
+    await bus?.close();
     return 1;
   }
   const signalled = shutdownSignalled(config, console.log, lab.due);
@@ -4525,6 +5229,7 @@ export async function main(
   }
   let commandLine: ReturnType<typeof parseCommandLine>;
   let config: LabConfig;
+  let bus: ReplicaBus | undefined;
   try {
     commandLine = parseCommandLine(args);
     if (commandLine.help) {
@@ -4538,12 +5243,18 @@ export async function main(
       return 0;
     }
     config = loadConfig(env, commandLine.flags);
+    if (config.bus && commandLine.stdio) {
+      throw new ConfigError(
+        "--bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
+      );
+    }
+    if (config.bus) bus = await ReplicaBus.connect(config.bus);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`config error: ${error.message}`);
     return 2;
   }
-  if (!commandLine.stdio) return await serveHttp(config);
+  if (!commandLine.stdio) return await serveHttp(config, bus);
   // stdout carries the protocol, so every log line goes to stderr.
   const stderrLine = (line: string) => console.error(line);
   labLine(

@@ -839,6 +839,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     requireCatalogLevel: null,
     gateClient: "",
     logSessionIds: false,
+    bus: "",
   });
   const config = loadConfig({
     MCP_TEST_UPDATE_DELAY_SECONDS: "0.25",
