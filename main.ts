@@ -363,7 +363,7 @@ function isRedisUrl(text: string): boolean {
 }
 
 /** A URL as logs and reports may show it: any password hidden. */
-export function withoutPassword(text: string): string {
+function withoutPassword(text: string): string {
   const url = URL.parse(text);
   if (!url) return text.includes("@") ? "(hidden)" : text;
   if (!url.password) return text;
@@ -1220,7 +1220,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
 }
 
 // ---------------------------------------------------------------------------
-// Lab state: update series and their timers, the trigger policy
+// Steps: what each proves, kept in time order
 // ---------------------------------------------------------------------------
 
 /** What a step proves beyond its kind. */
@@ -1342,6 +1342,10 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
   noteProgress(client, step, facts);
 }
 
+// ---------------------------------------------------------------------------
+// Lab state: update series and their timers, the trigger policy
+// ---------------------------------------------------------------------------
+
 /** One update series of a client: which one, and how many updates are left. */
 type UpdateRun = { series: number; remaining: number };
 
@@ -1447,6 +1451,7 @@ class LabState {
       reviewVersion: facts.reviewVersion,
     });
     client.listens.elsewhere.set(...listens);
+    client.peakListens = Math.max(client.peakListens, openListens(client));
     keepStep(client, step, facts);
     if (step.kind === "update") {
       for (const call of client.waiting) call.settle("updated");
@@ -1943,15 +1948,14 @@ class ReplicaBus implements Peers {
     });
   }
 
-  seriesChanged(client: LabClient) {
-    const { series, started } = client.updates;
-    const early = client.progress.closedBeforeUpdate;
-    this.#send({ type: "series", client: client.id, series, started, early });
+  seriesChanged({ id, updates, progress }: LabClient) {
+    const { series, started } = updates;
+    const early = progress.closedBeforeUpdate;
+    this.#send({ type: "series", client: id, series, started, early });
   }
 
-  restarted(client: LabClient) {
-    this.#send({ type: "restart", client: client.id });
-  }
+  restarted = (client: LabClient) =>
+    void this.#send({ type: "restart", client: client.id });
 
   notifying(client: LabClient, writing: boolean): Promise<void> {
     return this.#send({ type: "notifying", client: client.id, writing });

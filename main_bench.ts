@@ -12,7 +12,12 @@
  *    `Deno.serve` holding as many SSE responses (`main_bench.ts --sse-floor`),
  *    so each figure reads as floor + the lab's share; then five rounds of
  *    1,000 sessions opened and closed in one lab (churn);
- * 4. cold start: process spawn to the first successful `initialize`.
+ * 4. cold start: process spawn to the first successful `initialize`;
+ * 5. the replica set (`testdata/replica_set.ts`): two labs on Redis behind
+ *    HAProxy, sticky by `Mcp-Session-Id`: full 2025 flows at concurrency 16
+ *    and 64 and the lag of 1,000 subscribed 2025 sessions through the
+ *    balancer, beside one process, and Redis's `used_memory` per session;
+ *    skipped, with a line saying so, without redis-server or haproxy.
  *
  * Every phase is bounded in count and time and the run stops by itself. It
  * exits non-zero only when the harness fails, never for a missed target.
@@ -29,6 +34,14 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { type SpawnedLab, spawnLab } from "./testdata/lab.ts";
+import {
+  httpGet,
+  missingReplicaPrograms,
+  redisInfoNumber,
+  type ReplicaSet,
+  type Routing,
+  startReplicaSet,
+} from "./testdata/replica_set.ts";
 import type { LabCounts } from "./main.ts";
 
 // ---------------------------------------------------------------------------
@@ -66,7 +79,7 @@ const REQUEST_TIMEOUT_MS = 15_000;
 /** No stream may stay open longer than this. */
 const STREAM_TIMEOUT_MS = 60_000;
 /** The whole run is abandoned (as a harness error) after this. */
-const RUN_BUDGET_MS = 170_000;
+const RUN_BUDGET_MS = 240_000;
 /** Other processes using more CPU than this during a phase get a warning. */
 const OTHER_LOAD_WARNING_CORES = 0.25;
 
@@ -1287,12 +1300,26 @@ async function collectLag(
   };
 }
 
-/** 1,000 2025 sessions, each with its GET stream open, subscribe; updates fire. */
-async function measureLegacyLag(): Promise<LagResult> {
+/** What a lag phase may read around its sessions (the replica set's Redis). */
+interface LagHooks {
+  /** Once warmed up, before the measured sessions open. */
+  beforeSessions?(): Promise<void>;
+  /** Once every update came (or was lost), before the sessions end. */
+  afterUpdates?(): Promise<void>;
+  /** Once every session has ended. */
+  afterSessions?(): Promise<void>;
+}
+
+/**
+ * 1,000 2025 sessions, each with its GET stream open, subscribe; updates
+ * fire. `lab` was started with `LAG_PHASES.legacy`'s delay; it is stopped.
+ */
+async function measureLegacyLag(
+  lab: LabProcess,
+  subject = `${LOAD_SIZE} subscribed 2025 sessions`,
+  hooks: LagHooks = {},
+): Promise<LagResult> {
   const phase = LAG_PHASES.legacy;
-  const lab = await startLab({
-    MCP_TEST_UPDATE_DELAY_SECONDS: String(phase.updateDelaySeconds),
-  });
   const sessions: { session: LegacySession; stream: SseStream }[] = [];
   try {
     // The GET stream is open before the subscribe: the lab can only
@@ -1304,8 +1331,9 @@ async function measureLegacyLag(): Promise<LagResult> {
       return { session, stream };
     };
     // Warm-up: compile the lab's code paths before anything is timed.
-    const warm = await inParallel(20, 4, openSession);
-    await Promise.all(warm.map(({ session }) => session.delete()));
+    await inParallel(20, 4, openSession);
+    await endSessions(sessions);
+    await hooks.beforeSessions?.();
     const open = await inParallel(LOAD_SIZE, SETUP_CONCURRENCY, openSession);
     const counts = await waitForCounts(
       lab,
@@ -1332,20 +1360,30 @@ async function measureLegacyLag(): Promise<LagResult> {
         return { sentAt, answeredAt: performance.now(), received };
       },
     );
-    return await collectLag(
-      lab,
-      `${LOAD_SIZE} subscribed 2025 sessions`,
-      phase,
-      armed,
-    );
+    const result = await collectLag(lab, subject, phase, armed);
+    await hooks.afterUpdates?.();
+    if (hooks.afterSessions) {
+      await endSessions(sessions);
+      await waitForCounts(lab, (counts) => counts.legacySessions === 0, 5000);
+      await hooks.afterSessions();
+    }
+    return result;
   } finally {
-    await inParallel(sessions.length, SETUP_CONCURRENCY, async (index) => {
-      const { session, stream } = sessions[index];
-      await session.delete().catch(() => {});
-      await stream.close(1000);
-    });
+    await endSessions(sessions);
     await lab.stop();
   }
+}
+
+/** DELETE each session and let its GET stream end; the list is emptied. */
+async function endSessions(
+  sessions: { session: LegacySession; stream: SseStream }[],
+) {
+  const ending = sessions.splice(0);
+  await inParallel(ending.length, SETUP_CONCURRENCY, async (index) => {
+    const { session, stream } = ending[index];
+    await session.delete().catch(() => {});
+    await stream.close(1000);
+  });
 }
 
 /** 1,000 listen streams, one client name each, whose updates fire together. */
@@ -1735,6 +1773,166 @@ async function coldStartOnce(): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------
+// 5. The replica set: two labs on Redis behind HAProxy, sticky
+// ---------------------------------------------------------------------------
+
+const REPLICA_COUNT = 2;
+/** Full-flow levels through the balancer, each beside the one-process one. */
+const REPLICA_FLOW_CONCURRENCY_LEVELS = [16, 64];
+
+/** Redis's `used_memory` around the replica lag phase's sessions. */
+interface RedisMemoryResult {
+  sessions: number;
+  beforeBytes: number;
+  subscribedBytes: number;
+  afterEndBytes: number;
+  /** (subscribed − before) / sessions: state kept per live client. */
+  bytesPerSubscribedSession: number;
+  /** (after end − before) / sessions: what an ended client leaves. */
+  keptBytesPerEndedSession: number;
+}
+
+interface ReplicaSetResult {
+  replicas: number;
+  routing: Routing;
+  throughput: ThroughputResult[];
+  lag: LagResult;
+  redisMemory: RedisMemoryResult;
+}
+
+/** Resident set size of a process, from /proc. */
+async function residentBytesOf(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const kib = status.match(/^VmRSS:\s+(\d+) kB$/m);
+  if (!kib) throw new Error("no VmRSS line in /proc status");
+  return Number(kib[1]) * 1024;
+}
+
+/**
+ * The replica set as one measured server: requests go to its balancer; its
+ * CPU and memory are those of Redis, the labs and HAProxy together; its
+ * counts are the labs' summed.
+ */
+async function startReplicaSetLab(
+  env: Record<string, string>,
+): Promise<{ lab: LabProcess; set: ReplicaSet }> {
+  const set = await startReplicaSet({
+    replicas: REPLICA_COUNT,
+    routing: "sticky",
+    labEnv: {
+      MCP_TEST_LOG_LEVEL: "silent",
+      MCP_TEST_MAX_SESSIONS: String(LOAD_SIZE * 5),
+      ...env,
+    },
+    signal: starting.signal,
+  });
+  const http = new HttpPool(set.balancerPort);
+  const pids = set.processes.map((process) => process.pid);
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const lab: LabProcess = {
+    path: new URL(set.url).pathname,
+    http,
+    pid: set.processes.at(-1)!.pid,
+    async residentBytes() {
+      return sum(await Promise.all(pids.map(residentBytesOf)));
+    },
+    async cpuSeconds() {
+      return sum(
+        await Promise.all(
+          pids.map(async (pid) =>
+            processCpuSeconds(await Deno.readTextFile(`/proc/${pid}/stat`))
+          ),
+        ),
+      );
+    },
+    async counts() {
+      const each = await Promise.all(set.replicas.map(async (replica) => {
+        const { status, body } = await httpGet(replica.port, "/healthz");
+        if (status !== 200) throw new Error(`/healthz answered ${status}`);
+        return JSON.parse(body) as LabCounts;
+      }));
+      return {
+        legacySessions: sum(each.map((counts) => counts.legacySessions)),
+        listenStreams: sum(each.map((counts) => counts.listenStreams)),
+        pendingUpdates: sum(each.map((counts) => counts.pendingUpdates)),
+        waitingCalls: sum(each.map((counts) => counts.waitingCalls)),
+      };
+    },
+    collectGarbage() {
+      return Promise.reject(new Error("a replica set has no one inspector"));
+    },
+    async stop() {
+      if (!runningLabs.delete(lab)) return;
+      http.close();
+      await set.stop();
+    },
+  };
+  runningLabs.add(lab);
+  return { lab, set };
+}
+
+/**
+ * The full 2025 flow through the balancer at each of
+ * REPLICA_FLOW_CONCURRENCY_LEVELS, then LOAD_SIZE subscribed 2025 sessions'
+ * lag through it, with Redis's memory read around them.
+ */
+async function measureReplicaSet(
+  progress: (text: string) => void,
+): Promise<ReplicaSetResult> {
+  const flow = await startReplicaSetLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "0" });
+  const throughput: ThroughputResult[] = [];
+  try {
+    await inParallel(32, 4, () => runLegacyFlow(flow.lab));
+    for (const concurrency of REPLICA_FLOW_CONCURRENCY_LEVELS) {
+      const result = await measureThroughput(flow.lab, concurrency);
+      throughput.push(result);
+      progress(
+        `  concurrency ${concurrency}: ${result.flowsPerSecond} flows/s`,
+      );
+    }
+  } finally {
+    await flow.lab.stop();
+  }
+
+  progress(`  notification lag, ${LOAD_SIZE} 2025 sessions`);
+  const { lab, set } = await startReplicaSetLab({
+    MCP_TEST_UPDATE_DELAY_SECONDS: String(LAG_PHASES.legacy.updateDelaySeconds),
+  });
+  const usedMemory = () =>
+    redisInfoNumber(set.redisPort, "memory", "used_memory");
+  let beforeBytes = NaN;
+  let subscribedBytes = NaN;
+  let afterEndBytes = NaN;
+  const lag = await measureLegacyLag(
+    lab,
+    `${LOAD_SIZE} subscribed 2025 sessions`,
+    {
+      beforeSessions: async () => void (beforeBytes = await usedMemory()),
+      afterUpdates: async () => void (subscribedBytes = await usedMemory()),
+      afterSessions: async () => void (afterEndBytes = await usedMemory()),
+    },
+  );
+  return {
+    replicas: REPLICA_COUNT,
+    routing: "sticky",
+    throughput,
+    lag,
+    redisMemory: {
+      sessions: LOAD_SIZE,
+      beforeBytes,
+      subscribedBytes,
+      afterEndBytes,
+      bytesPerSubscribedSession: round(
+        (subscribedBytes - beforeBytes) / LOAD_SIZE,
+      ),
+      keptBytesPerEndedSession: round(
+        (afterEndBytes - beforeBytes) / LOAD_SIZE,
+      ),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------
 
@@ -1855,6 +2053,59 @@ function churnRow(churn: ChurnResult): Row {
   };
 }
 
+/**
+ * The replica set's rows, each beside the one-process figure it compares
+ * with; reported, no target.
+ */
+function replicaSetRows(
+  result: ReplicaSetResult,
+  oneProcess: { throughput: ThroughputResult[]; lag: LagResult },
+): Row[] {
+  const set = `${result.replicas} replicas + Redis behind HAProxy (sticky)`;
+  const flows = result.throughput.map((level): Row => {
+    const alone = oneProcess.throughput.find((one) =>
+      one.concurrency === level.concurrency
+    );
+    const failures = level.failed ? `, ${level.failed} FAILED` : "";
+    return {
+      metric: `Full flow 2025, ${set}, concurrency ${level.concurrency}`,
+      value: `${level.flowsPerSecond.toFixed(0)} flows/s (one process: ${
+        alone ? alone.flowsPerSecond.toFixed(0) : "-"
+      }; ${level.flows} flows, p50 ${
+        level.flowLatencyP50Ms.toFixed(0)
+      } ms; CPU set ${level.labCores.toFixed(2)}, harness ${
+        level.harnessCores.toFixed(2)
+      } cores${failures})`,
+      target: "",
+    };
+  });
+  const ms = (value: number) => value.toFixed(1);
+  const { lag, redisMemory } = result;
+  return [
+    ...flows,
+    {
+      metric: `Notification lag, ${lag.subject}, ${set}`,
+      value: `p50 ${ms(lag.p50Ms)} / p99 ${ms(lag.p99Ms)} / max ${
+        ms(lag.maxMs)
+      } ms (one process: p99 ${
+        ms(oneProcess.lag.p99Ms)
+      }), ${lag.received}/${lag.expected} received`,
+      target: "",
+    },
+    {
+      metric: `Redis memory per subscribed 2025 session (used_memory)`,
+      value: `${kib(redisMemory.bytesPerSubscribedSession)} (${
+        mib(redisMemory.beforeBytes)
+      } before ${redisMemory.sessions} sessions, ${
+        mib(redisMemory.subscribedBytes)
+      } once updated; after they ended ${
+        kib(redisMemory.keptBytesPerEndedSession)
+      } each)`,
+      target: "",
+    },
+  ];
+}
+
 // ---------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------
@@ -1887,7 +2138,15 @@ async function main() {
 
   // 2. Lag, one fresh lab per era so neither sees the other's leftovers.
   progress(`notification lag, ${LOAD_SIZE} 2025 sessions`);
-  const lag = [await measureLegacyLag()];
+  const lag = [
+    await measureLegacyLag(
+      await startLab({
+        MCP_TEST_UPDATE_DELAY_SECONDS: String(
+          LAG_PHASES.legacy.updateDelaySeconds,
+        ),
+      }),
+    ),
+  ];
   progress(`notification lag, ${LOAD_SIZE} listen streams`);
   lag.push(await measureListenLag());
 
@@ -1918,6 +2177,18 @@ async function main() {
   }
   const coldStartMedian = median(coldStarts);
 
+  // 5. The replica set, when this machine has Redis and HAProxy.
+  const missing = await missingReplicaPrograms();
+  let replicaSet: ReplicaSetResult | undefined;
+  if (missing.length > 0) {
+    progress(`replica set skipped: ${missing.join("; ")}`);
+  } else {
+    progress(
+      `replica set: ${REPLICA_COUNT} labs on Redis behind HAProxy, sticky`,
+    );
+    replicaSet = await measureReplicaSet(progress);
+  }
+
   const rows: Row[] = [
     ...throughput.map(throughputRow),
     ...lag.map(lagRow),
@@ -1937,10 +2208,19 @@ async function main() {
       target: `< ${TARGETS.coldStartMs} ms`,
       met: coldStartMedian < TARGETS.coldStartMs,
     },
+    ...replicaSet ? replicaSetRows(replicaSet, { throughput, lag: lag[0] }) : [{
+      metric: `Replica set (${REPLICA_COUNT} labs on Redis behind HAProxy)`,
+      value: `skipped: ${missing.join("; ")}`,
+      target: "",
+    }],
   ];
   const durationSeconds = round((performance.now() - runStart) / 1000);
   const busiestNeighbour = Math.max(
-    ...[...throughput, ...lag].map((result) => result.otherCores),
+    ...[
+      ...throughput,
+      ...lag,
+      ...replicaSet ? [...replicaSet.throughput, replicaSet.lag] : [],
+    ].map((result) => result.otherCores),
   );
   console.log(formatTable(rows));
   console.log(
@@ -1971,6 +2251,7 @@ async function main() {
     memory,
     churn,
     coldStart: { runsMs: coldStarts, medianMs: coldStartMedian },
+    replicaSet: replicaSet ?? { skipped: missing },
   };
   await Deno.writeTextFile(outputPath, JSON.stringify(report, null, 2) + "\n");
 }

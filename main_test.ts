@@ -48,12 +48,20 @@ import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
   bypassProxyForLoopback,
   denoChildEnv,
+  freePort,
   MAIN_PATH,
   prepareTestEnvironment,
   startLab,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
+import {
+  haproxyConfig,
+  missingReplicaPrograms,
+  REDIS_SERVER_PATH,
+  redisCommand,
+  startReplicaSet,
+} from "./testdata/replica_set.ts";
 
 prepareTestEnvironment();
 
@@ -5662,4 +5670,364 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
   const map = doc.slice(doc.indexOf("Exported for"));
   const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
   assert.deepEqual(named.toSorted(), exported.toSorted());
+});
+
+// ---------------------------------------------------------------------------
+// Replicas on Redis (`--bus`): Debian's redis-server and HAProxy, for real
+// ---------------------------------------------------------------------------
+
+/** Why the replica tests cannot run here; `.ci/run` installs both. */
+const replicasMissing = (await missingReplicaPrograms()).join("; ");
+
+/** `/report` of one replica, as JSON. */
+async function replicaReport(lab: { origin: string }): Promise<LabReport> {
+  const response = await fetch(`${lab.origin}/report`);
+  assert.equal(response.status, 200);
+  return await response.json();
+}
+
+/** The client's entry in a report, and the report minus what differs by replica. */
+function sharedPart(report: LabReport) {
+  const { generatedAt: _, reproduce, ...rest } = report;
+  return { ...rest, reproduce: { ...reproduce, command: undefined } };
+}
+
+/** Lines a replica logged for a client, by their tags. */
+function taggedLines(lines: string[], name: string) {
+  return lines.filter((line) => line.includes(`client=${name}/`)).map((
+    line,
+  ) => line.split(" ")[0]);
+}
+
+/** The flow of `subscribeUntilUpdated`, with the reads around it. */
+async function replicaFlow(client: Client) {
+  await client.listResources();
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await subscribeUntilUpdated(client);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+}
+
+for (
+  const [era, mode, routing] of [
+    ["2026-07-28", "auto", "round-robin"],
+    ["2025", "legacy", "sticky"],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `--bus: two replicas behind HAProxy (${routing}) give a ${era} client the verdict one process gives, and the same /report from each`,
+    ignore: replicasMissing !== "",
+    async fn() {
+      const name = `replicated-${era}`;
+      await using set = await startReplicaSet({
+        routing,
+        labArgs: ["--delay", "1"],
+      });
+      await using client = await connectClient(new URL(set.url), name, mode);
+      await replicaFlow(client);
+      await client.close();
+
+      await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "1" });
+      await using alone = await connectClient(lab.url, name, mode);
+      await replicaFlow(alone);
+      await alone.close();
+      // In time order; the last steps of a 2025 session (its stream closed,
+      // its DELETE) may come in either order, on one process too.
+      const kinds = (entry: ClientReport) =>
+        entry.timeline.map((step) => step.kind).toSorted().join(" ");
+      // Closing is recorded once the lab sees the stream end: poll until
+      // both replicas hold the whole run, as the single lab does.
+      let reports: LabReport[] = [];
+      const same = async () => {
+        reports = await Promise.all(set.replicas.map(replicaReport));
+        const one = kinds(reportFor(lab, name));
+        return reports.every((report) =>
+          report.clients.length === 1 && kinds(report.clients[0]) === one
+        );
+      };
+      const until = Date.now() + 10_000;
+      let held = await same();
+      while (!held && Date.now() < until) {
+        await delay(50);
+        held = await same();
+      }
+      const one = reportFor(lab, name);
+      assert.ok(
+        held,
+        JSON.stringify({
+          replicas: reports.map((report) => report.clients.map(kinds)),
+          one: kinds(one),
+        }),
+      );
+      const [a, b] = reports;
+      assert.deepEqual(sharedPart(a), sharedPart(b));
+      const [entry] = a.clients.filter((client) => client.name === name);
+      assert.equal(entry.level, 6);
+      assert.deepEqual(
+        [entry.level, entry.steps, entry.missing, entry.resourceVersion],
+        [one.level, one.steps, one.missing, one.resourceVersion],
+      );
+      assert.equal(kinds(entry), kinds(one));
+      // Round robin spreads one client's requests over both replicas;
+      // sticky keeps a session's on the replica that opened it.
+      const logged = set.replicas.map((replica) =>
+        taggedLines(replica.lines, name).length
+      );
+      if (routing === "round-robin") assert.ok(logged.every((n) => n > 0));
+      else assert.equal(logged.filter((n) => n > 0).length, 1);
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "--bus: a 2025 request reaching a replica other than its session's is 404 saying the balancer is not sticky",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    const sessionId = await openRawSession(new URL(a.url));
+    const response = await rawRead(new URL(b.url), sessionId);
+    assert.equal(response.status, 404);
+    assert.deepEqual((response.json as { error: unknown }).error, {
+      code: -32001,
+      message:
+        `Session not found on this replica: ${sessionId} lives on another; a balancer must send each request to the replica of its Mcp-Session-Id (sticky sessions)`,
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: Redis lost mid-run is a [bus/lost] line, /healthz and a report caveat; the replica serves on alone, and shares again once Redis is back",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ labArgs: ["--delay", "0.2"] });
+    const [a] = set.replicas;
+    const redis = set.processes.find((process) => process.name === "redis")!;
+    Deno.kill(redis.pid, "SIGKILL");
+    await eventually(
+      () => a.lines.some((line) => line.startsWith("[bus/lost] ")),
+      "a [bus/lost] line",
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, true);
+    // Alone, the replica still gives a client its whole flow.
+    await using client = await connectClient(new URL(a.url), "alone", "auto");
+    await replicaFlow(client);
+    const markdown = await (await fetch(`${a.origin}/report.md`)).text();
+    assert.match(
+      markdown,
+      /^> Replica [0-9a-f]{8} lost its bus \(Redis\) at \S+ and has not got it back: \d+ message\(s\) never reached the other replicas/m,
+    );
+    assert.equal((await replicaReport(a)).clients[0].level, 6);
+
+    const again = new Deno.Command(REDIS_SERVER_PATH, {
+      args: ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]
+        .concat(["--port", String(set.redisPort)]),
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      await eventually(
+        () =>
+          set.replicas.every((replica) =>
+            replica.lines.some((line) => line.startsWith("[bus/restored] "))
+          ),
+        "[bus/restored] on both replicas",
+      );
+    } finally {
+      again.kill("SIGKILL");
+      await again.status;
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica killed mid-run leaves its clients in the others' reports, as far as it recorded them, and the others serve on",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    await using client = await connectClient(new URL(a.url), "orphan", "auto");
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const { bus } = await (await fetch(`${a.origin}/healthz`)).json();
+    await a.stop(0);
+    await eventually(
+      () =>
+        b.lines.some((line) =>
+          line.startsWith("[bus/replica-gone] ") &&
+          line.includes(`replica=${bus.replica} `)
+        ),
+      "[bus/replica-gone] naming replica A",
+    );
+    const [orphan] = (await replicaReport(b)).clients;
+    assert.equal(orphan.name, "orphan");
+    assert.equal(orphan.level, 3);
+    await using other = await connectClient(new URL(b.url), "survivor", "auto");
+    await replicaFlow(other);
+  },
+});
+
+Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be reached, or --stdio is one line and exit 2, the password hidden", async () => {
+  const closed = freePort();
+  const cases: [string[], Record<string, string>, string][] = [
+    [
+      ["--bus", "http://cache:6379"],
+      {},
+      `config error: --bus="http://cache:6379" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      [],
+      { MCP_TEST_BUS: "redis://u:hunter2@cache:6379/x" },
+      `config error: MCP_TEST_BUS="redis://u:***@cache:6379/x" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      ["--bus", `redis://u:hunter2@127.0.0.1:${closed}`],
+      {},
+      `config error: --bus redis://u:***@127.0.0.1:${closed}: cannot reach Redis: connect ECONNREFUSED 127.0.0.1:${closed}`,
+    ],
+    [
+      ["--stdio", "--bus", "redis://127.0.0.1:6379"],
+      {},
+      "config error: --bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
+    ],
+  ];
+  for (const [args, env, line] of cases) {
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN_PATH, "--port", "0", ...args],
+      env,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder();
+    assert.deepEqual([code, text.decode(stdout), text.decode(stderr)], [
+      2,
+      "",
+      `${line}\n`,
+    ]);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Replica set launcher
+// ---------------------------------------------------------------------------
+
+Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; eventStreams lets each SSE event through at once and a closed stream go", () => {
+  const head = (idle: number, port: number, eventStreams = false) => [
+    "defaults",
+    "  mode http",
+    ...eventStreams ? ["  option http-no-delay", "  option abortonclose"] : [],
+    "  timeout connect 5s",
+    `  timeout client ${idle}s`,
+    `  timeout server ${idle}s`,
+    "frontend board",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend replicas",
+    "backend replicas",
+    "  balance roundrobin",
+  ];
+  assert.equal(
+    haproxyConfig(4324, [4321, 4322]),
+    [
+      ...head(120, 4324),
+      "  server replicaA 127.0.0.1:4321",
+      "  server replicaB 127.0.0.1:4322",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(
+    haproxyConfig(9000, [9001, 9002, 9003], "sticky", {
+      idleSeconds: 3600,
+      eventStreams: true,
+    }),
+    [
+      ...head(3600, 9000, true),
+      "  stick-table type string len 64 size 100k expire 1h",
+      "  stick store-response res.hdr(Mcp-Session-Id)",
+      "  stick match req.hdr(Mcp-Session-Id)",
+      "  server replicaA 127.0.0.1:9001",
+      "  server replicaB 127.0.0.1:9002",
+      "  server replicaC 127.0.0.1:9003",
+      "",
+    ].join("\n"),
+  );
+});
+
+if (replicasMissing !== "") {
+  console.log(
+    `main_test.ts: the replica tests are skipped: ${replicasMissing}`,
+  );
+}
+
+Deno.test({
+  name:
+    "startReplicaSet: Redis bounded and saving nothing, two labs on it each seeing the other, HAProxy sticky; 2025 sessions open round robin and stay on their replica; stop() leaves no process, folder or port",
+  ignore: replicasMissing !== "",
+  async fn() {
+    const set = await startReplicaSet({
+      labEnv: { MCP_TEST_LOG_LEVEL: "silent" },
+    });
+    try {
+      assert.equal(set.url, `http://127.0.0.1:${set.balancerPort}/mcp`);
+      assert.equal(set.redisUrl, `redis://127.0.0.1:${set.redisPort}`);
+      assert.deepEqual(set.processes.map(({ name }) => name), [
+        "redis",
+        "replicaA",
+        "replicaB",
+        "haproxy",
+      ]);
+      assert.equal(await redisCommand(set.redisPort, ["PING"]), "PONG");
+      assert.deepEqual(
+        await redisCommand(set.redisPort, ["CONFIG", "GET", "maxmemory"]),
+        { maxmemory: String(64 * 1024 * 1024) },
+      );
+      assert.deepEqual(
+        await redisCommand(set.redisPort, ["CONFIG", "GET", "save"]),
+        { save: "" },
+      );
+      assert.equal(
+        await Deno.readTextFile(`${set.workDir}/haproxy.cfg`),
+        haproxyConfig(
+          set.balancerPort,
+          set.replicas.map((replica) => replica.port),
+          "sticky",
+          { idleSeconds: 3600, eventStreams: true },
+        ),
+      );
+      const health = () =>
+        Promise.all(
+          set.replicas.map(async (replica) =>
+            await (await fetch(`${replica.origin}/healthz`)).json()
+          ),
+        );
+      const buses = (await health()).map((each) => each.bus);
+      assert.deepEqual(buses.map((bus) => bus.replicas), [2, 2]);
+      assert.notEqual(buses[0].replica, buses[1].replica);
+      const url = new URL(set.url);
+      const sessions = [await openRawSession(url), await openRawSession(url)];
+      assert.deepEqual(
+        (await health()).map((each) => each.legacySessions),
+        [1, 1],
+      );
+      // Round robin would send every other read to the replica that does
+      // not know the session.
+      for (const sessionId of sessions) {
+        for (let read = 0; read < 3; read++) {
+          const answer = await rawRead(url, sessionId);
+          assert.equal(answer.status, 200);
+          assert.equal(answer.json.result.contents[0].text, VERSION_1_TEXT);
+        }
+      }
+    } finally {
+      await set.stop();
+    }
+    const left = await new Deno.Command("ps", {
+      args: ["-o", "pid=", "-p", set.processes.map(({ pid }) => pid).join()],
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(left.stdout).trim(), "");
+    await assert.rejects(Deno.stat(set.workDir), Deno.errors.NotFound);
+    Deno.listen({ hostname: "127.0.0.1", port: set.balancerPort }).close();
+  },
 });

@@ -26,9 +26,6 @@ import {
   stopAll,
 } from "./servers.ts";
 import {
-  HAPROXY_PATH,
-  haproxyConfig,
-  REDIS_SERVER_PATH,
   type RowContext,
   type RowTarget,
   SERVER_CATALOG,
@@ -38,6 +35,11 @@ import { freePort } from "./support/run_lab.ts";
 import { alive } from "./support/process.ts";
 import { GO_BUILD } from "./support/install_go.ts";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
+import {
+  HAPROXY_PATH,
+  haproxyConfig,
+  REDIS_SERVER_PATH,
+} from "../testdata/replica_set.ts";
 import { CARGO_BUILD } from "./support/install_rust.ts";
 
 prepareTestEnvironment();

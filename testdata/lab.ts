@@ -104,6 +104,14 @@ export function denoChildEnv(): Record<string, string> {
   return env;
 }
 
+/** A free loopback port, for servers that cannot pick their own. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
 /**
  * The lab in this process on a free loopback port (updates 0.2 s after the
  * trigger), its log lines kept in `lines`; disposed, it closes.

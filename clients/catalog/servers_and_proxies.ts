@@ -14,6 +14,11 @@ import type { BuiltProgram } from "../support/build_once.ts";
 import { GO_BUILD } from "../support/install_go.ts";
 import { shellQuote } from "../support/process.ts";
 import { builtProgramOf } from "./libraries.ts";
+import {
+  HAPROXY_PATH,
+  haproxyConfig,
+  REDIS_SERVER_PATH,
+} from "../../testdata/replica_set.ts";
 
 /** The two tables of `results/servers.md`. */
 export type ServerTable = "servers" | "proxies";
@@ -706,10 +711,6 @@ const PYTHON_BOARD_ARGS = [
   JSON.stringify(BOARD_TASK),
 ];
 
-/** Debian's Redis and HAProxy, where a replica row looks for them. */
-export const REDIS_SERVER_PATH = "/usr/bin/redis-server";
-export const HAPROXY_PATH = "/usr/sbin/haproxy";
-
 /** How two replicas share what one publishes and stores. */
 type ReplicaBus =
   | "memory"
@@ -768,30 +769,6 @@ function replicaTarget(bus: ReplicaBus, context: RowContext): RowTarget {
     command: replica(context.port),
     processes,
   };
-}
-
-/**
- * HAProxy in front of the replicas, round robin: each request (a 2026-07-28
- * listen, each read, each call) to the next replica. Timeouts longer than a
- * row, so the balancer never cuts the stream it carries.
- */
-export function haproxyConfig(port: number, replicas: number[]): string {
-  return [
-    "defaults",
-    "  mode http",
-    "  timeout connect 5s",
-    "  timeout client 120s",
-    "  timeout server 120s",
-    "frontend board",
-    `  bind 127.0.0.1:${port}`,
-    "  default_backend replicas",
-    "backend replicas",
-    "  balance roundrobin",
-    ...replicas.map((replica, index) =>
-      `  server replica${"AB"[index]} 127.0.0.1:${replica}`
-    ),
-    "",
-  ].join("\n");
 }
 
 /**

@@ -16,6 +16,9 @@ import {
 import { printableLine, shellQuote } from "./process.ts";
 import { type SpawnedLab, spawnLab } from "../../testdata/lab.ts";
 
+/** A free loopback port: the one the lab's side uses too. */
+export { freePort } from "../../testdata/lab.ts";
+
 export interface LabOptions {
   /** Path to the lab's `main.ts`. */
   mainPath: string;
@@ -191,14 +194,6 @@ export function joinedDetail(
   more: string,
 ): string {
   return detail ? `${detail}; ${more}` : more;
-}
-
-/** A free loopback port, for servers that cannot pick their own. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 /** The lab as a client starts it over stdio: a command, its arguments, its environment. */
