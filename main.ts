@@ -97,7 +97,7 @@ const seconds = z.string().regex(/^\d+(\.\d+)?$/).transform(Number);
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
-const UPDATE_TRIGGERS = ["subscribe", "read", "connect"] as const;
+const UPDATE_TRIGGERS = ["subscribe", "read", "connect", "wait"] as const;
 /** What starts a client's updates. */
 export type UpdateTrigger = (typeof UPDATE_TRIGGERS)[number];
 
@@ -199,7 +199,7 @@ const SETTINGS = {
     flag: "trigger",
     defaultValue: "subscribe",
     description:
-      "What starts a client's updates: subscribe (or listen), its first read, or its connect",
+      "What starts a client's updates: subscribe (or listen), its first read, its connect, or only a wait tool call",
     allowed: UPDATE_TRIGGERS.join("/"),
     schema: z.enum(UPDATE_TRIGGERS),
   },
@@ -421,7 +421,13 @@ export function loadConfig(
     }
     config[name] = parsed.data;
   }
-  const { requireCatalogLevel, catalogChange } = config as LabConfig;
+  const { requireCatalogLevel, catalogChange, updateTrigger, enableWaitTool } =
+    config as LabConfig;
+  if (updateTrigger === "wait" && !enableWaitTool) {
+    throw new ConfigError(
+      "--trigger wait (MCP_TEST_UPDATE_TRIGGER) needs --enable-wait-tool (MCP_TEST_ENABLE_WAIT_TOOL): only its calls would start updates",
+    );
+  }
   if (requireCatalogLevel !== null && catalogChange.length === 0) {
     throw new ConfigError(
       "--require-catalog-level (MCP_TEST_REQUIRE_CATALOG_LEVEL) needs a --catalog-change (MCP_TEST_CATALOG_CHANGE) other than off",
@@ -1916,10 +1922,12 @@ class ReplicaBus implements Peers {
       bus.#history = last?.id ?? "0-0";
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
+      // The Redis client reads two debug switches from the environment.
+      const refused = error instanceof Deno.errors.NotCapable;
       throw new ConfigError(
-        `--bus ${withoutPassword(url)}: cannot reach Redis: ${
-          lineWords((error as Error).message)
-        }`,
+        `--bus ${withoutPassword(url)}: ${
+          refused ? "Deno's permissions refuse it" : "cannot reach Redis"
+        }: ${lineWords((error as Error).message)}`,
       );
     }
     started = true;

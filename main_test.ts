@@ -2281,7 +2281,7 @@ Deno.test("flags mirror the environment and win over it", () => {
     () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
     (error: Error) =>
       error.message ===
-        '--trigger="poll" is not allowed: expected subscribe/read/connect',
+        '--trigger="poll" is not allowed: expected subscribe/read/connect/wait',
   );
   assert.throws(
     () => parseCommandLine(["--colour"]),
@@ -5670,6 +5670,35 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
   const map = doc.slice(doc.indexOf("Exported for"));
   const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
   assert.deepEqual(named.toSorted(), exported.toSorted());
+});
+
+Deno.test("--trigger wait: only a wait tool call starts a client's updates, and the lab refuses it without the tool", async () => {
+  assert.throws(
+    () => loadConfig({ MCP_TEST_UPDATE_TRIGGER: "wait" }),
+    new ConfigError(
+      "--trigger wait (MCP_TEST_UPDATE_TRIGGER) needs --enable-wait-tool (MCP_TEST_ENABLE_WAIT_TOOL): only its calls would start updates",
+    ),
+  );
+  await using lab = startLab({
+    MCP_TEST_UPDATE_TRIGGER: "wait",
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+  });
+  await using client = await connectClient(lab.url, "wait-trigger", "auto");
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  const updated = nextResourceUpdate(client);
+  const listen = await client.listen({ resourceSubscriptions: [REVIEW_URI] });
+  await delay(600);
+  assert.equal(lab.lab.counts().pendingUpdates, 0);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  const answer = await client.callTool({
+    name: "wait_for_review_update",
+    arguments: { timeout_seconds: 5 },
+  });
+  assert.equal(toolText(answer), VERSION_2_TEXT);
+  assert.equal(await updated, REVIEW_URI);
+  await listen.close();
+  assert.equal(reportFor(lab, "wait-trigger").level, 5);
 });
 
 // ---------------------------------------------------------------------------

@@ -89,9 +89,10 @@ const LISTEN_TIMEOUT_MS = 60_000;
 export const SERVERS_USAGE = `Usage: deno task servers [options]
 
 Probes every server and proxy of clients/catalog/servers_and_proxies.ts
-(the lab, the reference servers, a filesystem server, the puppeteer
-server, board servers on the Python, Go and Rust SDKs, FastRMCP's,
-mcp-proxy, supergateway and mcp-remote in front of the lab), each
+(the lab, alone and as replicas, the reference servers, a filesystem
+server, the puppeteer server, board servers on the Python, Go and Rust
+SDKs, FastRMCP's, mcp-proxy, supergateway and mcp-remote in front of the
+lab), each
 installed from npm at its pinned version (the Python program: a virtual
 environment of its pinned requirements from PyPI; the Go and Rust
 programs: built once with their go.sum or Cargo.lock), over every
@@ -100,9 +101,9 @@ change reaches a client; rewrites results/servers.md with each run's
 report in results/servers/.
 
 Options:
-  --only NAMES       a comma-separated list of ids (lab, everything, memory,
-                     filesystem, puppeteer, python-sdk, go-sdk-server,
-                     rmcp-server, fastrmcp-server, mcp-proxy,
+  --only NAMES       a comma-separated list of ids (lab, lab-replicas,
+                     everything, memory, filesystem, puppeteer, python-sdk,
+                     go-sdk-server, rmcp-server, fastrmcp-server, mcp-proxy,
                      mcp-proxy-python, supergateway, mcp-remote) or row names
                      (mcp-proxy-2025); the table then holds those rows alone
   --check            exit 1 unless every row ran and reached the level, exit

@@ -18,6 +18,7 @@ import {
   HAPROXY_PATH,
   haproxyConfig,
   REDIS_SERVER_PATH,
+  type Routing,
 } from "../../testdata/replica_set.ts";
 
 /** The two tables of `results/servers.md`. */
@@ -719,56 +720,80 @@ type ReplicaBus =
   | "redis behind haproxy";
 
 /**
- * Two board servers on two ports (A the row's port, B `ports[0]`), each
- * with its own memory, or both on a Redis (`ports[1]`, nothing saved) for
- * their bus (and their board, but for `redis bus only`); with HAProxy (`ports[2]`, round robin) in
- * front of them as the probe's `--url`. The probe's `--change-via` is
- * always replica B itself, so the change is made on the other replica
- * whichever one the balancer gave the stream.
+ * Two replicas of one server: A on the row's port, B on `ports[0]`, each a
+ * `replica(port, redis)` command; with a Redis on `ports[1]` (nothing saved)
+ * when `redis`; with HAProxy on `ports[2]` in front of them, as the probe's
+ * `--url`, when `balancer` says how it routes.
  */
-function replicaTarget(bus: ReplicaBus, context: RowContext): RowTarget {
+function replicaPair(context: RowContext, pair: {
+  replica(port: number, redis: string | undefined): string[];
+  redis: boolean;
+  balancer?: { routing: Routing; eventStreams: boolean };
+}): RowTarget {
   const [portB, redisPort, balancerPort] = context.ports;
-  const redis = `redis://127.0.0.1:${redisPort}`;
-  const shared = bus === "memory"
-    ? []
-    : bus === "redis bus only"
-    ? ["--bus", redis]
-    : ["--bus", redis, "--store", redis];
-  const replica = (port: number) => [
-    context.python,
-    context.bin,
-    "http",
-    String(port),
-    ...shared,
-  ];
-  const processes: RowProcess[] = bus === "memory" ? [] : [{
-    name: "redis-server",
-    command: [
-      REDIS_SERVER_PATH,
-      ...["--save", "", "--appendonly", "no"],
-      ...["--port", String(redisPort), "--bind", "127.0.0.1"],
-    ],
-    port: redisPort,
-  }];
-  processes.push({ name: "replica B", command: replica(portB), port: portB });
-  if (bus === "redis behind haproxy") {
+  const redis = pair.redis ? `redis://127.0.0.1:${redisPort}` : undefined;
+  const processes: RowProcess[] = redis
+    ? [{
+      name: "redis-server",
+      command: [
+        REDIS_SERVER_PATH,
+        ...["--save", "", "--appendonly", "no"],
+        ...["--port", String(redisPort), "--bind", "127.0.0.1"],
+      ],
+      port: redisPort,
+    }]
+    : [];
+  processes.push({
+    name: "replica B",
+    command: pair.replica(portB, redis),
+    port: portB,
+  });
+  const { balancer } = pair;
+  if (balancer) {
+    const replicas = [context.port, portB];
     processes.push({
       name: "haproxy",
       command: [HAPROXY_PATH, "-db", "-f", "haproxy.cfg"],
       port: balancerPort,
       files: {
-        "haproxy.cfg": haproxyConfig(balancerPort, [context.port, portB]),
+        "haproxy.cfg": haproxyConfig(balancerPort, replicas, balancer.routing, {
+          eventStreams: balancer.eventStreams,
+        }),
       },
     });
   }
   return {
     kind: "http",
-    url: `http://127.0.0.1:${
-      bus === "redis behind haproxy" ? balancerPort : context.port
-    }/mcp`,
-    command: replica(context.port),
+    url: `http://127.0.0.1:${balancer ? balancerPort : context.port}/mcp`,
+    command: pair.replica(context.port, redis),
     processes,
   };
+}
+
+/**
+ * Two board servers, each with its own memory, or both on Redis for their
+ * bus (and their board, but for `redis bus only`), behind HAProxy round
+ * robin for `redis behind haproxy`. The probe's `--change-via` is always
+ * replica B itself, so the change is made on the other replica whichever
+ * one the balancer gave the stream.
+ */
+function replicaTarget(bus: ReplicaBus, context: RowContext): RowTarget {
+  return replicaPair(context, {
+    replica: (port, redis) => [
+      context.python,
+      context.bin,
+      "http",
+      String(port),
+      ...!redis
+        ? []
+        : bus === "redis bus only"
+        ? ["--bus", redis]
+        : ["--bus", redis, "--store", redis],
+    ],
+    redis: bus !== "memory",
+    ...bus === "redis behind haproxy" &&
+      { balancer: { routing: "round-robin", eventStreams: false } },
+  });
 }
 
 /**
@@ -962,6 +987,99 @@ const FASTRMCP_SERVER: ServerDefinition = {
   }],
 };
 
+/** How a pair of the lab's replicas is set up for one row. */
+interface LabReplicaRow {
+  name: string;
+  era: Era;
+  mode: string;
+  bus: boolean;
+  balancer?: Routing;
+  /** The probe makes the change through replica B (`--trigger wait`). */
+  changeViaB: boolean;
+}
+
+/**
+ * The lab itself as two replicas (`--bus`), update after 1 s. With the
+ * change made through replica B, the only start of a series is the probe's
+ * wait tool call there (`--trigger wait`), the stream held on A or through
+ * HAProxy: lost without the bus, delivered with it. Through the balancer
+ * without `--change-via`, a 2025 session sticky or round robin.
+ */
+const LAB_REPLICA_ROWS: LabReplicaRow[] = [
+  {
+    name: "memory",
+    era: "2026-07-28",
+    mode: "2 replicas, no bus",
+    bus: false,
+    changeViaB: true,
+  },
+  {
+    name: "redis",
+    era: "2026-07-28",
+    mode: "2 replicas, --bus",
+    bus: true,
+    changeViaB: true,
+  },
+  {
+    name: "haproxy-redis",
+    era: "2026-07-28",
+    mode: "2 replicas behind HAProxy round robin, --bus",
+    bus: true,
+    balancer: "round-robin",
+    changeViaB: true,
+  },
+  {
+    name: "haproxy-sticky-redis",
+    era: "2025",
+    mode: "2 replicas behind HAProxy sticky, --bus",
+    bus: true,
+    balancer: "sticky",
+    changeViaB: false,
+  },
+  {
+    name: "haproxy-redis",
+    era: "2025",
+    mode: "2 replicas behind HAProxy round robin, --bus",
+    bus: true,
+    balancer: "round-robin",
+    changeViaB: false,
+  },
+];
+
+const LAB_REPLICAS: ServerDefinition = {
+  table: "servers",
+  id: "lab-replicas",
+  displayName: "mcp-resource-subscription-lab (replicas)",
+  rows: LAB_REPLICA_ROWS.map((row) => ({
+    slug: `lab-replicas-${row.name}-${row.era}`,
+    era: row.era,
+    mode: row.mode,
+    target: (context: RowContext) =>
+      replicaPair(context, {
+        replica: (port, redis) => [
+          context.deno,
+          ...["run", "-A", context.labMain, "--port", String(port)],
+          ...["--delay", "1", "--catalog-change", LAB_CATALOG_CHANGE],
+          ...row.changeViaB ? ["--trigger", "wait", "--enable-wait-tool"] : [],
+          ...redis ? ["--bus", redis] : [],
+        ],
+        redis: row.bus,
+        ...row.balancer &&
+          { balancer: { routing: row.balancer, eventStreams: true } },
+      }),
+    probeArgs: (context: RowContext) => [
+      ...LAB_PROBE_ARGS,
+      ...row.changeViaB
+        ? [
+          ...["--change-via", `http://127.0.0.1:${context.ports[0]}/mcp`],
+          ...["--call", "wait_for_review_update"],
+          ...["--call-args", JSON.stringify({ timeout_seconds: 5 })],
+        ]
+        : [],
+    ],
+  })),
+};
+
 /** Every server and proxy, in the tables' order. */
 export const SERVER_CATALOG: ServerDefinition[] = [
   LAB,
@@ -970,6 +1088,7 @@ export const SERVER_CATALOG: ServerDefinition[] = [
   FILESYSTEM,
   PUPPETEER,
   PYTHON_SDK,
+  LAB_REPLICAS,
   GO_SDK_SERVER,
   RMCP_SERVER,
   FASTRMCP_SERVER,
