@@ -1739,7 +1739,7 @@ class LabState {
 }
 
 // ---------------------------------------------------------------------------
-// Replicas: one lab in several processes, through Redis (`--bus`)
+// The bus's messages: what replicas tell each other through Redis
 // ---------------------------------------------------------------------------
 
 /** Redis keys: a capped stream all replicas append to and read; heartbeats. */
@@ -1866,6 +1866,10 @@ function redisConnection(url: string, reconnect: () => boolean) {
 
 type RedisConnection = ReturnType<typeof redisConnection>;
 
+// ---------------------------------------------------------------------------
+// Replicas: one lab in several processes, through Redis (`--bus`)
+// ---------------------------------------------------------------------------
+
 /**
  * This replica's link to the others: what it records goes out on the
  * stream, what they record comes in and is kept as if recorded here, and a
@@ -1883,6 +1887,8 @@ class ReplicaBus implements Peers {
   lostSince?: number;
   /** Each time it was lost (the last ten): from when, for how long. */
   #outages: { from: number; seconds?: number }[] = [];
+  /** The first write Redis refused while reachable (out of memory, say). */
+  #refusal?: { at: number; message: string };
   /** Since when this replica shares again (a fresh Redis knows no one). */
   #sharingSince = Date.now();
   #state?: LabState;
@@ -2020,7 +2026,19 @@ class ReplicaBus implements Peers {
         strategyModifier: "~",
         threshold: BUS_MAX_EVENTS,
       },
-    }).then(() => {}, () => void this.dropped++);
+    }).then(() => {}, (error: Error) => this.#refused(error));
+  }
+
+  /** A write Redis answered with an error (full, read-only): said once. */
+  #refused(error: Error) {
+    this.dropped++;
+    if (this.lostSince || this.#closed || this.#refusal) return;
+    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
+    this.#log?.writeOrStderr("error", {
+      tag: "bus/refused",
+      words: "Redis refused a write: the others no longer hear of what fails",
+      fields: { reason: this.#refusal.message },
+    });
   }
 
   /** The other replicas' answers to a delivery, until all or a second. */
@@ -2151,13 +2169,20 @@ class ReplicaBus implements Peers {
 
   /** What a report must say when this replica lost its bus during the run. */
   caveats(): string[] {
-    return this.#outages.map(({ from, seconds }) =>
-      `Replica ${this.replica} lost its bus (Redis) at ${
-        new Date(from).toISOString()
-      } ${
-        seconds === undefined ? "and has not got it back" : `for ${seconds} s`
-      }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
-    );
+    const refused = this.#refusal &&
+      `Redis refused this replica's writes from ${
+        new Date(this.#refusal.at).toISOString()
+      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
+    return [
+      ...refused ? [refused] : [],
+      ...this.#outages.map(({ from, seconds }) =>
+        `Replica ${this.replica} lost its bus (Redis) at ${
+          new Date(from).toISOString()
+        } ${
+          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
+        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
+      ),
+    ];
   }
 
   #lost(error: Error) {
@@ -4591,6 +4616,7 @@ export function createLab(
         replica: bus.replica,
         replicas: bus.peers + 1,
         lost: bus.lostSince !== undefined,
+        dropped: bus.dropped,
       },
     },
   });

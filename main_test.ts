@@ -5874,6 +5874,36 @@ Deno.test({
 
 Deno.test({
   name:
+    "--bus: a write Redis refuses (out of memory) is one [bus/refused] line, counted in /healthz, and a caveat in the reports",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet();
+    const [a] = set.replicas;
+    // Past its bound, Redis refuses every write with OOM.
+    await redisCommand(set.redisPort, ["CONFIG", "SET", "maxmemory", "1"]);
+    await using client = await connectClient(new URL(a.url), "full", "auto");
+    await replicaFlow(client);
+    const refusals = a.lines.filter((line) =>
+      line.startsWith("[bus/refused] ")
+    );
+    assert.equal(refusals.length, 1);
+    assert.match(
+      refusals[0],
+      /^\[bus\/refused\] Redis refused a write: the others no longer hear of what fails reason="OOM command not allowed when used memory > 'maxmemory'\." at=/,
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, false);
+    assert.ok(health.bus.dropped > 0);
+    const { caveats } = await replicaReport(a);
+    assert.match(
+      caveats?.[0] ?? "",
+      /^Redis refused this replica's writes from \S+ \(OOM command not allowed when used memory > 'maxmemory'\.\): \d+ message\(s\) never reached the other replicas/,
+    );
+  },
+});
+
+Deno.test({
+  name:
     "--bus: a replica killed mid-run leaves its clients in the others' reports, as far as it recorded them, and the others serve on",
   ignore: replicasMissing !== "",
   async fn() {
