@@ -75,7 +75,6 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
-import { createClient } from "npm:@redis/client@6.3.1";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -1851,8 +1850,12 @@ function compareStreamIds(a: string, b: string): number {
   return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
 }
 
-/** A Redis connection that fails at once while Redis is away. */
-function redisConnection(url: string, reconnect: () => boolean) {
+/**
+ * A Redis connection that fails at once while Redis is away. Its client is
+ * loaded only with `--bus`: it would double every lab's start-up time.
+ */
+async function redisConnection(url: string, reconnect: () => boolean) {
+  const { createClient } = await import("npm:@redis/client@6.3.1");
   return createClient({
     url,
     disableOfflineQueue: true,
@@ -1864,7 +1867,7 @@ function redisConnection(url: string, reconnect: () => boolean) {
   });
 }
 
-type RedisConnection = ReturnType<typeof redisConnection>;
+type RedisConnection = Awaited<ReturnType<typeof redisConnection>>;
 
 // ---------------------------------------------------------------------------
 // Replicas: one lab in several processes, through Redis (`--bus`)
@@ -1911,7 +1914,7 @@ class ReplicaBus implements Peers {
   static async connect(url: string): Promise<ReplicaBus> {
     let started = false;
     // At start a refusal is final; later the replica keeps trying.
-    const redis = redisConnection(url, () => started);
+    const redis = await redisConnection(url, () => started);
     const bus = new ReplicaBus(url, redis);
     redis.on("error", (error: Error) => bus.#lost(error));
     bus.#reader.on("error", () => {});
