@@ -5707,6 +5707,7 @@ Deno.test("--trigger wait: only a wait tool call starts a client's updates, and 
 
 /** Why the replica tests cannot run here; `.ci/run` installs both. */
 const replicasMissing = (await missingReplicaPrograms()).join("; ");
+if (replicasMissing) console.warn(`--bus tests skipped: ${replicasMissing}`);
 
 /** `/report` of one replica, as JSON. */
 async function replicaReport(lab: { origin: string }): Promise<LabReport> {
