@@ -75,7 +75,6 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
-import { createClient } from "npm:@redis/client@6.3.1";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -1765,13 +1764,10 @@ class LabState {
 }
 
 // ---------------------------------------------------------------------------
-// Replicas: one lab in several processes, through Redis (`--bus`)
+// The bus's messages: what replicas tell each other through Redis
 // ---------------------------------------------------------------------------
 
-/**
- * The Redis keys replicas share. `events` is a stream every replica appends
- * to and reads in full, capped; `replicas` holds each live one's heartbeat.
- */
+/** Redis keys: a capped stream all replicas append to and read; heartbeats. */
 const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
 /** How many events the stream keeps (about), and for how long unwritten. */
 const BUS_MAX_EVENTS = 100_000;
@@ -1837,8 +1833,12 @@ function compareStreamIds(a: string, b: string): number {
   return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
 }
 
-/** A Redis connection that fails at once while Redis is away. */
-function redisConnection(url: string, reconnect: () => boolean) {
+/**
+ * A Redis connection that fails at once while Redis is away. Its client is
+ * loaded only with `--bus`: it would double every lab's start-up time.
+ */
+async function redisConnection(url: string, reconnect: () => boolean) {
+  const { createClient } = await import("npm:@redis/client@6.3.1");
   return createClient({
     url,
     disableOfflineQueue: true,
@@ -1850,7 +1850,11 @@ function redisConnection(url: string, reconnect: () => boolean) {
   });
 }
 
-type RedisConnection = ReturnType<typeof redisConnection>;
+type RedisConnection = Awaited<ReturnType<typeof redisConnection>>;
+
+// ---------------------------------------------------------------------------
+// Replicas: one lab in several processes, through Redis (`--bus`)
+// ---------------------------------------------------------------------------
 
 /**
  * This replica's link to the others: what it records goes out on the
@@ -1869,6 +1873,8 @@ class ReplicaBus implements Peers {
   lostSince?: number;
   /** Each time it was lost (the last ten): from when, for how long. */
   #outages: { from: number; seconds?: number }[] = [];
+  /** The first write Redis refused while reachable (out of memory, say). */
+  #refusal?: { at: number; message: string };
   /** Since when this replica shares again (a fresh Redis knows no one). */
   #sharingSince = Date.now();
   #state?: LabState;
@@ -1891,7 +1897,7 @@ class ReplicaBus implements Peers {
   static async connect(url: string): Promise<ReplicaBus> {
     let started = false;
     // At start a refusal is final; later the replica keeps trying.
-    const redis = redisConnection(url, () => started);
+    const redis = await redisConnection(url, () => started);
     const bus = new ReplicaBus(url, redis);
     redis.on("error", (error: Error) => bus.#lost(error));
     bus.#reader.on("error", () => {});
@@ -1905,7 +1911,6 @@ class ReplicaBus implements Peers {
       bus.#history = last?.id ?? "0-0";
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
-      // The Redis client reads two debug switches from the environment.
       const refused = error instanceof Deno.errors.NotCapable;
       throw new ConfigError(
         `--bus ${withoutPassword(url)}: ${
@@ -2007,7 +2012,19 @@ class ReplicaBus implements Peers {
         strategyModifier: "~",
         threshold: BUS_MAX_EVENTS,
       },
-    }).then(() => {}, () => void this.dropped++);
+    }).then(() => {}, (error: Error) => this.#refused(error));
+  }
+
+  /** A write Redis answered with an error (full, read-only): said once. */
+  #refused(error: Error) {
+    this.dropped++;
+    if (this.lostSince || this.#closed || this.#refusal) return;
+    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
+    this.#log?.writeOrStderr("error", {
+      tag: "bus/refused",
+      words: "Redis refused a write: the others no longer hear of what fails",
+      fields: { reason: this.#refusal.message },
+    });
   }
 
   /** The other replicas' answers to a delivery, until all or a second. */
@@ -2135,13 +2152,20 @@ class ReplicaBus implements Peers {
 
   /** What a report must say when this replica lost its bus during the run. */
   caveats(): string[] {
-    return this.#outages.map(({ from, seconds }) =>
-      `Replica ${this.replica} lost its bus (Redis) at ${
-        new Date(from).toISOString()
-      } ${
-        seconds === undefined ? "and has not got it back" : `for ${seconds} s`
-      }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
-    );
+    const refused = this.#refusal &&
+      `Redis refused this replica's writes from ${
+        new Date(this.#refusal.at).toISOString()
+      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
+    return [
+      ...refused ? [refused] : [],
+      ...this.#outages.map(({ from, seconds }) =>
+        `Replica ${this.replica} lost its bus (Redis) at ${
+          new Date(from).toISOString()
+        } ${
+          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
+        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
+      ),
+    ];
   }
 
   #lost(error: Error) {
@@ -4577,6 +4601,7 @@ export function createLab(
         replica: bus.replica,
         replicas: bus.peers + 1,
         lost: bus.lostSince !== undefined,
+        dropped: bus.dropped,
       },
     },
   });

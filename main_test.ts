@@ -2281,7 +2281,7 @@ Deno.test("flags mirror the environment and win over it", () => {
     () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
     (error: Error) =>
       error.message ===
-        '--trigger="poll" is not allowed: expected subscribe/read/connect',
+        '--trigger="poll" is not allowed: expected subscribe/read/connect/wait',
   );
   assert.throws(
     () => parseCommandLine(["--colour"]),
@@ -2653,7 +2653,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 28);
+  assert.equal(help.length, 29);
   assert.deepEqual(await readmeSettings(), help);
 });
 
@@ -5707,6 +5707,7 @@ Deno.test("--trigger wait: only a wait tool call starts a client's updates, and 
 
 /** Why the replica tests cannot run here; `.ci/run` installs both. */
 const replicasMissing = (await missingReplicaPrograms()).join("; ");
+if (replicasMissing) console.warn(`--bus tests skipped: ${replicasMissing}`);
 
 /** `/report` of one replica, as JSON. */
 async function replicaReport(lab: { origin: string }): Promise<LabReport> {
@@ -5869,6 +5870,36 @@ Deno.test({
       again.kill("SIGKILL");
       await again.status;
     }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a write Redis refuses (out of memory) is one [bus/refused] line, counted in /healthz, and a caveat in the reports",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet();
+    const [a] = set.replicas;
+    // Past its bound, Redis refuses every write with OOM.
+    await redisCommand(set.redisPort, ["CONFIG", "SET", "maxmemory", "1"]);
+    await using client = await connectClient(new URL(a.url), "full", "auto");
+    await replicaFlow(client);
+    const refusals = a.lines.filter((line) =>
+      line.startsWith("[bus/refused] ")
+    );
+    assert.equal(refusals.length, 1);
+    assert.match(
+      refusals[0],
+      /^\[bus\/refused\] Redis refused a write: the others no longer hear of what fails reason="OOM command not allowed when used memory > 'maxmemory'\." at=/,
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, false);
+    assert.ok(health.bus.dropped > 0);
+    const { caveats } = await replicaReport(a);
+    assert.match(
+      caveats?.[0] ?? "",
+      /^Redis refused this replica's writes from \S+ \(OOM command not allowed when used memory > 'maxmemory'\.\): \d+ message\(s\) never reached the other replicas/,
+    );
   },
 });
 
