@@ -1011,6 +1011,9 @@ interface CatalogTrack {
   used?: Step;
   /** A 2026-07-28 listen asked for this list's changes. */
   asked: boolean;
+  /** Its notification is being written; a list meanwhile answers it. */
+  notifying?: boolean;
+  listedWhileNotifying?: Step;
 }
 
 /** A 2025 session, a 2026-07-28 `clientInfo` name@version, or a stdio peer. */
@@ -1286,13 +1289,16 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
       case "list":
         track.listed ??= step;
         if (track.notified) track.relisted ??= step;
+        else if (track.notifying) track.listedWhileNotifying ??= step;
         break;
       case "catalog-change":
         track.changed ??= step;
         break;
       case "catalog-notify":
-        if (facts.delivery?.delivered) track.notified ??= step;
-        else if (facts.delivery) track.lost ??= step;
+        if (facts.delivery?.delivered) {
+          track.notified ??= step;
+          track.relisted ??= track.listedWhileNotifying;
+        } else if (facts.delivery) track.lost ??= step;
         break;
       case "catalog-use":
         track.used ??= step;
@@ -1710,12 +1716,18 @@ class LabState {
     notification: ChangeNotification,
     catalog: CatalogKind[] = [],
   ) {
-    // A client may read before the write of its notification has returned.
-    client.progress.notifying = true;
+    // A client may read (or list) before the write of its notification
+    // has returned.
+    const tracks = catalog.map((kind) => client.progress.catalog[kind]);
+    const writing = (now: boolean) => {
+      client.progress.notifying = now;
+      for (const track of tracks) track.notifying = now;
+    };
+    writing(true);
     await this.peers.notifying(client, true);
     const delivery = await this.peers.deliver(client, notification)
       .catch(sendFailed);
-    client.progress.notifying = false;
+    writing(false);
     this.peers.notifying(client, false);
     const inline = delivery.delivered ? delivery.inline : undefined;
     const kind = catalog.length > 0 ? "catalog-notify" : "notify";
