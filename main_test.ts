@@ -5722,11 +5722,19 @@ function sharedPart(report: LabReport) {
   return { ...rest, reproduce: { ...reproduce, command: undefined } };
 }
 
-/** Lines a replica logged for a client, by their tags. */
+/** Whether two values have the same JSON, keys in the same order. */
+const equalJson = (a: unknown, b: unknown) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The steps a replica logged for a client, by their tags; not its verdict,
+ * which every replica prints when the client ends.
+ */
 function taggedLines(lines: string[], name: string) {
-  return lines.filter((line) => line.includes(`client=${name}/`)).map((
-    line,
-  ) => line.split(" ")[0]);
+  return lines.filter((line) =>
+    line.startsWith("[") && !line.startsWith("[verdict]") &&
+    line.includes(`client=${name}/`)
+  ).map((line) => line.split(" ")[0]);
 }
 
 /** The flow of `subscribeUntilUpdated`, with the reads around it. */
@@ -5753,27 +5761,36 @@ for (
         routing,
         labArgs: ["--delay", "1"],
       });
+      // A 2025 session ends with its DELETE, so the lab itself closes its
+      // stream, on one process as on a replica.
+      const end = async (client: Client) => {
+        if (mode === "legacy") {
+          await (client.transport as StreamableHTTPClientTransport)
+            .terminateSession();
+        }
+        await client.close();
+      };
       await using client = await connectClient(new URL(set.url), name, mode);
       await replicaFlow(client);
-      await client.close();
+      await end(client);
 
       await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "1" });
       await using alone = await connectClient(lab.url, name, mode);
       await replicaFlow(alone);
-      await alone.close();
+      await end(alone);
       // In time order; the last steps of a 2025 session (its stream closed,
       // its DELETE) may come in either order, on one process too.
       const kinds = (entry: ClientReport) =>
         entry.timeline.map((step) => step.kind).toSorted().join(" ");
-      // Closing is recorded once the lab sees the stream end: poll until
-      // both replicas hold the whole run, as the single lab does.
+      // A closed stream is recorded once the lab sees it end: poll until
+      // both replicas hold the whole run, alike, as the single lab does.
       let reports: LabReport[] = [];
       const same = async () => {
         reports = await Promise.all(set.replicas.map(replicaReport));
         const one = kinds(reportFor(lab, name));
         return reports.every((report) =>
           report.clients.length === 1 && kinds(report.clients[0]) === one
-        );
+        ) && equalJson(sharedPart(reports[0]), sharedPart(reports[1]));
       };
       const until = Date.now() + 10_000;
       let held = await same();
