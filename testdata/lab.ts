@@ -182,6 +182,8 @@ export interface SpawnLabOptions extends LabCommandOptions {
   timeoutMs?: number;
   /** Aborting it kills a lab that is still starting. */
   signal?: AbortSignal;
+  /** Whether `lines` keeps every stdout line (true); false keeps none. */
+  keepLines?: boolean;
 }
 
 /** A lab subprocess that is listening. */
@@ -230,7 +232,7 @@ export async function spawnLab(options: SpawnLabOptions): Promise<SpawnedLab> {
     const decoder = new TextDecoder();
     let partial = "";
     const take = (line: string) => {
-      lines.push(line);
+      if (options.keepLines ?? true) lines.push(line);
       const match = line.match(LISTENING);
       if (match) listening.resolve(match);
     };

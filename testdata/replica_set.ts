@@ -198,6 +198,11 @@ export interface ReplicaSetOptions {
   eventStreams?: boolean;
   /** Each line a process prints, with its name (redis, replicaA, haproxy). */
   onLine?: (source: string, line: string) => void;
+  /**
+   * Whether each lab's `lines` keeps all it prints (true); a set that runs
+   * for hours and prints through `onLine` keeps none.
+   */
+  keepLines?: boolean;
   /** How long the whole set may take to start (60 s). */
   timeoutMs?: number;
   /** Aborting it stops a set that is still starting. */
@@ -510,6 +515,7 @@ export async function startReplicaSet(
           onOutput: (chunk, stream) => splitters[stream](chunk),
           timeoutMs: Math.max(1, deadline - performance.now()),
           signal,
+          keepLines: options.keepLines,
         }).catch((error) => {
           throw new Error(`${name}: ${error.message}\n${tail}`);
         });
@@ -686,6 +692,7 @@ export async function replicasMain(args: string[]): Promise<number> {
   const starting = startReplicaSet({
     ...commandLine,
     onLine: (source, line) => console.log(`${source.padEnd(width)}| ${line}`),
+    keepLines: false,
   });
   try {
     const first = await Promise.race([starting, signalled.promise]);
