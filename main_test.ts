@@ -58,8 +58,8 @@ import {
 import {
   haproxyConfig,
   missingReplicaPrograms,
-  REDIS_SERVER_PATH,
   redisCommand,
+  redisServerCommand,
   startReplicaSet,
 } from "./testdata/replica_set.ts";
 
@@ -5869,9 +5869,9 @@ Deno.test({
     );
     assert.equal((await replicaReport(a)).clients[0].level, 6);
 
-    const again = new Deno.Command(REDIS_SERVER_PATH, {
-      args: ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]
-        .concat(["--port", String(set.redisPort)]),
+    const [redisServer, ...redisArgs] = redisServerCommand(set.redisPort);
+    const again = new Deno.Command(redisServer, {
+      args: redisArgs,
       stdout: "null",
       stderr: "null",
     }).spawn();

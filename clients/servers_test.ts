@@ -39,6 +39,7 @@ import {
   HAPROXY_PATH,
   haproxyConfig,
   REDIS_SERVER_PATH,
+  redisServerCommand,
 } from "../testdata/replica_set.ts";
 import { CARGO_BUILD } from "./support/install_rust.ts";
 
@@ -612,11 +613,7 @@ Deno.test({
           processes: [
             {
               name: "redis-server",
-              command: [
-                REDIS_SERVER_PATH,
-                ...["--save", "", "--appendonly", "no"],
-                ...["--port", String(redisPort), "--bind", "127.0.0.1"],
-              ],
+              command: redisServerCommand(redisPort),
               port: redisPort,
             },
             {

@@ -26,6 +26,21 @@ export const REDIS_SERVER_PATH = "/usr/bin/redis-server";
 export const HAPROXY_PATH = "/usr/sbin/haproxy";
 
 /**
+ * Redis on a loopback port, saving nothing (the replicas' state lives as
+ * long as the run), and with `maxMemory`, bounded: past it, writes fail.
+ */
+export function redisServerCommand(port: number, maxMemory?: string) {
+  return [
+    REDIS_SERVER_PATH,
+    ...["--save", "", "--appendonly", "no"],
+    ...["--port", String(port), "--bind", "127.0.0.1"],
+    ...maxMemory
+      ? ["--maxmemory", maxMemory, "--maxmemory-policy", "noeviction"]
+      : [],
+  ];
+}
+
+/**
  * How the balancer picks a replica: each request to the next one, or a
  * 2025 session's requests to the replica that answered its `initialize`.
  */
@@ -477,12 +492,7 @@ export async function startReplicaSet(
     const redisPort = freePort();
     const redisProgram = startProgram(
       "redis",
-      [
-        REDIS_SERVER_PATH,
-        ...["--save", "", "--appendonly", "no"],
-        ...["--port", String(redisPort), "--bind", "127.0.0.1"],
-        ...["--maxmemory", redisMaxMemory, "--maxmemory-policy", "noeviction"],
-      ],
+      redisServerCommand(redisPort, redisMaxMemory),
       workDir,
       onLine,
     );

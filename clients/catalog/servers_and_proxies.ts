@@ -17,7 +17,7 @@ import { builtProgramOf } from "./libraries.ts";
 import {
   HAPROXY_PATH,
   haproxyConfig,
-  REDIS_SERVER_PATH,
+  redisServerCommand,
   type Routing,
 } from "../../testdata/replica_set.ts";
 
@@ -735,11 +735,7 @@ function replicaPair(context: RowContext, pair: {
   const processes: RowProcess[] = redis
     ? [{
       name: "redis-server",
-      command: [
-        REDIS_SERVER_PATH,
-        ...["--save", "", "--appendonly", "no"],
-        ...["--port", String(redisPort), "--bind", "127.0.0.1"],
-      ],
+      command: redisServerCommand(redisPort),
       port: redisPort,
     }]
     : [];
