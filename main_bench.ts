@@ -13,7 +13,7 @@
  *    so each figure reads as floor + the lab's share; then five rounds of
  *    1,000 sessions opened and closed in one lab (churn);
  * 4. cold start: process spawn to the first successful `initialize`;
- * 5. the replica set (`testdata/replica_set.ts`): two labs on Redis behind
+ * 5. the replica set (`launch.ts`): two labs on Redis behind
  *    HAProxy, sticky by `Mcp-Session-Id`: full 2025 flows at concurrency 16
  *    and 64 and the lag of 1,000 subscribed 2025 sessions through the
  *    balancer, beside one process, and Redis's `used_memory` per session;
@@ -33,15 +33,16 @@
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { type SpawnedLab, spawnLab } from "./testdata/lab.ts";
 import {
   httpGet,
   missingReplicaPrograms,
   redisInfoNumber,
   type ReplicaSet,
   type Routing,
+  type SpawnedLab,
+  spawnLab,
   startReplicaSet,
-} from "./testdata/replica_set.ts";
+} from "./launch.ts";
 import type { LabCounts } from "./main.ts";
 
 // ---------------------------------------------------------------------------

@@ -46,22 +46,22 @@ import {
 } from "./main.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
-  bypassProxyForLoopback,
   denoChildEnv,
-  freePort,
-  MAIN_PATH,
   prepareTestEnvironment,
   startLab,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 import {
+  bypassProxyForLoopback,
+  freePort,
   haproxyConfig,
+  MAIN_PATH,
   missingReplicaPrograms,
   redisCommand,
   redisServerCommand,
   startReplicaSet,
-} from "./testdata/replica_set.ts";
+} from "./launch.ts";
 
 prepareTestEnvironment();
 
@@ -4983,8 +4983,8 @@ Deno.test("--inline-content takes off, sep-3119 or fastrmcp, and says so otherwi
 });
 
 // ---------------------------------------------------------------------------
-// The tests' environment (testdata/lab.ts): loopback past any proxy, and what
-// a child Deno that does not inherit it is given
+// The tests' environment: loopback past any proxy (launch.ts), and what a
+// child Deno that does not inherit it is given (testdata/lab.ts)
 // ---------------------------------------------------------------------------
 
 Deno.test("bypassProxyForLoopback: the loopback hosts join NO_PROXY and no_proxy, once, after what they held", async () => {
@@ -5010,10 +5010,12 @@ Deno.test("bypassProxyForLoopback: a process with a dead proxy in HTTP_PROXY sti
   const url = `http://127.0.0.1:${server.addr.port}/`;
   // Fetches `url` in a child, after bypassProxyForLoopback or without it.
   const fetchInChild = async (bypass: boolean) => {
-    const labUrl = new URL("./testdata/lab.ts", import.meta.url).href;
+    const launchUrl = new URL("./launch.ts", import.meta.url).href;
     const code = `${
       bypass
-        ? `(await import(${JSON.stringify(labUrl)})).bypassProxyForLoopback();`
+        ? `(await import(${
+          JSON.stringify(launchUrl)
+        })).bypassProxyForLoopback();`
         : ""
     } try { console.log(await (await fetch(${
       JSON.stringify(url)

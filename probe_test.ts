@@ -28,13 +28,13 @@ import {
   REVIEW_URI,
 } from "./main.ts";
 import {
-  MAIN_PATH,
   prepareTestEnvironment,
   PROBE_PATH,
   startLab,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
+import { MAIN_PATH } from "./launch.ts";
 import {
   COUNTER_URI,
   type FastRmcpOptions,

@@ -16,11 +16,12 @@ const ROOT = new URL("../", import.meta.url);
 
 /**
  * The harness's layers, lowest first: a module imports only from its own
- * layer or one below. The lab's side (`main.ts`, `probe.ts`, `testdata/`)
- * and the programs are below them all: they import nothing of the harness.
+ * layer or one below. The lab's side (`main.ts`, `probe.ts`, `launch.ts`,
+ * `testdata/`) and the programs are below them all: they import nothing of
+ * the harness.
  */
 const LAYERS = [
-  ["main.ts", "probe.ts", "testdata", "clients/programs"],
+  ["main.ts", "probe.ts", "launch.ts", "testdata", "clients/programs"],
   ["clients/support"],
   ["clients/model"],
   ["clients/catalog"],
@@ -150,12 +151,37 @@ Deno.test("the harness in layers: imports run down or within a layer, never in a
 Deno.test("the lab's side imports nothing of the harness", async () => {
   const edges = await importEdges([
     "main.ts",
+    "launch.ts",
     "main_test.ts",
     "probe_test.ts",
     "main_bench.ts",
   ]);
   assert.deepEqual(
     edges.filter(([, to]) => to.startsWith("clients/")),
+    [],
+  );
+});
+
+Deno.test("nothing a user task or the harness runs lives under testdata/, which tests alone import", async () => {
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("deno.json", ROOT)),
+  ) as { tasks: Record<string, string> };
+  // The files each task runs: `deno run … FILE.ts`, `deno test … FILES`.
+  const ran = Object.values(config.tasks).flatMap((task) =>
+    [...task.matchAll(/(?:^|\s)([\w./-]+\.ts)\b/g)].map((match) => match[1])
+  );
+  assert.ok(ran.includes("launch.ts"), Object.values(config.tasks).join("\n"));
+  const entries = [
+    ...ran,
+    "clients/run.ts",
+    "clients/servers.ts",
+    "clients/programs/reference_host.ts",
+  ];
+  const underTestdata = (path: string) =>
+    path.startsWith("testdata/") || path.includes("/testdata/");
+  const edges = await importEdges(entries.filter((path) => !isTest(path)));
+  assert.deepEqual(
+    [...entries, ...edges.flat()].filter(underTestdata),
     [],
   );
 });

@@ -106,7 +106,7 @@ import {
   writePins,
 } from "./watch/latest.ts";
 import { formatFiles, printableLine } from "./support/process.ts";
-import { bypassProxyForLoopback } from "../testdata/lab.ts";
+import { bypassProxyForLoopback } from "../launch.ts";
 
 const repoRoot = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 

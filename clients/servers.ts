@@ -52,7 +52,7 @@ import {
   writePins,
 } from "./watch/latest.ts";
 import { freePort } from "./support/run_lab.ts";
-import { bypassProxyForLoopback, spawnLab } from "../testdata/lab.ts";
+import { bypassProxyForLoopback, spawnLab } from "../launch.ts";
 import {
   endGroupByPid,
   formatFiles,

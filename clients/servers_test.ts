@@ -40,7 +40,7 @@ import {
   haproxyConfig,
   REDIS_SERVER_PATH,
   redisServerCommand,
-} from "../testdata/replica_set.ts";
+} from "../launch.ts";
 import { CARGO_BUILD } from "./support/install_rust.ts";
 
 prepareTestEnvironment();

@@ -19,7 +19,7 @@ import {
   haproxyConfig,
   redisServerCommand,
   type Routing,
-} from "../../testdata/replica_set.ts";
+} from "../../launch.ts";
 
 /** The two tables of `results/servers.md`. */
 export type ServerTable = "servers" | "proxies";

@@ -9,11 +9,8 @@
 
 import assert from "node:assert/strict";
 import { CATALOG_ADDED, REVIEW_URI } from "../../main.ts";
-import {
-  denoChildEnv,
-  prepareTestEnvironment,
-  spawnLab,
-} from "../../testdata/lab.ts";
+import { denoChildEnv, prepareTestEnvironment } from "../../testdata/lab.ts";
+import { spawnLab } from "../../launch.ts";
 import {
   HOST_USAGE,
   InlineUpdates,

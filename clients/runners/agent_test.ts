@@ -21,7 +21,8 @@ import {
   waitArguments,
   withoutProgressToken,
 } from "./agent.ts";
-import { prepareTestEnvironment, spawnLab } from "../../testdata/lab.ts";
+import { prepareTestEnvironment } from "../../testdata/lab.ts";
+import { spawnLab } from "../../launch.ts";
 
 prepareTestEnvironment();
 

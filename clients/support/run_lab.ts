@@ -14,10 +14,10 @@ import {
   type UpdateTrigger,
 } from "../../main.ts";
 import { printableLine, shellQuote } from "./process.ts";
-import { type SpawnedLab, spawnLab } from "../../testdata/lab.ts";
+import { type SpawnedLab, spawnLab } from "../../launch.ts";
 
 /** A free loopback port: the one the lab's side uses too. */
-export { freePort } from "../../testdata/lab.ts";
+export { freePort } from "../../launch.ts";
 
 export interface LabOptions {
   /** Path to the lab's `main.ts`. */

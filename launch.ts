@@ -1,25 +1,242 @@
 /**
- * The lab as a replica set on loopback: Debian's Redis (nothing saved, its
- * memory bounded), N lab processes sharing it as their `--bus`, and HAProxy
- * in front, round robin or sticky by `Mcp-Session-Id`. The lab's tests and
- * the benchmark start it (`startReplicaSet`), the servers table's replica
- * rows write their balancer with `haproxyConfig`, and `deno task replicas`
- * starts it by hand:
+ * The lab as processes on loopback: one lab as a subprocess (`spawnLab`,
+ * which the harness, the tests and the benchmark start), or a replica set:
+ * Debian's Redis (nothing saved, its memory bounded), N labs sharing it as
+ * their `--bus`, and HAProxy in front, round robin or sticky by
+ * `Mcp-Session-Id`. The tests and the benchmark start the set
+ * (`startReplicaSet`), the servers table's replica rows write their balancer
+ * with `haproxyConfig`, and `deno task replicas` runs this file:
  *
  * ```sh
  * deno task replicas                          # balancer on :8090, sticky
  * deno task replicas --routing round-robin --port 9000 -- --delay 2
  * ```
  *
- * Every process it starts is stopped by its PID, and its temporary folder
- * removed, by `stop()` (or Ctrl-C / SIGTERM for the command).
+ * Every process it starts is stopped by its PID, and a set's temporary
+ * folder removed, by `stop()` (or Ctrl-C / SIGTERM for the command).
  *
  * @module
  */
 
-import { ConfigError, parseFlags } from "../main.ts";
+import { ConfigError, parseFlags } from "./main.ts";
 import { createClient } from "npm:@redis/client@6.3.1";
-import { freePort, MAIN_PATH, type SpawnedLab, spawnLab } from "./lab.ts";
+
+// ---------------------------------------------------------------------------
+// Loopback: past any proxy, on a free port
+// ---------------------------------------------------------------------------
+
+/** The lab's entry point, as a path for `deno run`. */
+export const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
+
+/** The loopback hosts: the lab, the scripted model and the relays. */
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"];
+
+/**
+ * Makes this process, and every child that inherits its environment, reach
+ * loopback directly whatever proxy HTTP_PROXY, HTTPS_PROXY or ALL_PROXY
+ * names: Deno's fetch sends even 127.0.0.1 through them, unless NO_PROXY
+ * lists it. Adds the loopback hosts to NO_PROXY and no_proxy, keeping what
+ * they held, so the registries are still reached through the proxy. Must
+ * run before the first fetch, which reads them once.
+ */
+export function bypassProxyForLoopback() {
+  for (const name of ["NO_PROXY", "no_proxy"]) {
+    const listed = (Deno.env.get(name) ?? "").split(",").map((host) =>
+      host.trim()
+    ).filter(Boolean);
+    const missing = LOOPBACK_HOSTS.filter((host) => !listed.includes(host));
+    if (missing.length > 0) {
+      Deno.env.set(name, [...listed, ...missing].join(","));
+    }
+  }
+}
+
+/** A free loopback port, for servers that cannot pick their own. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr;
+  listener.close();
+  return port;
+}
+
+// ---------------------------------------------------------------------------
+// One lab as a subprocess
+// ---------------------------------------------------------------------------
+
+/** Each whole line of a stream of chunks, as it comes. */
+function lineSplitter(take: (line: string) => void) {
+  const decoder = new TextDecoder();
+  let partial = "";
+  return (chunk: Uint8Array) => {
+    const parts = (partial + decoder.decode(chunk, { stream: true })).split(
+      "\n",
+    );
+    partial = parts.pop()!.slice(-16 * 1024);
+    for (const part of parts) take(part.replace(/\r$/, ""));
+  };
+}
+
+/** Signals a child this module started (a lab, Redis, HAProxy), if it is still there. */
+function signalChild(child: Deno.ChildProcess, name: Deno.Signal) {
+  try {
+    child.kill(name);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** How to run the lab: its `main.ts`, flags and environment. */
+export interface LabCommandOptions {
+  /** Path to the lab's `main.ts`. */
+  mainPath: string;
+  /** Flags after `main.ts`. */
+  args?: string[];
+  /** Deno flags before `main.ts`, after `-A` (the benchmark's `--inspect`). */
+  runFlags?: string[];
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** `deno run -A main.ts [args]`, stdin closed, stdout and stderr piped. */
+export function labCommand(options: LabCommandOptions): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      ...options.runFlags ?? [],
+      options.mainPath,
+      ...options.args ?? [],
+    ],
+    env: options.env,
+    cwd: options.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+export interface SpawnLabOptions extends LabCommandOptions {
+  /** Each chunk of the lab's stdout and stderr, as it comes. */
+  onOutput?: (
+    chunk: Uint8Array,
+    stream: "stdout" | "stderr",
+  ) => void | Promise<void>;
+  /** How long the lab may take to print its listening line (60 s). */
+  timeoutMs?: number;
+  /** Aborting it kills a lab that is still starting. */
+  signal?: AbortSignal;
+  /** Whether `lines` keeps every stdout line (true); false keeps none. */
+  keepLines?: boolean;
+}
+
+/** A lab subprocess that is listening. */
+export interface SpawnedLab {
+  child: Deno.ChildProcess;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+  /** The MCP endpoint, `${origin}/mcp`. */
+  url: string;
+  /** Every stdout line so far, the listening line included, until it exits. */
+  lines: string[];
+  /** Settles once the lab's stdout and stderr have ended. */
+  drained: Promise<void>;
+  /** SIGTERM, SIGKILL after `graceMs` (5 s); resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** The line the lab prints on stdout once it listens. */
+const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))\/mcp$/;
+
+/**
+ * Runs the lab on a free port (`MCP_TEST_PORT=0` unless `env` says
+ * otherwise) and resolves once it prints its listening line. A lab that
+ * exits first, is too slow, or is aborted is killed, and the promise rejects.
+ */
+export async function spawnLab(options: SpawnLabOptions): Promise<SpawnedLab> {
+  const { onOutput, timeoutMs = 60_000 } = options;
+  options.signal?.throwIfAborted();
+  const child = labCommand({
+    ...options,
+    env: { MCP_TEST_PORT: "0", ...options.env },
+  }).spawn();
+  const lines: string[] = [];
+  const listening = Promise.withResolvers<RegExpMatchArray>();
+  const readStdout = async () => {
+    const decoder = new TextDecoder();
+    let partial = "";
+    const take = (line: string) => {
+      if (options.keepLines ?? true) lines.push(line);
+      const match = line.match(LISTENING);
+      if (match) listening.resolve(match);
+    };
+    for await (const chunk of child.stdout) {
+      await onOutput?.(chunk, "stdout");
+      const parts = (partial + decoder.decode(chunk, { stream: true }))
+        .split("\n");
+      partial = parts.pop()!;
+      parts.forEach(take);
+    }
+    partial += decoder.decode();
+    if (partial) take(partial);
+  };
+  const readStderr = async () => {
+    for await (const chunk of child.stderr) await onOutput?.(chunk, "stderr");
+  };
+  const stdoutRead = readStdout();
+  const drained = Promise.all([stdoutRead, readStderr()]).then(
+    () => {},
+    () => {},
+  );
+  // Resolving first makes these rejections no-ops.
+  stdoutRead.then(async () => {
+    const { code } = await child.status;
+    listening.reject(new Error(`the lab exited (${code}) before listening`));
+  }, (error) => listening.reject(error));
+  const timeout = setTimeout(
+    () =>
+      listening.reject(
+        new Error(`the lab did not listen within ${timeoutMs / 1000} s`),
+      ),
+    timeoutMs,
+  );
+  const abort = () =>
+    listening.reject(new Error("the lab was stopped while starting"));
+  options.signal?.addEventListener("abort", abort);
+  let match: RegExpMatchArray;
+  try {
+    match = await listening.promise;
+  } catch (error) {
+    signalChild(child, "SIGKILL");
+    await child.status;
+    await drained;
+    throw error;
+  } finally {
+    clearTimeout(timeout);
+    options.signal?.removeEventListener("abort", abort);
+  }
+  const [, origin, port] = match;
+  return {
+    child,
+    origin,
+    port: Number(port),
+    url: `${origin}/mcp`,
+    lines,
+    drained,
+    async stop(graceMs = 5_000) {
+      signalChild(child, "SIGTERM");
+      const forced = setTimeout(() => signalChild(child, "SIGKILL"), graceMs);
+      await child.status;
+      clearTimeout(forced);
+      await drained;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The replica set's programs: Redis and HAProxy, and the balancer's config
+// ---------------------------------------------------------------------------
 
 /** Debian's Redis and HAProxy, where the replica set looks for them. */
 export const REDIS_SERVER_PATH = "/usr/bin/redis-server";
@@ -248,19 +465,6 @@ export interface ReplicaSet {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Each whole line of a stream of chunks, as it comes. */
-function lineSplitter(take: (line: string) => void) {
-  const decoder = new TextDecoder();
-  let partial = "";
-  return (chunk: Uint8Array) => {
-    const parts = (partial + decoder.decode(chunk, { stream: true })).split(
-      "\n",
-    );
-    partial = parts.pop()!.slice(-16 * 1024);
-    for (const part of parts) take(part.replace(/\r$/, ""));
-  };
-}
-
 /** The last lines a process printed, kept to explain a failed start. */
 class OutputTail {
   #text = "";
@@ -306,15 +510,6 @@ function startProgram(
     () => {},
   );
   return { name, child, tail, drained };
-}
-
-/** Signals a child this module started, if it is still there. */
-function signalChild(child: Deno.ChildProcess, name: Deno.Signal) {
-  try {
-    child.kill(name);
-  } catch {
-    // Already gone.
-  }
 }
 
 /** SIGTERM, SIGKILL after `graceMs`; resolves once it has exited. */
