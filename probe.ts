@@ -117,7 +117,7 @@ const CATALOG_LISTEN_FLAGS = {
 } as const satisfies Record<CatalogKind, string>;
 
 /** The catalog check's grade, per list; the catalog's is its lowest list's. */
-const CATALOG_LEVEL_NAMES = [
+const SERVER_CATALOG_LEVEL_NAMES = [
   "not listed",
   "listed",
   "notified",
@@ -2853,7 +2853,7 @@ async function finishCatalog(
     list.result.level < low.result.level ? list : low
   );
   catalog.level = lowest.result.level;
-  catalog.levelName = CATALOG_LEVEL_NAMES[catalog.level];
+  catalog.levelName = SERVER_CATALOG_LEVEL_NAMES[catalog.level];
   catalog.missing = catalog.level === 3
     ? "nothing: each list watched changed, was notified and listed again with the change"
     : `${lowest.kind}: ${lowest.result.missing}`;
@@ -2885,7 +2885,7 @@ function gradeList(run: ProbeRun, list: WatchedList) {
     : graded.notifications > 0
     ? 2
     : 1;
-  graded.levelName = CATALOG_LEVEL_NAMES[graded.level];
+  graded.levelName = SERVER_CATALOG_LEVEL_NAMES[graded.level];
   const later = list.changedUnannounced
     ? `; ${kind}/list changed without one: added ${
       jsonText(graded.added)

@@ -99,7 +99,7 @@ const CATALOG_MISSING: Record<CatalogKind, string[]> = {
 };
 
 /** The lab's name of each catalog level, as its report gives it. */
-const CATALOG_LEVEL_NAMES: LabCatalog["kinds"][string]["levelName"][] = [
+const CLIENT_CATALOG_LEVEL_NAMES: LabCatalog["kinds"][string]["levelName"][] = [
   "never listed",
   "listed",
   "notified of the change",
@@ -115,7 +115,7 @@ export function labCatalog(
     Object.entries(levels).map(([kind, level]) => [kind, {
       added: CATALOG_ADDED[kind as CatalogKind],
       level,
-      levelName: CATALOG_LEVEL_NAMES[level],
+      levelName: CLIENT_CATALOG_LEVEL_NAMES[level],
       missing: CATALOG_MISSING[kind as CatalogKind][level],
       steps: {
         listed: level >= 1,
