@@ -17,33 +17,49 @@
  * deno run -A main.ts --stdio      # one client over stdin/stdout
  * deno run -P main.ts              # only the permissions deno.json declares
  * deno run -A main.ts probe --url http://127.0.0.1:8080/mcp --uri review://pr/42
+ * deno run -A main.ts --bus redis://127.0.0.1:6379   # one of several replicas
  * deno run --allow-net=127.0.0.1 --allow-env='MCP_TEST_*' <url>/main.ts
  * ```
  *
  * Settings come from `MCP_TEST_*` environment variables or flags (`--help`);
- * `GET /report` and `GET /report.md` give the verdicts. Each section uses
- * only what the sections before it define (`docs/architecture.md` walks
- * them); the probe, which checks any server, is `probe.ts`. Exported for the
- * probe, the harness and the tests, by section:
+ * `GET /report` and `GET /report.md` give the verdicts. `probe.ts` (which
+ * checks any server: `main.ts probe`) and `bus.ts` (the replicas' Redis bus:
+ * `--bus`, whose seam here is `Peers`, `LabState`'s `mirror…` methods and
+ * `ReplicaLink`) stand beside this file, loaded only when used, so
+ * `main.ts` alone still runs. The sections, in reading order
+ * (`docs/architecture.md` walks them), and what each exports:
  *
- * - configuration: `LAB_VERSION`, `SDK_VERSION`, `loadConfig`, `parseFlags`,
- *   `parseCommandLine`, `ConfigError`, `LabConfig`, `UpdateTrigger`,
- *   `CATALOG_KINDS`, `CatalogKind`
- * - inert text and streams: `jsonText`, `lineValue`, `lineText`, `cell`,
- *   `markdownText`, `mermaidText`, `MARK`, `boundedLines`, `BoundedLine`,
- *   `isEventStream`, `whenStreamEnds`, `within`, `readEnvironment`
- * - the resource and its clients: `REVIEW_URI`, `REVIEW_TOOL`,
- *   `CATALOG_ADDED`, `Era`,
- *   `LabTransportKind`, `StepKind`, `READ_ROUTES`, `WAIT_ENDS`,
- *   `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
- * - logs and reports: `LineSink`, `DOCUMENTED_CLIENTS`, `Reproduce`,
- *   `shellQuote`, `VerdictSteps`, `ClientReport`, `LabReport`, `REPORT_LIMIT`
- * - serving: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`, `main`
+ * 1. Configuration: `LAB_VERSION`, `SDK_VERSION`, `UpdateTrigger`,
+ *    `CATALOG_KINDS`, `CatalogKind`, `withoutPassword`, `LabConfig`,
+ *    `ConfigError`, `loadConfig`, `parseFlags`, `parseCommandLine`
+ * 2. Shared with the probe and the harness: `jsonText`, `lineValue`,
+ *    `lineText`, `lineWords`, `MARK`, `cell`, `markdownText`, `mermaidText`,
+ *    `isEventStream`, `whenStreamEnds`, `within`, `BoundedLine`,
+ *    `boundedLines`, `readEnvironment`
+ * 3. The resource, and the text an update carries: `REVIEW_URI`,
+ *    `REVIEW_TOOL`, `CATALOG_ADDED`
+ * 4. Clients: `Era`, `LabTransportKind`, `ChangeNotification`, `busName`,
+ *    `deliverySchema`, `Delivery`, `sendFailed`, `StepKind`, `READ_ROUTES`,
+ *    `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`, `SESSION_END_REASONS`,
+ *    `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ * 5. The evidence log: `LineSink`, `Logger`
+ * 6. Steps: `stepFactsSchema`, `StepFacts`
+ * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
+ * 8. Reproduce: `DOCUMENTED_CLIENTS`, `Reproduce`, `shellQuote`
+ * 9. Verdicts: `VerdictSteps`, `ClientReport`, `LabReport`
+ * 10. The Markdown report: `REPORT_LIMIT`
+ * 11. The CI gate; 12. Refusals; 13. The lab's MCP server, shared by both
+ *     eras and both transports; 14. Listen streams and client identities
+ *     (2026-07-28, HTTP and stdio); 15. HTTP; 16. The 2025 era; 17. The
+ *     2026-07-28 era
+ * 18. Serving HTTP: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`
+ * 19. Serving stdio; 20. Entry: `main`
  *
  * @module
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { z } from "npm:zod@4.6.7";
 import {
@@ -362,7 +378,7 @@ function isRedisUrl(text: string): boolean {
 }
 
 /** A URL as logs and reports may show it: any password hidden. */
-function withoutPassword(text: string): string {
+export function withoutPassword(text: string): string {
   const url = URL.parse(text);
   if (!url) return text.includes("@") ? "(hidden)" : text;
   if (!url.password) return text;
@@ -554,7 +570,7 @@ export function lineText(text: string): string {
 }
 
 /** Words in a line that may hold what a peer sent: `lineText`, unbracketed. */
-const lineWords = (text: string) => unbracketed(lineText(text));
+export const lineWords = (text: string) => unbracketed(lineText(text));
 
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
@@ -880,7 +896,7 @@ export type Era = "2025" | "2026-07-28";
 /** How a client reaches the lab. */
 export type LabTransportKind = "streamable-http" | "stdio";
 /** `notifications/resources/updated`, or a kind's `…/list_changed`. */
-type ChangeNotification = "updated" | CatalogKind;
+export type ChangeNotification = "updated" | CatalogKind;
 
 /** A change notification's method. */
 const methodOf = (notification: ChangeNotification) =>
@@ -889,13 +905,13 @@ const methodOf = (notification: ChangeNotification) =>
     : `notifications/${notification}/list_changed`;
 
 /** A name or an id as another replica may send it (`--bus`): bounded. */
-const busName = z.string().max(1024);
+export const busName = z.string().max(1024);
 
 /**
  * Whether a notification reached a stream the client reads, and if not why;
  * each shape below is also what the lab takes from another replica.
  */
-const deliverySchema = z.union([
+export const deliverySchema = z.union([
   z.object({
     delivered: z.literal(true),
     inline: z.object({
@@ -906,10 +922,10 @@ const deliverySchema = z.union([
   }),
   z.object({ delivered: z.literal(false), reason: z.string() }),
 ]);
-type Delivery = z.output<typeof deliverySchema>;
+export type Delivery = z.output<typeof deliverySchema>;
 
 /** A send that threw: the notification did not get through. */
-const sendFailed = (error: unknown): Delivery => ({
+export const sendFailed = (error: unknown): Delivery => ({
   delivered: false,
   reason: `send failed: ${(error as Error).message}`,
 });
@@ -955,13 +971,13 @@ type ReadRoute = (typeof READ_ROUTES)[number];
  * One step of a client, and a read's route; its line is rendered only when
  * a report needs it.
  */
-const stepSchema = z.object({
+export const stepSchema = z.object({
   at: z.number(),
   kind: z.string() as z.ZodType<StepKind>,
   evidence: evidenceSchema,
   via: z.enum(READ_ROUTES).optional(),
 });
-type Step = z.output<typeof stepSchema>;
+export type Step = z.output<typeof stepSchema>;
 
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
@@ -1017,7 +1033,7 @@ interface CatalogTrack {
 }
 
 /** A 2025 session, a 2026-07-28 `clientInfo` name@version, or a stdio peer. */
-interface LabClient {
+export interface LabClient {
   id: string;
   era: Era;
   transport: LabTransportKind;
@@ -1219,7 +1235,7 @@ function renderEvidence(
 const lineOf = (step: Step, client: LabClient) =>
   renderEvidence(step.evidence, client, step.at);
 
-type Logger = ReturnType<typeof createLogger>;
+export type Logger = ReturnType<typeof createLogger>;
 
 function createLogger(config: LabConfig, sink: LineSink) {
   const enabled = (level: LogLevel) =>
@@ -1262,7 +1278,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
 // ---------------------------------------------------------------------------
 
 /** What a step proves beyond its kind. */
-const stepFactsSchema = z.object({
+export const stepFactsSchema = z.object({
   version: z.number().optional(),
   via: z.enum(READ_ROUTES).optional(),
   delivery: deliverySchema.optional(),
@@ -1276,7 +1292,7 @@ const stepFactsSchema = z.object({
   /** The catalog lists a step is about (a listen's: whose changes it asked). */
   catalog: z.array(z.enum(CATALOG_KINDS)).readonly().optional(),
 });
-type StepFacts = z.output<typeof stepFactsSchema>;
+export type StepFacts = z.output<typeof stepFactsSchema>;
 
 /** Keeps the first proof of each rung of the catalog ladders a step is about. */
 function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
@@ -1395,7 +1411,7 @@ type UpdateRun = { series: number; remaining: number };
  * What a lab's other replicas hear of its clients (`--bus`); in one process,
  * `ONE_PROCESS`: nothing to tell, every update made here, delivered here.
  */
-interface Peers {
+export interface Peers {
   recorded(client: LabClient, step: Step, facts: StepFacts): void;
   /** Its update series started or stopped, or its run started afresh. */
   seriesChanged(client: LabClient): void;
@@ -1418,7 +1434,7 @@ const ONE_PROCESS: Peers = {
 };
 
 /** A client as another replica describes it, to mirror it here. */
-const clientIdentitySchema = z.object({
+export const clientIdentitySchema = z.object({
   id: busName,
   era: z.enum(["2025", "2026-07-28"]),
   transport: z.enum(["streamable-http", "stdio"]),
@@ -1434,7 +1450,7 @@ type ClientIdentity = z.output<typeof clientIdentitySchema>;
  * eras report facts (`record`, `reached`, `withdrew`); the trigger policy,
  * when a client's updates start and stop, lives here alone.
  */
-class LabState {
+export class LabState {
   #live = new Set<LabClient>();
   /** The same clients by id, for the replicas' messages (`--bus`). */
   #byId = new Map<string, LabClient>();
@@ -1775,435 +1791,23 @@ class LabState {
   }
 }
 
-// ---------------------------------------------------------------------------
-// The bus's messages: what replicas tell each other through Redis
-// ---------------------------------------------------------------------------
-
-/** Redis keys: a capped stream all replicas append to and read; heartbeats. */
-const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
-/** How many events the stream keeps (about), and for how long unwritten. */
-const BUS_MAX_EVENTS = 100_000;
-const BUS_TTL_SECONDS = 86_400;
-/** A bigger entry is not the lab's own: it is dropped unread. */
-const BUS_MAX_ENTRY_BYTES = 64 * 1024;
-/** Heartbeats: how often, and how long a silent replica counts as live. */
-const BUS_HEARTBEAT_MS = 1000;
-const BUS_LIVE_MS = 4000;
-/** How long a replica waits for the others to deliver, or to catch up. */
-const BUS_WAIT_MS = 1000;
-
-const countsSchema = z.object({
-  open: z.number().int().min(0),
-  watching: z.number().int().min(0),
-});
-
-/** What one replica tells the others; each message names its sender. */
-const busMessageSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("step"),
-    client: clientIdentitySchema,
-    listens: countsSchema,
-    step: stepSchema,
-    facts: stepFactsSchema.extend({ reviewVersion: z.number() }),
-  }),
-  z.object({
-    type: z.literal("series"),
-    client: busName,
-    series: z.number(),
-    started: z.boolean(),
-    early: z.boolean(),
-  }),
-  z.object({ type: z.literal("restart"), client: busName }),
-  z.object({
-    type: z.literal("notifying"),
-    client: busName,
-    writing: z.boolean(),
-  }),
-  z.object({
-    type: z.literal("deliver"),
-    request: busName,
-    client: busName,
-    notification: z.enum(["updated", ...CATALOG_KINDS]),
-  }),
-  z.object({
-    type: z.literal("delivered"),
-    request: busName,
-    delivery: deliverySchema,
-  }),
-]).and(z.object({ from: busName }));
-
-type BusMessage = z.output<typeof busMessageSchema>;
-/** A message as sent: its sender is added on the way out. */
-type BusSend = BusMessage extends infer M
-  ? M extends BusMessage ? Omit<M, "from"> : never
-  : never;
-
-/** Orders two stream ids, `ms-seq`: negative when `a` came first. */
-function compareStreamIds(a: string, b: string): number {
-  const [msA, seqA] = a.split("-").map(BigInt);
-  const [msB, seqB] = b.split("-").map(BigInt);
-  return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
-}
-
 /**
- * A Redis connection that fails at once while Redis is away. Its client is
- * loaded only with `--bus`: it would double every lab's start-up time.
+ * `bus.ts`'s `ReplicaBus` (`--bus`) as the lab uses it: attached, the
+ * state's `Peers`; its status in `/healthz`, its caveats in the reports.
  */
-async function redisConnection(url: string, reconnect: () => boolean) {
-  const { createClient } = await import("npm:@redis/client@6.3.1");
-  return createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: 3000,
-      reconnectStrategy: (retries: number) =>
-        reconnect() && Math.min(100 * 2 ** retries, 2000),
-    },
-  });
-}
-
-type RedisConnection = Awaited<ReturnType<typeof redisConnection>>;
-
-// ---------------------------------------------------------------------------
-// Replicas: one lab in several processes, through Redis (`--bus`)
-// ---------------------------------------------------------------------------
-
-/**
- * This replica's link to the others: what it records goes out on the
- * stream, what they record comes in and is kept as if recorded here, and a
- * notification for a client whose stream another replica holds goes out
- * through them. Redis lost later is one `[bus/lost]` line: the replica goes
- * on as one process until `[bus/restored]`, and its reports say so.
- */
-class ReplicaBus implements Peers {
-  readonly replica = crypto.randomUUID().slice(0, 8);
-  /** Other live replicas, at the last heartbeat. */
-  peers = 0;
-  /** Messages this replica could not send while Redis was away. */
-  dropped = 0;
-  /** When the bus was lost, while it is. */
-  lostSince?: number;
-  /** Each time it was lost (the last ten): from when, for how long. */
-  #outages: { from: number; seconds?: number }[] = [];
-  /** The first write Redis refused while reachable (out of memory, say). */
-  #refusal?: { at: number; message: string };
-  /** Since when this replica shares again (a fresh Redis knows no one). */
-  #sharingSince = Date.now();
-  #state?: LabState;
-  #log?: Logger;
-  #reader: RedisConnection;
-  /** The last event applied here, and the one the stream held at start. */
-  #applied = "0-0";
-  #history = "0-0";
-  #waiters: { id: string; done: () => void }[] = [];
-  #replies = new Map<string, (delivery: Delivery) => void>();
-  #known = new Set<string>();
-  #heartbeat?: ReturnType<typeof setInterval>;
-  #closed = false;
-
-  constructor(readonly url: string, private readonly redis: RedisConnection) {
-    this.#reader = redis.duplicate();
-  }
-
-  /** Connects; a Redis that cannot be reached is one line, for exit 2. */
-  static async connect(url: string): Promise<ReplicaBus> {
-    let started = false;
-    // At start a refusal is final; later the replica keeps trying.
-    const redis = await redisConnection(url, () => started);
-    const bus = new ReplicaBus(url, redis);
-    redis.on("error", (error: Error) => bus.#lost(error));
-    bus.#reader.on("error", () => {});
-    redis.on("ready", () => bus.#restored());
-    try {
-      await redis.connect();
-      await bus.#reader.connect();
-      const [last] = await redis.xRevRange(BUS_KEYS.events, "+", "-", {
-        COUNT: 1,
-      }) ?? [];
-      bus.#history = last?.id ?? "0-0";
-    } catch (error) {
-      await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
-      const refused = error instanceof Deno.errors.NotCapable;
-      throw new ConfigError(
-        `--bus ${withoutPassword(url)}: ${
-          refused ? "Deno's permissions refuse it" : "cannot reach Redis"
-        }: ${lineWords((error as Error).message)}`,
-      );
-    }
-    started = true;
-    return bus;
-  }
-
-  /** Starts sharing `state`'s clients: replays the stream, then follows it. */
-  attach(state: LabState, log: Logger) {
-    this.#state = state;
-    this.#log = log;
-    state.peers = this;
-    this.#beat();
-    this.#heartbeat = setInterval(() => this.#beat(), BUS_HEARTBEAT_MS);
-    this.#follow();
-  }
-
-  recorded(client: LabClient, step: Step, facts: StepFacts) {
-    const { id, era, transport, name, version, protocolVersion, firstSeen } =
-      client;
-    this.#send({
-      type: "step",
-      client: { id, era, transport, name, version, protocolVersion, firstSeen },
-      listens: client.listens.here,
-      step,
-      facts: { ...facts, reviewVersion: client.reviewVersion },
-    });
-  }
-
-  seriesChanged({ id, updates, progress }: LabClient) {
-    const { series, started } = updates;
-    const early = progress.closedBeforeUpdate;
-    this.#send({ type: "series", client: id, series, started, early });
-  }
-
-  restarted = (client: LabClient) =>
-    void this.#send({ type: "restart", client: client.id });
-
-  notifying(client: LabClient, writing: boolean): Promise<void> {
-    return this.#send({ type: "notifying", client: client.id, writing });
-  }
-
-  /** Delivered here, and by the others; lost only if no replica could. */
-  async deliver(
-    client: LabClient,
-    notification: ChangeNotification,
-  ): Promise<Delivery> {
-    const here = await client.deliver(notification);
-    if (this.lostSince || this.peers === 0) return here;
-    const request = crypto.randomUUID();
-    const replies = here.delivered ? undefined : this.#collect(request);
-    await this.#send({
-      type: "deliver",
-      request,
-      client: client.id,
-      notification,
-    });
-    const elsewhere = (await replies)?.find((delivery) => delivery.delivered);
-    return elsewhere ?? here;
-  }
-
-  /** Settles once every event on the stream now has been applied here. */
-  async catchUp(): Promise<void> {
-    if (this.lostSince || this.#closed) return;
-    const [last] = await this.redis.xRevRange(BUS_KEYS.events, "+", "-", {
-      COUNT: 1,
-    }).catch(() => null) ?? [];
-    if (!last || compareStreamIds(last.id, this.#applied) <= 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, BUS_WAIT_MS);
-      this.#waiters.push({
-        id: last.id,
-        done: () => (clearTimeout(timer), resolve()),
-      });
-    });
-  }
-
-  /** Leaves the set of live replicas and closes both connections. */
-  async close() {
-    this.#closed = true;
-    clearInterval(this.#heartbeat);
-    await this.redis.zRem(BUS_KEYS.replicas, this.replica).catch(() => {});
-    await Promise.allSettled([this.redis.destroy(), this.#reader.destroy()]);
-  }
-
-  #send(message: BusSend): Promise<void> {
-    if (this.lostSince || this.#closed) {
-      this.dropped++;
-      return Promise.resolve();
-    }
-    const entry = JSON.stringify({ ...message, from: this.replica });
-    return this.redis.xAdd(BUS_KEYS.events, "*", { m: entry }, {
-      TRIM: {
-        strategy: "MAXLEN",
-        strategyModifier: "~",
-        threshold: BUS_MAX_EVENTS,
-      },
-    }).then(() => {}, (error: Error) => this.#refused(error));
-  }
-
-  /** A write Redis answered with an error (full, read-only): said once. */
-  #refused(error: Error) {
-    this.dropped++;
-    if (this.lostSince || this.#closed || this.#refusal) return;
-    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
-    this.#log?.writeOrStderr("error", {
-      tag: "bus/refused",
-      words: "Redis refused a write: the others no longer hear of what fails",
-      fields: { reason: this.#refusal.message },
-    });
-  }
-
-  /** The other replicas' answers to a delivery, until all or a second. */
-  #collect(request: string): Promise<Delivery[]> {
-    const replies: Delivery[] = [];
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#replies.delete(request);
-        resolve(replies);
-      };
-      const timer = setTimeout(done, BUS_WAIT_MS);
-      this.#replies.set(request, (delivery) => {
-        replies.push(delivery);
-        if (delivery.delivered || replies.length >= this.peers) done();
-      });
-    });
-  }
-
-  /** Reads the stream from its start, for as long as the lab runs. */
-  async #follow() {
-    while (!this.#closed) {
-      const read = await this.#reader.xRead(
-        { key: BUS_KEYS.events, id: this.#applied },
-        { BLOCK: BUS_HEARTBEAT_MS, COUNT: 500 },
-      ).catch(() => "failed" as const);
-      if (read === "failed") {
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        continue;
-      }
-      for (const { messages } of read ?? []) {
-        for (const { id, message } of messages) {
-          this.#applied = id;
-          this.#apply(message.m, compareStreamIds(id, this.#history) <= 0);
-        }
-      }
-      const waiting = this.#waiters;
-      this.#waiters = waiting.filter(({ id, done }) =>
-        compareStreamIds(id, this.#applied) > 0 || done()
-      );
-    }
-  }
-
-  /** One entry of the stream; `past` ones change state, never streams. */
-  #apply(entry: string | undefined, past: boolean) {
-    if (!entry || entry.length > BUS_MAX_ENTRY_BYTES || !this.#state) return;
-    let parsed;
-    try {
-      parsed = busMessageSchema.safeParse(JSON.parse(entry));
-    } catch {
-      return;
-    }
-    if (!parsed.success || parsed.data.from === this.replica) return;
-    const message = parsed.data;
-    const state = this.#state;
-    switch (message.type) {
-      case "step": {
-        const { client, listens, step, facts } = message;
-        state.mirrorStep(client, [message.from, listens], step, facts);
-        break;
-      }
-      case "series":
-        state.mirrorSeries(
-          message.client,
-          message,
-          message.from < this.replica,
-        );
-        break;
-      case "restart":
-        state.mirrorRestart(message.client);
-        break;
-      case "notifying":
-        if (!past) state.mirrorNotifying(message.client, message.writing);
-        break;
-      case "deliver":
-        if (!past) this.#deliverHere(message);
-        break;
-      case "delivered":
-        this.#replies.get(message.request)?.(message.delivery);
-        break;
-    }
-  }
-
-  /** Another replica's notification, on this replica's streams. */
-  async #deliverHere(
-    { request, client, notification }: Extract<BusMessage, { type: "deliver" }>,
-  ) {
-    const here = this.#state?.live(client);
-    const delivery: Delivery = here
-      ? await here.deliver(notification).catch(sendFailed)
-      : { delivered: false, reason: "no such client here" };
-    await this.#send({ type: "delivered", request, delivery });
-  }
-
-  /** Says this replica lives, counts the others, notices those gone. */
-  async #beat() {
-    if (this.lostSince || this.#closed) return;
-    const now = Date.now();
-    try {
-      const [, , live] = await this.redis.multi()
-        .zAdd(BUS_KEYS.replicas, { score: now, value: this.replica })
-        .zRemRangeByScore(BUS_KEYS.replicas, "-inf", now - BUS_LIVE_MS)
-        .zRange(BUS_KEYS.replicas, 0, -1)
-        .expire(BUS_KEYS.replicas, BUS_TTL_SECONDS)
-        .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
-        .exec() as unknown as [unknown, unknown, string[]];
-      const others = new Set(live.filter((id) => id !== this.replica));
-      this.peers = others.size;
-      // Until every replica has beaten once, absence proves nothing.
-      const settled = now - this.#sharingSince > BUS_LIVE_MS;
-      const gone = settled ? this.#known.difference(others) : new Set<string>();
-      for (const replica of gone) {
-        this.#state?.forgetReplica(replica);
-        this.#log?.write("warn", {
-          tag: "bus/replica-gone",
-          words: "its streams are closed; its clients stay in the reports",
-          fields: { replica },
-        });
-      }
-      this.#known = settled ? others : this.#known.union(others);
-    } catch {
-      // The connection's own error event says what went wrong.
-    }
-  }
-
-  /** What a report must say when this replica lost its bus during the run. */
-  caveats(): string[] {
-    const refused = this.#refusal &&
-      `Redis refused this replica's writes from ${
-        new Date(this.#refusal.at).toISOString()
-      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
-    return [
-      ...refused ? [refused] : [],
-      ...this.#outages.map(({ from, seconds }) =>
-        `Replica ${this.replica} lost its bus (Redis) at ${
-          new Date(from).toISOString()
-        } ${
-          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
-        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
-      ),
-    ];
-  }
-
-  #lost(error: Error) {
-    if (this.lostSince || this.#closed || !this.#state) return;
-    this.lostSince = Date.now();
-    this.#outages = [...this.#outages, { from: this.lostSince }].slice(-10);
-    this.#log?.writeOrStderr("error", {
-      tag: "bus/lost",
-      words:
-        "Redis is unreachable: this replica goes on alone, the others no longer hear of its clients",
-      fields: { bus: withoutPassword(this.url), reason: error.message },
-    });
-  }
-
-  #restored() {
-    if (!this.lostSince || this.#closed) return;
-    const seconds = Math.round((Date.now() - this.lostSince) / 1000);
-    this.#outages[this.#outages.length - 1].seconds = seconds;
-    this.lostSince = undefined;
-    this.#sharingSince = Date.now();
-    this.#log?.write("warn", {
-      tag: "bus/restored",
-      words: "Redis is back: sharing again",
-      fields: { dropped: this.dropped, seconds },
-    });
-  }
+export interface ReplicaLink {
+  attach(state: LabState, log: Logger): void;
+  status(): {
+    replica: string;
+    replicas: number;
+    lost: boolean;
+    dropped: number;
+  };
+  /** Settles once what the others recorded so far is applied here. */
+  catchUp(): Promise<void>;
+  /** What a report must say when this replica's view may be partial. */
+  caveats(): string[];
+  close(): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------
@@ -2456,7 +2060,8 @@ function missingStep(
     `never read ${REVIEW_URI} again after the notification`;
 }
 
-const CATALOG_LEVEL_NAMES = [
+/** A client's rungs on the catalog ladder (the probe grades a server's apart). */
+const CLIENT_CATALOG_LEVEL_NAMES = [
   "never listed",
   "listed",
   "notified of the change",
@@ -2508,7 +2113,7 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
       `listed ${kind} again but never used ${added} (${CATALOG_USE[kind]})`,
       `level 5 (${added} reaching a model request) is not observable from the server`,
     ][level];
-    const levelName = CATALOG_LEVEL_NAMES[level];
+    const levelName = CLIENT_CATALOG_LEVEL_NAMES[level];
     return [kind, { added, level, levelName, missing, steps }] as const;
   });
   const [lowest, worst] = kinds.reduce((low, next) =>
@@ -3169,13 +2774,10 @@ function logRefusal(
 /** Logs a refusal where it is produced, then builds its answer. */
 function refuse(log: Logger, request: Request, refusal: Refusal): Response {
   logRefusal(log, refusal, request);
-  const { status, code, message, headers } = refusal;
-  return code === undefined
-    ? new Response(`${message}\n`, { status, headers })
-    : Response.json(
-      { jsonrpc: "2.0", error: { code, message }, id: null },
-      { status, headers },
-    );
+  const { status, headers } = refusal;
+  return refusal.code === undefined
+    ? new Response(`${refusal.message}\n`, { status, headers })
+    : Response.json(errorAnswer(null, refusal), { status, headers });
 }
 
 /** Logs an error answer the SDK built itself (only those are read). */
@@ -3215,7 +2817,7 @@ interface LabContext {
   reportFile?: ReportFile;
   gate: Gate;
   /** The other replicas, over HTTP with `--bus`. */
-  bus?: ReplicaBus;
+  bus?: ReplicaLink;
   /** What may make a report incomplete: this replica lost its bus. */
   caveats: () => readonly string[];
   /** `GET /report` now, as the report file's JSON has it too. */
@@ -3227,7 +2829,7 @@ function createLabContext(
   config: LabConfig,
   sink: LineSink,
   transport: LabTransportKind,
-  bus?: ReplicaBus,
+  bus?: ReplicaLink,
 ): LabContext {
   const log = createLogger(config, sink);
   const caveats = () => bus?.caveats() ?? [];
@@ -3858,7 +3460,9 @@ function missingTokenRefusal(
   // The scheme is case-insensitive (RFC 9110); the token is not.
   const [, scheme = "", token = ""] =
     (request.headers.get("authorization") ?? "").match(/^(\S+) +(.*)$/) ?? [];
-  const matches = timingSafeEqual(token, config.authToken);
+  // Digests first: equal lengths, so the time tells nothing of the token.
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  const matches = timingSafeEqual(digest(token), digest(config.authToken));
   if (scheme.toLowerCase() === "bearer" && matches) return undefined;
   return {
     status: 401,
@@ -3954,15 +3558,6 @@ const TOO_LARGE = refused(
   `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
 );
 
-/** Compares two strings in time that does not depend on where they differ. */
-function timingSafeEqual(given: string, expected: string): boolean {
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(expected);
-  let difference = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) difference |= (a[i] ?? 0) ^ b[i];
-  return difference === 0;
-}
-
 /** A JSON-RPC 2.0 message's shape; only that, as the SDK checks the rest. */
 function isJSONRPCMessage(message: unknown): boolean {
   if (typeof message !== "object" || message === null) return false;
@@ -4018,20 +3613,17 @@ function drainedResponse(
   return new Response(body, response);
 }
 
-/** Whether a body calls the wait tool (only those calls are watched). */
-function isWaitCall(body: unknown): boolean {
-  const call = body as
-    | { method?: unknown; params?: { name?: unknown } }
-    | undefined;
-  return call?.method === "tools/call" && call.params?.name === WAIT_TOOL;
-}
+/** Whether a body calls the wait tool (only those notice a client leave). */
+const isWaitCall = (body: unknown) =>
+  isJSONRPCRequest(body) && body.method === "tools/call" &&
+  (body.params as { name?: unknown } | undefined)?.name === WAIT_TOOL;
 
 /**
- * Serves a wait tool call watching for its client leaving: until the answer
+ * Serves a wait tool call, noticing its client leave: until the answer
  * starts, through the request's signal (Deno also aborts it after every
  * answer); after that, through a streamed answer's cancel.
  */
-async function serveWatched(
+async function serveWaitCall(
   request: Request,
   forwarded: Request,
   serve: () => Promise<Response>,
@@ -4230,13 +3822,15 @@ class LegacyEra implements EraServer {
    * that left without DELETE must not lock new ones out.
    */
   #evictIdle(): boolean {
-    for (const session of this.#sessions.values()) {
-      if (this.#busy(session)) continue;
-      this.#end(session, "evicted");
-      session.transport.close().catch(logSdkErrors(this.ctx.log));
-      return true;
-    }
-    return false;
+    const idle = this.#sessions.values().find((each) => !this.#busy(each));
+    if (idle) this.#drop(idle, "evicted");
+    return idle !== undefined;
+  }
+
+  /** Ends a session the lab gave up on, closing its transport. */
+  #drop(session: LegacySession, reason: SessionEndReason) {
+    this.#end(session, reason);
+    session.transport.close().catch(logSdkErrors(this.ctx.log));
   }
 
   /** Whether a session has a GET stream, a request or a wait in progress. */
@@ -4251,9 +3845,8 @@ class LegacyEra implements EraServer {
     session.idleTimer = undefined;
     if (session.getStreams > 0 || !this.#sessions.has(session.id)) return;
     session.idleTimer = setTimeout(() => {
-      if (this.#busy(session)) return this.#touch(session);
-      this.#end(session, "idle");
-      session.transport.close().catch(logSdkErrors(this.ctx.log));
+      if (this.#busy(session)) this.#touch(session);
+      else this.#drop(session, "idle");
     }, this.ctx.config.sessionTtlSeconds * 1000);
   }
 
@@ -4337,7 +3930,8 @@ interface ModernExchange {
 /**
  * Serves 2026-07-28 clients through the SDK's `createMcpHandler`: a server
  * per request, a client per `clientInfo`, and listen streams fed by the
- * lab's own event bus, so each client's updates reach its streams only.
+ * lab's own listen events (the SDK's `ServerEventBus`; "bus" is `--bus`'s
+ * word here), so each client's updates reach its streams only.
  */
 class ModernEra implements EraServer {
   #listens: ListenSet;
@@ -4350,7 +3944,7 @@ class ModernEra implements EraServer {
     this.#listens = new ListenSet(ctx.state, ctx.config);
     this.#handler = createMcpHandler(() => this.#buildServer(), {
       legacy: "reject",
-      bus: this.#bus(),
+      bus: this.#listenEvents(),
       maxSubscriptions: ctx.config.maxSessions,
       maxRequestBodySize: MAX_BODY_BYTES,
       // Refusals are logged from the answers; this is the rest.
@@ -4452,7 +4046,7 @@ class ModernEra implements EraServer {
   }
 
   /** The listen router's events: each reaches its own client's streams. */
-  #bus(): ServerEventBus {
+  #listenEvents(): ServerEventBus {
     return {
       publish: (event) => {
         const client = this.#exchanges.getStore()?.client;
@@ -4496,12 +4090,10 @@ class ModernEra implements EraServer {
   /** Past `--max-sessions`, the least recently seen idle stateless client ends. */
   #evictIdleClient() {
     if (this.#clients.size < this.ctx.config.maxSessions) return;
-    for (const [id, client] of this.#clients) {
-      if (openListens(client) > 0) continue;
-      this.#clients.delete(id);
-      this.ctx.state.endClient(client, "evicted");
-      return;
-    }
+    const idle = this.#clients.values().find((each) => !openListens(each));
+    if (!idle) return;
+    this.#clients.delete(idle.id);
+    this.ctx.state.endClient(idle, "evicted");
   }
 }
 
@@ -4525,11 +4117,11 @@ function internalError(log: Logger, error: unknown, body?: unknown): Response {
   const message = error instanceof Error ? error.message : String(error);
   log.writeOrStderr("error", { tag: "server/error", fields: { message } });
   const id = (body as { id?: unknown } | undefined)?.id;
-  return Response.json({
-    jsonrpc: "2.0",
-    error: { code: ProtocolErrorCode.InternalError, message: "Internal error" },
-    id: typeof id === "string" || typeof id === "number" ? id : null,
-  }, { status: 500 });
+  const known = typeof id === "string" || typeof id === "number";
+  return Response.json(
+    errorAnswer(known ? id : null, { status: 500, message: "Internal error" }),
+    { status: 500 },
+  );
 }
 
 /** Serves a request on an MCP path: checks its body, picks its era. */
@@ -4576,7 +4168,7 @@ async function serveMcp(
       ? eras.legacy
       : eras.modern;
     return await (isWaitCall(body)
-      ? serveWatched(request, forwarded, () => era.serve(forwarded, body))
+      ? serveWaitCall(request, forwarded, () => era.serve(forwarded, body))
       : era.serve(forwarded, body));
   } catch (error) {
     return internalError(log, error, body);
@@ -4591,7 +4183,7 @@ export function createLab(
   config: LabConfig,
   sink: LineSink = console.log,
   maxUnread = 256 * 1024,
-  bus?: ReplicaBus,
+  bus?: ReplicaLink,
 ) {
   const ctx = {
     ...createLabContext(config, sink, "streamable-http", bus),
@@ -4608,14 +4200,7 @@ export function createLab(
     legacySessions: legacy.size,
     listenStreams: modern.listenStreams,
     ...state.counts(),
-    ...bus && {
-      bus: {
-        replica: bus.replica,
-        replicas: bus.peers + 1,
-        lost: bus.lostSince !== undefined,
-        dropped: bus.dropped,
-      },
-    },
+    ...bus && { bus: bus.status() },
   });
 
   async function route(request: Request, pathname: string) {
@@ -4872,7 +4457,7 @@ function shutdownSignalled(
 /** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
 async function serveHttp(
   config: LabConfig,
-  bus?: ReplicaBus,
+  bus?: ReplicaLink,
 ): Promise<number> {
   const lab = createLab(config, console.log, undefined, bus);
   let listener: ReturnType<typeof listenAndKeepListening>;
@@ -5238,22 +4823,38 @@ class StdioLab implements Transport {
 // Entry: command line
 // ---------------------------------------------------------------------------
 
+/**
+ * `probe.ts` or `bus.ts`, from beside this file (the same base URL), only
+ * when `use` asks: a computed import, so Deno never fetches it otherwise (it
+ * counts as a read, which deno.json's -P allows).
+ */
+async function besideMain<Module>(file: string, use: string): Promise<Module> {
+  try {
+    return await import(new URL(`./${file}`, import.meta.url).href);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(
+      `${use} needs ${file} beside main.ts: ${
+        lineWords(message).slice(0, 300)
+      }`,
+    );
+  }
+}
+
 /** Runs the lab as the command line asks; resolves with the exit status. */
 export async function main(
   args: string[],
   env: Record<string, string | undefined> = readEnvironment(SETTING_VARIABLES),
 ): Promise<number> {
-  if (args[0] === "probe") {
-    // Computed, or Deno would fetch the probe and its SDK at every start
-    // (a computed import counts as a read, which deno.json's -P allows).
-    const probeUrl = new URL("./probe.ts", import.meta.url).href;
-    const probe: typeof import("./probe.ts") = await import(probeUrl);
-    return await probe.probeMain(args.slice(1));
-  }
   let commandLine: ReturnType<typeof parseCommandLine>;
   let config: LabConfig;
-  let bus: ReplicaBus | undefined;
+  let bus: ReplicaLink | undefined;
   try {
+    if (args[0] === "probe") {
+      type ProbeModule = typeof import("./probe.ts");
+      const probe = await besideMain<ProbeModule>("probe.ts", "main.ts probe");
+      return await probe.probeMain(args.slice(1));
+    }
     commandLine = parseCommandLine(args);
     if (commandLine.help) {
       console.log(helpText());
@@ -5271,7 +4872,10 @@ export async function main(
         "--bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
       );
     }
-    if (config.bus) bus = await ReplicaBus.connect(config.bus);
+    type BusModule = typeof import("./bus.ts");
+    const replicas = config.bus &&
+      await besideMain<BusModule>("bus.ts", "--bus");
+    bus = replicas ? await replicas.ReplicaBus.connect(config.bus) : undefined;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`config error: ${error.message}`);

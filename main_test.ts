@@ -5652,26 +5652,53 @@ Deno.test("catalog: --catalog-change takes off, all or a list, and the reproduce
 // its exports mapped in the module doc
 // ---------------------------------------------------------------------------
 
-Deno.test("main.ts reads in order: no section uses a name a later section defines, none is over 450 lines", () => {
+Deno.test("main.ts reads in order: no section uses a name a later section defines, none is over 450 lines, and the whole is at most 4,900", () => {
   assert.deepEqual(forwardUses(MAIN_PATH), []);
-  const sections = sectionLengths(Deno.readTextFileSync(MAIN_PATH));
+  const text = Deno.readTextFileSync(MAIN_PATH);
+  assert.ok(text.split("\n").length - 1 <= 4900);
+  const sections = sectionLengths(text);
   assert.deepEqual(sections.filter(([, lines]) => lines > 450), []);
   // One section for each part of the lab.
   const titles = sections.map(([title]) => title.split(":")[0]);
   assert.equal(new Set(titles).size, titles.length, titles.join("\n"));
 });
 
-Deno.test("main.ts's module doc names every export, by section, and nothing else", () => {
+Deno.test("main.ts's module doc names every section in order, and every export by its section, and nothing else", () => {
   const text = Deno.readTextFileSync(MAIN_PATH);
-  const exported = [
-    ...text.matchAll(
-      /^export (?:async function\*?|function|const|type|interface|class) (\w+)/gm,
-    ),
-  ].map((match) => match[1]);
   const doc = text.slice(0, text.indexOf(" * @module"));
-  const map = doc.slice(doc.indexOf("Exported for"));
-  const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
-  assert.deepEqual(named.toSorted(), exported.toSorted());
+  const map = doc.slice(doc.indexOf("The sections, in reading order"))
+    .replace(/\n \* {2,}/g, " ");
+  // "N. Title: `export`, …" (or "; N+1. Title" for a section without one).
+  const named = [...map.matchAll(/(\d+)\. ([^:;\n]+?)(?::|;|\n)/g)];
+  const sections = sectionLengths(text).slice(1).map(([title]) =>
+    title.split(":")[0]
+  );
+  assert.deepEqual(named.map(([, n, title]) => [Number(n), title]), [
+    ...sections.map((title, index) => [index + 1, title]),
+  ]);
+  for (const [index, title] of sections.entries()) {
+    const item = map.slice(map.indexOf(`${index + 1}. ${title}`)).split(
+      /; \d+\. |\n/,
+    )[0];
+    const exported = [
+      ...text.slice(
+        text.indexOf(`// ${title}`),
+        sections[index + 1]
+          ? text.indexOf(`// ${sections[index + 1]}`)
+          : undefined,
+      ).matchAll(
+        /^export (?:async function\*?|function|const|type|interface|class) (\w+)/gm,
+      ),
+    ].map((match) => match[1]);
+    const listed = [...item.matchAll(/`(\w+)`/g)].map((match) => match[1]);
+    // The head's two versions are listed with the first section.
+    const head = index === 0 ? ["LAB_VERSION", "SDK_VERSION"] : [];
+    assert.deepEqual(
+      listed.toSorted(),
+      [...head, ...exported].toSorted(),
+      title,
+    );
+  }
 });
 
 Deno.test("--trigger wait: only a wait tool call starts a client's updates, and the lab refuses it without the tool", async () => {

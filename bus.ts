@@ -1,0 +1,475 @@
+/**
+ * The lab as replicas: one lab in several processes, sharing its clients
+ * through Redis. `main.ts` loads this file only with `--bus`
+ * (`deno run -A main.ts --bus redis://127.0.0.1:6379`), from beside itself
+ * or from the same base URL; without `--bus` it is never read or fetched.
+ *
+ * Each replica appends what it records to one Redis stream and reads what the
+ * others append, keeping it as if recorded here (`LabState`'s `mirror…`
+ * methods, the seam `main.ts` keeps); a notification for a client whose
+ * stream another replica holds goes out through them. `docs/deployment.md`
+ * tells how to run replicas, `launch.ts` starts a set on loopback.
+ *
+ * @module
+ */
+
+import { createClient } from "npm:@redis/client@6.3.1";
+import { z } from "npm:zod@4.6.7";
+import {
+  busName,
+  CATALOG_KINDS,
+  type ChangeNotification,
+  clientIdentitySchema,
+  ConfigError,
+  type Delivery,
+  deliverySchema,
+  type LabClient,
+  type LabState,
+  lineWords,
+  type Logger,
+  type Peers,
+  type ReplicaLink,
+  sendFailed,
+  type Step,
+  type StepFacts,
+  stepFactsSchema,
+  stepSchema,
+  withoutPassword,
+} from "./main.ts";
+
+// ---------------------------------------------------------------------------
+// The bus's messages: what replicas tell each other through Redis
+// ---------------------------------------------------------------------------
+
+/** Redis keys: a capped stream all replicas append to and read; heartbeats. */
+const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
+/** How many events the stream keeps (about), and for how long unwritten. */
+const BUS_MAX_EVENTS = 100_000;
+const BUS_TTL_SECONDS = 86_400;
+/** A bigger entry is not the lab's own: it is dropped unread. */
+const BUS_MAX_ENTRY_BYTES = 64 * 1024;
+/** Heartbeats: how often, and how long a silent replica counts as live. */
+const BUS_HEARTBEAT_MS = 1000;
+const BUS_LIVE_MS = 4000;
+/** How long a replica waits for the others to deliver, or to catch up. */
+const BUS_WAIT_MS = 1000;
+
+const countsSchema = z.object({
+  open: z.number().int().min(0),
+  watching: z.number().int().min(0),
+});
+
+/** What one replica tells the others; each message names its sender. */
+const busMessageSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("step"),
+    client: clientIdentitySchema,
+    listens: countsSchema,
+    step: stepSchema,
+    facts: stepFactsSchema.extend({ reviewVersion: z.number() }),
+  }),
+  z.object({
+    type: z.literal("series"),
+    client: busName,
+    series: z.number(),
+    started: z.boolean(),
+    early: z.boolean(),
+  }),
+  z.object({ type: z.literal("restart"), client: busName }),
+  z.object({
+    type: z.literal("notifying"),
+    client: busName,
+    writing: z.boolean(),
+  }),
+  z.object({
+    type: z.literal("deliver"),
+    request: busName,
+    client: busName,
+    notification: z.enum(["updated", ...CATALOG_KINDS]),
+  }),
+  z.object({
+    type: z.literal("delivered"),
+    request: busName,
+    delivery: deliverySchema,
+  }),
+]).and(z.object({ from: busName }));
+
+type BusMessage = z.output<typeof busMessageSchema>;
+/** A message as sent: its sender is added on the way out. */
+type BusSend = BusMessage extends infer M
+  ? M extends BusMessage ? Omit<M, "from"> : never
+  : never;
+
+/** Orders two stream ids, `ms-seq`: negative when `a` came first. */
+function compareStreamIds(a: string, b: string): number {
+  const [msA, seqA] = a.split("-").map(BigInt);
+  const [msB, seqB] = b.split("-").map(BigInt);
+  return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
+}
+
+/** A Redis connection that fails at once while Redis is away. */
+function redisConnection(url: string, reconnect: () => boolean) {
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 3000,
+      reconnectStrategy: (retries: number) =>
+        reconnect() && Math.min(100 * 2 ** retries, 2000),
+    },
+  });
+}
+
+type RedisConnection = ReturnType<typeof redisConnection>;
+
+// ---------------------------------------------------------------------------
+// Replicas: one lab in several processes, through Redis (`--bus`)
+// ---------------------------------------------------------------------------
+
+/**
+ * This replica's link to the others: what it records goes out on the
+ * stream, what they record comes in and is kept as if recorded here, and a
+ * notification for a client whose stream another replica holds goes out
+ * through them. Redis lost later is one `[bus/lost]` line: the replica goes
+ * on as one process until `[bus/restored]`, and its reports say so.
+ */
+export class ReplicaBus implements Peers, ReplicaLink {
+  readonly replica = crypto.randomUUID().slice(0, 8);
+  /** Other live replicas, at the last heartbeat. */
+  peers = 0;
+  /** Messages this replica could not send while Redis was away. */
+  dropped = 0;
+  /** When the bus was lost, while it is. */
+  lostSince?: number;
+  /** Each time it was lost (the last ten): from when, for how long. */
+  #outages: { from: number; seconds?: number }[] = [];
+  /** The first write Redis refused while reachable (out of memory, say). */
+  #refusal?: { at: number; message: string };
+  /** Since when this replica shares again (a fresh Redis knows no one). */
+  #sharingSince = Date.now();
+  #state?: LabState;
+  #log?: Logger;
+  #reader: RedisConnection;
+  /** The last event applied here, and the one the stream held at start. */
+  #applied = "0-0";
+  #history = "0-0";
+  #waiters: { id: string; done: () => void }[] = [];
+  #replies = new Map<string, (delivery: Delivery) => void>();
+  #known = new Set<string>();
+  #heartbeat?: ReturnType<typeof setInterval>;
+  #closed = false;
+
+  constructor(readonly url: string, private readonly redis: RedisConnection) {
+    this.#reader = redis.duplicate();
+  }
+
+  /** Connects; a Redis that cannot be reached is one line, for exit 2. */
+  static async connect(url: string): Promise<ReplicaBus> {
+    let started = false;
+    // At start a refusal is final; later the replica keeps trying.
+    const redis = redisConnection(url, () => started);
+    const bus = new ReplicaBus(url, redis);
+    redis.on("error", (error: Error) => bus.#lost(error));
+    bus.#reader.on("error", () => {});
+    redis.on("ready", () => bus.#restored());
+    try {
+      await redis.connect();
+      await bus.#reader.connect();
+      const [last] = await redis.xRevRange(BUS_KEYS.events, "+", "-", {
+        COUNT: 1,
+      }) ?? [];
+      bus.#history = last?.id ?? "0-0";
+    } catch (error) {
+      await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
+      const refused = error instanceof Deno.errors.NotCapable;
+      throw new ConfigError(
+        `--bus ${withoutPassword(url)}: ${
+          refused ? "Deno's permissions refuse it" : "cannot reach Redis"
+        }: ${lineWords((error as Error).message)}`,
+      );
+    }
+    started = true;
+    return bus;
+  }
+
+  /** Starts sharing `state`'s clients: replays the stream, then follows it. */
+  attach(state: LabState, log: Logger) {
+    this.#state = state;
+    this.#log = log;
+    state.peers = this;
+    this.#beat();
+    this.#heartbeat = setInterval(() => this.#beat(), BUS_HEARTBEAT_MS);
+    this.#follow();
+  }
+
+  /** What `/healthz` shows: this replica, how many live, and what was lost. */
+  status() {
+    return {
+      replica: this.replica,
+      replicas: this.peers + 1,
+      lost: this.lostSince !== undefined,
+      dropped: this.dropped,
+    };
+  }
+
+  recorded(client: LabClient, step: Step, facts: StepFacts) {
+    const { id, era, transport, name, version, protocolVersion, firstSeen } =
+      client;
+    this.#send({
+      type: "step",
+      client: { id, era, transport, name, version, protocolVersion, firstSeen },
+      listens: client.listens.here,
+      step,
+      facts: { ...facts, reviewVersion: client.reviewVersion },
+    });
+  }
+
+  seriesChanged({ id, updates, progress }: LabClient) {
+    const { series, started } = updates;
+    const early = progress.closedBeforeUpdate;
+    this.#send({ type: "series", client: id, series, started, early });
+  }
+
+  restarted = (client: LabClient) =>
+    void this.#send({ type: "restart", client: client.id });
+
+  notifying(client: LabClient, writing: boolean): Promise<void> {
+    return this.#send({ type: "notifying", client: client.id, writing });
+  }
+
+  /** Delivered here, and by the others; lost only if no replica could. */
+  async deliver(
+    client: LabClient,
+    notification: ChangeNotification,
+  ): Promise<Delivery> {
+    const here = await client.deliver(notification);
+    if (this.lostSince || this.peers === 0) return here;
+    const request = crypto.randomUUID();
+    const replies = here.delivered ? undefined : this.#collect(request);
+    await this.#send({
+      type: "deliver",
+      request,
+      client: client.id,
+      notification,
+    });
+    const elsewhere = (await replies)?.find((delivery) => delivery.delivered);
+    return elsewhere ?? here;
+  }
+
+  /** Settles once every event on the stream now has been applied here. */
+  async catchUp(): Promise<void> {
+    if (this.lostSince || this.#closed) return;
+    const [last] = await this.redis.xRevRange(BUS_KEYS.events, "+", "-", {
+      COUNT: 1,
+    }).catch(() => null) ?? [];
+    if (!last || compareStreamIds(last.id, this.#applied) <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, BUS_WAIT_MS);
+      this.#waiters.push({
+        id: last.id,
+        done: () => (clearTimeout(timer), resolve()),
+      });
+    });
+  }
+
+  /** Leaves the set of live replicas and closes both connections. */
+  async close() {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    await this.redis.zRem(BUS_KEYS.replicas, this.replica).catch(() => {});
+    await Promise.allSettled([this.redis.destroy(), this.#reader.destroy()]);
+  }
+
+  #send(message: BusSend): Promise<void> {
+    if (this.lostSince || this.#closed) {
+      this.dropped++;
+      return Promise.resolve();
+    }
+    const entry = JSON.stringify({ ...message, from: this.replica });
+    return this.redis.xAdd(BUS_KEYS.events, "*", { m: entry }, {
+      TRIM: {
+        strategy: "MAXLEN",
+        strategyModifier: "~",
+        threshold: BUS_MAX_EVENTS,
+      },
+    }).then(() => {}, (error: Error) => this.#refused(error));
+  }
+
+  /** A write Redis answered with an error (full, read-only): said once. */
+  #refused(error: Error) {
+    this.dropped++;
+    if (this.lostSince || this.#closed || this.#refusal) return;
+    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
+    this.#log?.writeOrStderr("error", {
+      tag: "bus/refused",
+      words: "Redis refused a write: the others no longer hear of what fails",
+      fields: { reason: this.#refusal.message },
+    });
+  }
+
+  /** The other replicas' answers to a delivery, until all or a second. */
+  #collect(request: string): Promise<Delivery[]> {
+    const replies: Delivery[] = [];
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#replies.delete(request);
+        resolve(replies);
+      };
+      const timer = setTimeout(done, BUS_WAIT_MS);
+      this.#replies.set(request, (delivery) => {
+        replies.push(delivery);
+        if (delivery.delivered || replies.length >= this.peers) done();
+      });
+    });
+  }
+
+  /** Reads the stream from its start, for as long as the lab runs. */
+  async #follow() {
+    while (!this.#closed) {
+      const read = await this.#reader.xRead(
+        { key: BUS_KEYS.events, id: this.#applied },
+        { BLOCK: BUS_HEARTBEAT_MS, COUNT: 500 },
+      ).catch(() => "failed" as const);
+      if (read === "failed") {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      for (const { messages } of read ?? []) {
+        for (const { id, message } of messages) {
+          this.#applied = id;
+          this.#apply(message.m, compareStreamIds(id, this.#history) <= 0);
+        }
+      }
+      const waiting = this.#waiters;
+      this.#waiters = waiting.filter(({ id, done }) =>
+        compareStreamIds(id, this.#applied) > 0 || done()
+      );
+    }
+  }
+
+  /** One entry of the stream; `past` ones change state, never streams. */
+  #apply(entry: string | undefined, past: boolean) {
+    if (!entry || entry.length > BUS_MAX_ENTRY_BYTES || !this.#state) return;
+    let parsed;
+    try {
+      parsed = busMessageSchema.safeParse(JSON.parse(entry));
+    } catch {
+      return;
+    }
+    if (!parsed.success || parsed.data.from === this.replica) return;
+    const message = parsed.data;
+    const state = this.#state;
+    switch (message.type) {
+      case "step": {
+        const { client, listens, step, facts } = message;
+        state.mirrorStep(client, [message.from, listens], step, facts);
+        break;
+      }
+      case "series":
+        state.mirrorSeries(
+          message.client,
+          message,
+          message.from < this.replica,
+        );
+        break;
+      case "restart":
+        state.mirrorRestart(message.client);
+        break;
+      case "notifying":
+        if (!past) state.mirrorNotifying(message.client, message.writing);
+        break;
+      case "deliver":
+        if (!past) this.#deliverHere(message);
+        break;
+      case "delivered":
+        this.#replies.get(message.request)?.(message.delivery);
+        break;
+    }
+  }
+
+  /** Another replica's notification, on this replica's streams. */
+  async #deliverHere(
+    { request, client, notification }: Extract<BusMessage, { type: "deliver" }>,
+  ) {
+    const here = this.#state?.live(client);
+    const delivery: Delivery = here
+      ? await here.deliver(notification).catch(sendFailed)
+      : { delivered: false, reason: "no such client here" };
+    await this.#send({ type: "delivered", request, delivery });
+  }
+
+  /** Says this replica lives, counts the others, notices those gone. */
+  async #beat() {
+    if (this.lostSince || this.#closed) return;
+    const now = Date.now();
+    try {
+      const [, , live] = await this.redis.multi()
+        .zAdd(BUS_KEYS.replicas, { score: now, value: this.replica })
+        .zRemRangeByScore(BUS_KEYS.replicas, "-inf", now - BUS_LIVE_MS)
+        .zRange(BUS_KEYS.replicas, 0, -1)
+        .expire(BUS_KEYS.replicas, BUS_TTL_SECONDS)
+        .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
+        .exec() as unknown as [unknown, unknown, string[]];
+      const others = new Set(live.filter((id) => id !== this.replica));
+      this.peers = others.size;
+      // Until every replica has beaten once, absence proves nothing.
+      const settled = now - this.#sharingSince > BUS_LIVE_MS;
+      const gone = settled ? this.#known.difference(others) : new Set<string>();
+      for (const replica of gone) {
+        this.#state?.forgetReplica(replica);
+        this.#log?.write("warn", {
+          tag: "bus/replica-gone",
+          words: "its streams are closed; its clients stay in the reports",
+          fields: { replica },
+        });
+      }
+      this.#known = settled ? others : this.#known.union(others);
+    } catch {
+      // The connection's own error event says what went wrong.
+    }
+  }
+
+  /** What a report must say when this replica lost its bus during the run. */
+  caveats(): string[] {
+    const refused = this.#refusal &&
+      `Redis refused this replica's writes from ${
+        new Date(this.#refusal.at).toISOString()
+      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
+    return [
+      ...refused ? [refused] : [],
+      ...this.#outages.map(({ from, seconds }) =>
+        `Replica ${this.replica} lost its bus (Redis) at ${
+          new Date(from).toISOString()
+        } ${
+          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
+        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
+      ),
+    ];
+  }
+
+  #lost(error: Error) {
+    if (this.lostSince || this.#closed || !this.#state) return;
+    this.lostSince = Date.now();
+    this.#outages = [...this.#outages, { from: this.lostSince }].slice(-10);
+    this.#log?.writeOrStderr("error", {
+      tag: "bus/lost",
+      words:
+        "Redis is unreachable: this replica goes on alone, the others no longer hear of its clients",
+      fields: { bus: withoutPassword(this.url), reason: error.message },
+    });
+  }
+
+  #restored() {
+    if (!this.lostSince || this.#closed) return;
+    const seconds = Math.round((Date.now() - this.lostSince) / 1000);
+    this.#outages[this.#outages.length - 1].seconds = seconds;
+    this.lostSince = undefined;
+    this.#sharingSince = Date.now();
+    this.#log?.write("warn", {
+      tag: "bus/restored",
+      words: "Redis is back: sharing again",
+      fields: { dropped: this.dropped, seconds },
+    });
+  }
+}
