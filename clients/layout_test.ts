@@ -135,7 +135,7 @@ Deno.test("the harness in layers: imports run down or within a layer, never in a
   const edges = await importEdges([
     "clients/run.ts",
     "clients/servers.ts",
-    "clients/programs/reference_host.ts",
+    "clients/programs/reference_host/reference_host.ts",
   ]);
   const upward = edges.filter(([from, to]) => layerOf(to) > layerOf(from))
     .map(([from, to]) => `${from} -> ${to}`);
