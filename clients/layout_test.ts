@@ -143,7 +143,7 @@ Deno.test("the harness in layers: imports run down or within a layer, never in a
   const edges = await importEdges([
     "clients/run.ts",
     "clients/servers.ts",
-    "clients/programs/reference_host.ts",
+    "clients/programs/reference_host/reference_host.ts",
   ]);
   const upward = edges.filter(([from, to]) => layerOf(to) > layerOf(from))
     .map(([from, to]) => `${from} -> ${to}`);
@@ -182,7 +182,7 @@ Deno.test("nothing a user task or the harness runs lives under testdata/, which 
     ...ran,
     "clients/run.ts",
     "clients/servers.ts",
-    "clients/programs/reference_host.ts",
+    "clients/programs/reference_host/reference_host.ts",
   ];
   const underTestdata = (path: string) =>
     path.startsWith("testdata/") || path.includes("/testdata/");

@@ -92,15 +92,15 @@ const CLOSED_PROXY = "http://127.0.0.1:9";
 
 /** The reference host's script, in this checkout. */
 const REFERENCE_HOST_SCRIPT = new URL(
-  "../programs/reference_host.ts",
+  "../programs/reference_host/reference_host.ts",
   import.meta.url,
-)
-  .pathname;
+).pathname;
 
 /**
- * The reference host (`programs/reference_host.ts`): what level 7 looks like, run by
- * this Deno from the checkout against the scripted model, in both eras over
- * HTTP and stdio, and with its update handling off as the control.
+ * The reference host (`programs/reference_host/reference_host.ts`): what
+ * level 7 looks like, run by this Deno from the checkout against the
+ * scripted model, in both eras over HTTP and stdio, and with its update
+ * handling off as the control.
  */
 const REFERENCE_HOST: ClientDefinition = {
   id: "reference-host",

@@ -8,30 +8,25 @@
  */
 
 import assert from "node:assert/strict";
-import { CATALOG_ADDED, REVIEW_URI } from "../../main.ts";
-import { denoChildEnv, prepareTestEnvironment } from "../../testdata/lab.ts";
-import { spawnLab } from "../../launch.ts";
+import { CATALOG_ADDED, REVIEW_URI } from "../../../main.ts";
+import { denoChildEnv, prepareTestEnvironment } from "../../../testdata/lab.ts";
+import { MAIN_PATH, spawnLab } from "../../../launch.ts";
 import {
-  HOST_USAGE,
-  InlineUpdates,
   MAX_CONTENT_CHARS,
   MAX_LINE_CHARS,
   MAX_MESSAGE_BYTES,
   MAX_TOOL_CALLS,
   MAX_TOOLS,
-  OnePerKey,
-  parseHostArgs,
-  UPDATE_MARK,
-} from "./reference_host.ts";
-import { LegacySessions } from "../../testdata/legacy_sessions.ts";
+} from "./host_bounds.ts";
+import { HOST_USAGE } from "./host_args.ts";
+import { UPDATE_MARK } from "./resource_watch.ts";
+import { LegacySessions } from "../../../testdata/legacy_sessions.ts";
 import { Server } from "npm:@modelcontextprotocol/server@2.4.0";
-import type { Transport } from "npm:@modelcontextprotocol/client@2.4.0";
-import { alive, exitsWithin, sleep } from "../support/process.ts";
+import { alive, exitsWithin, sleep } from "../../support/process.ts";
 
 prepareTestEnvironment();
 
 const HOST_PATH = new URL("./reference_host.ts", import.meta.url).pathname;
-const MAIN_PATH = new URL("../../main.ts", import.meta.url).pathname;
 const API_KEY = "test-key-never-printed";
 /** How long a run of the host may take before the test ends it (SIGTERM). */
 const HOST_DEADLINE_MS = 30_000;
@@ -350,39 +345,6 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
   ) {
     assert.ok(usage.includes(bound), bound);
   }
-});
-
-Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-url and --model (a flag wins, an empty variable is unset)", () => {
-  const url = ["--url", "http://127.0.0.1:9/mcp", "Go"];
-  const local = {
-    OPENAI_BASE_URL: "http://127.0.0.1:11434/v1",
-    OPENAI_MODEL: "local-model",
-  };
-  const pick = (options: ReturnType<typeof parseHostArgs>) => {
-    assert.notEqual(options, "help");
-    return options === "help" ? [] : [options["base-url"], options.model];
-  };
-  assert.deepEqual(pick(parseHostArgs(url, local)), [
-    "http://127.0.0.1:11434/v1",
-    "local-model",
-  ]);
-  assert.deepEqual(
-    pick(
-      parseHostArgs(
-        ["--base-url", "http://h/v1", "--model", "x", ...url],
-        local,
-      ),
-    ),
-    ["http://h/v1", "x"],
-  );
-  assert.deepEqual(
-    pick(parseHostArgs(url, { OPENAI_BASE_URL: "", OPENAI_MODEL: "m" })),
-    ["https://api.openai.com/v1", "m"],
-  );
-  assert.throws(
-    () => parseHostArgs(url, { OPENAI_MODEL: "" }),
-    { message: "no model: pass --model or set OPENAI_MODEL" },
-  );
 });
 
 Deno.test("reference host: a local model named by the environment alone, with no key, gets no Authorization header", async () => {
@@ -766,36 +728,6 @@ Deno.test("reference host: of the tool calls in one answer it runs the first 16,
   }
 });
 
-Deno.test("reference host: InlineUpdates keeps nothing of an update for a resource the conversation never read, and of one it read the latest text, cut", () => {
-  const transport: Transport = {
-    start: () => Promise.resolve(),
-    send: () => Promise.resolve(),
-    close: () => Promise.resolve(),
-  };
-  const inline = new InlineUpdates(transport);
-  const update = (uri: string, text: string) =>
-    transport.onmessage?.({
-      jsonrpc: "2.0",
-      method: "notifications/resources/updated",
-      params: { uri, text },
-    });
-  for (let n = 0; n < 100; n++) update(`never://read/${n}`, "x".repeat(10_000));
-  for (let n = 0; n < 100; n++) {
-    const uri = `never://read/${n}`;
-    assert.ok(inline.take(uri) === undefined, uri);
-  }
-  inline.watch("read://a");
-  update("read://a", "first");
-  update("read://a", `latest ${"y".repeat(MAX_CONTENT_CHARS)}`);
-  const kept = inline.take("read://a");
-  assert.ok(
-    kept ===
-      `latest ${"y".repeat(MAX_CONTENT_CHARS - 7)}\n[… 7 more characters]`,
-    kept?.slice(-60),
-  );
-  assert.equal(inline.take("read://a"), undefined);
-});
-
 Deno.test("reference host: it reads at most 4 MiB of one message from the server, and offers the model at most 128 tools, none described in over 16,000 characters", async () => {
   const tool = (name: string, description = "") => ({
     name,
@@ -994,29 +926,6 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
     }
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-Deno.test("reference host: OnePerKey runs one task per key at a time, and once more after it however often it was asked meanwhile", async () => {
-  const keys = new OnePerKey<string>();
-  const started: string[] = [];
-  const firstA = Promise.withResolvers<void>();
-  const task = (key: string) => () => {
-    started.push(key);
-    return started.length === 1 ? firstA.promise : Promise.resolve();
-  };
-  keys.run("a", task("a"));
-  for (let n = 0; n < 1000; n++) keys.run("a", task("a"));
-  // Another key runs at once, beside it.
-  keys.run("b", task("b"));
-  assert.deepEqual(started, ["a", "b"]);
-  const settled = keys.settled();
-  firstA.resolve();
-  await settled;
-  assert.deepEqual(started, ["a", "b", "a"]);
-  // Settled, it runs again at once when asked.
-  keys.run("a", task("a"));
-  await keys.settled();
-  assert.deepEqual(started, ["a", "b", "a", "a"]);
 });
 
 /**

@@ -1,0 +1,43 @@
+/**
+ * Tests for the reference host's command line (`host_args.ts`) as
+ * `parseHostArgs` reads it; the flags' errors and `--help` are tested on
+ * the program as run (`reference_host_test.ts`).
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { parseHostArgs } from "./host_args.ts";
+
+Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-url and --model (a flag wins, an empty variable is unset)", () => {
+  const url = ["--url", "http://127.0.0.1:9/mcp", "Go"];
+  const local = {
+    OPENAI_BASE_URL: "http://127.0.0.1:11434/v1",
+    OPENAI_MODEL: "local-model",
+  };
+  const pick = (options: ReturnType<typeof parseHostArgs>) => {
+    assert.notEqual(options, "help");
+    return options === "help" ? [] : [options["base-url"], options.model];
+  };
+  assert.deepEqual(pick(parseHostArgs(url, local)), [
+    "http://127.0.0.1:11434/v1",
+    "local-model",
+  ]);
+  assert.deepEqual(
+    pick(
+      parseHostArgs(
+        ["--base-url", "http://h/v1", "--model", "x", ...url],
+        local,
+      ),
+    ),
+    ["http://h/v1", "x"],
+  );
+  assert.deepEqual(
+    pick(parseHostArgs(url, { OPENAI_BASE_URL: "", OPENAI_MODEL: "m" })),
+    ["https://api.openai.com/v1", "m"],
+  );
+  assert.throws(
+    () => parseHostArgs(url, { OPENAI_MODEL: "" }),
+    { message: "no model: pass --model or set OPENAI_MODEL" },
+  );
+});

@@ -1,0 +1,133 @@
+/**
+ * The reference host's connection to its MCP server: the SDK's client in
+ * the era `--era` asks for (`hostClient`), over Streamable HTTP with each
+ * message bounded (`boundedFetch`) or over stdio (`StdioServer`, a Ctrl-C
+ * or SIGTERM to the host passed on to it), ended in order
+ * (`endConnection`). In 2026-07-28 (`isModern`) what the host follows
+ * comes on its one `subscriptions/listen` (`Listen`).
+ *
+ * @module
+ */
+
+import {
+  Client,
+  type McpSubscription,
+  StreamableHTTPClientTransport,
+  type SubscriptionFilter,
+  type Transport,
+} from "npm:@modelcontextprotocol/client@2.4.0";
+import { isEventStream, LAB_VERSION, shutdownSignals } from "../../../main.ts";
+import { MAX_MESSAGE_BYTES, say } from "./host_bounds.ts";
+import type { HostOptions } from "./host_args.ts";
+import { StdioServer } from "./stdio_server.ts";
+
+/** The SDK's client, negotiating the era `--era` asks for. */
+export function hostClient(era: HostOptions["era"]): Client {
+  return new Client({ name: "reference-host", version: LAB_VERSION }, {
+    versionNegotiation: {
+      mode: era === "auto" ? "auto" : era === "2025" ? "legacy" : { pin: era },
+    },
+  });
+}
+
+/**
+ * fetch for the MCP server, each message it sends at most
+ * `MAX_MESSAGE_BYTES`: a JSON body whole, an event stream event by event
+ * (the bytes since its last blank line). Past that the body fails and no
+ * more of it is read; the request it answered fails with it (JSON) or at
+ * the SDK's timeout (an event stream).
+ */
+async function boundedFetch(url: string | URL, init?: RequestInit) {
+  const response = await fetch(url, init);
+  if (!response.body) return response;
+  const events = isEventStream(response);
+  let size = 0;
+  let previous = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!events) size += chunk.length;
+        else {
+          for (const byte of chunk) {
+            if (byte === 13) continue; // CRLF ends a line as LF does
+            size = byte === 10 && previous === 10 ? 0 : size + 1;
+            previous = byte;
+          }
+        }
+        if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
+        const tooLarge =
+          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
+        say(`${tooLarge}: not read`);
+        controller.error(new Error(tooLarge));
+      },
+    }),
+  );
+  return new Response(body, response);
+}
+
+/**
+ * The server's transport. A stdio server's process group does not get a
+ * Ctrl-C or a SIGTERM sent to the host's, so the host passes it on, and
+ * ends (130 or 143, as a shell reports a process the signal ended).
+ */
+export function transportFor(options: HostOptions): Transport {
+  if (options.url) {
+    return new StreamableHTTPClientTransport(new URL(options.url), {
+      fetch: boundedFetch,
+    });
+  }
+  const server = new StdioServer(options.stdio!);
+  for (const signal of shutdownSignals(Deno.build.os)) {
+    try {
+      Deno.addSignalListener(signal, async () => {
+        say(`${signal}: the host ends its server, then itself`);
+        await server.stop(signal);
+        Deno.exit(signal === "SIGINT" ? 130 : 143);
+      });
+    } catch {
+      // Not a signal of this system.
+    }
+  }
+  return server;
+}
+
+/**
+ * Ends the connection, connected or not: the HTTP session (a 2025 one's
+ * DELETE), the client, then a stdio server.
+ */
+export async function endConnection(client: Client, transport: Transport) {
+  if (transport instanceof StreamableHTTPClientTransport) {
+    await transport.terminateSession().catch(() => {});
+  }
+  await client.close().catch(() => {});
+  // Connected or not, a stdio server ends before the host.
+  if (transport instanceof StdioServer) await transport.close();
+}
+
+export const isModern = (client: Client) =>
+  client.getNegotiatedProtocolVersion() === "2026-07-28";
+
+/**
+ * 2026-07-28: the host's one `subscriptions/listen`, asking for all it
+ * follows (list changes, the resources read). Asking for more opens a new
+ * listen with the whole filter, then closes the old one.
+ */
+export class Listen {
+  #filter: SubscriptionFilter = {};
+  #open?: McpSubscription;
+
+  constructor(private readonly client: Client) {}
+
+  async ask(more: SubscriptionFilter) {
+    const filter = { ...this.#filter, ...more };
+    const previous = this.#open;
+    // Refused, it asks for none of it again.
+    this.#open = await this.client.listen(filter);
+    this.#filter = filter;
+    await previous?.close();
+  }
+
+  async close() {
+    await this.#open?.close();
+  }
+}

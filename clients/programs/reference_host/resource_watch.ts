@@ -1,0 +1,118 @@
+/**
+ * `ResourceWatch`, the heart of the reference host: the update → model
+ * path. A resource the model reads is watched (`resources/subscribe` in
+ * 2025, named on the listen in 2026-07-28); on its
+ * `notifications/resources/updated` the host takes the text the
+ * notification carried (`InlineUpdates`) or reads it again, and before the
+ * next model request `takeUpdates` gives one message per changed
+ * resource, opening with `UPDATE_MARK`.
+ *
+ * @module
+ */
+
+import type { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import { bounded, say } from "./host_bounds.ts";
+import { OnePerKey } from "./one_per_key.ts";
+import type { Message } from "./chat_model.ts";
+import { isModern, type Listen } from "./mcp_connection.ts";
+import type { InlineUpdates } from "./inline_updates.ts";
+
+/** Opens every update message, so a reader of a transcript finds them. */
+export const UPDATE_MARK = "[Update from the MCP server]";
+
+/**
+ * The heart of the host: the resources the conversation has read, how the
+ * server watches them, and the updates the model has not seen yet (the
+ * latest per resource, its text cut to `MAX_CONTENT_CHARS` as it is kept).
+ */
+export class ResourceWatch {
+  #read = new Set<string>();
+  #pending = new Map<string, { at: Date; text: string; inline: boolean }>();
+  #rereads = new OnePerKey<string>();
+
+  constructor(
+    private readonly client: Client,
+    private readonly on: boolean,
+    private readonly listen: Listen,
+    private readonly inline?: InlineUpdates,
+  ) {
+    if (!on) return;
+    client.setNotificationHandler(
+      "notifications/resources/updated",
+      ({ params }) => this.#updated(params.uri),
+    );
+  }
+
+  /** Reads a resource for the model; the first time, asks to be told of changes. */
+  async read(uri: string): Promise<string> {
+    const text = await this.#text(uri);
+    if (!this.on || this.#read.has(uri)) return text;
+    this.#read.add(uri);
+    this.inline?.watch(uri);
+    if (!isModern(this.client)) {
+      await this.client.subscribeResource({ uri });
+    } else {
+      // The listen names every resource read so far.
+      await this.listen.ask({ resourceSubscriptions: [...this.#read] });
+    }
+    say(`watching ${JSON.stringify(uri)}`);
+    return text;
+  }
+
+  async #text(uri: string): Promise<string> {
+    const { contents } = await this.client.readResource({ uri });
+    return contents.map((part) => "text" in part ? part.text : "(binary)")
+      .join("\n");
+  }
+
+  /**
+   * A notification: re-read what the conversation knows and keep the text.
+   * One re-read per resource at a time (`OnePerKey`), so a flood costs two
+   * reads and the text kept is the latest.
+   */
+  #updated(uri: string) {
+    if (!this.#read.has(uri)) return;
+    const inline = this.inline?.take(uri);
+    if (inline !== undefined) {
+      say(`${JSON.stringify(uri)}: the notification carried its content`);
+      this.#pending.set(uri, { at: new Date(), text: inline, inline: true });
+      return;
+    }
+    this.#rereads.run(uri, () =>
+      this.#text(uri).then(
+        (text) =>
+          void this.#pending.set(uri, {
+            at: new Date(),
+            text: bounded(text),
+            inline: false,
+          }),
+        (error) => say(`re-reading ${JSON.stringify(uri)} failed: ${error}`),
+      ));
+  }
+
+  /** The update messages for the next model request, one per resource. */
+  async takeUpdates(): Promise<Message[]> {
+    await this.#rereads.settled();
+    const updates = [...this.#pending].map(([uri, { at, text, inline }]) => {
+      say(`${JSON.stringify(uri)} changed: the update goes to the model`);
+      return {
+        role: "user" as const,
+        content: `${UPDATE_MARK} ${uri} changed at ${at.toISOString()} ` +
+          (inline
+            ? "(the server sent the new content with its notification). "
+            : "(the server notified the host, which read it again). ") +
+          `Its content now:\n${text}`,
+      };
+    });
+    this.#pending.clear();
+    return updates;
+  }
+
+  /** 2025: stops watching, each resource unsubscribed (the listen: `Listen`). */
+  async stop() {
+    if (isModern(this.client)) return;
+    for (const uri of this.#read) {
+      await this.client.unsubscribeResource({ uri });
+    }
+  }
+}
