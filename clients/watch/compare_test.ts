@@ -24,6 +24,10 @@ import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: a row, the fixture matrix, what a run printed, hostile text
+// ---------------------------------------------------------------------------
+
 const row = (fields: Partial<ComparedRow> = {}): ComparedRow => ({
   key: "demo|default|native|subscribe",
   what: ["Demo CLI", "default", "native", "subscribe"],
@@ -34,6 +38,136 @@ const row = (fields: Partial<ComparedRow> = {}): ComparedRow => ({
   notes: ["never subscribed to test://review/status (resources/subscribe)"],
   ...fields,
 });
+
+/** A Markdown text with every run of spaces and line breaks as one space. */
+const flat = (text: string) => text.replace(/\s+/g, " ");
+
+const BEFORE = JSON.parse(
+  await Deno.readTextFile(
+    new URL("../testdata/matrix_before.json", import.meta.url),
+  ),
+) as MatrixDocument;
+
+/** The fixture matrix with `change` made to a copy of its rows. */
+function matrixAfter(
+  change: (rows: MatrixDocument["rows"]) => MatrixDocument["rows"],
+): MatrixDocument {
+  return {
+    ...BEFORE,
+    generatedAt: "2026-12-08T06:00:00.000Z",
+    rows: change(structuredClone(BEFORE.rows)),
+  };
+}
+
+/** What `run` printed, each console call as one string, and its status. */
+async function printed(run: () => Promise<number>) {
+  const lines: string[] = [];
+  const { log, error } = console;
+  console.log = console.error = (...args: unknown[]) => {
+    lines.push(args.map(String).join(" "));
+  };
+  try {
+    return { status: await run(), lines };
+  } finally {
+    Object.assign(console, { log, error });
+  }
+}
+
+/**
+ * Terminal escapes and a bell, then what opens a block in Markdown (a
+ * heading, list items, a fence, a rule) and raw HTML, each on a new line.
+ */
+const HOSTILE =
+  "\u001b[31m\u001b]0;title\u0007\n## Injected\n- item\n1. item\n~~~\n===\n<img src=x onerror=alert(1)><script>alert(1)</script>\r\n";
+
+/** Control characters a terminal or a Markdown reader would act on. */
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+// ---------------------------------------------------------------------------
+// Helpers: a Deno cache without registry metadata, a proxy that refuses
+// ---------------------------------------------------------------------------
+
+/** Hard-links `from`'s files into `to` (copies them across file systems). */
+async function linkTree(from: string, to: string) {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const [source, target] = [`${from}/${entry.name}`, `${to}/${entry.name}`];
+    if (entry.isDirectory) await linkTree(source, target);
+    else if (entry.isSymlink) {
+      await Deno.symlink(await Deno.readLink(source), target);
+    } else {await Deno.link(source, target).catch(() =>
+        Deno.copyFile(source, target)
+      );}
+  }
+}
+
+/**
+ * A Deno cache holding the lockfile's npm packages as this test's Deno
+ * has them, but none of their registry metadata (`registry.json`): what
+ * `deno task` leaves on a fresh machine, where it installs the lockfile's
+ * tarballs alone. Files are linked (Deno would see through a symlinked
+ * folder to this cache); the caller removes the folder.
+ */
+async function cacheWithoutMetadata(): Promise<string> {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--no-config"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    npmCache: string;
+  };
+  const lock = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.lock", import.meta.url)),
+  ) as { npm: Record<string, unknown> };
+  // `name@version` as the cache's folders: `name/version`.
+  const packages = Object.keys(lock.npm).map((key) =>
+    key.replace(/(.)@([^@]+)$/, "$1/$2")
+  );
+  const denoDir = await Deno.makeTempDir({ prefix: "metadata-free-cache-" });
+  for await (const registry of Deno.readDir(npmCache)) {
+    for (const folder of packages) {
+      const source = `${npmCache}/${registry.name}/${folder}`;
+      if (!await Deno.stat(source).then(() => true, () => false)) continue;
+      await linkTree(source, `${denoDir}/npm/${registry.name}/${folder}`);
+    }
+  }
+  return denoDir;
+}
+
+/** A loopback HTTP proxy that refuses every request, and lists them. */
+function refusingProxy() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const asked: string[] = [];
+  const served = (async () => {
+    for await (const conn of listener) {
+      const head = new Uint8Array(1024);
+      const read = await conn.read(head).catch(() => null);
+      asked.push(
+        new TextDecoder().decode(head.subarray(0, read ?? 0)).split("\r\n")[0],
+      );
+      await conn.write(
+        new TextEncoder().encode(
+          "HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ),
+      ).catch(() => {});
+      conn.close();
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    asked,
+    async close() {
+      listener.close();
+      await served.catch(() => {});
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// compareRows, changesSection and withSection
+// ---------------------------------------------------------------------------
 
 Deno.test("compareRows: a level, an outcome, a row new or gone are changes; durations in notes are not; versions moved are listed", () => {
   const same = row({ key: "same", notes: ["the longest blocked 3 s"] });
@@ -123,25 +257,9 @@ Deno.test("changesSection and withSection: one section per table, the other kept
   assert.deepEqual(comparedPaths(["old.json", "-"], "C"), ["old.json", "C"]);
 });
 
-/** A Markdown text with every run of spaces and line breaks as one space. */
-const flat = (text: string) => text.replace(/\s+/g, " ");
-
-const BEFORE = JSON.parse(
-  await Deno.readTextFile(
-    new URL("../testdata/matrix_before.json", import.meta.url),
-  ),
-) as MatrixDocument;
-
-/** The fixture matrix with `change` made to a copy of its rows. */
-function matrixAfter(
-  change: (rows: MatrixDocument["rows"]) => MatrixDocument["rows"],
-): MatrixDocument {
-  return {
-    ...BEFORE,
-    generatedAt: "2026-12-08T06:00:00.000Z",
-    rows: change(structuredClone(BEFORE.rows)),
-  };
-}
+// ---------------------------------------------------------------------------
+// deno task clients --compare: changes, hostile files, files of the wrong shape
+// ---------------------------------------------------------------------------
 
 Deno.test("deno task clients --compare: the fixture matrix against itself and four changes of it", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "clients-compare-test-" });
@@ -259,31 +377,6 @@ Deno.test("deno task clients --compare: the fixture matrix against itself and fo
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/** What `run` printed, each console call as one string, and its status. */
-async function printed(run: () => Promise<number>) {
-  const lines: string[] = [];
-  const { log, error } = console;
-  console.log = console.error = (...args: unknown[]) => {
-    lines.push(args.map(String).join(" "));
-  };
-  try {
-    return { status: await run(), lines };
-  } finally {
-    Object.assign(console, { log, error });
-  }
-}
-
-/**
- * Terminal escapes and a bell, then what opens a block in Markdown (a
- * heading, list items, a fence, a rule) and raw HTML, each on a new line.
- */
-const HOSTILE =
-  "\u001b[31m\u001b]0;title\u0007\n## Injected\n- item\n1. item\n~~~\n===\n<img src=x onerror=alert(1)><script>alert(1)</script>\r\n";
-
-/** Control characters a terminal or a Markdown reader would act on. */
-// deno-lint-ignore no-control-regex
-const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 Deno.test("deno task clients --compare: what a matrix file says is inert and bounded in changes.md and on the terminal", async () => {
   const dir = await Deno.makeTempDir({ prefix: "clients-compare-inert-" });
@@ -430,6 +523,10 @@ Deno.test("deno task clients and servers --compare: a file of the wrong shape is
   }
 });
 
+// ---------------------------------------------------------------------------
+// deno task servers --compare, and both from a cache without registry metadata
+// ---------------------------------------------------------------------------
+
 Deno.test("deno task servers --compare: a proxy that stopped passing the update through, beside the clients' section", async () => {
   const dir = await Deno.makeTempDir({ prefix: "servers-compare-test-" });
   const fixture =
@@ -487,83 +584,6 @@ Deno.test("deno task servers --compare: a proxy that stopped passing the update 
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/** Hard-links `from`'s files into `to` (copies them across file systems). */
-async function linkTree(from: string, to: string) {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const entry of Deno.readDir(from)) {
-    const [source, target] = [`${from}/${entry.name}`, `${to}/${entry.name}`];
-    if (entry.isDirectory) await linkTree(source, target);
-    else if (entry.isSymlink) {
-      await Deno.symlink(await Deno.readLink(source), target);
-    } else {await Deno.link(source, target).catch(() =>
-        Deno.copyFile(source, target)
-      );}
-  }
-}
-
-/**
- * A Deno cache holding the lockfile's npm packages as this test's Deno
- * has them, but none of their registry metadata (`registry.json`): what
- * `deno task` leaves on a fresh machine, where it installs the lockfile's
- * tarballs alone. Files are linked (Deno would see through a symlinked
- * folder to this cache); the caller removes the folder.
- */
-async function cacheWithoutMetadata(): Promise<string> {
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--no-config"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as {
-    npmCache: string;
-  };
-  const lock = JSON.parse(
-    await Deno.readTextFile(new URL("../../deno.lock", import.meta.url)),
-  ) as { npm: Record<string, unknown> };
-  // `name@version` as the cache's folders: `name/version`.
-  const packages = Object.keys(lock.npm).map((key) =>
-    key.replace(/(.)@([^@]+)$/, "$1/$2")
-  );
-  const denoDir = await Deno.makeTempDir({ prefix: "metadata-free-cache-" });
-  for await (const registry of Deno.readDir(npmCache)) {
-    for (const folder of packages) {
-      const source = `${npmCache}/${registry.name}/${folder}`;
-      if (!await Deno.stat(source).then(() => true, () => false)) continue;
-      await linkTree(source, `${denoDir}/npm/${registry.name}/${folder}`);
-    }
-  }
-  return denoDir;
-}
-
-/** A loopback HTTP proxy that refuses every request, and lists them. */
-function refusingProxy() {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const asked: string[] = [];
-  const served = (async () => {
-    for await (const conn of listener) {
-      const head = new Uint8Array(1024);
-      const read = await conn.read(head).catch(() => null);
-      asked.push(
-        new TextDecoder().decode(head.subarray(0, read ?? 0)).split("\r\n")[0],
-      );
-      await conn.write(
-        new TextEncoder().encode(
-          "HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-        ),
-      ).catch(() => {});
-      conn.close();
-    }
-  })();
-  return {
-    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
-    asked,
-    async close() {
-      listener.close();
-      await served.catch(() => {});
-    },
-  };
-}
 
 Deno.test("deno task clients and servers --compare from a cache without registry metadata: no request, exit 0", async () => {
   const denoDir = await cacheWithoutMetadata();
