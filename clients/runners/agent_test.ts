@@ -29,6 +29,10 @@ prepareTestEnvironment();
 // The runner against the real lab, with stand-in clients instead of installed
 // CLIs: all on loopback, a few seconds each.
 
+// ---------------------------------------------------------------------------
+// Helpers: stand-in clients, the fake agent, run options, processes
+// ---------------------------------------------------------------------------
+
 const labMainPath = new URL("../../main.ts", import.meta.url).pathname;
 const fakeAgentPath = new URL("../testdata/fake_agent.ts", import.meta.url)
   .pathname;
@@ -113,6 +117,102 @@ async function options(
     cleanup: () => Deno.remove(dir, { recursive: true }),
   };
 }
+
+/** The fake agent as a client that never subscribes (the field today). */
+const plainAgent = fakeAgent("plain");
+
+/**
+ * The plain fake agent whose shell finds no deno on its PATH, as a client
+ * run through `npx deno` would: the probe command must name Deno itself.
+ */
+const plainAgentWithoutDenoOnPath: ClientDefinition = {
+  ...plainAgent,
+  launch: (context) => ({
+    ...plainAgent.launch(context),
+    env: {
+      ...plainAgent.launch(context).env,
+      PATH: "/nonexistent-deno-free-path:/usr/bin:/bin",
+    },
+  }),
+};
+
+/** The probe command of a run's `run-probe` stage, and the lab URL in it. */
+function probeCommandIn(record: { transcript: { answer: string }[] }) {
+  const command: string = JSON.parse(
+    record.transcript[1].answer.replace(/^tool Bash /, ""),
+  ).command;
+  return { command, labUrl: command.match(/--url (\S+)/)?.[1] ?? "" };
+}
+
+// ---------------------------------------------------------------------------
+// Helpers: a wait tool call through the progress check's relay
+// ---------------------------------------------------------------------------
+
+/**
+ * One wait tool call with a progressToken through the progress check's
+ * relay to a fresh lab: the answer's text and the relay's token count.
+ */
+async function waitCallThroughRelay(strip: boolean) {
+  const lab = await spawnLab({
+    mainPath: labMainPath,
+    env: {
+      MCP_TEST_ENABLE_WAIT_TOOL: "true",
+      MCP_TEST_UPDATE_DELAY_SECONDS: "30",
+    },
+  });
+  const relay = startProgressRelay(lab.url, strip);
+  try {
+    const post = async (body: unknown, session?: string) => {
+      const response = await fetch(relay.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+          ...(session ? { "mcp-session-id": session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return {
+        session: response.headers.get("mcp-session-id") ?? "",
+        text: await response.text(),
+      };
+    };
+    const { session } = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "strip-test", version: "1.0.0" },
+      },
+    });
+    assert.notEqual(session, "");
+    await post(
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      session,
+    );
+    const answer = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "wait_for_review_update",
+        arguments: { since_version: 1, timeout_seconds: 6 },
+        _meta: { progressToken: "p1" },
+      },
+    }, session);
+    return { text: answer.text, counted: relay.tokens() };
+  } finally {
+    await relay.close();
+    await lab.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The runner: levels, crashes, timeouts, a host that only tells its model
+// ---------------------------------------------------------------------------
 
 Deno.test({
   name:
@@ -256,8 +356,52 @@ Deno.test({
   },
 });
 
-/** The fake agent as a client that never subscribes (the field today). */
-const plainAgent = fakeAgent("plain");
+// ---------------------------------------------------------------------------
+// Routes: the wait tool and the probe through the client's shell
+// ---------------------------------------------------------------------------
+
+Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
+  const context = {
+    probe: {
+      denoPath: "/opt/deno/bin/deno",
+      probePath: "/lab/probe.ts",
+      denoDir: "/cache/deno",
+    },
+    labUrl: "http://127.0.0.1:4000/mcp",
+    delaySeconds: 3,
+  };
+  assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
+    name: "wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  assert.deepEqual(waitArguments(90), {
+    since_version: 1,
+    timeout_seconds: 150,
+  });
+  assert.deepEqual(routeScript(plainAgent, "shell-probe", context).routeCall, {
+    name: "Bash",
+    input: {
+      command:
+        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 /opt/deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
+    },
+  });
+  // Paths a shell would split or expand are quoted.
+  assert.equal(
+    probeCommand({
+      denoPath: "/home/o'neil/deno $dir/deno",
+      probePath: "/lab one/probe.ts",
+      denoDir: "/cache/deno",
+    }, "http://127.0.0.1:4000/mcp"),
+    `DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 '/home/o'\\''neil/deno $dir/deno' run -A --cached-only '/lab one/probe.ts' --url http://127.0.0.1:4000/mcp --uri test://review/status --json`,
+  );
+  const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
+  assert.deepEqual(routeScript(noShell, "shell-probe", context), {
+    route: "shell-probe",
+    loader: undefined,
+    routeUnavailable: "no shell tool",
+  });
+  assert.equal(routeScript(plainAgent, "native", context).routeCall, undefined);
+});
 
 Deno.test({
   name:
@@ -299,29 +443,6 @@ Deno.test({
     }
   },
 });
-
-/**
- * The plain fake agent whose shell finds no deno on its PATH, as a client
- * run through `npx deno` would: the probe command must name Deno itself.
- */
-const plainAgentWithoutDenoOnPath: ClientDefinition = {
-  ...plainAgent,
-  launch: (context) => ({
-    ...plainAgent.launch(context),
-    env: {
-      ...plainAgent.launch(context).env,
-      PATH: "/nonexistent-deno-free-path:/usr/bin:/bin",
-    },
-  }),
-};
-
-/** The probe command of a run's `run-probe` stage, and the lab URL in it. */
-function probeCommandIn(record: { transcript: { answer: string }[] }) {
-  const command: string = JSON.parse(
-    record.transcript[1].answer.replace(/^tool Bash /, ""),
-  ).command;
-  return { command, labUrl: command.match(/--url (\S+)/)?.[1] ?? "" };
-}
 
 Deno.test({
   name:
@@ -397,6 +518,10 @@ Deno.test({
     }
   },
 });
+
+// ---------------------------------------------------------------------------
+// Catalog runs: tools listed again, and the launch mode
+// ---------------------------------------------------------------------------
 
 Deno.test({
   name:
@@ -499,48 +624,9 @@ Deno.test({
   },
 });
 
-Deno.test("routeScript: the wait tool's arguments, the probe through the shell tool, or why not", () => {
-  const context = {
-    probe: {
-      denoPath: "/opt/deno/bin/deno",
-      probePath: "/lab/probe.ts",
-      denoDir: "/cache/deno",
-    },
-    labUrl: "http://127.0.0.1:4000/mcp",
-    delaySeconds: 3,
-  };
-  assert.deepEqual(routeScript(plainAgent, "wait-tool", context).routeCall, {
-    name: "wait_for_review_update",
-    input: { since_version: 1, timeout_seconds: 63 },
-  });
-  assert.deepEqual(waitArguments(90), {
-    since_version: 1,
-    timeout_seconds: 150,
-  });
-  assert.deepEqual(routeScript(plainAgent, "shell-probe", context).routeCall, {
-    name: "Bash",
-    input: {
-      command:
-        "DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 /opt/deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:4000/mcp --uri test://review/status --json",
-    },
-  });
-  // Paths a shell would split or expand are quoted.
-  assert.equal(
-    probeCommand({
-      denoPath: "/home/o'neil/deno $dir/deno",
-      probePath: "/lab one/probe.ts",
-      denoDir: "/cache/deno",
-    }, "http://127.0.0.1:4000/mcp"),
-    `DENO_DIR=/cache/deno DENO_NO_UPDATE_CHECK=1 '/home/o'\\''neil/deno $dir/deno' run -A --cached-only '/lab one/probe.ts' --url http://127.0.0.1:4000/mcp --uri test://review/status --json`,
-  );
-  const noShell = { ...plainAgent, shell: { unavailable: "no shell tool" } };
-  assert.deepEqual(routeScript(noShell, "shell-probe", context), {
-    route: "shell-probe",
-    loader: undefined,
-    routeUnavailable: "no shell tool",
-  });
-  assert.equal(routeScript(plainAgent, "native", context).routeCall, undefined);
-});
+// ---------------------------------------------------------------------------
+// The progress check, and stopping an agent's daemon
+// ---------------------------------------------------------------------------
 
 Deno.test("withoutProgressToken: only a tool call's progressToken goes, the rest stays", () => {
   const call = {
@@ -570,68 +656,6 @@ Deno.test("withoutProgressToken: only a tool call's progressToken goes, the rest
   assert.equal(withoutProgressToken(read), read);
   assert.equal(withoutProgressToken("not json"), "not json");
 });
-
-/**
- * One wait tool call with a progressToken through the progress check's
- * relay to a fresh lab: the answer's text and the relay's token count.
- */
-async function waitCallThroughRelay(strip: boolean) {
-  const lab = await spawnLab({
-    mainPath: labMainPath,
-    env: {
-      MCP_TEST_ENABLE_WAIT_TOOL: "true",
-      MCP_TEST_UPDATE_DELAY_SECONDS: "30",
-    },
-  });
-  const relay = startProgressRelay(lab.url, strip);
-  try {
-    const post = async (body: unknown, session?: string) => {
-      const response = await fetch(relay.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-          ...(session ? { "mcp-session-id": session } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-      return {
-        session: response.headers.get("mcp-session-id") ?? "",
-        text: await response.text(),
-      };
-    };
-    const { session } = await post({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "strip-test", version: "1.0.0" },
-      },
-    });
-    assert.notEqual(session, "");
-    await post(
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      session,
-    );
-    const answer = await post({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "tools/call",
-      params: {
-        name: "wait_for_review_update",
-        arguments: { since_version: 1, timeout_seconds: 6 },
-        _meta: { progressToken: "p1" },
-      },
-    }, session);
-    return { text: answer.text, counted: relay.tokens() };
-  } finally {
-    await relay.close();
-    await lab.stop();
-  }
-}
 
 Deno.test("runner (progress check): without its progressToken a call gets no progress, and everything else reaches the lab", async () => {
   const { text, counted } = await waitCallThroughRelay(true);
