@@ -21,6 +21,10 @@ import {
 import { COMMAND_CLIENTS } from "./commands.ts";
 import { moduleBinaryName } from "../support/install_go.ts";
 
+// ---------------------------------------------------------------------------
+// Helpers: wire names, a launch context, the stdio lab, VS Code's context
+// ---------------------------------------------------------------------------
+
 const WIRE_NAMES: Record<WireFormat, string> = {
   "anthropic-messages": "Anthropic Messages",
   "openai-chat": "OpenAI Chat Completions",
@@ -46,102 +50,22 @@ const STDIO_LAB = {
   env: { MCP_TEST_UPDATE_DELAY_SECONDS: "3", DENO_DIR: "/cache/deno" },
 };
 
-Deno.test("catalog: the reference host runs from the checkout: its era, its control, the stdio lab with its settings on the command line, the key in its environment only", () => {
-  const host = clientById("reference-host")!;
-  const args = (mode: ModeId) =>
-    host.launch({
-      ...context,
-      mode,
-      ...isStdioMode(mode) ? { labUrl: "", stdioLab: STDIO_LAB } : {},
-    }).args;
-  const era = (mode: ModeId) => args(mode)[args(mode).indexOf("--era") + 1];
-  assert.deepEqual(host.modes.map(era), [
-    "2025",
-    "2026-07-28",
-    "2025",
-    "2026-07-28",
-    "2025",
-  ]);
-  assert.deepEqual(args("default").slice(0, 4), [
-    "run",
-    "-A",
-    "--cached-only",
-    host.localScript,
-  ]);
-  assert.deepEqual(args("default").slice(-2), ["--url", context.labUrl]);
-  assert.ok(args("no-updates").includes("--no-updates"));
-  assert.ok(!args("default").includes("--no-updates"));
-  const stdio = args("stdio-2026-07-28");
-  assert.deepEqual(stdio.slice(stdio.indexOf("--stdio")), [
-    "--stdio",
-    "--",
-    "env",
-    "MCP_TEST_UPDATE_DELAY_SECONDS=3",
-    "DENO_DIR=/cache/deno",
-    ...[STDIO_LAB.command, ...STDIO_LAB.args],
-  ]);
-  const launch = host.launch(context);
-  assert.equal(launch.env.OPENAI_API_KEY, FAKE_API_KEY);
-  assert.ok(!launch.args.join(" ").includes(FAKE_API_KEY));
-  assert.equal(launch.env.DENO_DIR, context.denoDir);
-});
+const vscode = BROWSER_CLIENTS.find((client) =>
+  client.id === "vscode"
+) as CodeServerDefinition;
 
-Deno.test("catalog: a launch takes modes inline-content and catalog as its default mode (a catalog run launches in its launch mode instead, one of the client's own), against a lab with SEP-3119's inline content, or whose catalog changes", () => {
-  const commandContext = {
-    home: context.home,
-    labUrl: context.labUrl,
-    delaySeconds: 3,
-  };
-  const web = BROWSER_CLIENTS.find((client) => client.ui === "inspector")!;
-  assert.ok(web.ui === "inspector");
-  for (const mode of ["inline-content", "catalog"] as const) {
-    for (const client of CLIENTS) {
-      assert.deepEqual(
-        client.launch({ ...context, mode }),
-        client.launch(context),
-        `${client.id} ${mode}`,
-      );
-    }
-    for (const client of COMMAND_CLIENTS) {
-      assert.deepEqual(
-        client.steps({ ...commandContext, mode }),
-        client.steps({ ...commandContext, mode: "default" }),
-        `${client.id} ${mode}`,
-      );
-    }
-    // VS Code's files and arguments do not depend on the mode; the web UI's do.
-    assert.deepEqual(
-      web.serveArgs({ labUrl: context.labUrl, mode }),
-      web.serveArgs({ labUrl: context.labUrl, mode: "default" }),
-    );
-    assert.equal(isStdioMode(mode), false);
-    // No client lists it: the harness plans it for every client that runs.
-    assert.deepEqual(
-      ALL_CLIENTS.filter((client) => client.modes.includes(mode)),
-      [],
-    );
-  }
-  assert.deepEqual(MODES.map(labInlineContent), [
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "sep-3119",
-    "off",
-  ]);
-  assert.deepEqual(MODES.map(labCatalogChange), [
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "all",
-  ]);
-});
+const vscodeContext: CodeServerContext = {
+  port: 40003,
+  userDataDir: "/tmp/lab-vscode-x/user-data",
+  extensionsDir: "/runs/x/extensions",
+  workspace: "/runs/x/work",
+  lab: { type: "http", url: "http://127.0.0.1:40001/mcp" },
+  modelOrigin: "http://127.0.0.1:40002",
+};
+
+// ---------------------------------------------------------------------------
+// The catalog as a whole: pins, ids, the README, loopback, launch modes
+// ---------------------------------------------------------------------------
 
 Deno.test("catalog: the README's pinned-version table matches the catalog", async () => {
   const readme = await Deno.readTextFile(
@@ -253,6 +177,107 @@ Deno.test("catalog: every launch stays in its run folder and talks to loopback o
     }
   }
 });
+
+Deno.test("catalog: the reference host runs from the checkout: its era, its control, the stdio lab with its settings on the command line, the key in its environment only", () => {
+  const host = clientById("reference-host")!;
+  const args = (mode: ModeId) =>
+    host.launch({
+      ...context,
+      mode,
+      ...isStdioMode(mode) ? { labUrl: "", stdioLab: STDIO_LAB } : {},
+    }).args;
+  const era = (mode: ModeId) => args(mode)[args(mode).indexOf("--era") + 1];
+  assert.deepEqual(host.modes.map(era), [
+    "2025",
+    "2026-07-28",
+    "2025",
+    "2026-07-28",
+    "2025",
+  ]);
+  assert.deepEqual(args("default").slice(0, 4), [
+    "run",
+    "-A",
+    "--cached-only",
+    host.localScript,
+  ]);
+  assert.deepEqual(args("default").slice(-2), ["--url", context.labUrl]);
+  assert.ok(args("no-updates").includes("--no-updates"));
+  assert.ok(!args("default").includes("--no-updates"));
+  const stdio = args("stdio-2026-07-28");
+  assert.deepEqual(stdio.slice(stdio.indexOf("--stdio")), [
+    "--stdio",
+    "--",
+    "env",
+    "MCP_TEST_UPDATE_DELAY_SECONDS=3",
+    "DENO_DIR=/cache/deno",
+    ...[STDIO_LAB.command, ...STDIO_LAB.args],
+  ]);
+  const launch = host.launch(context);
+  assert.equal(launch.env.OPENAI_API_KEY, FAKE_API_KEY);
+  assert.ok(!launch.args.join(" ").includes(FAKE_API_KEY));
+  assert.equal(launch.env.DENO_DIR, context.denoDir);
+});
+
+Deno.test("catalog: a launch takes modes inline-content and catalog as its default mode (a catalog run launches in its launch mode instead, one of the client's own), against a lab with SEP-3119's inline content, or whose catalog changes", () => {
+  const commandContext = {
+    home: context.home,
+    labUrl: context.labUrl,
+    delaySeconds: 3,
+  };
+  const web = BROWSER_CLIENTS.find((client) => client.ui === "inspector")!;
+  assert.ok(web.ui === "inspector");
+  for (const mode of ["inline-content", "catalog"] as const) {
+    for (const client of CLIENTS) {
+      assert.deepEqual(
+        client.launch({ ...context, mode }),
+        client.launch(context),
+        `${client.id} ${mode}`,
+      );
+    }
+    for (const client of COMMAND_CLIENTS) {
+      assert.deepEqual(
+        client.steps({ ...commandContext, mode }),
+        client.steps({ ...commandContext, mode: "default" }),
+        `${client.id} ${mode}`,
+      );
+    }
+    // VS Code's files and arguments do not depend on the mode; the web UI's do.
+    assert.deepEqual(
+      web.serveArgs({ labUrl: context.labUrl, mode }),
+      web.serveArgs({ labUrl: context.labUrl, mode: "default" }),
+    );
+    assert.equal(isStdioMode(mode), false);
+    // No client lists it: the harness plans it for every client that runs.
+    assert.deepEqual(
+      ALL_CLIENTS.filter((client) => client.modes.includes(mode)),
+      [],
+    );
+  }
+  assert.deepEqual(MODES.map(labInlineContent), [
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "sep-3119",
+    "off",
+  ]);
+  assert.deepEqual(MODES.map(labCatalogChange), [
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "off",
+    "all",
+  ]);
+});
+
+// ---------------------------------------------------------------------------
+// Each command-line client's launch: config files, models, the lab's address
+// ---------------------------------------------------------------------------
 
 Deno.test("catalog: Codex's 2026-07-28 row turns on its feature switch, the default row does not", () => {
   const codex = clientById("codex");
@@ -601,18 +626,9 @@ Deno.test("catalog: oh-my-pi gets the scripted model, the lab over HTTP and its 
   );
 });
 
-const vscode = BROWSER_CLIENTS.find((client) =>
-  client.id === "vscode"
-) as CodeServerDefinition;
-
-const vscodeContext: CodeServerContext = {
-  port: 40003,
-  userDataDir: "/tmp/lab-vscode-x/user-data",
-  extensionsDir: "/runs/x/extensions",
-  workspace: "/runs/x/work",
-  lab: { type: "http", url: "http://127.0.0.1:40001/mcp" },
-  modelOrigin: "http://127.0.0.1:40002",
-};
+// ---------------------------------------------------------------------------
+// VS Code: code-server in the browser, its user folder, its chat
+// ---------------------------------------------------------------------------
 
 Deno.test("catalog: VS Code is code-server pinned on Node 24 from npm, in the browser group, over HTTP and stdio", () => {
   assert.equal(vscode.ui, "code-server");
