@@ -22,6 +22,10 @@ import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: a script, version 1, a request, a response's SSE frames
+// ---------------------------------------------------------------------------
+
 const script: ModelScript = {
   read: {
     name: "read_mcp_resource",
@@ -30,6 +34,7 @@ const script: ModelScript = {
   nudge: { name: "list_mcp_resources", input: { server: "lab" } },
   waitSeconds: 0,
 };
+
 const V1 =
   "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
 
@@ -52,6 +57,10 @@ async function frames(response: Response): Promise<SseFrame[]> {
 function data(frame: SseFrame | undefined): Record<string, unknown> {
   return (frame?.data ?? {}) as Record<string, unknown>;
 }
+
+// ---------------------------------------------------------------------------
+// The wire formats: each API's request in, its answer out, its routes
+// ---------------------------------------------------------------------------
 
 Deno.test("wire: Anthropic Messages request → conversation; streamed tool_use answer", async () => {
   const body = {
@@ -349,48 +358,6 @@ Deno.test("routeOf: each API's paths, and nothing else", () => {
   assert.equal(routeOf("POST", "/v1/embeddings"), undefined);
 });
 
-Deno.test("scripted model: serves on loopback, records unknown routes, waits as decided", async () => {
-  const model = startScriptedModel({ ...script, waitSeconds: 0.3 });
-  try {
-    assert.match(model.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const missing = await fetch(`${model.origin}/v1/embeddings`, {
-      method: "POST",
-      body: "{}",
-    });
-    assert.equal(missing.status, 404);
-    await missing.body?.cancel();
-    const models = await (await fetch(`${model.origin}/v1/models`)).json();
-    assert.equal(models.data.length, 1);
-    const started = performance.now();
-    const answer = await fetch(`${model.origin}/v1/chat/completions`, {
-      method: "POST",
-      body: JSON.stringify({
-        tools: [{ type: "function", function: { name: "read_mcp_resource" } }, {
-          type: "function",
-          function: { name: "list_mcp_resources" },
-        }],
-        messages: [{ role: "tool", content: V1 }],
-      }),
-    });
-    const completion = await answer.json();
-    assert.ok(
-      performance.now() - started >= 250,
-      "the nudge waits past the update",
-    );
-    assert.equal(
-      completion.choices[0].message.tool_calls[0].function.name,
-      "list_mcp_resources",
-    );
-    const seen = observe(model.transcript);
-    assert.deepEqual(seen.unhandledPaths, ["POST /v1/embeddings"]);
-    assert.equal(seen.agentRequests, 1);
-    assert.equal(seen.highestVersionSeen, 1);
-    assert.equal(seen.contextUpdated, null);
-  } finally {
-    await model.close();
-  }
-});
-
 Deno.test("wire: a Responses tool in a namespace is offered as namespace__name and called with its namespace", async () => {
   const body = {
     model: "m",
@@ -436,6 +403,52 @@ Deno.test("wire: a Responses tool in a namespace is offered as namespace__name a
   ).json();
   assert.equal(plain.output[0].name, "read_mcp_resource");
   assert.equal("namespace" in plain.output[0], false);
+});
+
+// ---------------------------------------------------------------------------
+// The scripted model as a server: loopback, notices, the tools offered
+// ---------------------------------------------------------------------------
+
+Deno.test("scripted model: serves on loopback, records unknown routes, waits as decided", async () => {
+  const model = startScriptedModel({ ...script, waitSeconds: 0.3 });
+  try {
+    assert.match(model.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const missing = await fetch(`${model.origin}/v1/embeddings`, {
+      method: "POST",
+      body: "{}",
+    });
+    assert.equal(missing.status, 404);
+    await missing.body?.cancel();
+    const models = await (await fetch(`${model.origin}/v1/models`)).json();
+    assert.equal(models.data.length, 1);
+    const started = performance.now();
+    const answer = await fetch(`${model.origin}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({
+        tools: [{ type: "function", function: { name: "read_mcp_resource" } }, {
+          type: "function",
+          function: { name: "list_mcp_resources" },
+        }],
+        messages: [{ role: "tool", content: V1 }],
+      }),
+    });
+    const completion = await answer.json();
+    assert.ok(
+      performance.now() - started >= 250,
+      "the nudge waits past the update",
+    );
+    assert.equal(
+      completion.choices[0].message.tool_calls[0].function.name,
+      "list_mcp_resources",
+    );
+    const seen = observe(model.transcript);
+    assert.deepEqual(seen.unhandledPaths, ["POST /v1/embeddings"]);
+    assert.equal(seen.agentRequests, 1);
+    assert.equal(seen.highestVersionSeen, 1);
+    assert.equal(seen.contextUpdated, null);
+  } finally {
+    await model.close();
+  }
 });
 
 Deno.test("scripted model: a request holding the host's notice is marked in the transcript; observe gives the first one", async () => {
