@@ -34,7 +34,6 @@ const script: ModelScript = {
   nudge: { name: "list_mcp_resources", input: { server: "lab" } },
   waitSeconds: 0,
 };
-
 const V1 =
   "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
 
