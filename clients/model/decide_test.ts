@@ -22,6 +22,10 @@ import { chatConversation } from "./wire_openai_chat.ts";
 import { LIBRARY_CLIENTS } from "../catalog/libraries.ts";
 import { conversationOf, type RecordedRequest } from "./scripted_model.ts";
 
+// ---------------------------------------------------------------------------
+// Helpers: a script, versions 1 and 2, turns, a conversation
+// ---------------------------------------------------------------------------
+
 const script: ModelScript = {
   read: { name: "read_mcp_resource", input: { uri: "test://review/status" } },
   nudge: { name: "list_mcp_resources", input: {} },
@@ -44,6 +48,199 @@ const result = (text: string): Turn => ({ kind: "toolResult", text });
 function conversation(turns: Turn[], offered = tools): Conversation {
   return { offeredTools: offered, turns, wantsJson: false };
 }
+
+// ---------------------------------------------------------------------------
+// Helpers: the routes' scripts and calls, the host's notice
+// ---------------------------------------------------------------------------
+
+const waitScript: ModelScript = {
+  ...script,
+  route: "wait-tool",
+  routeCall: {
+    name: "wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 60 },
+  },
+};
+const PROBE =
+  "/deno/bin/deno run -A /lab/probe.ts --url http://127.0.0.1:1/mcp";
+const shellScript: ModelScript = {
+  ...script,
+  route: "shell-probe",
+  routeCall: { name: "Bash", input: { command: PROBE } },
+};
+const waitCall: Turn = {
+  kind: "toolCall",
+  name: "mcp__lab__wait_for_review_update",
+  input: {},
+};
+const shellCall: Turn = { kind: "toolCall", name: "Bash", input: {} };
+const PROBE_JSON = JSON.stringify({
+  initial: V1,
+  updates: [{ final: V2 }],
+  level: 7,
+});
+
+// oh-my-pi 18.2.3 with `mcp.notifications` on: after the update it adds this
+// notice to the conversation as a user message, without the content.
+const NOTICE = [
+  "[MCP notification] 1 resource(s) updated:",
+  '- server="lab" uri=test://review/status',
+  'Use read(path="mcp://<uri>") to inspect if relevant.',
+].join("\n");
+const notice: Turn = { kind: "text", role: "user", text: NOTICE };
+/** Version 1 read, the wait and the harmless call made. */
+const nudged = [user, read, result(V1), list, result("[]")];
+
+// ---------------------------------------------------------------------------
+// Helpers: Droid's and oh-my-pi's tools, a catalog client's script
+// ---------------------------------------------------------------------------
+
+// Factory Droid lists its MCP tools by name under "Deferred tools:" and
+// offers them only after its ToolSearch loads them (as in its requests).
+const droid = clientById("droid")!;
+const DROID_TOOLS = [
+  "Read",
+  "LS",
+  "Execute",
+  "Edit",
+  "Grep",
+  "Glob",
+  "Create",
+  "TaskOutput",
+  "TaskStop",
+  "ToolSearch",
+  "Skill",
+  "Task",
+];
+const droidUser: Turn = {
+  kind: "text",
+  role: "user",
+  text:
+    "<system-reminder>\nDeferred tools:\nLoop\nlab___get_review_status\nlab___wait_for_review_update\n</system-reminder>",
+};
+const droidRead: Turn = {
+  kind: "toolCall",
+  name: "lab___get_review_status",
+  input: {},
+};
+
+/** A catalog client's script on `route`, with a made-up probe and lab. */
+function scriptOf(client: ClientDefinition, route: Route): ModelScript {
+  return {
+    ...client.script,
+    waitSeconds: 5,
+    ...routeScript(client, route, {
+      probe: {
+        denoPath: "/deno/bin/deno",
+        probePath: "/lab/probe.ts",
+        denoDir: "/deno",
+      },
+      labUrl: "http://127.0.0.1:1/mcp",
+      delaySeconds: 3,
+    }),
+  };
+}
+
+// oh-my-pi's tools as it offers them (its MCP tools as tools of their own on
+// the wait-tool route, where its config turns its xd:// devices off).
+const omp = clientById("omp")!;
+const OMP_TOOLS = [
+  "read",
+  "bash",
+  "edit",
+  "eval",
+  "glob",
+  "grep",
+  "task",
+  "hub",
+  "todo",
+  "web_search",
+  "write",
+];
+
+// ---------------------------------------------------------------------------
+// Helpers: recorded requests of the reference host, libraries, catalog runs
+// ---------------------------------------------------------------------------
+
+/**
+ * The reference host's own requests, recorded from a run against the lab
+ * (2025, HTTP) and the scripted model: as shipped, and with --no-updates.
+ */
+const REFERENCE_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/reference_host_requests.json", import.meta.url),
+  ),
+) as Record<"default" | "no-updates", unknown[]>;
+
+/**
+ * Each library agent's requests from one recorded run (trigger subscribe),
+ * natively and on the wait-tool route: the `requests.json` of its run
+ * folder, as its library sent them on its own wire.
+ */
+const LIBRARY_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/library_agent_requests.json", import.meta.url),
+  ),
+) as Record<string, Record<"native" | "wait-tool", RecordedRequest[]>>;
+
+/** The tools as each library offered them to the model in those runs. */
+const LIBRARY_TOOL_NAMES: Record<string, { read: string; nudge: string }> = {
+  "ai-sdk-agent": { read: "get_review_status", nudge: "app_clock" },
+  "langchain-agent": { read: "get_review_status", nudge: "app_clock" },
+  "mastra-agent": { read: "lab_get_review_status", nudge: "app_clock" },
+  "mcp-use-agent": { read: "get_review_status", nudge: "app_clock" },
+  "openai-agents-agent": { read: "get_review_status", nudge: "app_clock" },
+  "claude-agent-sdk-agent": {
+    read: "mcp__lab__get_review_status",
+    nudge: "mcp__app__app_clock",
+  },
+};
+
+/**
+ * Three agents' requests from recorded catalog runs (trigger read, the lab
+ * with --catalog-change all), bodies cut to what the model reads (tool
+ * names, the conversation): Gemini CLI offers the new tool once it has
+ * listed its tools again; Claude Code names it as a deferred tool, and its
+ * ToolSearch loads it; Droid lists its tools again (the lab's level 3) but
+ * never hands the new one to its model.
+ */
+const CATALOG_REQUESTS = JSON.parse(
+  Deno.readTextFileSync(
+    new URL("../testdata/catalog_agent_requests.json", import.meta.url),
+  ),
+) as Record<"gemini-cli" | "claude-code" | "droid", RecordedRequest[]>;
+
+/** Replays a recorded run's requests: each decision, and what the run showed of the new tool. */
+function replayCatalog(id: keyof typeof CATALOG_REQUESTS) {
+  const client = clientById(id)!;
+  const clientScript = { ...client.script, waitSeconds: 5 };
+  let first: string[] | undefined;
+  const decisions = CATALOG_REQUESTS[id].map(({ wire, body }) => {
+    const conversation = conversationOf(wire, body);
+    const decision = decide(conversation, clientScript, first);
+    if (conversation.offeredTools.length > 0) {
+      first ??= conversation.offeredTools;
+    }
+    return decision;
+  });
+  const offeredAs = decisions.find((decision) => decision.newTool)?.newTool ??
+    null;
+  const called = decisions.some((decision) =>
+    decision.stage === "call-new-tool"
+  );
+  return {
+    steps: decisions.map((decision) =>
+      `${decision.stage} ${
+        decision.action.kind === "tool" ? decision.action.name : "text"
+      }`
+    ),
+    seen: { offeredAs, called },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// decide on the native route: read, wait, nudge, read again, final
+// ---------------------------------------------------------------------------
 
 Deno.test("decide: no resource content yet → read the resource", () => {
   const decision = decide(conversation([user]), script);
@@ -205,6 +402,10 @@ Deno.test("decide: without a harmless tool, the wait moves to the re-read", () =
   assert.match(decision.note ?? "", /no list_mcp_resources tool offered/);
 });
 
+// ---------------------------------------------------------------------------
+// The conversation's readers: tool names, sightings of the resource, text
+// ---------------------------------------------------------------------------
+
 Deno.test("resolveTool: exact names first, then a client's prefix", () => {
   assert.equal(
     resolveTool(["get_review_status"], "get_review_status"),
@@ -245,32 +446,9 @@ Deno.test("flattenText: content blocks read as their text", () => {
   assert.equal(flattenText(null), "");
 });
 
-const waitScript: ModelScript = {
-  ...script,
-  route: "wait-tool",
-  routeCall: {
-    name: "wait_for_review_update",
-    input: { since_version: 1, timeout_seconds: 60 },
-  },
-};
-const PROBE =
-  "/deno/bin/deno run -A /lab/probe.ts --url http://127.0.0.1:1/mcp";
-const shellScript: ModelScript = {
-  ...script,
-  route: "shell-probe",
-  routeCall: { name: "Bash", input: { command: PROBE } },
-};
-const waitCall: Turn = {
-  kind: "toolCall",
-  name: "mcp__lab__wait_for_review_update",
-  input: {},
-};
-const shellCall: Turn = { kind: "toolCall", name: "Bash", input: {} };
-const PROBE_JSON = JSON.stringify({
-  initial: V1,
-  updates: [{ final: V2 }],
-  level: 7,
-});
+// ---------------------------------------------------------------------------
+// The routes: the wait tool and the probe through the client's shell
+// ---------------------------------------------------------------------------
 
 Deno.test("decide (wait-tool): reads version 1 first, as natively", () => {
   const decision = decide(
@@ -433,51 +611,9 @@ Deno.test("decide (routes): the same conversation always gets the same decision"
   );
 });
 
-// Factory Droid lists its MCP tools by name under "Deferred tools:" and
-// offers them only after its ToolSearch loads them (as in its requests).
-const droid = clientById("droid")!;
-const DROID_TOOLS = [
-  "Read",
-  "LS",
-  "Execute",
-  "Edit",
-  "Grep",
-  "Glob",
-  "Create",
-  "TaskOutput",
-  "TaskStop",
-  "ToolSearch",
-  "Skill",
-  "Task",
-];
-const droidUser: Turn = {
-  kind: "text",
-  role: "user",
-  text:
-    "<system-reminder>\nDeferred tools:\nLoop\nlab___get_review_status\nlab___wait_for_review_update\n</system-reminder>",
-};
-const droidRead: Turn = {
-  kind: "toolCall",
-  name: "lab___get_review_status",
-  input: {},
-};
-
-/** A catalog client's script on `route`, with a made-up probe and lab. */
-function scriptOf(client: ClientDefinition, route: Route): ModelScript {
-  return {
-    ...client.script,
-    waitSeconds: 5,
-    ...routeScript(client, route, {
-      probe: {
-        denoPath: "/deno/bin/deno",
-        probePath: "/lab/probe.ts",
-        denoDir: "/deno",
-      },
-      labUrl: "http://127.0.0.1:1/mcp",
-      delaySeconds: 3,
-    }),
-  };
-}
+// ---------------------------------------------------------------------------
+// Clients' own tools: Droid's deferred tools, oh-my-pi's read and bash
+// ---------------------------------------------------------------------------
 
 Deno.test("decide (Droid): its tools deferred → one ToolSearch for the read tool, then the read under its prefix", () => {
   const native = scriptOf(droid, "native");
@@ -572,16 +708,74 @@ Deno.test("decide (Droid, shell-probe): Execute runs the probe with the fields i
   assert.ok(["low", "medium", "high"].includes(String(input.riskLevel)));
 });
 
-// oh-my-pi 18.2.3 with `mcp.notifications` on: after the update it adds this
-// notice to the conversation as a user message, without the content.
-const NOTICE = [
-  "[MCP notification] 1 resource(s) updated:",
-  '- server="lab" uri=test://review/status',
-  'Use read(path="mcp://<uri>") to inspect if relevant.',
-].join("\n");
-const notice: Turn = { kind: "text", role: "user", text: NOTICE };
-/** Version 1 read, the wait and the harmless call made. */
-const nudged = [user, read, result(V1), list, result("[]")];
+Deno.test("decide (oh-my-pi): reads mcp://<uri> with its read tool, globs as its harmless call, re-reads after the notice", () => {
+  const native = scriptOf(omp, "native");
+  const ompRead: Turn = {
+    kind: "toolCall",
+    name: "read",
+    input: omp.script.read.input,
+  };
+  const first = decide(conversation([user], OMP_TOOLS), native);
+  assert.deepEqual(first.action, {
+    kind: "tool",
+    name: "read",
+    input: { path: "mcp://test://review/status", i: "Read the review status" },
+  });
+  const nudge = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    native,
+  );
+  assert.deepEqual(nudge.action, {
+    kind: "tool",
+    name: "glob",
+    input: { path: "*.md", i: "List the Markdown files" },
+  });
+  const glob: Turn = { kind: "toolCall", name: "glob", input: {} };
+  const checked = decide(
+    conversation(
+      [user, ompRead, result(V1), glob, result("No files found"), notice],
+      OMP_TOOLS,
+    ),
+    native,
+  );
+  assert.equal(checked.stage, "check-context-then-reread");
+  assert.deepEqual(checked.action, first.action);
+  assert.equal(checked.contextUpdated, false);
+  assert.deepEqual(checked.hostNotice, { withVersion2: false });
+});
+
+Deno.test("decide (oh-my-pi, routes): the wait tool under its mcp__lab_ prefix; bash runs the probe with its intent", () => {
+  const ompRead: Turn = { kind: "toolCall", name: "read", input: {} };
+  const wait = decide(
+    conversation([user, ompRead, result(V1)], [
+      ...OMP_TOOLS,
+      "mcp__lab_wait_for_review_update",
+    ]),
+    scriptOf(omp, "wait-tool"),
+  );
+  assert.deepEqual(wait.action, {
+    kind: "tool",
+    name: "mcp__lab_wait_for_review_update",
+    input: { since_version: 1, timeout_seconds: 63 },
+  });
+  const probe = decide(
+    conversation([user, ompRead, result(V1)], OMP_TOOLS),
+    scriptOf(omp, "shell-probe"),
+  );
+  assert.deepEqual(probe.action, {
+    kind: "tool",
+    name: "bash",
+    input: {
+      command:
+        "DENO_DIR=/deno DENO_NO_UPDATE_CHECK=1 /deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:1/mcp --uri test://review/status --json",
+      i: "Run the lab's subscription probe",
+    },
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The host's notice: recorded, never taken for version 2 unless it holds it
+// ---------------------------------------------------------------------------
 
 Deno.test("holdsChangeNotice: the host's mark, then 'updated' and the resource's URI close by", () => {
   assert.equal(holdsChangeNotice(NOTICE), true);
@@ -684,97 +878,9 @@ Deno.test("decide (wait-tool): a notice after the route's call is recorded; the 
   assert.deepEqual(decision.hostNotice, { withVersion2: false });
 });
 
-// oh-my-pi's tools as it offers them (its MCP tools as tools of their own on
-// the wait-tool route, where its config turns its xd:// devices off).
-const omp = clientById("omp")!;
-const OMP_TOOLS = [
-  "read",
-  "bash",
-  "edit",
-  "eval",
-  "glob",
-  "grep",
-  "task",
-  "hub",
-  "todo",
-  "web_search",
-  "write",
-];
-
-Deno.test("decide (oh-my-pi): reads mcp://<uri> with its read tool, globs as its harmless call, re-reads after the notice", () => {
-  const native = scriptOf(omp, "native");
-  const ompRead: Turn = {
-    kind: "toolCall",
-    name: "read",
-    input: omp.script.read.input,
-  };
-  const first = decide(conversation([user], OMP_TOOLS), native);
-  assert.deepEqual(first.action, {
-    kind: "tool",
-    name: "read",
-    input: { path: "mcp://test://review/status", i: "Read the review status" },
-  });
-  const nudge = decide(
-    conversation([user, ompRead, result(V1)], OMP_TOOLS),
-    native,
-  );
-  assert.deepEqual(nudge.action, {
-    kind: "tool",
-    name: "glob",
-    input: { path: "*.md", i: "List the Markdown files" },
-  });
-  const glob: Turn = { kind: "toolCall", name: "glob", input: {} };
-  const checked = decide(
-    conversation(
-      [user, ompRead, result(V1), glob, result("No files found"), notice],
-      OMP_TOOLS,
-    ),
-    native,
-  );
-  assert.equal(checked.stage, "check-context-then-reread");
-  assert.deepEqual(checked.action, first.action);
-  assert.equal(checked.contextUpdated, false);
-  assert.deepEqual(checked.hostNotice, { withVersion2: false });
-});
-
-Deno.test("decide (oh-my-pi, routes): the wait tool under its mcp__lab_ prefix; bash runs the probe with its intent", () => {
-  const ompRead: Turn = { kind: "toolCall", name: "read", input: {} };
-  const wait = decide(
-    conversation([user, ompRead, result(V1)], [
-      ...OMP_TOOLS,
-      "mcp__lab_wait_for_review_update",
-    ]),
-    scriptOf(omp, "wait-tool"),
-  );
-  assert.deepEqual(wait.action, {
-    kind: "tool",
-    name: "mcp__lab_wait_for_review_update",
-    input: { since_version: 1, timeout_seconds: 63 },
-  });
-  const probe = decide(
-    conversation([user, ompRead, result(V1)], OMP_TOOLS),
-    scriptOf(omp, "shell-probe"),
-  );
-  assert.deepEqual(probe.action, {
-    kind: "tool",
-    name: "bash",
-    input: {
-      command:
-        "DENO_DIR=/deno DENO_NO_UPDATE_CHECK=1 /deno/bin/deno run -A --cached-only /lab/probe.ts --url http://127.0.0.1:1/mcp --uri test://review/status --json",
-      i: "Run the lab's subscription probe",
-    },
-  });
-});
-
-/**
- * The reference host's own requests, recorded from a run against the lab
- * (2025, HTTP) and the scripted model: as shipped, and with --no-updates.
- */
-const REFERENCE_REQUESTS = JSON.parse(
-  Deno.readTextFileSync(
-    new URL("../testdata/reference_host_requests.json", import.meta.url),
-  ),
-) as Record<"default" | "no-updates", unknown[]>;
+// ---------------------------------------------------------------------------
+// Recorded conversations: the reference host and the library agents
+// ---------------------------------------------------------------------------
 
 Deno.test("decide: the reference host's recorded conversation is the positive case of level 7, and its --no-updates run the negative", () => {
   const host = clientById("reference-host")!;
@@ -798,30 +904,6 @@ Deno.test("decide: the reference host's recorded conversation is the positive ca
     ["final", false],
   ]);
 });
-
-/**
- * Each library agent's requests from one recorded run (trigger subscribe),
- * natively and on the wait-tool route: the `requests.json` of its run
- * folder, as its library sent them on its own wire.
- */
-const LIBRARY_REQUESTS = JSON.parse(
-  Deno.readTextFileSync(
-    new URL("../testdata/library_agent_requests.json", import.meta.url),
-  ),
-) as Record<string, Record<"native" | "wait-tool", RecordedRequest[]>>;
-
-/** The tools as each library offered them to the model in those runs. */
-const LIBRARY_TOOL_NAMES: Record<string, { read: string; nudge: string }> = {
-  "ai-sdk-agent": { read: "get_review_status", nudge: "app_clock" },
-  "langchain-agent": { read: "get_review_status", nudge: "app_clock" },
-  "mastra-agent": { read: "lab_get_review_status", nudge: "app_clock" },
-  "mcp-use-agent": { read: "get_review_status", nudge: "app_clock" },
-  "openai-agents-agent": { read: "get_review_status", nudge: "app_clock" },
-  "claude-agent-sdk-agent": {
-    read: "mcp__lab__get_review_status",
-    nudge: "mcp__app__app_clock",
-  },
-};
 
 Deno.test("decide (libraries): each library agent's recorded requests, on its wire and under its tool names: natively read, nudge, no version 2 unasked, read again; the wait tool brings version 2", () => {
   const agents = LIBRARY_CLIENTS.filter((client): client is ClientDefinition =>
@@ -862,6 +944,10 @@ Deno.test("decide (libraries): each library agent's recorded requests, on its wi
     ], client.id);
   }
 });
+
+// ---------------------------------------------------------------------------
+// The catalog that changes: a new tool offered, loaded, called once
+// ---------------------------------------------------------------------------
 
 Deno.test("decide (catalog): a request that offers get_review_comments, which the first did not, gets it called once, then the script goes on", () => {
   const first = ["shell", "list_mcp_resources", "read_mcp_resource"];
@@ -1011,48 +1097,6 @@ Deno.test("decide (catalog): a client that defers its tools names the new one in
     undefined,
   );
 });
-
-/**
- * Three agents' requests from recorded catalog runs (trigger read, the lab
- * with --catalog-change all), bodies cut to what the model reads (tool
- * names, the conversation): Gemini CLI offers the new tool once it has
- * listed its tools again; Claude Code names it as a deferred tool, and its
- * ToolSearch loads it; Droid lists its tools again (the lab's level 3) but
- * never hands the new one to its model.
- */
-const CATALOG_REQUESTS = JSON.parse(
-  Deno.readTextFileSync(
-    new URL("../testdata/catalog_agent_requests.json", import.meta.url),
-  ),
-) as Record<"gemini-cli" | "claude-code" | "droid", RecordedRequest[]>;
-
-/** Replays a recorded run's requests: each decision, and what the run showed of the new tool. */
-function replayCatalog(id: keyof typeof CATALOG_REQUESTS) {
-  const client = clientById(id)!;
-  const clientScript = { ...client.script, waitSeconds: 5 };
-  let first: string[] | undefined;
-  const decisions = CATALOG_REQUESTS[id].map(({ wire, body }) => {
-    const conversation = conversationOf(wire, body);
-    const decision = decide(conversation, clientScript, first);
-    if (conversation.offeredTools.length > 0) {
-      first ??= conversation.offeredTools;
-    }
-    return decision;
-  });
-  const offeredAs = decisions.find((decision) => decision.newTool)?.newTool ??
-    null;
-  const called = decisions.some((decision) =>
-    decision.stage === "call-new-tool"
-  );
-  return {
-    steps: decisions.map((decision) =>
-      `${decision.stage} ${
-        decision.action.kind === "tool" ? decision.action.name : "text"
-      }`
-    ),
-    seen: { offeredAs, called },
-  };
-}
 
 Deno.test("decide (catalog): recorded requests: Gemini CLI offers the new tool and Claude Code names it as deferred (the model loads it), both called: catalog level 5 on the lab's 4; Droid lists again but never hands it over: level 3, diagnosed", () => {
   const gemini = replayCatalog("gemini-cli");
