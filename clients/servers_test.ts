@@ -45,6 +45,10 @@ import { CARGO_BUILD } from "./support/install_rust.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: probe and catalog results, the fixture rows
+// ---------------------------------------------------------------------------
+
 /** A probe result with the fields the table reads. */
 function result(
   level: number,
@@ -186,6 +190,10 @@ const ROWS: ServerRow[] = [
   },
 ];
 
+// ---------------------------------------------------------------------------
+// Helpers: a run of chosen rows, a row's context
+// ---------------------------------------------------------------------------
+
 /**
  * `deno task servers --only ROWS` into a folder of its own, then `check`
  * with each row's line of the table and its report, by slug.
@@ -232,6 +240,73 @@ function rowContext(overrides: Partial<RowContext>): RowContext {
   };
 }
 
+// ---------------------------------------------------------------------------
+// What this machine has: Redis, HAProxy and Python, Go, cargo
+// ---------------------------------------------------------------------------
+
+/** Debian's Redis and HAProxy and the board's Python: the replica rows' needs. */
+const replicaNeeds = [
+      [REDIS_SERVER_PATH, "redis-server"],
+      [HAPROXY_PATH, "haproxy"],
+    ].filter(([path]) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    }).length === 2 && await (async () => {
+    try {
+      return (await new Deno.Command("python3", { args: ["--version"] })
+        .output()).success;
+    } catch {
+      return false;
+    }
+  })();
+if (!replicaNeeds) {
+  console.log(
+    `servers_test.ts: the replica rows are skipped: they need ${REDIS_SERVER_PATH}, ${HAPROXY_PATH} and python3`,
+  );
+}
+
+/** Whether `go version` runs here. */
+async function goRuns(): Promise<boolean> {
+  try {
+    const output = await new Deno.Command("go", {
+      args: ["version"],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return output.success;
+  } catch {
+    return false;
+  }
+}
+
+const hasGo = await goRuns();
+if (!hasGo) {
+  console.log("servers_test.ts: the Go SDK's board server is skipped: no go");
+}
+
+const hasCargo = await (async () => {
+  try {
+    const command = new Deno.Command("cargo", {
+      args: ["--version"],
+      stdout: "null",
+      stderr: "null",
+    });
+    return (await command.output()).success;
+  } catch {
+    return false;
+  }
+})();
+if (!hasCargo) {
+  console.log("servers_test.ts: the rmcp server's run is skipped: no cargo");
+}
+
+// ---------------------------------------------------------------------------
+// The table: flags, cells, Markdown, --check, --rewrite, the everything server
+// ---------------------------------------------------------------------------
+
 Deno.test("servers --only: ids and row names; an unknown one is a one-line error", () => {
   const options = parseServersArgs(["--only", "mcp-remote-2025,memory"]);
   assert.ok(options !== "help");
@@ -249,6 +324,202 @@ Deno.test("servers --only: ids and row names; an unknown one is a one-line error
   );
   assert.equal(new Set(slugs).size, slugs.length);
 });
+
+Deno.test("missingProgram: a row process whose absolute path is missing is the row's reason, naming it and Debian's package", async () => {
+  const target = (program: string): RowTarget => ({
+    kind: "http",
+    url: "http://127.0.0.1:1/mcp",
+    processes: [{ name: "redis-server", command: [program], port: 1 }],
+  });
+  assert.equal(
+    await missingProgram(target("/nonexistent/bin/redis-server")),
+    "needs redis-server at /nonexistent/bin/redis-server (Debian's redis-server package), which this machine lacks",
+  );
+  assert.equal(await missingProgram(target(Deno.execPath())), undefined);
+  assert.equal(
+    await missingProgram({ kind: "stdio", command: ["/nonexistent"] }),
+    undefined,
+  );
+});
+
+Deno.test("deploymentCell and --check: a row across replicas shows delivered or lost, a gated one each watch's answer; --check holds them", () => {
+  const row = (mode: string, extra: Partial<ProbeResult>): ServerRow => ({
+    table: "servers",
+    slug: `board-${mode.replaceAll(" ", "-")}`,
+    name: "board",
+    version: "1.0.0",
+    transport: "streamable-http",
+    era: "2026-07-28",
+    mode,
+    result: result(7, "nothing", null, 0, extra),
+    seconds: 1,
+  });
+  const check = (uri: string, watch: "accepted" | "refused" | null) => ({
+    uri,
+    read: watch === null ? "served" as const : "refused" as const,
+    watch,
+    detail: "",
+  });
+  const delivered = row("2 replicas", {
+    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: true },
+  });
+  const lost = row("one bus each", {
+    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: false },
+  });
+  const gated = row("gate", {
+    watchGate: {
+      unknownUri: check("board://x", "refused"),
+      unreadableUri: check("board://secret", null),
+    },
+  });
+  assert.deepEqual([delivered, lost, gated].map(deploymentCell), [
+    "2 replicas: change-via delivered",
+    "one bus each: change-via lost",
+    "gate: unreadable untested, unknown refused",
+  ]);
+  assert.equal(deploymentCell(ROWS[0]), "—");
+  const published = serversMarkdown([delivered, gated], "2026-12-02");
+  assert.deepEqual(checkAgainstPublished([delivered, gated], published), []);
+  assert.deepEqual(
+    checkAgainstPublished([{ ...lost, slug: delivered.slug }], published),
+    [
+      "board-2-replicas: level 7, exit 0, catalog —, one bus each: change-via lost; published: level 7, exit 0, catalog —, 2 replicas: change-via delivered",
+    ],
+  );
+});
+
+Deno.test("serversMarkdown: the servers table, the proxies table, and the paragraph from the rows", () => {
+  const markdown = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
+  const lines = markdown.split("\n");
+  const servers = lines.indexOf("## Servers");
+  const proxies = lines.indexOf("## Proxies");
+  assert.ok(servers > 0 && proxies > servers);
+  assert.deepEqual(lines.slice(servers + 4, servers + 8), [
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
+  ]);
+  assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
+    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
+    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | 0 | [report](servers/gateway-stateful-2025.md) |",
+  ]);
+  assert.deepEqual(findings(ROWS), [
+    "- **demo-server** 1.0.0: delivers over stdio 2025; its catalog change reaches a client over stdio 2025 (catalog only).",
+    "- **notifier&#124;server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
+    "- **browserless** 3.0.0: could not run here: needs Chromium at /usr/bin/chromium.",
+    "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4); passes the catalog change through over HTTP 2025 (stateful); the catalog change not over HTTP 2025 (default): tools: no notifications/tools/list_changed within 8 s; tools/list did not change either (catalog 1).",
+  ]);
+  for (const finding of findings(ROWS)) assert.ok(markdown.includes(finding));
+});
+
+Deno.test("checkAgainstPublished: each row must have run with the published level, exit status and catalog", () => {
+  const published = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
+  const [demo, demoCatalog, notifier, browserless, gatewayDefault] = ROWS;
+  assert.deepEqual(
+    checkAgainstPublished(
+      [demo, demoCatalog, notifier, gatewayDefault],
+      published,
+    ),
+    [],
+  );
+  assert.deepEqual(
+    checkAgainstPublished([
+      { ...gatewayDefault, result: result(7, "nothing") },
+      browserless,
+      { ...demo, slug: "demo-http-2025" },
+      {
+        ...demoCatalog,
+        result: {
+          ...demoCatalog.result!,
+          catalog: catalog({ resources: 1 }, "resources: …"),
+        },
+      },
+    ], published),
+    [
+      "gateway-default-2025: level 7, exit 0, catalog —; published: level 4, exit 16, catalog tools 1, prompts 1, resources 1",
+      "browserless-stdio-2025: could not run: needs Chromium at /usr/bin/chromium",
+      "demo-http-2025: no row in the published table",
+      "demo-catalog-stdio-2025: level —, exit 0, catalog resources 1; published: level —, exit 0, catalog resources 3",
+    ],
+  );
+  assert.deepEqual(checkAgainstPublished([], published), ["no row ran"]);
+});
+
+Deno.test("deno task servers --rewrite probes nothing and writes the committed servers.md from servers.json, which it leaves as it was", async () => {
+  assert.throws(() => parseServersArgs(["--rewrite", "--check"]), {
+    message: "--rewrite probes nothing: it goes with --results-dir alone",
+  });
+  const results = new URL("../results/", import.meta.url);
+  const json = await Deno.readTextFile(new URL("servers.json", results));
+  const resultsDir = await Deno.makeTempDir({ prefix: "servers-rewrite-" });
+  try {
+    await Deno.writeTextFile(`${resultsDir}/servers.json`, json);
+    assert.equal(await main(["--rewrite", "--results-dir", resultsDir]), 0);
+    assert.equal(await Deno.readTextFile(`${resultsDir}/servers.json`), json);
+    // Compared as a boolean: no diff of two whole tables when it fails.
+    const same = await Deno.readTextFile(`${resultsDir}/servers.md`) ===
+      await Deno.readTextFile(new URL("servers.md", results));
+    assert.ok(same, "results/servers.md is not what --rewrite writes");
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
+});
+
+Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio; its gzip tool's resource is announced and listed, catalog resources 3", async () => {
+  const resultsDir = await Deno.makeTempDir();
+  try {
+    assert.equal(
+      await main(["--only", "everything", "--results-dir", resultsDir]),
+      0,
+    );
+    const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
+    for (const slug of ["everything-http-2025", "everything-stdio-2025"]) {
+      const row = table.split("\n").find((line) =>
+        line.includes(`(servers/${slug}.md)`)
+      );
+      assert.match(
+        row ?? "",
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
+      );
+      const report = await Deno.readTextFile(
+        `${resultsDir}/servers/${slug}.md`,
+      );
+      assert.match(
+        report,
+        /S-->>P: notifications\/resources\/updated demo:\/\/resource\/dynamic\/text\/1\n {4}P->>S: resources\/read \((changed|unchanged)\)/,
+      );
+      assert.match(report, /P->>S: resources\/read \(changed\)/);
+    }
+    for (
+      const slug of [
+        "everything-catalog-http-2025",
+        "everything-catalog-stdio-2025",
+      ]
+    ) {
+      const row = table.split("\n").find((line) =>
+        line.includes(`(servers/${slug}.md)`)
+      );
+      assert.match(
+        row ?? "",
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
+      );
+      const report = await Deno.readTextFile(
+        `${resultsDir}/servers/${slug}.md`,
+      );
+      assert.match(
+        report,
+        /S-->>P: notifications\/resources\/list_changed\n {4}P->>S: resources\/list again \(8 listed: added \["demo:\/\/resource\/session\/probe\.txt\.gz"\], removed \[\]\)/,
+      );
+    }
+  } finally {
+    await Deno.remove(resultsDir, { recursive: true });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Python servers and proxies: python-sdk, PyPI pins, mcp-proxy-python
+// ---------------------------------------------------------------------------
 
 Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the resource via complete_task and the tools list via enable_reports, on its venv's Python", () => {
   const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
@@ -315,6 +586,118 @@ Deno.test("python-sdk: the board server in both eras over HTTP and stdio, the re
     ),
   );
 });
+
+Deno.test("PyPI servers and proxies: their requirements pin every package exactly, the package at the table's version", async () => {
+  const pypi = SERVER_CATALOG.flatMap((server) =>
+    server.pypi ? [server.pypi] : []
+  );
+  assert.deepEqual(pypi.map((item) => `${item.package}==${item.version}`), [
+    "mcp==2.3.0",
+    "mcp-proxy==0.13.0",
+  ]);
+  for (const { package: name, version, environment } of pypi) {
+    const text = await Deno.readTextFile(
+      new URL(`../${environment.requirements}`, import.meta.url),
+    );
+    const pins = text.split("\n").filter((line) =>
+      line.trim() !== "" && !line.startsWith("#")
+    );
+    for (const pin of pins) assert.match(pin, /^[A-Za-z0-9_.-]+==[^=\s]+$/);
+    assert.ok(pins.includes(`${name}==${version}`));
+    // Its dependencies too: the SDK itself, the HTTP server.
+    assert.ok(pins.some((pin) => pin.startsWith("mcp==")));
+    assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
+  }
+});
+
+Deno.test("installPypiServer: a failed pip is the row's reason, pip's own ERROR line; once installed, the program in the checkout on the environment's Python", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "servers-pypi-test-" });
+  try {
+    // A python3 whose venv's Python, as pip, fails or succeeds as asked.
+    const python = `${dir}/python3`;
+    await Deno.writeTextFile(
+      python,
+      [
+        "#!/bin/sh",
+        'mkdir -p "$3/bin"',
+        `printf '#!/bin/sh\\necho "ERROR: No matching distribution found for mcp==2.3.0"\\n[ -e ${dir}/pip-ok ]\\n' > "$3/bin/python"`,
+        'chmod +x "$3/bin/python"',
+      ].join("\n"),
+    );
+    await Deno.chmod(python, 0o755);
+    const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
+    assert.deepEqual(
+      await installPypiServer(server.pypi!, `${dir}/cache`, python),
+      {
+        reason:
+          "pip install -r clients/programs/python/requirements.txt failed: ERROR: No matching distribution found for mcp==2.3.0",
+      },
+    );
+    await Deno.writeTextFile(`${dir}/pip-ok`, "");
+    const installed = await installPypiServer(
+      server.pypi!,
+      `${dir}/cache`,
+      python,
+    );
+    assert.ok("python" in installed);
+    assert.match(
+      installed.python!,
+      /\/cache\/python-board-server-[0-9a-f]{16}\/bin\/python$/,
+    );
+    assert.equal(
+      installed.bin,
+      new URL("programs/python/board_server.py", import.meta.url).pathname,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("mcp-proxy-python: the module on its venv's Python, on loopback, the lab over stdio behind it with the proxy's environment, both eras", () => {
+  const proxy = SERVER_CATALOG.find((item) => item.id === "mcp-proxy-python")!;
+  assert.equal(proxy.table, "proxies");
+  assert.equal(proxy.pypi?.program, undefined);
+  const context = rowContext({
+    python: "/cache/venv/bin/python",
+    deno: "/bin/deno",
+    labMain: "/repo/main.ts",
+  });
+  assert.deepEqual(
+    proxy.rows.map((row) => [row.slug, row.era, row.target(context)]),
+    (["2025", "2026-07-28"] as const).map((era) => [
+      `mcp-proxy-python-${era}`,
+      era,
+      {
+        kind: "http",
+        url: "http://127.0.0.1:4321/mcp",
+        command: [
+          "/cache/venv/bin/python",
+          "-m",
+          "mcp_proxy",
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "4321",
+          "--pass-environment",
+          "--",
+          "/bin/deno",
+          "run",
+          "-A",
+          "/repo/main.ts",
+          "--stdio",
+          "--delay",
+          "1",
+          "--catalog-change",
+          "all",
+        ],
+      },
+    ]),
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Replica rows: ports, processes, the change lost or delivered through Redis
+// ---------------------------------------------------------------------------
 
 Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis on ports[1] for bus and board, HAProxy on ports[2] as the probe's --url; the change always made on B", () => {
   const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
@@ -458,93 +841,6 @@ Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis
   );
 });
 
-Deno.test("missingProgram: a row process whose absolute path is missing is the row's reason, naming it and Debian's package", async () => {
-  const target = (program: string): RowTarget => ({
-    kind: "http",
-    url: "http://127.0.0.1:1/mcp",
-    processes: [{ name: "redis-server", command: [program], port: 1 }],
-  });
-  assert.equal(
-    await missingProgram(target("/nonexistent/bin/redis-server")),
-    "needs redis-server at /nonexistent/bin/redis-server (Debian's redis-server package), which this machine lacks",
-  );
-  assert.equal(await missingProgram(target(Deno.execPath())), undefined);
-  assert.equal(
-    await missingProgram({ kind: "stdio", command: ["/nonexistent"] }),
-    undefined,
-  );
-});
-
-Deno.test("deploymentCell and --check: a row across replicas shows delivered or lost, a gated one each watch's answer; --check holds them", () => {
-  const row = (mode: string, extra: Partial<ProbeResult>): ServerRow => ({
-    table: "servers",
-    slug: `board-${mode.replaceAll(" ", "-")}`,
-    name: "board",
-    version: "1.0.0",
-    transport: "streamable-http",
-    era: "2026-07-28",
-    mode,
-    result: result(7, "nothing", null, 0, extra),
-    seconds: 1,
-  });
-  const check = (uri: string, watch: "accepted" | "refused" | null) => ({
-    uri,
-    read: watch === null ? "served" as const : "refused" as const,
-    watch,
-    detail: "",
-  });
-  const delivered = row("2 replicas", {
-    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: true },
-  });
-  const lost = row("one bus each", {
-    changeVia: { url: "http://127.0.0.1:2/mcp", delivered: false },
-  });
-  const gated = row("gate", {
-    watchGate: {
-      unknownUri: check("board://x", "refused"),
-      unreadableUri: check("board://secret", null),
-    },
-  });
-  assert.deepEqual([delivered, lost, gated].map(deploymentCell), [
-    "2 replicas: change-via delivered",
-    "one bus each: change-via lost",
-    "gate: unreadable untested, unknown refused",
-  ]);
-  assert.equal(deploymentCell(ROWS[0]), "—");
-  const published = serversMarkdown([delivered, gated], "2026-12-02");
-  assert.deepEqual(checkAgainstPublished([delivered, gated], published), []);
-  assert.deepEqual(
-    checkAgainstPublished([{ ...lost, slug: delivered.slug }], published),
-    [
-      "board-2-replicas: level 7, exit 0, catalog —, one bus each: change-via lost; published: level 7, exit 0, catalog —, 2 replicas: change-via delivered",
-    ],
-  );
-});
-
-/** Debian's Redis and HAProxy and the board's Python: the replica rows' needs. */
-const replicaNeeds = [
-      [REDIS_SERVER_PATH, "redis-server"],
-      [HAPROXY_PATH, "haproxy"],
-    ].filter(([path]) => {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    }).length === 2 && await (async () => {
-    try {
-      return (await new Deno.Command("python3", { args: ["--version"] })
-        .output()).success;
-    } catch {
-      return false;
-    }
-  })();
-if (!replicaNeeds) {
-  console.log(
-    `servers_test.ts: the replica rows are skipped: they need ${REDIS_SERVER_PATH}, ${HAPROXY_PATH} and python3`,
-  );
-}
-
 Deno.test({
   name:
     "the HAProxy row's processes: Redis, replica B, HAProxy and replica A each started and listening, the board served through the balancer; each stopped by its PID, none left",
@@ -671,6 +967,10 @@ Deno.test({
   },
 });
 
+// ---------------------------------------------------------------------------
+// Go and Rust servers: go-sdk-server, rmcp, fastrmcp, built and run
+// ---------------------------------------------------------------------------
+
 Deno.test("go-sdk-server: the Go SDK's board server built from its module folder, both eras over HTTP and stdio, its listed resource via complete_task and the tools list via enable_reports", async () => {
   const server = SERVER_CATALOG.find((item) => item.id === "go-sdk-server")!;
   assert.equal(server.table, "servers");
@@ -733,25 +1033,6 @@ Deno.test("go-sdk-server: the Go SDK's board server built from its module folder
     ),
   );
 });
-
-/** Whether `go version` runs here. */
-async function goRuns(): Promise<boolean> {
-  try {
-    const output = await new Deno.Command("go", {
-      args: ["version"],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return output.success;
-  } catch {
-    return false;
-  }
-}
-
-const hasGo = await goRuns();
-if (!hasGo) {
-  console.log("servers_test.ts: the Go SDK's board server is skipped: no go");
-}
 
 Deno.test({
   name:
@@ -837,6 +1118,28 @@ Deno.test("rmcp-server: the board on rmcp in both eras over HTTP and stdio, its 
   );
 });
 
+Deno.test({
+  name:
+    "deno task servers --only rmcp-server's HTTP 2026-07-28 and stdio 2025 catalog rows: the board built with cargo delivers its update (level 7) and its new tool (tools 3)",
+  ignore: !hasCargo,
+  async fn() {
+    const rows = [
+      "rmcp-server-http-2026-07-28",
+      "rmcp-server-catalog-stdio-2025",
+    ];
+    await withServerRows(rows, ({ row }) => {
+      assert.match(
+        row(rows[0]),
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+      );
+      assert.match(
+        row(rows[1]),
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+      );
+    });
+  },
+});
+
 Deno.test("fastrmcp-server: the wiki's dependency and one stdio row in 2025; no Cargo.lock, since cargo can resolve no fastrmcp to write one", async () => {
   const server = SERVER_CATALOG.find((item) => item.id === "fastrmcp-server")!;
   const dir = new URL("programs/rust/fastrmcp-server", import.meta.url)
@@ -862,279 +1165,4 @@ Deno.test("fastrmcp-server: the wiki's dependency and one stdio row in 2025; no 
       target: { kind: "stdio", command: ["/b/fastrmcp-server"] },
     }],
   );
-});
-
-Deno.test("PyPI servers and proxies: their requirements pin every package exactly, the package at the table's version", async () => {
-  const pypi = SERVER_CATALOG.flatMap((server) =>
-    server.pypi ? [server.pypi] : []
-  );
-  assert.deepEqual(pypi.map((item) => `${item.package}==${item.version}`), [
-    "mcp==2.3.0",
-    "mcp-proxy==0.13.0",
-  ]);
-  for (const { package: name, version, environment } of pypi) {
-    const text = await Deno.readTextFile(
-      new URL(`../${environment.requirements}`, import.meta.url),
-    );
-    const pins = text.split("\n").filter((line) =>
-      line.trim() !== "" && !line.startsWith("#")
-    );
-    for (const pin of pins) assert.match(pin, /^[A-Za-z0-9_.-]+==[^=\s]+$/);
-    assert.ok(pins.includes(`${name}==${version}`));
-    // Its dependencies too: the SDK itself, the HTTP server.
-    assert.ok(pins.some((pin) => pin.startsWith("mcp==")));
-    assert.ok(pins.some((pin) => pin.startsWith("uvicorn==")));
-  }
-});
-
-Deno.test("installPypiServer: a failed pip is the row's reason, pip's own ERROR line; once installed, the program in the checkout on the environment's Python", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "servers-pypi-test-" });
-  try {
-    // A python3 whose venv's Python, as pip, fails or succeeds as asked.
-    const python = `${dir}/python3`;
-    await Deno.writeTextFile(
-      python,
-      [
-        "#!/bin/sh",
-        'mkdir -p "$3/bin"',
-        `printf '#!/bin/sh\\necho "ERROR: No matching distribution found for mcp==2.3.0"\\n[ -e ${dir}/pip-ok ]\\n' > "$3/bin/python"`,
-        'chmod +x "$3/bin/python"',
-      ].join("\n"),
-    );
-    await Deno.chmod(python, 0o755);
-    const server = SERVER_CATALOG.find((item) => item.id === "python-sdk")!;
-    assert.deepEqual(
-      await installPypiServer(server.pypi!, `${dir}/cache`, python),
-      {
-        reason:
-          "pip install -r clients/programs/python/requirements.txt failed: ERROR: No matching distribution found for mcp==2.3.0",
-      },
-    );
-    await Deno.writeTextFile(`${dir}/pip-ok`, "");
-    const installed = await installPypiServer(
-      server.pypi!,
-      `${dir}/cache`,
-      python,
-    );
-    assert.ok("python" in installed);
-    assert.match(
-      installed.python!,
-      /\/cache\/python-board-server-[0-9a-f]{16}\/bin\/python$/,
-    );
-    assert.equal(
-      installed.bin,
-      new URL("programs/python/board_server.py", import.meta.url).pathname,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("mcp-proxy-python: the module on its venv's Python, on loopback, the lab over stdio behind it with the proxy's environment, both eras", () => {
-  const proxy = SERVER_CATALOG.find((item) => item.id === "mcp-proxy-python")!;
-  assert.equal(proxy.table, "proxies");
-  assert.equal(proxy.pypi?.program, undefined);
-  const context = rowContext({
-    python: "/cache/venv/bin/python",
-    deno: "/bin/deno",
-    labMain: "/repo/main.ts",
-  });
-  assert.deepEqual(
-    proxy.rows.map((row) => [row.slug, row.era, row.target(context)]),
-    (["2025", "2026-07-28"] as const).map((era) => [
-      `mcp-proxy-python-${era}`,
-      era,
-      {
-        kind: "http",
-        url: "http://127.0.0.1:4321/mcp",
-        command: [
-          "/cache/venv/bin/python",
-          "-m",
-          "mcp_proxy",
-          "--host",
-          "127.0.0.1",
-          "--port",
-          "4321",
-          "--pass-environment",
-          "--",
-          "/bin/deno",
-          "run",
-          "-A",
-          "/repo/main.ts",
-          "--stdio",
-          "--delay",
-          "1",
-          "--catalog-change",
-          "all",
-        ],
-      },
-    ]),
-  );
-});
-
-Deno.test("serversMarkdown: the servers table, the proxies table, and the paragraph from the rows", () => {
-  const markdown = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
-  const lines = markdown.split("\n");
-  const servers = lines.indexOf("## Servers");
-  const proxies = lines.indexOf("## Proxies");
-  assert.ok(servers > 0 && proxies > servers);
-  assert.deepEqual(lines.slice(servers + 4, servers + 8), [
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
-    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
-    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
-  ]);
-  assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
-    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
-    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | 0 | [report](servers/gateway-stateful-2025.md) |",
-  ]);
-  assert.deepEqual(findings(ROWS), [
-    "- **demo-server** 1.0.0: delivers over stdio 2025; its catalog change reaches a client over stdio 2025 (catalog only).",
-    "- **notifier&#124;server** 2.0.0: not over stdio 2025: the server does not advertise resources.subscribe (level 1); sent 2 notification(s) nobody subscribed to.",
-    "- **browserless** 3.0.0: could not run here: needs Chromium at /usr/bin/chromium.",
-    "- **gateway** 4.0.0: passes the update through over HTTP 2025 (stateful); not over HTTP 2025 (default): no notifications/resources/updated for test://review/status within 8 s (level 4); passes the catalog change through over HTTP 2025 (stateful); the catalog change not over HTTP 2025 (default): tools: no notifications/tools/list_changed within 8 s; tools/list did not change either (catalog 1).",
-  ]);
-  for (const finding of findings(ROWS)) assert.ok(markdown.includes(finding));
-});
-
-Deno.test("checkAgainstPublished: each row must have run with the published level, exit status and catalog", () => {
-  const published = serversMarkdown(ROWS, "2026-11-30T00:00:00.000Z");
-  const [demo, demoCatalog, notifier, browserless, gatewayDefault] = ROWS;
-  assert.deepEqual(
-    checkAgainstPublished(
-      [demo, demoCatalog, notifier, gatewayDefault],
-      published,
-    ),
-    [],
-  );
-  assert.deepEqual(
-    checkAgainstPublished([
-      { ...gatewayDefault, result: result(7, "nothing") },
-      browserless,
-      { ...demo, slug: "demo-http-2025" },
-      {
-        ...demoCatalog,
-        result: {
-          ...demoCatalog.result!,
-          catalog: catalog({ resources: 1 }, "resources: …"),
-        },
-      },
-    ], published),
-    [
-      "gateway-default-2025: level 7, exit 0, catalog —; published: level 4, exit 16, catalog tools 1, prompts 1, resources 1",
-      "browserless-stdio-2025: could not run: needs Chromium at /usr/bin/chromium",
-      "demo-http-2025: no row in the published table",
-      "demo-catalog-stdio-2025: level —, exit 0, catalog resources 1; published: level —, exit 0, catalog resources 3",
-    ],
-  );
-  assert.deepEqual(checkAgainstPublished([], published), ["no row ran"]);
-});
-
-Deno.test("deno task servers --rewrite probes nothing and writes the committed servers.md from servers.json, which it leaves as it was", async () => {
-  assert.throws(() => parseServersArgs(["--rewrite", "--check"]), {
-    message: "--rewrite probes nothing: it goes with --results-dir alone",
-  });
-  const results = new URL("../results/", import.meta.url);
-  const json = await Deno.readTextFile(new URL("servers.json", results));
-  const resultsDir = await Deno.makeTempDir({ prefix: "servers-rewrite-" });
-  try {
-    await Deno.writeTextFile(`${resultsDir}/servers.json`, json);
-    assert.equal(await main(["--rewrite", "--results-dir", resultsDir]), 0);
-    assert.equal(await Deno.readTextFile(`${resultsDir}/servers.json`), json);
-    // Compared as a boolean: no diff of two whole tables when it fails.
-    const same = await Deno.readTextFile(`${resultsDir}/servers.md`) ===
-      await Deno.readTextFile(new URL("servers.md", results));
-    assert.ok(same, "results/servers.md is not what --rewrite writes");
-  } finally {
-    await Deno.remove(resultsDir, { recursive: true });
-  }
-});
-
-Deno.test("deno task servers --only everything: its dynamic resource changes on the second notification, level 7 over HTTP and stdio; its gzip tool's resource is announced and listed, catalog resources 3", async () => {
-  const resultsDir = await Deno.makeTempDir();
-  try {
-    assert.equal(
-      await main(["--only", "everything", "--results-dir", resultsDir]),
-      0,
-    );
-    const table = await Deno.readTextFile(`${resultsDir}/servers.md`);
-    for (const slug of ["everything-http-2025", "everything-stdio-2025"]) {
-      const row = table.split("\n").find((line) =>
-        line.includes(`(servers/${slug}.md)`)
-      );
-      assert.match(
-        row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
-      );
-      const report = await Deno.readTextFile(
-        `${resultsDir}/servers/${slug}.md`,
-      );
-      assert.match(
-        report,
-        /S-->>P: notifications\/resources\/updated demo:\/\/resource\/dynamic\/text\/1\n {4}P->>S: resources\/read \((changed|unchanged)\)/,
-      );
-      assert.match(report, /P->>S: resources\/read \(changed\)/);
-    }
-    for (
-      const slug of [
-        "everything-catalog-http-2025",
-        "everything-catalog-stdio-2025",
-      ]
-    ) {
-      const row = table.split("\n").find((line) =>
-        line.includes(`(servers/${slug}.md)`)
-      );
-      assert.match(
-        row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
-      );
-      const report = await Deno.readTextFile(
-        `${resultsDir}/servers/${slug}.md`,
-      );
-      assert.match(
-        report,
-        /S-->>P: notifications\/resources\/list_changed\n {4}P->>S: resources\/list again \(8 listed: added \["demo:\/\/resource\/session\/probe\.txt\.gz"\], removed \[\]\)/,
-      );
-    }
-  } finally {
-    await Deno.remove(resultsDir, { recursive: true });
-  }
-});
-
-const hasCargo = await (async () => {
-  try {
-    const command = new Deno.Command("cargo", {
-      args: ["--version"],
-      stdout: "null",
-      stderr: "null",
-    });
-    return (await command.output()).success;
-  } catch {
-    return false;
-  }
-})();
-if (!hasCargo) {
-  console.log("servers_test.ts: the rmcp server's run is skipped: no cargo");
-}
-
-Deno.test({
-  name:
-    "deno task servers --only rmcp-server's HTTP 2026-07-28 and stdio 2025 catalog rows: the board built with cargo delivers its update (level 7) and its new tool (tools 3)",
-  ignore: !hasCargo,
-  async fn() {
-    const rows = [
-      "rmcp-server-http-2026-07-28",
-      "rmcp-server-catalog-stdio-2025",
-    ];
-    await withServerRows(rows, ({ row }) => {
-      assert.match(
-        row(rows[0]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
-      );
-      assert.match(
-        row(rows[1]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
-      );
-    });
-  },
 });
