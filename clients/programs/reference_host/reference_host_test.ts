@@ -26,6 +26,10 @@ import { alive, exitsWithin, sleep } from "../../support/process.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: the host as a command, a model that reads and lists, the lab's env
+// ---------------------------------------------------------------------------
+
 const HOST_PATH = new URL("./reference_host.ts", import.meta.url).pathname;
 const API_KEY = "test-key-never-printed";
 /** How long a run of the host may take before the test ends it (SIGTERM). */
@@ -144,6 +148,330 @@ const labEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
+// ---------------------------------------------------------------------------
+// Helpers: servers and models written here, answer by answer
+// ---------------------------------------------------------------------------
+
+/**
+ * A 2025 server of two resources, `big://a` (20,000 characters) and
+ * `other://b`: a subscribe to `big://a` makes it send an update for
+ * `other://b`, which the conversation never read, then change `big://a`
+ * and send its update.
+ */
+function startTwoResourceServer() {
+  let version = 1;
+  const text = () => `version ${version} ${"x".repeat(20_000)}`;
+  const build = () => {
+    const server = new Server({ name: "two", version: "0.0.1" }, {
+      capabilities: { resources: { subscribe: true } },
+    });
+    server.setRequestHandler("resources/list", () => ({
+      resources: [
+        { uri: "big://a", name: "a" },
+        { uri: "other://b", name: "b" },
+      ],
+    }));
+    server.setRequestHandler("resources/read", ({ params }) => ({
+      contents: [{
+        uri: params.uri,
+        text: params.uri === "big://a" ? text() : "b",
+      }],
+    }));
+    server.setRequestHandler("resources/subscribe", () => {
+      setTimeout(async () => {
+        await server.sendResourceUpdated({ uri: "other://b" });
+        version = 2;
+        await server.sendResourceUpdated({ uri: "big://a" });
+      }, 300);
+      return {};
+    });
+    server.setRequestHandler("resources/unsubscribe", () => ({}));
+    return server;
+  };
+  const sessions = new LegacySessions(build);
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) =>
+      sessions.handle(
+        request,
+        request.method === "POST" ? await request.json() : undefined,
+      ),
+  );
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    async close() {
+      await sessions.close();
+      await http.shutdown();
+    },
+  };
+}
+
+/** A handler on a free loopback port: its origin, and `close`. */
+function serveLocal(
+  handler: (request: Request) => Response | Promise<Response>,
+) {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    handler,
+  );
+  return {
+    origin: `http://127.0.0.1:${server.addr.port}`,
+    close: () => server.shutdown(),
+  };
+}
+
+/**
+ * A 2025 MCP server over HTTP written out by hand, so that a test controls
+ * every byte: each request answered with JSON, no session, no GET stream.
+ * Its tools are `tools`; its one resource, `big://a`, holds `text`. With
+ * `streamTools`, `tools/list` is answered as an event stream, after five
+ * notifications of 1 MiB each: each under the host's bound, more in all.
+ */
+function startJsonServer(
+  options: { tools?: object[]; text?: string; streamTools?: boolean } = {},
+) {
+  type Params = Record<string, unknown>;
+  const results: Record<string, (params: Params) => object> = {
+    initialize: (params) => ({
+      protocolVersion: params.protocolVersion,
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      serverInfo: { name: "json", version: "0.0.1" },
+    }),
+    "tools/list": () => ({ tools: options.tools ?? [] }),
+    "resources/list": () => ({ resources: [{ uri: "big://a", name: "a" }] }),
+    "resources/read": ({ uri }) => ({
+      contents: [{ uri, text: options.text ?? "a" }],
+    }),
+    "tools/call": () => ({ content: [{ type: "text", text: "called" }] }),
+  };
+  const server = serveLocal(async (request) => {
+    if (request.method !== "POST") return new Response(null, { status: 405 });
+    const { id, method, params } = await request.json();
+    if (id === undefined) return new Response(null, { status: 202 });
+    const result = results[method]?.(params) ?? {};
+    if (method !== "tools/list" || !options.streamTools) {
+      return Response.json({ jsonrpc: "2.0", id, result });
+    }
+    const event = (message: object) => `data: ${JSON.stringify(message)}\n\n`;
+    const notice = event({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "x".repeat(1024 * 1024) },
+    });
+    return new Response(
+      notice.repeat(5) + event({ jsonrpc: "2.0", id, result }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  return { url: `${server.origin}/mcp`, close: server.close };
+}
+
+/** A Chat Completions answer: these tool calls, or with none the text. */
+function chatAnswer(
+  calls: { name: string; arguments?: object }[],
+  content = "done",
+) {
+  const message = calls.length === 0 ? { role: "assistant", content } : {
+    role: "assistant",
+    content: null,
+    tool_calls: calls.map((call, index) => ({
+      id: `call_${index}`,
+      type: "function",
+      function: {
+        name: call.name,
+        arguments: JSON.stringify(call.arguments ?? {}),
+      },
+    })),
+  };
+  return Response.json({ choices: [{ message }] });
+}
+
+interface ChatRequest {
+  messages: (ChatMessage & { tool_calls?: unknown[] })[];
+  tools: { function: { name: string } }[];
+}
+
+/**
+ * A Chat Completions endpoint that answers its requests with `answers` in
+ * turn (then "done"), keeping each request and its size in bytes.
+ */
+function startChatModel(
+  answers: ((request: Request) => Response | Promise<Response>)[],
+) {
+  const requests: ChatRequest[] = [];
+  const sizes: number[] = [];
+  const server = serveLocal(async (request) => {
+    const body = await request.text();
+    sizes.push(body.length);
+    const turn = requests.push(JSON.parse(body)) - 1;
+    return await answers[turn]?.(request) ?? chatAnswer([]);
+  });
+  return {
+    requests,
+    sizes,
+    baseUrl: `${server.origin}/v1`,
+    close: server.close,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Helpers: stdio servers that will not stop, or flood the host with changes
+// ---------------------------------------------------------------------------
+
+/**
+ * A 2025 stdio MCP server that ignores SIGTERM and the end of its stdin,
+ * and starts a child that would outlive it (`sleep`). It writes both PIDs
+ * to the file its argument names, an escape sequence on stderr, and after
+ * its answer to `initialize` a line over `MAX_MESSAGE_BYTES` on stdout.
+ */
+const STUBBORN_SERVER = `
+Deno.addSignalListener("SIGTERM", () => {});
+const child = new Deno.Command("sleep", { args: ["60"] }).spawn();
+Deno.writeTextFileSync(Deno.args[0], JSON.stringify([Deno.pid, child.pid]));
+console.error("\\x1b[31mstarted");
+const decoder = new TextDecoder();
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (method !== "initialize") continue;
+    console.log(JSON.stringify({ jsonrpc: "2.0", id, result: {
+      protocolVersion: params.protocolVersion,
+      capabilities: {},
+      serverInfo: { name: "stubborn", version: "0.0.1" },
+    } }));
+    console.log("x".repeat(${MAX_MESSAGE_BYTES + 1}));
+  }
+}
+setInterval(() => {}, 1000);
+`;
+
+/**
+ * A 2025 stdio MCP server of tools only, `listChanged` among its
+ * capabilities, that prints `tools/list N` on stderr as it answers its Nth
+ * list: the first list holds `flood`; calling it sends 1000
+ * `notifications/tools/list_changed`, then its result. The second list
+ * holds 300 tools `grow_0` … (more than the host keeps), the third `late`
+ * before them.
+ */
+const FLOOD_SERVER = `
+const decoder = new TextDecoder();
+const send = (message) => console.log(JSON.stringify({ jsonrpc: "2.0", ...message }));
+const tool = (name) => ({ name, inputSchema: { type: "object" } });
+const grown = Array.from({ length: 300 }, (_, n) => tool("grow_" + n));
+let lists = 0;
+let buffered = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffered += decoder.decode(chunk);
+  const lines = buffered.split("\\n");
+  buffered = lines.pop();
+  for (const line of lines) {
+    const { id, method, params } = JSON.parse(line);
+    if (id === undefined) continue;
+    if (method === "initialize") {
+      send({ id, result: {
+        protocolVersion: params.protocolVersion,
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: "flood", version: "0.0.1" },
+      } });
+    } else if (method === "tools/list") {
+      console.error("tools/list " + ++lists);
+      const tools = lists === 1 ? [tool("flood")]
+        : lists === 2 ? grown : [tool("late"), ...grown];
+      send({ id, result: { tools } });
+    } else if (method === "tools/call") {
+      const changed = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      console.log(Array(1000).fill(changed).join("\\n"));
+      send({ id, result: { content: [{ type: "text", text: "flooded" }] } });
+    } else {
+      send({ id, error: { code: -32601, message: "Method not found" } });
+    }
+  }
+}
+`;
+
+// ---------------------------------------------------------------------------
+// Helpers: the catalog change: its new tool, a model that calls it, a run
+// ---------------------------------------------------------------------------
+
+/** The tool the lab's `--catalog-change tools` adds, as the host offers it. */
+const NEW_TOOL = `mcp__${CATALOG_ADDED.tools}`;
+
+/** The names of the tools a model request offers. */
+const offeredIn = (request: ChatRequest) =>
+  request.tools.map((tool) => tool.function.name);
+
+/**
+ * A model as the scripted one plays it: reads the resource, waits `waitMs`
+ * (the lab's update and catalog change land meanwhile), lists resources,
+ * then calls the new tool if its request offers it, then answers.
+ */
+function startCatalogModel(waitMs: number) {
+  const model = startChatModel([
+    () =>
+      chatAnswer([{ name: "read_resource", arguments: { uri: REVIEW_URI } }]),
+    () => sleep(waitMs).then(() => chatAnswer([{ name: "list_resources" }])),
+    () =>
+      chatAnswer(
+        offeredIn(model.requests[2]).includes(NEW_TOOL)
+          ? [{ name: NEW_TOOL }]
+          : [],
+      ),
+  ]);
+  return model;
+}
+
+/**
+ * The host against the lab with `--catalog-change CHANGE`: over HTTP (a
+ * lab of its own, `/report` read at the end) or over stdio (the host
+ * starts the lab; its verdict comes on the host's stderr).
+ */
+async function runCatalogChange(
+  setup: {
+    era: string;
+    stdio: boolean;
+    change: string;
+    hostFlags?: string[];
+    labFlags?: string[];
+  },
+  model: { baseUrl: string },
+) {
+  const lab = [
+    ...["--delay", "0.5", "--catalog-change", setup.change],
+    ...setup.labFlags ?? [],
+  ];
+  const host = [...setup.hostFlags ?? [], "--era", setup.era];
+  if (setup.stdio) {
+    const run = await runHost([
+      ...[...host, "Go", "--stdio", "--", ...denoChildCommand()],
+      ...["run", "-A", MAIN_PATH, "--stdio", ...lab],
+    ], model.baseUrl);
+    return { run, report: undefined, labLines: [] };
+  }
+  const spawned = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: lab,
+    env: { MCP_TEST_LOG_LEVEL: "info" },
+  });
+  try {
+    const run = await runHost(
+      [...host, "--url", spawned.url, "Go"],
+      model.baseUrl,
+    );
+    const report = await (await fetch(`${spawned.origin}/report`)).json();
+    return { run, report, labLines: spawned.lines };
+  } finally {
+    await spawned.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Against the lab: the update in both eras, and the control
+// ---------------------------------------------------------------------------
+
 Deno.test("reference host (2025, HTTP): three notifications before the next request give one update message with the latest text", async () => {
   const lab = await spawnLab({
     mainPath: MAIN_PATH,
@@ -244,6 +572,10 @@ Deno.test("reference host --no-updates: no subscription and no update message (l
     await lab.stop();
   }
 });
+
+// ---------------------------------------------------------------------------
+// The command line: flags, --help, the key, a local model without one
+// ---------------------------------------------------------------------------
 
 Deno.test("reference host: a bad flag is one line and exit 2; a failing model is exit 1 without the key", async (t) => {
   const cases: [string[], string][] = [
@@ -378,59 +710,9 @@ Deno.test("reference host: a local model named by the environment alone, with no
   }
 });
 
-/**
- * A 2025 server of two resources, `big://a` (20,000 characters) and
- * `other://b`: a subscribe to `big://a` makes it send an update for
- * `other://b`, which the conversation never read, then change `big://a`
- * and send its update.
- */
-function startTwoResourceServer() {
-  let version = 1;
-  const text = () => `version ${version} ${"x".repeat(20_000)}`;
-  const build = () => {
-    const server = new Server({ name: "two", version: "0.0.1" }, {
-      capabilities: { resources: { subscribe: true } },
-    });
-    server.setRequestHandler("resources/list", () => ({
-      resources: [
-        { uri: "big://a", name: "a" },
-        { uri: "other://b", name: "b" },
-      ],
-    }));
-    server.setRequestHandler("resources/read", ({ params }) => ({
-      contents: [{
-        uri: params.uri,
-        text: params.uri === "big://a" ? text() : "b",
-      }],
-    }));
-    server.setRequestHandler("resources/subscribe", () => {
-      setTimeout(async () => {
-        await server.sendResourceUpdated({ uri: "other://b" });
-        version = 2;
-        await server.sendResourceUpdated({ uri: "big://a" });
-      }, 300);
-      return {};
-    });
-    server.setRequestHandler("resources/unsubscribe", () => ({}));
-    return server;
-  };
-  const sessions = new LegacySessions(build);
-  const http = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) =>
-      sessions.handle(
-        request,
-        request.method === "POST" ? await request.json() : undefined,
-      ),
-  );
-  return {
-    url: `http://127.0.0.1:${http.addr.port}/mcp`,
-    async close() {
-      await sessions.close();
-      await http.shutdown();
-    },
-  };
-}
+// ---------------------------------------------------------------------------
+// Bounds: what reaches the model, the model's timeout, the key never shown
+// ---------------------------------------------------------------------------
 
 Deno.test("reference host: an update for a resource it never read is ignored; what reaches the model is cut to 16,000 characters", async () => {
   const server = startTwoResourceServer();
@@ -466,114 +748,6 @@ Deno.test("reference host: an update for a resource it never read is ignored; wh
     await server.close();
   }
 });
-
-/** A handler on a free loopback port: its origin, and `close`. */
-function serveLocal(
-  handler: (request: Request) => Response | Promise<Response>,
-) {
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    handler,
-  );
-  return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
-    close: () => server.shutdown(),
-  };
-}
-
-/**
- * A 2025 MCP server over HTTP written out by hand, so that a test controls
- * every byte: each request answered with JSON, no session, no GET stream.
- * Its tools are `tools`; its one resource, `big://a`, holds `text`. With
- * `streamTools`, `tools/list` is answered as an event stream, after five
- * notifications of 1 MiB each: each under the host's bound, more in all.
- */
-function startJsonServer(
-  options: { tools?: object[]; text?: string; streamTools?: boolean } = {},
-) {
-  type Params = Record<string, unknown>;
-  const results: Record<string, (params: Params) => object> = {
-    initialize: (params) => ({
-      protocolVersion: params.protocolVersion,
-      capabilities: { tools: {}, resources: { subscribe: true } },
-      serverInfo: { name: "json", version: "0.0.1" },
-    }),
-    "tools/list": () => ({ tools: options.tools ?? [] }),
-    "resources/list": () => ({ resources: [{ uri: "big://a", name: "a" }] }),
-    "resources/read": ({ uri }) => ({
-      contents: [{ uri, text: options.text ?? "a" }],
-    }),
-    "tools/call": () => ({ content: [{ type: "text", text: "called" }] }),
-  };
-  const server = serveLocal(async (request) => {
-    if (request.method !== "POST") return new Response(null, { status: 405 });
-    const { id, method, params } = await request.json();
-    if (id === undefined) return new Response(null, { status: 202 });
-    const result = results[method]?.(params) ?? {};
-    if (method !== "tools/list" || !options.streamTools) {
-      return Response.json({ jsonrpc: "2.0", id, result });
-    }
-    const event = (message: object) => `data: ${JSON.stringify(message)}\n\n`;
-    const notice = event({
-      jsonrpc: "2.0",
-      method: "notifications/message",
-      params: { level: "info", data: "x".repeat(1024 * 1024) },
-    });
-    return new Response(
-      notice.repeat(5) + event({ jsonrpc: "2.0", id, result }),
-      { headers: { "content-type": "text/event-stream" } },
-    );
-  });
-  return { url: `${server.origin}/mcp`, close: server.close };
-}
-
-/** A Chat Completions answer: these tool calls, or with none the text. */
-function chatAnswer(
-  calls: { name: string; arguments?: object }[],
-  content = "done",
-) {
-  const message = calls.length === 0 ? { role: "assistant", content } : {
-    role: "assistant",
-    content: null,
-    tool_calls: calls.map((call, index) => ({
-      id: `call_${index}`,
-      type: "function",
-      function: {
-        name: call.name,
-        arguments: JSON.stringify(call.arguments ?? {}),
-      },
-    })),
-  };
-  return Response.json({ choices: [{ message }] });
-}
-
-interface ChatRequest {
-  messages: (ChatMessage & { tool_calls?: unknown[] })[];
-  tools: { function: { name: string } }[];
-}
-
-/**
- * A Chat Completions endpoint that answers its requests with `answers` in
- * turn (then "done"), keeping each request and its size in bytes.
- */
-function startChatModel(
-  answers: ((request: Request) => Response | Promise<Response>)[],
-) {
-  const requests: ChatRequest[] = [];
-  const sizes: number[] = [];
-  const server = serveLocal(async (request) => {
-    const body = await request.text();
-    sizes.push(body.length);
-    const turn = requests.push(JSON.parse(body)) - 1;
-    return await answers[turn]?.(request) ?? chatAnswer([]);
-  });
-  return {
-    requests,
-    sizes,
-    baseUrl: `${server.origin}/v1`,
-    close: server.close,
-  };
-}
 
 Deno.test("reference host --model-timeout: a model that never answers, or never ends its answer, fails the run at the timeout", async (t) => {
   const server = startJsonServer();
@@ -784,36 +958,9 @@ Deno.test("reference host: it reads at most 4 MiB of one message from the server
   }
 });
 
-/**
- * A 2025 stdio MCP server that ignores SIGTERM and the end of its stdin,
- * and starts a child that would outlive it (`sleep`). It writes both PIDs
- * to the file its argument names, an escape sequence on stderr, and after
- * its answer to `initialize` a line over `MAX_MESSAGE_BYTES` on stdout.
- */
-const STUBBORN_SERVER = `
-Deno.addSignalListener("SIGTERM", () => {});
-const child = new Deno.Command("sleep", { args: ["60"] }).spawn();
-Deno.writeTextFileSync(Deno.args[0], JSON.stringify([Deno.pid, child.pid]));
-console.error("\\x1b[31mstarted");
-const decoder = new TextDecoder();
-let buffered = "";
-for await (const chunk of Deno.stdin.readable) {
-  buffered += decoder.decode(chunk);
-  const lines = buffered.split("\\n");
-  buffered = lines.pop();
-  for (const line of lines) {
-    const { id, method, params } = JSON.parse(line);
-    if (method !== "initialize") continue;
-    console.log(JSON.stringify({ jsonrpc: "2.0", id, result: {
-      protocolVersion: params.protocolVersion,
-      capabilities: {},
-      serverInfo: { name: "stubborn", version: "0.0.1" },
-    } }));
-    console.log("x".repeat(${MAX_MESSAGE_BYTES + 1}));
-  }
-}
-setInterval(() => {}, 1000);
-`;
+// ---------------------------------------------------------------------------
+// Stdio servers: one that will not stop, one that floods its list changes
+// ---------------------------------------------------------------------------
 
 Deno.test("reference host --stdio: a server that ignores the end of its stdin and SIGTERM is ended with its process group, as the host ends or is ended", async (t) => {
   const dir = await Deno.makeTempDir();
@@ -928,50 +1075,6 @@ Deno.test("reference host --stdio: a server that ignores the end of its stdin an
   }
 });
 
-/**
- * A 2025 stdio MCP server of tools only, `listChanged` among its
- * capabilities, that prints `tools/list N` on stderr as it answers its Nth
- * list: the first list holds `flood`; calling it sends 1000
- * `notifications/tools/list_changed`, then its result. The second list
- * holds 300 tools `grow_0` … (more than the host keeps), the third `late`
- * before them.
- */
-const FLOOD_SERVER = `
-const decoder = new TextDecoder();
-const send = (message) => console.log(JSON.stringify({ jsonrpc: "2.0", ...message }));
-const tool = (name) => ({ name, inputSchema: { type: "object" } });
-const grown = Array.from({ length: 300 }, (_, n) => tool("grow_" + n));
-let lists = 0;
-let buffered = "";
-for await (const chunk of Deno.stdin.readable) {
-  buffered += decoder.decode(chunk);
-  const lines = buffered.split("\\n");
-  buffered = lines.pop();
-  for (const line of lines) {
-    const { id, method, params } = JSON.parse(line);
-    if (id === undefined) continue;
-    if (method === "initialize") {
-      send({ id, result: {
-        protocolVersion: params.protocolVersion,
-        capabilities: { tools: { listChanged: true } },
-        serverInfo: { name: "flood", version: "0.0.1" },
-      } });
-    } else if (method === "tools/list") {
-      console.error("tools/list " + ++lists);
-      const tools = lists === 1 ? [tool("flood")]
-        : lists === 2 ? grown : [tool("late"), ...grown];
-      send({ id, result: { tools } });
-    } else if (method === "tools/call") {
-      const changed = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
-      console.log(Array(1000).fill(changed).join("\\n"));
-      send({ id, result: { content: [{ type: "text", text: "flooded" }] } });
-    } else {
-      send({ id, error: { code: -32601, message: "Method not found" } });
-    }
-  }
-}
-`;
-
 Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed cost two lists, and the next model request offers the tools as the last list has them, at most 128", async () => {
   const dir = await Deno.makeTempDir();
   const script = `${dir}/flood.ts`;
@@ -1023,76 +1126,9 @@ Deno.test("reference host (2025, stdio): 1000 notifications/tools/list_changed c
   }
 });
 
-/** The tool the lab's `--catalog-change tools` adds, as the host offers it. */
-const NEW_TOOL = `mcp__${CATALOG_ADDED.tools}`;
-
-/** The names of the tools a model request offers. */
-const offeredIn = (request: ChatRequest) =>
-  request.tools.map((tool) => tool.function.name);
-
-/**
- * A model as the scripted one plays it: reads the resource, waits `waitMs`
- * (the lab's update and catalog change land meanwhile), lists resources,
- * then calls the new tool if its request offers it, then answers.
- */
-function startCatalogModel(waitMs: number) {
-  const model = startChatModel([
-    () =>
-      chatAnswer([{ name: "read_resource", arguments: { uri: REVIEW_URI } }]),
-    () => sleep(waitMs).then(() => chatAnswer([{ name: "list_resources" }])),
-    () =>
-      chatAnswer(
-        offeredIn(model.requests[2]).includes(NEW_TOOL)
-          ? [{ name: NEW_TOOL }]
-          : [],
-      ),
-  ]);
-  return model;
-}
-
-/**
- * The host against the lab with `--catalog-change CHANGE`: over HTTP (a
- * lab of its own, `/report` read at the end) or over stdio (the host
- * starts the lab; its verdict comes on the host's stderr).
- */
-async function runCatalogChange(
-  setup: {
-    era: string;
-    stdio: boolean;
-    change: string;
-    hostFlags?: string[];
-    labFlags?: string[];
-  },
-  model: { baseUrl: string },
-) {
-  const lab = [
-    ...["--delay", "0.5", "--catalog-change", setup.change],
-    ...setup.labFlags ?? [],
-  ];
-  const host = [...setup.hostFlags ?? [], "--era", setup.era];
-  if (setup.stdio) {
-    const run = await runHost([
-      ...[...host, "Go", "--stdio", "--", ...denoChildCommand()],
-      ...["run", "-A", MAIN_PATH, "--stdio", ...lab],
-    ], model.baseUrl);
-    return { run, report: undefined, labLines: [] };
-  }
-  const spawned = await spawnLab({
-    mainPath: MAIN_PATH,
-    args: lab,
-    env: { MCP_TEST_LOG_LEVEL: "info" },
-  });
-  try {
-    const run = await runHost(
-      [...host, "--url", spawned.url, "Go"],
-      model.baseUrl,
-    );
-    const report = await (await fetch(`${spawned.origin}/report`)).json();
-    return { run, report, labLines: spawned.lines };
-  } finally {
-    await spawned.stop();
-  }
-}
+// ---------------------------------------------------------------------------
+// The catalog that changes: the new tool reaches the model, or not
+// ---------------------------------------------------------------------------
 
 Deno.test("reference host --catalog-change: the model request after the lab's change offers get_review_comments, and the model's call of it is tools level 4 (both eras, HTTP and stdio)", async (t) => {
   const setups = [
