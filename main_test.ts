@@ -1,10 +1,13 @@
 /**
- * Tests for the lab (`main.ts`): a real MCP SDK client against `createLab`,
- * served in-process on a free loopback port, and the lab as a command in a
- * child process. They need nothing but loopback and Deno's cache.
+ * Tests of the lab (`main.ts`) as a whole: its configuration, flags and
+ * command line, its start and stop, the errors it survives, and the
+ * checkout's modules held to their reading order. The lab's other tests
+ * stand beside it by area, `main_<area>_test.ts` (docs/testing.md lists
+ * them).
  *
  * ```sh
- * deno test -P main_test.ts
+ * deno test -P main_test.ts                  # this file
+ * deno test -P main_test.ts main_*_test.ts   # the lab's tests, every area
  * ```
  *
  * @module
@@ -100,25 +103,38 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
   }
 });
 
-Deno.test("SDK_VERSION is the version of every MCP SDK package imported here, server and client", async (t) => {
-  const files = ["main.ts", "probe.ts", "main_test.ts", "probe_test.ts"];
-  const packages = new Set<string>();
-  for (const file of files) {
-    await t.step(file, async () => {
-      const source = await Deno.readTextFile(new URL(file, import.meta.url));
-      const specifiers = source.matchAll(
-        /"npm:@modelcontextprotocol\/(\w+)@([^"/]+)(\/\w+)?"/g,
-      );
-      let count = 0;
-      for (const [specifier, name, version] of specifiers) {
-        assert.equal(version, SDK_VERSION, specifier);
-        packages.add(name);
-        count++;
-      }
-      assert.ok(count > 0, `${file} imports no MCP SDK package`);
-    });
-  }
-  assert.deepEqual([...packages].toSorted(), ["client", "server"]);
+Deno.test("flags mirror the environment and win over it", () => {
+  const { help, stdio, flags } = parseCommandLine([
+    "--port",
+    "9001",
+    "--delay",
+    "0.5",
+    "--list-changed",
+    "--trigger",
+    "read",
+    "--stdio",
+  ]);
+  assert.equal(help, false);
+  assert.equal(stdio, true);
+  const config = loadConfig(
+    { MCP_TEST_PORT: "8000", MCP_TEST_UPDATE_TRIGGER: "connect" },
+    flags,
+  );
+  assert.equal(config.port, 9001);
+  assert.equal(config.updateDelaySeconds, 0.5);
+  assert.equal(config.sendListChanged, true);
+  assert.equal(config.updateTrigger, "read");
+  assert.throws(
+    () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
+    (error: Error) =>
+      error.message ===
+        '--trigger="poll" is not allowed: expected subscribe/read/connect/wait',
+  );
+  assert.throws(
+    () => parseCommandLine(["--colour"]),
+    (error: Error) =>
+      error instanceof ConfigError && /--colour/.test(error.message),
+  );
 });
 
 const BAD_VALUES: [string, string, string][] = [
@@ -184,9 +200,103 @@ for (const [name, value, message] of BAD_VALUES) {
   });
 }
 
+Deno.test("--help prints the configuration table and exits 0", async () => {
+  const output = await labCommand(["--help"]).output();
+  assert.equal(output.code, 0);
+  const help = new TextDecoder().decode(output.stdout);
+  assert.match(help, /^Usage: deno run -A main\.ts \[--stdio\] \[options\]$/m);
+  assert.match(help, /^ {2}--port +MCP_TEST_PORT +8089 +TCP port/m);
+  assert.match(help, /^ {2}--delay +MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
+  assert.match(
+    help,
+    /^ {2}--list-changed +MCP_TEST_SEND_LIST_CHANGED +false +/m,
+  );
+  assert.match(help, /^ {2}--trigger +MCP_TEST_UPDATE_TRIGGER +subscribe +/m);
+  assert.match(help, /^ {2}--log-format +MCP_TEST_LOG_FORMAT +text +/m);
+});
+
+/** The README's configuration rows: variable, flag and default. */
+async function readmeSettings(): Promise<string[]> {
+  const readme = await Deno.readTextFile(
+    new URL("./README.md", import.meta.url),
+  );
+  const rows: string[] = [];
+  for (const line of readme.split("\n")) {
+    const cells = line.split("|").map((cell) => cell.trim());
+    if (!/^`MCP_TEST_\w+`$/.test(cells[1] ?? "")) continue;
+    const plain = (cell: string) => cell.replaceAll("`", "");
+    const fallback = plain(cells[3]) === "(empty)" ? '""' : plain(cells[3]);
+    rows.push(`${plain(cells[2])} ${plain(cells[1])} ${fallback}`);
+  }
+  return rows;
+}
+
+/** Runs `deno run -P main.ts ARGS`: deno.json's permission set, nothing more. */
+function runWithPermissionSet(...args: string[]) {
+  return labCommand(args, {}, "-P").output();
+}
+
+Deno.test("the README's configuration table lists exactly what --help prints, with the same defaults", async () => {
+  const output = await runWithPermissionSet("--help");
+  assert.equal(output.code, 0);
+  const help = new TextDecoder().decode(output.stdout).split("\n")
+    .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
+    .filter((match) => match !== null)
+    .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
+  assert.equal(help.length, 29);
+  assert.deepEqual(await readmeSettings(), help);
+});
+
+Deno.test("main.ts probe runs with -P alone: deno.json lets it read probe.ts and reach loopback", async () => {
+  await using lab = startLab();
+  const output = await runWithPermissionSet(
+    "probe",
+    "--url",
+    lab.url.href,
+    "--era",
+    "2025",
+  );
+  assert.equal(output.code, 0);
+  assert.match(
+    new TextDecoder().decode(output.stdout),
+    /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
+  );
+});
+
+Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async () => {
+  const output = await runWithPermissionSet("--version");
+  assert.equal(output.code, 0);
+  assert.equal(
+    new TextDecoder().decode(output.stdout),
+    `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})\n`,
+  );
+});
+
 // ---------------------------------------------------------------------------
-// Shutdown and help
+// Start and stop: the banner, signals, the exit status
 // ---------------------------------------------------------------------------
+
+Deno.test("bound to 0.0.0.0, the banner names the loopback URL a user can open", async () => {
+  const lab = await spawnLabProcess({ MCP_TEST_HOST: "0.0.0.0" });
+  try {
+    const port = new URL(lab.origin).port;
+    assert.equal(
+      lab.lines[0],
+      `listening on http://127.0.0.1:${port}/mcp (bound to 0.0.0.0: every interface)`,
+    );
+    const report =
+      `[lab] report at http://127.0.0.1:${port}/report.md (JSON: /report)`;
+    await eventually(() => lab.lines.includes(report), lab.lines.join("\n"));
+    const health = await fetch(`${lab.origin}/healthz`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  } finally {
+    lab.child.kill("SIGTERM");
+    await lab.child.status;
+    await lab.read;
+    await lab.stderr;
+  }
+});
 
 Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async () => {
   const lab = await spawnLabProcess({ MCP_TEST_UPDATE_DELAY_SECONDS: "60" });
@@ -217,56 +327,32 @@ Deno.test("SIGTERM ends listen streams gracefully and exits within 2 s", async (
   await legacy.close();
 });
 
-Deno.test("--help prints the configuration table and exits 0", async () => {
-  const output = await labCommand(["--help"]).output();
-  assert.equal(output.code, 0);
-  const help = new TextDecoder().decode(output.stdout);
-  assert.match(help, /^Usage: deno run -A main\.ts \[--stdio\] \[options\]$/m);
-  assert.match(help, /^ {2}--port +MCP_TEST_PORT +8089 +TCP port/m);
-  assert.match(help, /^ {2}--delay +MCP_TEST_UPDATE_DELAY_SECONDS +5 +/m);
-  assert.match(
-    help,
-    /^ {2}--list-changed +MCP_TEST_SEND_LIST_CHANGED +false +/m,
-  );
-  assert.match(help, /^ {2}--trigger +MCP_TEST_UPDATE_TRIGGER +subscribe +/m);
-  assert.match(help, /^ {2}--log-format +MCP_TEST_LOG_FORMAT +text +/m);
+Deno.test("shutdown signals: Ctrl+Break too on Windows", () => {
+  assert.deepEqual(shutdownSignals("linux"), ["SIGINT", "SIGTERM"]);
+  assert.deepEqual(shutdownSignals("darwin"), ["SIGINT", "SIGTERM"]);
+  assert.deepEqual(shutdownSignals("windows"), [
+    "SIGINT",
+    "SIGBREAK",
+    "SIGTERM",
+  ]);
 });
 
-// ---------------------------------------------------------------------------
-// Verdicts, reports and scenario switches
-// ---------------------------------------------------------------------------
-
-Deno.test("flags mirror the environment and win over it", () => {
-  const { help, stdio, flags } = parseCommandLine([
-    "--port",
-    "9001",
-    "--delay",
-    "0.5",
-    "--list-changed",
-    "--trigger",
-    "read",
-    "--stdio",
-  ]);
-  assert.equal(help, false);
-  assert.equal(stdio, true);
-  const config = loadConfig(
-    { MCP_TEST_PORT: "8000", MCP_TEST_UPDATE_TRIGGER: "connect" },
-    flags,
-  );
-  assert.equal(config.port, 9001);
-  assert.equal(config.updateDelaySeconds, 0.5);
-  assert.equal(config.sendListChanged, true);
-  assert.equal(config.updateTrigger, "read");
-  assert.throws(
-    () => loadConfig({}, parseCommandLine(["--trigger", "poll"]).flags),
-    (error: Error) =>
-      error.message ===
-        '--trigger="poll" is not allowed: expected subscribe/read/connect/wait',
-  );
-  assert.throws(
-    () => parseCommandLine(["--colour"]),
-    (error: Error) =>
-      error instanceof ConfigError && /--colour/.test(error.message),
+Deno.test("a second SIGTERM while closing neither closes twice nor changes the exit status", async () => {
+  const lab = await spawnLabProcess({ MCP_TEST_LOG_LEVEL: "info" });
+  const client = await connectClient(lab.url, "twice-signalled");
+  lab.child.kill("SIGTERM");
+  lab.child.kill("SIGTERM");
+  const status = await lab.child.status;
+  await lab.read;
+  await client.close().catch(() => {});
+  assert.equal(status.code, 0);
+  const count = (prefix: string) =>
+    lab.lines.filter((line) => line.startsWith(prefix)).length;
+  assert.equal(count("[lab] SIGTERM: closing"), 1, lab.lines.join("\n"));
+  assert.equal(
+    count("[verdict] level=1 client=twice-signalled/1.0.0"),
+    1,
+    lab.lines.join("\n"),
   );
 });
 
@@ -383,118 +469,6 @@ Deno.test("an error the SDK reports inside a 2025 session is a warn line, not si
   );
 });
 
-Deno.test("shutdown signals: Ctrl+Break too on Windows", () => {
-  assert.deepEqual(shutdownSignals("linux"), ["SIGINT", "SIGTERM"]);
-  assert.deepEqual(shutdownSignals("darwin"), ["SIGINT", "SIGTERM"]);
-  assert.deepEqual(shutdownSignals("windows"), [
-    "SIGINT",
-    "SIGBREAK",
-    "SIGTERM",
-  ]);
-});
-
-Deno.test("a second SIGTERM while closing neither closes twice nor changes the exit status", async () => {
-  const lab = await spawnLabProcess({ MCP_TEST_LOG_LEVEL: "info" });
-  const client = await connectClient(lab.url, "twice-signalled");
-  lab.child.kill("SIGTERM");
-  lab.child.kill("SIGTERM");
-  const status = await lab.child.status;
-  await lab.read;
-  await client.close().catch(() => {});
-  assert.equal(status.code, 0);
-  const count = (prefix: string) =>
-    lab.lines.filter((line) => line.startsWith(prefix)).length;
-  assert.equal(count("[lab] SIGTERM: closing"), 1, lab.lines.join("\n"));
-  assert.equal(
-    count("[verdict] level=1 client=twice-signalled/1.0.0"),
-    1,
-    lab.lines.join("\n"),
-  );
-});
-
-Deno.test("bound to 0.0.0.0, the banner names the loopback URL a user can open", async () => {
-  const lab = await spawnLabProcess({ MCP_TEST_HOST: "0.0.0.0" });
-  try {
-    const port = new URL(lab.origin).port;
-    assert.equal(
-      lab.lines[0],
-      `listening on http://127.0.0.1:${port}/mcp (bound to 0.0.0.0: every interface)`,
-    );
-    const report =
-      `[lab] report at http://127.0.0.1:${port}/report.md (JSON: /report)`;
-    await eventually(() => lab.lines.includes(report), lab.lines.join("\n"));
-    const health = await fetch(`${lab.origin}/healthz`);
-    assert.equal(health.status, 200);
-    await health.body?.cancel();
-  } finally {
-    lab.child.kill("SIGTERM");
-    await lab.child.status;
-    await lab.read;
-    await lab.stderr;
-  }
-});
-
-/** The README's configuration rows: variable, flag and default. */
-async function readmeSettings(): Promise<string[]> {
-  const readme = await Deno.readTextFile(
-    new URL("./README.md", import.meta.url),
-  );
-  const rows: string[] = [];
-  for (const line of readme.split("\n")) {
-    const cells = line.split("|").map((cell) => cell.trim());
-    if (!/^`MCP_TEST_\w+`$/.test(cells[1] ?? "")) continue;
-    const plain = (cell: string) => cell.replaceAll("`", "");
-    const fallback = plain(cells[3]) === "(empty)" ? '""' : plain(cells[3]);
-    rows.push(`${plain(cells[2])} ${plain(cells[1])} ${fallback}`);
-  }
-  return rows;
-}
-
-/** Runs `deno run -P main.ts ARGS`: deno.json's permission set, nothing more. */
-function runWithPermissionSet(...args: string[]) {
-  return labCommand(args, {}, "-P").output();
-}
-
-Deno.test("the README's configuration table lists exactly what --help prints, with the same defaults", async () => {
-  const output = await runWithPermissionSet("--help");
-  assert.equal(output.code, 0);
-  const help = new TextDecoder().decode(output.stdout).split("\n")
-    .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
-    .filter((match) => match !== null)
-    .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 29);
-  assert.deepEqual(await readmeSettings(), help);
-});
-
-Deno.test("main.ts probe runs with -P alone: deno.json lets it read probe.ts and reach loopback", async () => {
-  await using lab = startLab();
-  const output = await runWithPermissionSet(
-    "probe",
-    "--url",
-    lab.url.href,
-    "--era",
-    "2025",
-  );
-  assert.equal(output.code, 0);
-  assert.match(
-    new TextDecoder().decode(output.stdout),
-    /^summary level=7 era=2025 notifications=1\/1 error-code=null exit=0$/m,
-  );
-});
-
-Deno.test("--version prints the lab, SDK and Deno versions with -P alone", async () => {
-  const output = await runWithPermissionSet("--version");
-  assert.equal(output.code, 0);
-  assert.equal(
-    new TextDecoder().decode(output.stdout),
-    `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})\n`,
-  );
-});
-
-// ---------------------------------------------------------------------------
-// What a hostile or careless client found
-// ---------------------------------------------------------------------------
-
 Deno.test("out of file descriptors, the lab logs one line, keeps its state and accepts again", async () => {
   // The shell lowers the limit for the lab only; exec keeps the lab's PID
   // ours. /bin/sh by its path: PATH may hold anything. Without
@@ -550,8 +524,7 @@ Deno.test("out of file descriptors, the lab logs one line, keeps its state and a
 });
 
 // ---------------------------------------------------------------------------
-// main.ts as a reader takes it: sections in order, each a screen or a few,
-// its exports mapped in the module doc
+// The modules: reading order, exports, the SDK's version
 // ---------------------------------------------------------------------------
 
 Deno.test("main.ts reads in order: no section uses a name a later section defines, none is over 450 lines", () => {
@@ -574,4 +547,25 @@ Deno.test("main.ts's module doc names every export, by section, and nothing else
   const map = doc.slice(doc.indexOf("Exported for"));
   const named = [...map.matchAll(/`(\w+)`/g)].map((match) => match[1]);
   assert.deepEqual(named.toSorted(), exported.toSorted());
+});
+
+Deno.test("SDK_VERSION is the version of every MCP SDK package imported here, server and client", async (t) => {
+  const files = ["main.ts", "probe.ts", "main_test.ts", "probe_test.ts"];
+  const packages = new Set<string>();
+  for (const file of files) {
+    await t.step(file, async () => {
+      const source = await Deno.readTextFile(new URL(file, import.meta.url));
+      const specifiers = source.matchAll(
+        /"npm:@modelcontextprotocol\/(\w+)@([^"/]+)(\/\w+)?"/g,
+      );
+      let count = 0;
+      for (const [specifier, name, version] of specifiers) {
+        assert.equal(version, SDK_VERSION, specifier);
+        packages.add(name);
+        count++;
+      }
+      assert.ok(count > 0, `${file} imports no MCP SDK package`);
+    });
+  }
+  assert.deepEqual([...packages].toSorted(), ["client", "server"]);
 });
