@@ -114,6 +114,68 @@ const UPDATED = "notifications/resources/updated";
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 
 // ---------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------
+
+function sleep(ms: number) {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs `task` for 0..count-1 with at most `width` at once, in index order. */
+async function inParallel<T>(
+  count: number,
+  width: number,
+  task: (index: number) => Promise<T>,
+): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, count) }, async () => {
+      while (next < count) {
+        const index = next++;
+        results[index] = await task(index);
+      }
+    }),
+  );
+  return results;
+}
+
+/** Nearest-rank percentile of unsorted samples. */
+function percentile(samples: number[], fraction: number): number {
+  if (samples.length === 0) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.ceil(fraction * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
+}
+
+function median(samples: number[]): number {
+  return percentile(samples, 0.5);
+}
+
+const round = (value: number, digits = 1) =>
+  Math.round(value * 10 ** digits) / 10 ** digits;
+const MIB = 1024 * 1024;
+
+// ---------------------------------------------------------------------------
+// CPU accounting (Linux /proc, USER_HZ = 100)
+// ---------------------------------------------------------------------------
+
+/** utime + stime from a /proc/<pid>/stat line, in seconds. */
+function processCpuSeconds(stat: string): number {
+  // Fields after the parenthesised command name; utime and stime are the
+  // 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds all processes have spent in user and system mode. */
+async function machineCpuSeconds(): Promise<number> {
+  const total = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
+  const [user, nice, system] = total.trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system) / 100;
+}
+
+// ---------------------------------------------------------------------------
 // Raw HTTP/1.1 on loopback
 // ---------------------------------------------------------------------------
 
@@ -609,23 +671,8 @@ async function stopAllLabs() {
 }
 
 // ---------------------------------------------------------------------------
-// CPU accounting (Linux /proc, USER_HZ = 100)
+// Watching the lab: the cores it uses, and its counts
 // ---------------------------------------------------------------------------
-
-/** utime + stime from a /proc/<pid>/stat line, in seconds. */
-function processCpuSeconds(stat: string): number {
-  // Fields after the parenthesised command name; utime and stime are the
-  // 12th and 13th of them.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds all processes have spent in user and system mode. */
-async function machineCpuSeconds(): Promise<number> {
-  const total = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
-  const [user, nice, system] = total.trim().split(/\s+/).slice(1).map(Number);
-  return (user + nice + system) / 100;
-}
 
 /** Cores used by the lab, by this harness and by everything else. */
 interface CpuShare {
@@ -655,6 +702,24 @@ async function watchCpu(lab: LabProcess): Promise<() => Promise<CpuShare>> {
       otherCores: round(Math.max(0, other) / seconds, 2),
     };
   };
+}
+
+/** Polls `/healthz` until `done` holds, or fails after `timeoutMs`. */
+async function waitForCounts(
+  lab: LabProcess,
+  done: (counts: LabCounts) => boolean,
+  timeoutMs: number,
+): Promise<LabCounts> {
+  const deadline = performance.now() + timeoutMs;
+  let counts = await lab.counts();
+  while (!done(counts)) {
+    if (performance.now() > deadline) {
+      throw new Error(`lab counts stuck at ${JSON.stringify(counts)}`);
+    }
+    await sleep(50);
+    counts = await lab.counts();
+  }
+  return counts;
 }
 
 // ---------------------------------------------------------------------------
@@ -1015,67 +1080,6 @@ async function openListenStream(
   );
   return { stream, sentAt, acknowledgedAt: ack.receivedAt };
 }
-
-// ---------------------------------------------------------------------------
-// Small helpers
-// ---------------------------------------------------------------------------
-
-function sleep(ms: number) {
-  return new Promise<void>((resolve) => setTimeout(resolve, ms));
-}
-
-/** Runs `task` for 0..count-1 with at most `width` at once, in index order. */
-async function inParallel<T>(
-  count: number,
-  width: number,
-  task: (index: number) => Promise<T>,
-): Promise<T[]> {
-  const results = new Array<T>(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count) {
-        const index = next++;
-        results[index] = await task(index);
-      }
-    }),
-  );
-  return results;
-}
-
-/** Nearest-rank percentile of unsorted samples. */
-function percentile(samples: number[], fraction: number): number {
-  if (samples.length === 0) return NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  const rank = Math.ceil(fraction * sorted.length) - 1;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
-}
-
-function median(samples: number[]): number {
-  return percentile(samples, 0.5);
-}
-
-/** Polls `/healthz` until `done` holds, or fails after `timeoutMs`. */
-async function waitForCounts(
-  lab: LabProcess,
-  done: (counts: LabCounts) => boolean,
-  timeoutMs: number,
-): Promise<LabCounts> {
-  const deadline = performance.now() + timeoutMs;
-  let counts = await lab.counts();
-  while (!done(counts)) {
-    if (performance.now() > deadline) {
-      throw new Error(`lab counts stuck at ${JSON.stringify(counts)}`);
-    }
-    await sleep(50);
-    counts = await lab.counts();
-  }
-  return counts;
-}
-
-const round = (value: number, digits = 1) =>
-  Math.round(value * 10 ** digits) / 10 ** digits;
-const MIB = 1024 * 1024;
 
 // ---------------------------------------------------------------------------
 // 1. Full-flow throughput, 2025 era

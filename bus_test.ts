@@ -1,0 +1,332 @@
+/**
+ * The lab's replicas on Redis (`main.ts --bus`): two labs behind HAProxy
+ * give a client the verdict one process gives, a 2025 request on the wrong
+ * replica, Redis lost and back, Redis full, a replica killed, and bad
+ * `--bus` values. On Debian's real `redis-server` and HAProxy, started by
+ * `launch.ts` on free ports; skipped, saying which is missing, where they
+ * are not installed (`.ci/run` installs both).
+ *
+ * ```sh
+ * deno test -P bus_test.ts
+ * ```
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "npm:@modelcontextprotocol/client@2.4.0";
+import { type ClientReport, type LabReport } from "./main.ts";
+import {
+  prepareTestEnvironment,
+  startLab,
+  VERSION_1_TEXT,
+  VERSION_2_TEXT,
+} from "./testdata/lab.ts";
+import {
+  connectClient,
+  delay,
+  eventually,
+  openRawSession,
+  rawRead,
+  readReview,
+  reportFor,
+  subscribeUntilUpdated,
+} from "./testdata/lab_clients.ts";
+import {
+  freePort,
+  MAIN_PATH,
+  missingReplicaPrograms,
+  redisCommand,
+  redisServerCommand,
+  startReplicaSet,
+} from "./launch.ts";
+
+prepareTestEnvironment();
+
+// ---------------------------------------------------------------------------
+// Replicas on Redis (`--bus`): Debian's redis-server and HAProxy, for real
+// ---------------------------------------------------------------------------
+
+/** Why the replica tests cannot run here; `.ci/run` installs both. */
+const replicasMissing = (await missingReplicaPrograms()).join("; ");
+if (replicasMissing) console.warn(`--bus tests skipped: ${replicasMissing}`);
+
+/** `/report` of one replica, as JSON. */
+async function replicaReport(lab: { origin: string }): Promise<LabReport> {
+  const response = await fetch(`${lab.origin}/report`);
+  assert.equal(response.status, 200);
+  return await response.json();
+}
+
+/** The client's entry in a report, and the report minus what differs by replica. */
+function sharedPart(report: LabReport) {
+  const { generatedAt: _, reproduce, ...rest } = report;
+  return { ...rest, reproduce: { ...reproduce, command: undefined } };
+}
+
+/** Whether two values have the same JSON, keys in the same order. */
+const equalJson = (a: unknown, b: unknown) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The steps a replica logged for a client, by their tags; not its verdict,
+ * which every replica prints when the client ends.
+ */
+function taggedLines(lines: string[], name: string) {
+  return lines.filter((line) =>
+    line.startsWith("[") && !line.startsWith("[verdict]") &&
+    line.includes(`client=${name}/`)
+  ).map((line) => line.split(" ")[0]);
+}
+
+/** The flow of `subscribeUntilUpdated`, with the reads around it. */
+async function replicaFlow(client: Client) {
+  await client.listResources();
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await subscribeUntilUpdated(client);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+}
+
+for (
+  const [era, mode, routing] of [
+    ["2026-07-28", "auto", "round-robin"],
+    ["2025", "legacy", "sticky"],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `--bus: two replicas behind HAProxy (${routing}) give a ${era} client the verdict one process gives, and the same /report from each`,
+    ignore: replicasMissing !== "",
+    async fn() {
+      const name = `replicated-${era}`;
+      await using set = await startReplicaSet({
+        routing,
+        labArgs: ["--delay", "1"],
+      });
+      // A 2025 session ends with its DELETE, so the lab itself closes its
+      // stream, on one process as on a replica.
+      const end = async (client: Client) => {
+        if (mode === "legacy") {
+          await (client.transport as StreamableHTTPClientTransport)
+            .terminateSession();
+        }
+        await client.close();
+      };
+      await using client = await connectClient(new URL(set.url), name, mode);
+      await replicaFlow(client);
+      await end(client);
+
+      await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "1" });
+      await using alone = await connectClient(lab.url, name, mode);
+      await replicaFlow(alone);
+      await end(alone);
+      // In time order; the last steps of a 2025 session (its stream closed,
+      // its DELETE) may come in either order, on one process too.
+      const kinds = (entry: ClientReport) =>
+        entry.timeline.map((step) => step.kind).toSorted().join(" ");
+      // A closed stream is recorded once the lab sees it end: poll until
+      // both replicas hold the whole run, alike, as the single lab does.
+      let reports: LabReport[] = [];
+      const same = async () => {
+        reports = await Promise.all(set.replicas.map(replicaReport));
+        const one = kinds(reportFor(lab, name));
+        return reports.every((report) =>
+          report.clients.length === 1 && kinds(report.clients[0]) === one
+        ) && equalJson(sharedPart(reports[0]), sharedPart(reports[1]));
+      };
+      const until = Date.now() + 10_000;
+      let held = await same();
+      while (!held && Date.now() < until) {
+        await delay(50);
+        held = await same();
+      }
+      const one = reportFor(lab, name);
+      assert.ok(
+        held,
+        JSON.stringify({
+          replicas: reports.map((report) => report.clients.map(kinds)),
+          one: kinds(one),
+        }),
+      );
+      const [a, b] = reports;
+      assert.deepEqual(sharedPart(a), sharedPart(b));
+      const [entry] = a.clients.filter((client) => client.name === name);
+      assert.equal(entry.level, 6);
+      assert.deepEqual(
+        [entry.level, entry.steps, entry.missing, entry.resourceVersion],
+        [one.level, one.steps, one.missing, one.resourceVersion],
+      );
+      assert.equal(kinds(entry), kinds(one));
+      // Round robin spreads one client's requests over both replicas;
+      // sticky keeps a session's on the replica that opened it.
+      const logged = set.replicas.map((replica) =>
+        taggedLines(replica.lines, name).length
+      );
+      if (routing === "round-robin") assert.ok(logged.every((n) => n > 0));
+      else assert.equal(logged.filter((n) => n > 0).length, 1);
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "--bus: a 2025 request reaching a replica other than its session's is 404 saying the balancer is not sticky",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    const sessionId = await openRawSession(new URL(a.url));
+    const response = await rawRead(new URL(b.url), sessionId);
+    assert.equal(response.status, 404);
+    assert.deepEqual((response.json as { error: unknown }).error, {
+      code: -32001,
+      message:
+        `Session not found on this replica: ${sessionId} lives on another; a balancer must send each request to the replica of its Mcp-Session-Id (sticky sessions)`,
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: Redis lost mid-run is a [bus/lost] line, /healthz and a report caveat; the replica serves on alone, and shares again once Redis is back",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ labArgs: ["--delay", "0.2"] });
+    const [a] = set.replicas;
+    const redis = set.processes.find((process) => process.name === "redis")!;
+    Deno.kill(redis.pid, "SIGKILL");
+    await eventually(
+      () => a.lines.some((line) => line.startsWith("[bus/lost] ")),
+      "a [bus/lost] line",
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, true);
+    // Alone, the replica still gives a client its whole flow.
+    await using client = await connectClient(new URL(a.url), "alone", "auto");
+    await replicaFlow(client);
+    const markdown = await (await fetch(`${a.origin}/report.md`)).text();
+    assert.match(
+      markdown,
+      /^> Replica [0-9a-f]{8} lost its bus \(Redis\) at \S+ and has not got it back: \d+ message\(s\) never reached the other replicas/m,
+    );
+    assert.equal((await replicaReport(a)).clients[0].level, 6);
+
+    const [redisServer, ...redisArgs] = redisServerCommand(set.redisPort);
+    const again = new Deno.Command(redisServer, {
+      args: redisArgs,
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      await eventually(
+        () =>
+          set.replicas.every((replica) =>
+            replica.lines.some((line) => line.startsWith("[bus/restored] "))
+          ),
+        "[bus/restored] on both replicas",
+      );
+    } finally {
+      again.kill("SIGKILL");
+      await again.status;
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a write Redis refuses (out of memory) is one [bus/refused] line, counted in /healthz, and a caveat in the reports",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet();
+    const [a] = set.replicas;
+    // Past its bound, Redis refuses every write with OOM.
+    await redisCommand(set.redisPort, ["CONFIG", "SET", "maxmemory", "1"]);
+    await using client = await connectClient(new URL(a.url), "full", "auto");
+    await replicaFlow(client);
+    const refusals = a.lines.filter((line) =>
+      line.startsWith("[bus/refused] ")
+    );
+    assert.equal(refusals.length, 1);
+    assert.match(
+      refusals[0],
+      /^\[bus\/refused\] Redis refused a write: the others no longer hear of what fails reason="OOM command not allowed when used memory > 'maxmemory'\." at=/,
+    );
+    const health = await (await fetch(`${a.origin}/healthz`)).json();
+    assert.equal(health.bus.lost, false);
+    assert.ok(health.bus.dropped > 0);
+    const { caveats } = await replicaReport(a);
+    assert.match(
+      caveats?.[0] ?? "",
+      /^Redis refused this replica's writes from \S+ \(OOM command not allowed when used memory > 'maxmemory'\.\): \d+ message\(s\) never reached the other replicas/,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica killed mid-run leaves its clients in the others' reports, as far as it recorded them, and the others serve on",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({ routing: "round-robin" });
+    const [a, b] = set.replicas;
+    await using client = await connectClient(new URL(a.url), "orphan", "auto");
+    assert.equal(await readReview(client), VERSION_1_TEXT);
+    const { bus } = await (await fetch(`${a.origin}/healthz`)).json();
+    await a.stop(0);
+    await eventually(
+      () =>
+        b.lines.some((line) =>
+          line.startsWith("[bus/replica-gone] ") &&
+          line.includes(`replica=${bus.replica} `)
+        ),
+      "[bus/replica-gone] naming replica A",
+    );
+    const [orphan] = (await replicaReport(b)).clients;
+    assert.equal(orphan.name, "orphan");
+    assert.equal(orphan.level, 3);
+    await using other = await connectClient(new URL(b.url), "survivor", "auto");
+    await replicaFlow(other);
+  },
+});
+
+Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be reached, or --stdio is one line and exit 2, the password hidden", async () => {
+  const closed = freePort();
+  const cases: [string[], Record<string, string>, string][] = [
+    [
+      ["--bus", "http://cache:6379"],
+      {},
+      `config error: --bus="http://cache:6379" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      [],
+      { MCP_TEST_BUS: "redis://u:hunter2@cache:6379/x" },
+      `config error: MCP_TEST_BUS="redis://u:***@cache:6379/x" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      ["--bus", `redis://u:hunter2@127.0.0.1:${closed}`],
+      {},
+      `config error: --bus redis://u:***@127.0.0.1:${closed}: cannot reach Redis: connect ECONNREFUSED 127.0.0.1:${closed}`,
+    ],
+    [
+      ["--stdio", "--bus", "redis://127.0.0.1:6379"],
+      {},
+      "config error: --bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
+    ],
+  ];
+  for (const [args, env, line] of cases) {
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MAIN_PATH, "--port", "0", ...args],
+      env,
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder();
+    assert.deepEqual([code, text.decode(stdout), text.decode(stderr)], [
+      2,
+      "",
+      `${line}\n`,
+    ]);
+  }
+});
