@@ -158,9 +158,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     assert.equal(result.updates[0].changed, true);
     assert.equal(result.quietAfterStop, true);
     // Every line, exactly; only the notification's arrival time varies.
-    const lines = probeLines(result).map((line) =>
-      line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
-    );
+    const lines = timelessLines(result);
     const protocol = era === "2025" ? "2025-11-25" : "2026-07-28";
     assert.deepEqual(lines, [
       `target ${lab.url.href}`,
@@ -2561,13 +2559,6 @@ async function probeCatalog(
   return { result, target: server.url.href };
 }
 
-/** A catalog run's lines, with the one that varies (when the notification came) fixed. */
-function catalogRunLines(result: ProbeResult): string[] {
-  return probeLines(result).map((line) =>
-    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
-  );
-}
-
 /** The lines every catalog-only run against a catalog server begins with. */
 function catalogServerLines(target: string, era: "2025" | "2026-07-28") {
   return [
@@ -2588,7 +2579,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
       { adds: ["added_tool"], announces: true },
       era,
     );
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=3 listed=1 notifications=1 after=Ts listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
       "catalog-level 3 listed again with a difference",
@@ -2625,7 +2616,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     );
     const missing =
       "tools: notified 1 time(s), but tools/list after it held what it first did";
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=2 listed=1 notifications=1 after=Ts listed-again=1 added=[] removed=[] unchanged=1 list-changed=true${asked}`,
       "catalog-level 2 notified",
@@ -2646,7 +2637,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     );
     const missing =
       'tools: no notifications/tools/list_changed within 1 s; tools/list changed without one: added ["added_tool"], removed []';
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=1 listed=1 notifications=0 listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
       "catalog-level 1 listed",
@@ -2667,7 +2658,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     const result = await probeServer(
       probeOptions({ url: lab.url }, { era, catalog: [...CATALOG_KINDS] }),
     );
-    const lines = catalogRunLines(result);
+    const lines = timelessLines(result);
     assert.deepEqual(
       lines.filter((line) => line.startsWith("catalog")),
       [
@@ -2710,7 +2701,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
       }),
     );
     assert.deepEqual(
-      catalogRunLines(result).filter((line) => line.startsWith("catalog")),
+      timelessLines(result).filter((line) => line.startsWith("catalog")),
       [
         `catalog tools level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
           asked(false)
