@@ -59,6 +59,10 @@ const CHECKOUT = new URL("./", import.meta.url);
 const FASTRMCP_PATH = new URL("./testdata/fastrmcp.ts", import.meta.url)
   .pathname;
 
+// ---------------------------------------------------------------------------
+// Helpers: the probe's options, the probe as a command, its lines and diagram
+// ---------------------------------------------------------------------------
+
 /** Probe options for `target`, as `probe --url` (or `--stdio`) would set them. */
 function probeOptions(
   target: { url?: URL; command?: string[] },
@@ -129,6 +133,17 @@ function assertProbeDiagram(
   return diagram;
 }
 
+/** The probe's lines for `result`, the notification's arrival time as `T`. */
+function timelessLines(result: ProbeResult): string[] {
+  return probeLines(result).map((line) =>
+    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
+  );
+}
+
+// ---------------------------------------------------------------------------
+// The lab probed: level 7, the command's outputs, and each way a run fails
+// ---------------------------------------------------------------------------
+
 for (const era of ["2025", "2026-07-28"] as const) {
   Deno.test(`probe (${era}): the lab delivers, re-reads changed and stops cleanly: level 7`, async () => {
     await using lab = startLab();
@@ -143,9 +158,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     assert.equal(result.updates[0].changed, true);
     assert.equal(result.quietAfterStop, true);
     // Every line, exactly; only the notification's arrival time varies.
-    const lines = probeLines(result).map((line) =>
-      line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
-    );
+    const lines = timelessLines(result);
     const protocol = era === "2025" ? "2025-11-25" : "2026-07-28";
     assert.deepEqual(lines, [
       `target ${lab.url.href}`,
@@ -384,6 +397,125 @@ Deno.test("probe: a listen stream that closes before the update is stream-closed
   assert.equal(result.exitStatus, 18);
   assert.equal(result.missing, "the stream closed before the update");
 });
+
+Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", async (t) => {
+  for (const era of ["2025", "2026-07-28"]) {
+    await t.step(era, async () => {
+      const run = await runProbeCommand([
+        "--era",
+        era,
+        "--json",
+        "--stdio",
+        "--",
+        Deno.execPath(),
+        "run",
+        "-A",
+        MAIN_PATH,
+        "--stdio",
+        "--delay",
+        "0.2",
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.equal(result.transport, "stdio");
+      assert.equal(result.era, era);
+      assert.equal(result.level, 7);
+    });
+  }
+  await t.step(
+    "the server gets the probe's environment, without its token",
+    async () => {
+      const run = await runProbeCommand([
+        "--json",
+        "--stdio",
+        "--",
+        "/bin/sh",
+        "-c",
+        'printf "token=[%s] status=[%s]\\n" "$MCP_PROBE_AUTH_TOKEN" "$MCP_TEST_INITIAL_STATUS" >&2; exec "$LAB_DENO" run -A "$0" --stdio --delay 0.2',
+        MAIN_PATH,
+      ], {
+        env: {
+          MCP_TEST_INITIAL_STATUS: "queued",
+          MCP_PROBE_AUTH_TOKEN: "probe-secret",
+          // The server finds Deno by the probe's environment, too.
+          LAB_DENO: Deno.execPath(),
+        },
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stderr, /^\[server\] token=\[\] status=\[queued\]$/m);
+      assert.ok(!run.stderr.includes("probe-secret"));
+      const result = JSON.parse(run.stdout) as ProbeResult;
+      assert.match(result.initial ?? "", /^status: queued\n/);
+    },
+  );
+});
+
+Deno.test("probe --count: waits for each update and re-reads it; fewer than asked is a timeout naming how many came", async (t) => {
+  await t.step("three updates, each re-read", async () => {
+    await using lab = startLab({
+      MCP_TEST_UPDATE_COUNT: "3",
+      MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.2",
+    });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025", count: 3 }),
+    );
+    assert.equal(result.level, 7);
+    assert.deepEqual(
+      result.updates.map((update) => update.final?.split("\n")[1]),
+      ["version: 2", "version: 3", "version: 4"],
+    );
+    const lines = probeLines(result);
+    assert.equal(
+      lines.filter((line) => line.startsWith("notification-received true"))
+        .length,
+      3,
+    );
+    assert.ok(
+      lines.includes(
+        "summary level=7 era=2025 notifications=3/3 error-code=null exit=0",
+      ),
+    );
+  });
+  await t.step("two asked for, one came", async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { count: 2, timeoutSeconds: 0.5 }),
+    );
+    assert.equal(result.errorCode, "notification-timeout");
+    assert.equal(result.exitStatus, 16);
+    // It still unsubscribed cleanly: the ladder says so, the exit status not.
+    assert.equal(result.level, 7);
+    assert.equal(
+      result.missing,
+      `no notifications/resources/updated for ${REVIEW_URI} within 0.5 s (1 of 2 came)`,
+    );
+  });
+});
+
+Deno.test("probe --header: extra headers reach the server (a bearer token given as a header)", async () => {
+  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
+  const result = await probeServer(
+    probeOptions({ url: lab.url }, {
+      headers: { Authorization: "Bearer header-token" },
+    }),
+  );
+  assert.equal(result.level, 7);
+  // A lab of its own: the same clientInfo again would continue the first run.
+  await using second = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
+  const run = await runProbeCommand([
+    "--url",
+    second.url.href,
+    "--header",
+    "Authorization: Bearer header-token",
+    "--header",
+    "X-Probe: yes",
+  ]);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+});
+
+// ---------------------------------------------------------------------------
+// Odd servers: small servers that each get one thing wrong
+// ---------------------------------------------------------------------------
 
 /** What an odd test server does wrong. */
 interface OddServer {
@@ -639,6 +771,10 @@ async function probeOdd(
   );
 }
 
+// ---------------------------------------------------------------------------
+// Odd servers probed: refusals, stray or unchanged notifications, --change
+// ---------------------------------------------------------------------------
+
 Deno.test("probe: subscribe not advertised (13), subscribe refused (14), unchanged re-read (17)", async (t) => {
   await t.step("subscribe not advertised", async () => {
     const result = await probeOdd({ advertiseSubscribe: false }, "2025");
@@ -687,126 +823,6 @@ Deno.test("probe: a listen acknowledged without the URI is subscribe-refused wit
     result.missing,
     `the listen was acknowledged without ${ODD_URI}: {}`,
   );
-});
-
-const SECRET_URI = "odd://secret";
-const GATE_REFUSAL = "you may not watch what you may not read";
-
-/** The probe's `watch-` lines, and the summary beside them. */
-function gateLines(result: ProbeResult): string[] {
-  return probeLines(result).filter((line) =>
-    line.startsWith("watch-") || line.startsWith("summary ")
-  );
-}
-
-Deno.test("probe --watch-gate: without a gate a server lets the probe watch a URI it does not serve and one it refuses to read; with one it refuses both; the level never moves", async (t) => {
-  const unknown = unknownUri(ODD_URI);
-  assert.equal(unknown, "odd://mcp-subscription-probe.invalid/unknown");
-  const gate = {
-    watchGate: true,
-    unreadableUri: SECRET_URI,
-    timeoutSeconds: 2,
-  };
-  for (const era of ["2025", "2026-07-28"] as const) {
-    await t.step(era, async () => {
-      const plain = await probeOdd({ readable: [ODD_URI] }, era, {
-        timeoutSeconds: 2,
-      });
-      const open = await probeOdd({ readable: [ODD_URI] }, era, gate);
-      const gated = await probeOdd(
-        { readable: [ODD_URI], watchGate: GATE_REFUSAL },
-        era,
-        gate,
-      );
-      const summary = probeLines(plain).at(-1)!;
-      const accepted = (uri: string) =>
-        era === "2025"
-          ? "resources/subscribe answered with a result"
-          : `acknowledged {"resourceSubscriptions":["${uri}"]}`;
-      assert.deepEqual(gateLines(open), [
-        `watch-unknown-uri accepted uri=${unknown} ${accepted(unknown)}`,
-        `watch-unreadable-uri accepted uri=${SECRET_URI} ${
-          accepted(SECRET_URI)
-        }`,
-        summary,
-      ]);
-      assert.deepEqual(gateLines(gated), [
-        `watch-unknown-uri refused uri=${unknown} -32001 "${GATE_REFUSAL}"`,
-        `watch-unreadable-uri refused uri=${SECRET_URI} -32001 "${GATE_REFUSAL}"`,
-        summary,
-      ]);
-      assert.deepEqual(gated.watchGate?.unreadableUri, {
-        uri: SECRET_URI,
-        read: "refused",
-        watch: "refused",
-        detail: `-32001 "${GATE_REFUSAL}"`,
-      });
-      assert.equal(plain.watchGate, null);
-      for (const result of [open, gated]) {
-        assert.equal(result.level, plain.level);
-        assert.equal(result.exitStatus, plain.exitStatus);
-      }
-      const report = probeMarkdown(open);
-      assert.match(
-        report,
-        new RegExp(
-          `\\| a URI it refuses to read \\| \`${SECRET_URI}\` \\| refused \\| accepted \\| the server let the probe watch it \\|`,
-        ),
-      );
-    });
-  }
-});
-
-Deno.test("probe --watch-gate against the lab: a subscribe to a URI it does not serve is refused (2025), a listen is acknowledged without it (2026-07-28)", async (t) => {
-  await using lab = startLab();
-  const unknown = unknownUri(REVIEW_URI);
-  for (const era of ["2025", "2026-07-28"] as const) {
-    await t.step(era, async () => {
-      const result = await probeServer(
-        probeOptions({ url: lab.url }, { era, watchGate: true }),
-      );
-      assert.equal(result.level, 7);
-      assert.deepEqual(
-        gateLines(result).slice(0, -1),
-        [
-          era === "2025"
-            ? `watch-unknown-uri refused uri=${unknown} -32002 "Resource not found: ${unknown}"`
-            : `watch-unknown-uri filtered uri=${unknown} acknowledged {}`,
-        ],
-      );
-    });
-  }
-});
-
-Deno.test("probe --watch-gate: a URI the server lets the probe read is no test: untested, said so", async () => {
-  const result = await probeOdd({}, "2025", {
-    watchGate: true,
-    unreadableUri: SECRET_URI,
-  });
-  assert.deepEqual(gateLines(result).slice(0, -1), [
-    `watch-unknown-uri untested uri=${
-      unknownUri(ODD_URI)
-    } the server let the probe read it`,
-    `watch-unreadable-uri untested uri=${SECRET_URI} the server let the probe read it`,
-  ]);
-});
-
-Deno.test("probe --watch-gate: a refusal's message is escaped and bounded on its line", async () => {
-  const result = await probeOdd(
-    {
-      readable: [ODD_URI],
-      watchGate: `no\n[probe] level 7 ${"x".repeat(600)}`,
-    },
-    "2025",
-    { watchGate: true },
-  );
-  const line = gateLines(result)[0];
-  assert.ok(!line.includes("\n"));
-  assert.match(
-    line,
-    /^watch-unknown-uri refused uri=\S+ -32001 "no\\n\\u005bprobe\\u005d level 7 x+…"$/,
-  );
-  assert.ok(line.length < 600);
 });
 
 Deno.test("probe: notifications without a change are recorded and the wait goes on to the one with a change", async (t) => {
@@ -970,57 +986,133 @@ Deno.test("probe: a notification after unsubscribe keeps the server at level 6",
   );
 });
 
-Deno.test("probe --stdio: the lab over stdio reaches level 7 in both eras", async (t) => {
-  for (const era of ["2025", "2026-07-28"]) {
+// ---------------------------------------------------------------------------
+// --watch-gate: a URI the server does not serve, one it refuses to read
+// ---------------------------------------------------------------------------
+
+const SECRET_URI = "odd://secret";
+const GATE_REFUSAL = "you may not watch what you may not read";
+
+/** The probe's `watch-` lines, and the summary beside them. */
+function gateLines(result: ProbeResult): string[] {
+  return probeLines(result).filter((line) =>
+    line.startsWith("watch-") || line.startsWith("summary ")
+  );
+}
+
+Deno.test("probe --watch-gate: without a gate a server lets the probe watch a URI it does not serve and one it refuses to read; with one it refuses both; the level never moves", async (t) => {
+  const unknown = unknownUri(ODD_URI);
+  assert.equal(unknown, "odd://mcp-subscription-probe.invalid/unknown");
+  const gate = {
+    watchGate: true,
+    unreadableUri: SECRET_URI,
+    timeoutSeconds: 2,
+  };
+  for (const era of ["2025", "2026-07-28"] as const) {
     await t.step(era, async () => {
-      const run = await runProbeCommand([
-        "--era",
+      const plain = await probeOdd({ readable: [ODD_URI] }, era, {
+        timeoutSeconds: 2,
+      });
+      const open = await probeOdd({ readable: [ODD_URI] }, era, gate);
+      const gated = await probeOdd(
+        { readable: [ODD_URI], watchGate: GATE_REFUSAL },
         era,
-        "--json",
-        "--stdio",
-        "--",
-        Deno.execPath(),
-        "run",
-        "-A",
-        MAIN_PATH,
-        "--stdio",
-        "--delay",
-        "0.2",
+        gate,
+      );
+      const summary = probeLines(plain).at(-1)!;
+      const accepted = (uri: string) =>
+        era === "2025"
+          ? "resources/subscribe answered with a result"
+          : `acknowledged {"resourceSubscriptions":["${uri}"]}`;
+      assert.deepEqual(gateLines(open), [
+        `watch-unknown-uri accepted uri=${unknown} ${accepted(unknown)}`,
+        `watch-unreadable-uri accepted uri=${SECRET_URI} ${
+          accepted(SECRET_URI)
+        }`,
+        summary,
       ]);
-      assert.equal(run.code, 0, run.stderr);
-      const result = JSON.parse(run.stdout) as ProbeResult;
-      assert.equal(result.transport, "stdio");
-      assert.equal(result.era, era);
-      assert.equal(result.level, 7);
+      assert.deepEqual(gateLines(gated), [
+        `watch-unknown-uri refused uri=${unknown} -32001 "${GATE_REFUSAL}"`,
+        `watch-unreadable-uri refused uri=${SECRET_URI} -32001 "${GATE_REFUSAL}"`,
+        summary,
+      ]);
+      assert.deepEqual(gated.watchGate?.unreadableUri, {
+        uri: SECRET_URI,
+        read: "refused",
+        watch: "refused",
+        detail: `-32001 "${GATE_REFUSAL}"`,
+      });
+      assert.equal(plain.watchGate, null);
+      for (const result of [open, gated]) {
+        assert.equal(result.level, plain.level);
+        assert.equal(result.exitStatus, plain.exitStatus);
+      }
+      const report = probeMarkdown(open);
+      assert.match(
+        report,
+        new RegExp(
+          `\\| a URI it refuses to read \\| \`${SECRET_URI}\` \\| refused \\| accepted \\| the server let the probe watch it \\|`,
+        ),
+      );
     });
   }
-  await t.step(
-    "the server gets the probe's environment, without its token",
-    async () => {
-      const run = await runProbeCommand([
-        "--json",
-        "--stdio",
-        "--",
-        "/bin/sh",
-        "-c",
-        'printf "token=[%s] status=[%s]\\n" "$MCP_PROBE_AUTH_TOKEN" "$MCP_TEST_INITIAL_STATUS" >&2; exec "$LAB_DENO" run -A "$0" --stdio --delay 0.2',
-        MAIN_PATH,
-      ], {
-        env: {
-          MCP_TEST_INITIAL_STATUS: "queued",
-          MCP_PROBE_AUTH_TOKEN: "probe-secret",
-          // The server finds Deno by the probe's environment, too.
-          LAB_DENO: Deno.execPath(),
-        },
-      });
-      assert.equal(run.code, 0, run.stderr);
-      assert.match(run.stderr, /^\[server\] token=\[\] status=\[queued\]$/m);
-      assert.ok(!run.stderr.includes("probe-secret"));
-      const result = JSON.parse(run.stdout) as ProbeResult;
-      assert.match(result.initial ?? "", /^status: queued\n/);
-    },
-  );
 });
+
+Deno.test("probe --watch-gate against the lab: a subscribe to a URI it does not serve is refused (2025), a listen is acknowledged without it (2026-07-28)", async (t) => {
+  await using lab = startLab();
+  const unknown = unknownUri(REVIEW_URI);
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era, watchGate: true }),
+      );
+      assert.equal(result.level, 7);
+      assert.deepEqual(
+        gateLines(result).slice(0, -1),
+        [
+          era === "2025"
+            ? `watch-unknown-uri refused uri=${unknown} -32002 "Resource not found: ${unknown}"`
+            : `watch-unknown-uri filtered uri=${unknown} acknowledged {}`,
+        ],
+      );
+    });
+  }
+});
+
+Deno.test("probe --watch-gate: a URI the server lets the probe read is no test: untested, said so", async () => {
+  const result = await probeOdd({}, "2025", {
+    watchGate: true,
+    unreadableUri: SECRET_URI,
+  });
+  assert.deepEqual(gateLines(result).slice(0, -1), [
+    `watch-unknown-uri untested uri=${
+      unknownUri(ODD_URI)
+    } the server let the probe read it`,
+    `watch-unreadable-uri untested uri=${SECRET_URI} the server let the probe read it`,
+  ]);
+});
+
+Deno.test("probe --watch-gate: a refusal's message is escaped and bounded on its line", async () => {
+  const result = await probeOdd(
+    {
+      readable: [ODD_URI],
+      watchGate: `no\n[probe] level 7 ${"x".repeat(600)}`,
+    },
+    "2025",
+    { watchGate: true },
+  );
+  const line = gateLines(result)[0];
+  assert.ok(!line.includes("\n"));
+  assert.match(
+    line,
+    /^watch-unknown-uri refused uri=\S+ -32001 "no\\n\\u005bprobe\\u005d level 7 x+…"$/,
+  );
+  assert.ok(line.length < 600);
+});
+
+// ---------------------------------------------------------------------------
+// Flags: bad ones, --help, and docs/probe.md's exit table
+// ---------------------------------------------------------------------------
 
 Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t) => {
   const cases: [string[], string][] = [
@@ -1174,48 +1266,6 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
   }
 });
 
-Deno.test("probe --count: waits for each update and re-reads it; fewer than asked is a timeout naming how many came", async (t) => {
-  await t.step("three updates, each re-read", async () => {
-    await using lab = startLab({
-      MCP_TEST_UPDATE_COUNT: "3",
-      MCP_TEST_UPDATE_INTERVAL_SECONDS: "0.2",
-    });
-    const result = await probeServer(
-      probeOptions({ url: lab.url }, { era: "2025", count: 3 }),
-    );
-    assert.equal(result.level, 7);
-    assert.deepEqual(
-      result.updates.map((update) => update.final?.split("\n")[1]),
-      ["version: 2", "version: 3", "version: 4"],
-    );
-    const lines = probeLines(result);
-    assert.equal(
-      lines.filter((line) => line.startsWith("notification-received true"))
-        .length,
-      3,
-    );
-    assert.ok(
-      lines.includes(
-        "summary level=7 era=2025 notifications=3/3 error-code=null exit=0",
-      ),
-    );
-  });
-  await t.step("two asked for, one came", async () => {
-    await using lab = startLab();
-    const result = await probeServer(
-      probeOptions({ url: lab.url }, { count: 2, timeoutSeconds: 0.5 }),
-    );
-    assert.equal(result.errorCode, "notification-timeout");
-    assert.equal(result.exitStatus, 16);
-    // It still unsubscribed cleanly: the ladder says so, the exit status not.
-    assert.equal(result.level, 7);
-    assert.equal(
-      result.missing,
-      `no notifications/resources/updated for ${REVIEW_URI} within 0.5 s (1 of 2 came)`,
-    );
-  });
-});
-
 Deno.test("docs/probe.md's exit table is the probe's: every error code with its status, 0 for none, 2 for bad flags", async () => {
   const page = await Deno.readTextFile(new URL("docs/probe.md", CHECKOUT));
   const table = page.split("## Exit status and error codes")[1]
@@ -1232,27 +1282,6 @@ Deno.test("docs/probe.md's exit table is the probe's: every error code with its 
       code,
     ]),
   ]);
-});
-
-Deno.test("probe --header: extra headers reach the server (a bearer token given as a header)", async () => {
-  await using lab = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
-  const result = await probeServer(
-    probeOptions({ url: lab.url }, {
-      headers: { Authorization: "Bearer header-token" },
-    }),
-  );
-  assert.equal(result.level, 7);
-  // A lab of its own: the same clientInfo again would continue the first run.
-  await using second = startLab({ MCP_TEST_AUTH_TOKEN: "header-token" });
-  const run = await runProbeCommand([
-    "--url",
-    second.url.href,
-    "--header",
-    "Authorization: Bearer header-token",
-    "--header",
-    "X-Probe: yes",
-  ]);
-  assert.equal(run.code, 0, run.stdout + run.stderr);
 });
 
 // ---------------------------------------------------------------------------
@@ -1846,15 +1875,8 @@ Deno.test("probe --change: its process group is ended with it, at the timeout a 
 });
 
 // ---------------------------------------------------------------------------
-// Content in the update: SEP-3119's embedResources, FastRMCP's dialect
+// Content in the update: SEP-3119's embedResources, the lab's; --change-via
 // ---------------------------------------------------------------------------
-
-/** The probe's lines for `result`, the notification's arrival time as `T`. */
-function timelessLines(result: ProbeResult): string[] {
-  return probeLines(result).map((line) =>
-    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
-  );
-}
 
 const POKE = { name: "poke", arguments: {} };
 
@@ -2082,6 +2104,46 @@ Deno.test("probe --embed in the 2025 era: nothing to ask with, a note and no fai
     ),
   );
 });
+
+Deno.test("probe against the lab's content in the update: version 2 inline matches the re-read, asked with --embed (2026-07-28) and unasked with --inline-content fastrmcp (2025)", async (t) => {
+  const matches = (shape: string) =>
+    `inline-content matches-reread shape=${shape} mime=text/plain chars=${VERSION_2_TEXT.length} bytes=${VERSION_2_TEXT.length}`;
+  await t.step("2026-07-28: a listen with embedResources", async () => {
+    await using lab = startLab();
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
+    );
+    assert.equal(result.level, 7);
+    assert.equal(result.exitStatus, 0);
+    assert.equal(result.embed, "asked");
+    assert.equal(result.inlineDefect, null);
+    const lines = probeLines(result);
+    assert.ok(lines.includes("embed asked"), lines.join("\n"));
+    assert.ok(lines.includes(matches("sep-3119")), lines.join("\n"));
+  });
+  await t.step(
+    "2026-07-28: asked, and FastRMCP's shape beside it: the flat one is read",
+    async () => {
+      await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
+      );
+      assert.ok(probeLines(result).includes(matches("sep-3119")));
+    },
+  );
+  await t.step("2025: FastRMCP's shape, unasked", async () => {
+    await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025" }),
+    );
+    assert.equal(result.level, 7);
+    assert.ok(probeLines(result).includes(matches("fastrmcp")));
+  });
+});
+
+// ---------------------------------------------------------------------------
+// FastRMCP's dialect: content inline, its subscribe result, list_subscriptions
+// ---------------------------------------------------------------------------
 
 /**
  * The probe's lines for the FastRMCP-like server at `target` with `--call
@@ -2391,42 +2453,6 @@ Deno.test("probe: a notification's other params are named, bounded and escaped, 
   });
 });
 
-Deno.test("probe against the lab's content in the update: version 2 inline matches the re-read, asked with --embed (2026-07-28) and unasked with --inline-content fastrmcp (2025)", async (t) => {
-  const matches = (shape: string) =>
-    `inline-content matches-reread shape=${shape} mime=text/plain chars=${VERSION_2_TEXT.length} bytes=${VERSION_2_TEXT.length}`;
-  await t.step("2026-07-28: a listen with embedResources", async () => {
-    await using lab = startLab();
-    const result = await probeServer(
-      probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
-    );
-    assert.equal(result.level, 7);
-    assert.equal(result.exitStatus, 0);
-    assert.equal(result.embed, "asked");
-    assert.equal(result.inlineDefect, null);
-    const lines = probeLines(result);
-    assert.ok(lines.includes("embed asked"), lines.join("\n"));
-    assert.ok(lines.includes(matches("sep-3119")), lines.join("\n"));
-  });
-  await t.step(
-    "2026-07-28: asked, and FastRMCP's shape beside it: the flat one is read",
-    async () => {
-      await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
-      const result = await probeServer(
-        probeOptions({ url: lab.url }, { era: "2026-07-28", embed: true }),
-      );
-      assert.ok(probeLines(result).includes(matches("sep-3119")));
-    },
-  );
-  await t.step("2025: FastRMCP's shape, unasked", async () => {
-    await using lab = startLab({ MCP_TEST_INLINE_CONTENT: "fastrmcp" });
-    const result = await probeServer(
-      probeOptions({ url: lab.url }, { era: "2025" }),
-    );
-    assert.equal(result.level, 7);
-    assert.ok(probeLines(result).includes(matches("fastrmcp")));
-  });
-});
-
 // ---------------------------------------------------------------------------
 // The catalog: a tool list that changes or not, and says so or not
 // ---------------------------------------------------------------------------
@@ -2533,13 +2559,6 @@ async function probeCatalog(
   return { result, target: server.url.href };
 }
 
-/** A catalog run's lines, with the one that varies (when the notification came) fixed. */
-function catalogRunLines(result: ProbeResult): string[] {
-  return probeLines(result).map((line) =>
-    line.replace(/ after=\d+(\.\d+)?s /, " after=Ts ")
-  );
-}
-
 /** The lines every catalog-only run against a catalog server begins with. */
 function catalogServerLines(target: string, era: "2025" | "2026-07-28") {
   return [
@@ -2560,7 +2579,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
       { adds: ["added_tool"], announces: true },
       era,
     );
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=3 listed=1 notifications=1 after=Ts listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
       "catalog-level 3 listed again with a difference",
@@ -2597,7 +2616,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     );
     const missing =
       "tools: notified 1 time(s), but tools/list after it held what it first did";
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=2 listed=1 notifications=1 after=Ts listed-again=1 added=[] removed=[] unchanged=1 list-changed=true${asked}`,
       "catalog-level 2 notified",
@@ -2618,7 +2637,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     );
     const missing =
       'tools: no notifications/tools/list_changed within 1 s; tools/list changed without one: added ["added_tool"], removed []';
-    assert.deepEqual(catalogRunLines(result), [
+    assert.deepEqual(timelessLines(result), [
       ...catalogServerLines(target, era),
       `catalog tools level=1 listed=1 notifications=0 listed-again=2 added=["added_tool"] removed=[] list-changed=true${asked}`,
       "catalog-level 1 listed",
@@ -2639,7 +2658,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
     const result = await probeServer(
       probeOptions({ url: lab.url }, { era, catalog: [...CATALOG_KINDS] }),
     );
-    const lines = catalogRunLines(result);
+    const lines = timelessLines(result);
     assert.deepEqual(
       lines.filter((line) => line.startsWith("catalog")),
       [
@@ -2682,7 +2701,7 @@ for (const era of ["2025", "2026-07-28"] as const) {
       }),
     );
     assert.deepEqual(
-      catalogRunLines(result).filter((line) => line.startsWith("catalog")),
+      timelessLines(result).filter((line) => line.startsWith("catalog")),
       [
         `catalog tools level=1 listed=0 notifications=0 listed-again=0 added=[] removed=[] list-changed=false${
           asked(false)

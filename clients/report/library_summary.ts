@@ -9,18 +9,14 @@
  * @module
  */
 
+import { cell } from "../../main.ts";
 import type { PackageCitation } from "../catalog/cited.ts";
 import {
   LIBRARIES,
   type LibraryApi,
   type LibraryDefinition,
 } from "../catalog/libraries.ts";
-import {
-  type LibraryRow,
-  markdownCell,
-  type MatrixRow,
-  type SummaryCell,
-} from "./rows.ts";
+import { type LibraryRow, type MatrixRow, type SummaryCell } from "./rows.ts";
 import { catalogCell, levelCell } from "./summary.ts";
 
 /** Every library of the catalog, its levels from the matrix's rows. */
@@ -138,23 +134,26 @@ export function librariesMarkdown(libraries: LibraryRow[]): string[] {
     "| Library | Version | Subscribe API | Update API | SDK client underneath | App, 2025 | App, 2026-07-28 | App, stdio | App, catalog | Agent loop | Agent, native | Agent, wait tool |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
+  // Text goes through the lab's cell; the catalog's own Markdown (its calls
+  // as code spans, its sentences on the SDK client and the agent loop) is
+  // written as it is, and its test holds it to no pipe or line break.
   for (const library of libraries) {
     lines.push(
       `| ${
         [
-          library.npmPackage,
-          library.version,
+          cell(library.npmPackage),
+          cell(library.version),
           apiCell(library.subscribe),
           apiCell(library.update),
           library.sdkClient,
-          library.app["2025"].text,
-          library.app["2026-07-28"].text,
-          library.app.stdio.text,
-          library.catalog.text,
+          cell(library.app["2025"].text),
+          cell(library.app["2026-07-28"].text),
+          cell(library.app.stdio.text),
+          cell(library.catalog.text),
           library.agent ? library.agent.api : "none",
-          library.agent?.native.text ?? "—",
-          library.agent?.waitTool.text ?? "—",
-        ].map(markdownCell).join(" | ")
+          cell(library.agent?.native.text ?? "—"),
+          cell(library.agent?.waitTool.text ?? "—"),
+        ].join(" | ")
       } |`,
     );
   }

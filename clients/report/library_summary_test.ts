@@ -65,3 +65,30 @@ Deno.test("librariesMarkdown: an App, catalog column after the app's levels, a c
   assert.equal(cells[8], "tools 4, prompts 4, resources 4");
   assert.equal(header.split(" | ").length, cells.length);
 });
+
+Deno.test("librariesMarkdown: a package's name through the lab's cell (no mention); the catalog's own Markdown (API calls as code, the SDK client sentence, the agent loop) as written, none holding a pipe or a line break", () => {
+  const client = LIBRARIES.find((library) => library.id === "mcp-client")!;
+  assert.ok("call" in client.subscribe && "call" in client.update);
+  const line = librariesMarkdown(libraryRows([])).find((text) =>
+    text.startsWith("| @")
+  )!;
+  assert.deepEqual(line.split(" | ").slice(0, 5), [
+    "| @<wbr>modelcontextprotocol/client",
+    client.version,
+    `\`${client.subscribe.call}\``,
+    `\`${client.update.call}\``,
+    client.sdkClient,
+  ]);
+  for (const library of LIBRARIES) {
+    const written = [
+      library.sdkClient,
+      library.agent?.api ?? "",
+      ...[library.subscribe, library.update].map((api) =>
+        "call" in api ? api.call : `${api.none.path}:${api.none.line}`
+      ),
+    ];
+    for (const text of written) {
+      assert.doesNotMatch(text, /[|\r\n]/, `${library.id}: ${text}`);
+    }
+  }
+});

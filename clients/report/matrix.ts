@@ -8,7 +8,7 @@
  * @module
  */
 
-import { CATALOG_KINDS, type ClientReport } from "../../main.ts";
+import { CATALOG_KINDS, cell, type ClientReport } from "../../main.ts";
 import {
   launchedMode,
   modeFileName,
@@ -40,7 +40,6 @@ import {
   type CatalogKindRow,
   type CatalogRow,
   type LibraryRow,
-  markdownCell,
   type MatrixRow,
   type StepFields,
   type VersusDefault,
@@ -1004,7 +1003,10 @@ function evidenceCell(row: MatrixRow): string {
     : `run: [report](${row.evidence})`;
 }
 
-/** A host read from source, as a full-matrix row without levels. */
+/**
+ * A host read from source, as a full-matrix row without levels: its
+ * citations' links as written (the catalog's test holds them to no pipe).
+ */
 function citedMatrixRow(host: CitedHost): string {
   const notes = [
     `subscribes: ${host.subscribes}`,
@@ -1013,8 +1015,8 @@ function citedMatrixRow(host: CitedHost): string {
   ].join("; ");
   return `| ${
     [
-      host.displayName,
-      host.version ?? "—",
+      cell(host.displayName),
+      cell(host.version ?? "—"),
       "—",
       "—",
       "—",
@@ -1022,9 +1024,9 @@ function citedMatrixRow(host: CitedHost): string {
       ...Array(7).fill("—"),
       "—",
       "—",
-      notes,
+      cell(notes),
       `source, not run: ${host.citations.map(citationLink).join(", ")}`,
-    ].map(markdownCell).join(" | ")
+    ].join(" | ")
   } |`;
 }
 
@@ -1055,16 +1057,18 @@ export function matrixMarkdown(document: MatrixDocument): string {
     "| Client | Version | Mode | Route | Trigger | Era (protocol) | Connected | Listed | Read v1 | Subscribed / listened | Notified | Re-read v2 | Context updated | Level | Catalog | Notes | Evidence |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
+  // Text goes through the lab's cell; the harness's own Markdown (the
+  // trigger's code span, the marks, the evidence link) is written as it is.
   for (const row of document.rows) {
     lines.push(
       `| ${
         [
-          row.client,
-          row.version,
-          modeLabel(row),
-          routeCell(row),
+          cell(row.client),
+          cell(row.version),
+          cell(modeLabel(row)),
+          cell(routeCell(row)),
           `\`${row.trigger}\``,
-          eraCell(row),
+          cell(eraCell(row)),
           MARK(row.connected),
           MARK(row.listed),
           MARK(row.readV1),
@@ -1073,10 +1077,10 @@ export function matrixMarkdown(document: MatrixDocument): string {
           rereadCell(row),
           contextCell(row),
           String(row.level),
-          catalogCell(row),
-          notesCell(row),
+          cell(catalogCell(row)),
+          cell(notesCell(row)),
           evidenceCell(row),
-        ].map(markdownCell).join(" | ")
+        ].join(" | ")
       } |`,
     );
   }
@@ -1140,7 +1144,7 @@ function transcriptTable(transcript: TranscriptEntry[]): string[] {
               ? ""
               : ` (the call returned ${quotedOutput(entry.routeResult)})`
           }`,
-        ].map((text) => markdownCell(text).replaceAll("`", "'")).join(" | ")
+        ].map(cell).join(" | ")
       } |`,
     );
   });
@@ -1163,15 +1167,19 @@ export function commandTable(steps: CommandStepRecord[]): string[] {
         [
           String(index + 1),
           step.startedAt.toFixed(1),
-          `\`${step.command.replaceAll("`", "'")}\``,
-          `${step.outcome}${
-            step.exitCode === null ? "" : ` (exit ${step.exitCode})`
-          }${step.detail ? `, ${step.detail}` : ""}`,
+          cell(step.command),
+          cell(
+            `${step.outcome}${
+              step.exitCode === null ? "" : ` (exit ${step.exitCode})`
+            }${step.detail ? `, ${step.detail}` : ""}`,
+          ),
           step.durationSeconds.toFixed(1),
-          step.outputTail.split("\n").filter((line) =>
-            !line.startsWith("[mcp-inspector]")
-          ).join(" / ").replaceAll("`", "'").slice(0, 300) || "—",
-        ].map(markdownCell).join(" | ")
+          cell(
+            step.outputTail.split("\n").filter((line) =>
+              !line.startsWith("[mcp-inspector]")
+            ).join(" / ").slice(0, 300) || "—",
+          ),
+        ].join(" | ")
       } |`,
     );
   });

@@ -5,6 +5,7 @@ import { type ModeId, modeLabel } from "../catalog/types.ts";
 import { installFailureReason } from "../support/install.ts";
 import {
   COMMAND_NOTE,
+  commandTable,
   demoteHeadings,
   evidenceFile,
   evidenceKindOf,
@@ -361,7 +362,7 @@ Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence
     "❌",
     "3",
     "—",
-    "pipes \\| escaped",
+    "pipes &#124; escaped",
     "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
   ]);
   assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
@@ -416,6 +417,26 @@ Deno.test("matrixMarkdown: a host read from its npm bundle cites package, file a
     "source, not run: `@demo/cli@1.2.3` `dist/cli.js:42`",
   );
   assert.doesNotMatch(line, /setNotificationHandler/);
+});
+
+Deno.test("commandTable: each command, its outcome and its output through the lab's cell: pipes, backticks, mentions and links inert, the output's lines on one row", () => {
+  assert.deepEqual(
+    commandTable([{
+      startedAt: 0.2,
+      command: "demo --call 'a|b' `x` 2>>$HOME/lab.log",
+      outcome: "exit-nonzero",
+      exitCode: 1,
+      detail: "see @demo/cli",
+      durationSeconds: 1.5,
+      outputTail:
+        "[mcp-inspector] noise\nfirst | line\nsee https://example.com/x `y`",
+    }]),
+    [
+      "| # | At (s) | Command | Outcome | Took (s) | Output |",
+      "| --- | --- | --- | --- | --- | --- |",
+      "| 1 | 0.2 | demo --call 'a&#124;b' &#96;x&#96; 2&gt;&gt;$HOME/lab.log | exit-nonzero (exit 1), see @<wbr>demo/cli | 1.5 | first &#124; line / see https:<wbr>//example.com/x &#96;y&#96; |",
+    ],
+  );
 });
 
 Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
@@ -643,10 +664,10 @@ Deno.test("rowFromRun (shell-probe): a shell command that failed is quoted in th
       libraries: [],
     },
   )).find((line) => line.startsWith("| Demo CLI"));
-  assert.ok(cells?.includes(quoted.replace("|", "\\|")));
+  assert.ok(cells?.includes(quoted.replace("|", "&#124;")));
   assert.match(
     evidenceMarkdown([record]),
-    /\| final \| 1 \| no \| tool read_mcp_resource \{\} \(the call returned "sh: 1: deno: not found \\\| 'rm' x+…"\) \|/,
+    /\| final \| 1 \| no \| tool read_mcp_resource \{\} \(the call returned "sh: 1: deno: not found &#124; 'rm' x+…"\) \|/,
   );
 });
 

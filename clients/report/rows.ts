@@ -1,6 +1,6 @@
 /**
- * A matrix row, the record of one run as the published tables show it, and
- * the one escaper of the harness's own Markdown cells.
+ * What the published tables are written from: a matrix row (the record of
+ * one run as they show it), a catalog row, a summary cell, a library row.
  *
  * @module
  */
@@ -129,11 +129,6 @@ export interface CatalogKindRow {
   level: number;
   /** What stopped it, in the lab's words or the model's side's; "" at the top. */
   missing: string;
-}
-
-/** A Markdown table cell: no bare pipe, no line break. */
-export function markdownCell(text: string): string {
-  return text.replaceAll("|", "\\|").replace(/\s*[\r\n]+\s*/g, " ");
 }
 
 /** One cell: the level reached, or null where none was measured. */

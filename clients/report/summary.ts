@@ -19,11 +19,10 @@ import { libraryOf } from "../catalog/libraries.ts";
 import {
   type CatalogRow,
   type LibraryRow,
-  markdownCell,
   type MatrixRow,
   type SummaryCell,
 } from "./rows.ts";
-import { CATALOG_KINDS } from "../../main.ts";
+import { CATALOG_KINDS, cell } from "../../main.ts";
 
 /**
  * The native route under each trigger, then the two other routes, then the
@@ -295,16 +294,17 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     } | Requests upstream |`,
     `| ${Array(SUMMARY_COLUMNS.length + 4).fill("---").join(" | ")} |`,
   ];
+  // Text goes through the lab's cell; the requests' links as written.
   for (const row of rows) {
     lines.push(
       `| ${
         [
-          row.mode ? `${row.name} (${row.mode})` : row.name,
-          row.version ?? "—",
-          row.evidence,
-          ...SUMMARY_COLUMNS.map((column) => row.cells[column.key].text),
+          cell(row.mode ? `${row.name} (${row.mode})` : row.name),
+          cell(row.version ?? "—"),
+          cell(row.evidence),
+          ...SUMMARY_COLUMNS.map((column) => cell(row.cells[column.key].text)),
           row.requests.map(requestLink).join(", ") || "none found",
-        ].map(markdownCell).join(" | ")
+        ].join(" | ")
       } |`,
     );
   }

@@ -159,6 +159,18 @@ Deno.test("summaryMarkdown: the picture, then a table row per client with its re
   ]);
 });
 
+Deno.test("summaryMarkdown: a client's name and version through the lab's cell, its requests' links as written", () => {
+  const rows = summaryRows({
+    rows: [matrixRow({ client: "@demo/cli | `beta`", version: "1.0.0<b>" })],
+    cited: [],
+    requests: { demo: [REQUEST] },
+  });
+  assert.equal(
+    summaryMarkdown(rows, "s.svg").at(-1),
+    "| @<wbr>demo/cli &#124; &#96;beta&#96; | 1.0.0&lt;b&gt; | run | not run | 3 | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+  );
+});
+
 /** Parses SVG text strictly: any XML error fails the test. */
 function parseSvg(text: string) {
   return new DOMParser({
