@@ -2,9 +2,10 @@
  * The lab's replicas on Redis (`main.ts --bus`): two labs behind HAProxy
  * give a client the verdict one process gives, a 2025 request on the wrong
  * replica, Redis lost and back, Redis full, a replica killed, and bad
- * `--bus` values. On Debian's real `redis-server` and HAProxy, started by
- * `launch.ts` on free ports; skipped, saying which is missing, where they
- * are not installed (`.ci/run` installs both).
+ * `--bus` values; `bus.ts` fetched from a URL only with `--bus`, and a
+ * `main.ts` alone saying what is missing. On Debian's real `redis-server`
+ * and HAProxy, started by `launch.ts` on free ports; skipped, saying which
+ * is missing, where they are not installed (`.ci/run` installs both).
  *
  * ```sh
  * deno test -P bus_test.ts
@@ -41,8 +42,10 @@ import {
   missingReplicaPrograms,
   redisCommand,
   redisServerCommand,
+  spawnLab,
   startReplicaSet,
 } from "./launch.ts";
+import { outsideFolder, serveCheckoutAsText } from "./testdata/from_url.ts";
 
 prepareTestEnvironment();
 
@@ -328,5 +331,121 @@ Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be rea
       "",
       `${line}\n`,
     ]);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// bus.ts beside main.ts: fetched from a URL only with --bus, missing said so
+// ---------------------------------------------------------------------------
+
+/** A Redis of its own on a free port, saving nothing; disposed, it stops. */
+async function redisOfItsOwn() {
+  const port = freePort();
+  const [program, ...args] = redisServerCommand(port);
+  const child = new Deno.Command(program, {
+    args,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const answers = () => redisCommand(port, ["PING"], 500).catch(() => null);
+  for (let tries = 0; await answers() !== "PONG"; tries++) {
+    if (tries === 100) {
+      throw new Error(`redis-server on ${port} never answered`);
+    }
+    await delay(50);
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGKILL");
+      await child.status;
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "from a URL served as text/plain: with --bus the lab fetches bus.ts from its own base and joins the bus; served without bus.ts it says so in one line, exit 2",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    await using folder = await outsideFolder();
+    {
+      await using files = serveCheckoutAsText();
+      const lab = await spawnLab({
+        mainPath: `${files.origin}/lab/main.ts`,
+        runFlags: [await folder.lockFlag("lab.lock")],
+        args: ["--bus", redis.url],
+        cwd: folder.cwd,
+      });
+      try {
+        const health = await (await fetch(`${lab.origin}/healthz`)).json();
+        assert.equal(health.bus.replicas, 1);
+        assert.equal(health.bus.lost, false);
+      } finally {
+        await lab.stop();
+      }
+      assert.deepEqual(files.requested, ["/lab/main.ts", "/lab/bus.ts"]);
+    }
+    await using alone = serveCheckoutAsText(["main.ts"]);
+    const source = `${alone.origin}/alone/main.ts`;
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", await folder.lockFlag("alone.lock"), source],
+      env: { MCP_TEST_BUS: redis.url, MCP_TEST_PORT: "0" },
+      cwd: folder.cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 2);
+    assert.equal(new TextDecoder().decode(stdout), "");
+    const lines = new TextDecoder().decode(stderr).trimEnd().split("\n")
+      .filter((line) => !line.startsWith("Download "));
+    assert.deepEqual(lines, [
+      `config error: --bus needs bus.ts beside main.ts: Module not found "${alone.origin}/alone/bus.ts".`,
+    ]);
+    assert.deepEqual(alone.requested, ["/alone/main.ts", "/alone/bus.ts"]);
+  },
+});
+
+Deno.test("main.ts copied alone: it serves, and --bus or probe is one line naming the file beside it that is missing, exit 2", async () => {
+  const folder = await Deno.makeTempDir({ prefix: "main-alone-" });
+  try {
+    await Deno.copyFile(MAIN_PATH, `${folder}/main.ts`);
+    const lock = `${folder}/deno.lock`;
+    await Deno.copyFile(new URL("./deno.lock", import.meta.url), lock);
+    const run = async (args: string[]) => {
+      const { code, stdout, stderr } = await new Deno.Command(
+        Deno.execPath(),
+        {
+          args: ["run", "-A", `--lock=${lock}`, `${folder}/main.ts`, ...args],
+          cwd: folder,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        },
+      ).output();
+      const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+      return { code, stdout: text(stdout), stderr: text(stderr) };
+    };
+    const missing = (file: string, use: string) => ({
+      code: 2,
+      stdout: "",
+      stderr:
+        `config error: ${use} needs ${file} beside main.ts: Module not found "file://${folder}/${file}".\n`,
+    });
+    assert.deepEqual(
+      await run(["--bus", "redis://127.0.0.1:1"]),
+      missing("bus.ts", "--bus"),
+    );
+    assert.deepEqual(
+      await run(["probe", "--help"]),
+      missing("probe.ts", "main.ts probe"),
+    );
+    const version = await run(["--version"]);
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^mcp-subscription-lab \d+\.\d+\.\d+ /);
+  } finally {
+    await Deno.remove(folder, { recursive: true });
   }
 });

@@ -1046,6 +1046,8 @@ export interface LabClient {
     timer?: ReturnType<typeof setTimeout>;
     started: boolean;
     series: number;
+    /** The notification being written: the client's end waits for it. */
+    sending?: Promise<Delivery>;
   };
   /** Sends a change notification the way this client's era and transport do. */
   deliver: (notification: ChangeNotification) => Promise<Delivery>;
@@ -1126,11 +1128,9 @@ function freshRun(): Pick<
       lastVersionRead: 0,
       closedBeforeUpdate: false,
       waitTool: { calls: 0, longestSeconds: 0 },
-      catalog: {
-        tools: { asked: false },
-        prompts: { asked: false },
-        resources: { asked: false },
-      },
+      catalog: Object.fromEntries(
+        CATALOG_KINDS.map((kind) => [kind, { asked: false }]),
+      ) as Progress["catalog"],
     },
     timeline: [],
     droppedSteps: 0,
@@ -1138,13 +1138,11 @@ function freshRun(): Pick<
   };
 }
 
-function newLabClient({ clientInfo, ...fields }: {
-  id: string;
-  era: Era;
-  transport: LabTransportKind;
-  clientInfo?: unknown;
-  protocolVersion: string;
-}): LabClient {
+function newLabClient(
+  { clientInfo, ...fields }:
+    & Pick<LabClient, "id" | "era" | "transport" | "protocolVersion">
+    & { clientInfo?: unknown },
+): LabClient {
   const now = Date.now();
   const client: LabClient = {
     ...fields,
@@ -1616,14 +1614,28 @@ export class LabState {
     return client;
   }
 
-  /** Ends a client: its updates stop, and `onEnded` hears of it once. */
-  endClient(
-    client: LabClient,
-    reason: SessionEndReason,
-    sessionId?: string,
-  ) {
+  /**
+   * Ends a client: its updates stop, and `onEnded` hears of it once. A
+   * notification still being written to it (over stdio, into the pipe the
+   * client may have read it from already) is recorded first, within a second.
+   */
+  endClient(client: LabClient, reason: SessionEndReason, sessionId?: string) {
     if (client.endedReason) return;
     this.#cancelUpdates(client);
+    const sending = client.updates.sending;
+    if (!sending) return this.#end(client, reason, sessionId);
+    return within(sending, 1000).then(() =>
+      this.#end(client, reason, sessionId)
+    ).catch((error) =>
+      this.log.writeOrStderr("error", {
+        tag: "server/error",
+        fields: { message: (error as Error).message },
+      })
+    );
+  }
+
+  #end(client: LabClient, reason: SessionEndReason, sessionId?: string) {
+    if (client.endedReason) return;
     this.record(client, "session-end", {
       tag: "session/end",
       fields: { session: sessionId, reason },
@@ -1741,8 +1753,9 @@ export class LabState {
     };
     writing(true);
     await this.peers.notifying(client, true);
-    const delivery = await this.peers.deliver(client, notification)
-      .catch(sendFailed);
+    const sending = this.peers.deliver(client, notification).catch(sendFailed);
+    const delivery = await (client.updates.sending = sending);
+    client.updates.sending = undefined;
     writing(false);
     this.peers.notifying(client, false);
     const inline = delivery.delivered ? delivery.inline : undefined;
@@ -2307,18 +2320,14 @@ function labReportMarkdown(
   transport: LabTransportKind,
   caveats: readonly string[] = [],
 ): string {
-  const scenario =
-    `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)${
-      config.sendListChanged ? ", list_changed on" : ""
-    }${
-      config.inlineContent === "off"
-        ? ""
-        : `, content inline (${config.inlineContent})`
-    }${config.enableTool ? `, ${REVIEW_TOOL} tool on` : ""}${
-      config.catalogChange.length > 0
-        ? `, catalog change: ${config.catalogChange.join(", ")}`
-        : ""
-    }`;
+  const { inlineContent, catalogChange } = config;
+  const scenario = [
+    `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)`,
+    config.sendListChanged && "list_changed on",
+    inlineContent !== "off" && `content inline (${inlineContent})`,
+    config.enableTool && `${REVIEW_TOOL} tool on`,
+    catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
+  ].filter(Boolean).join(", ");
   const head = [
     "# MCP resource subscription lab report",
     "",
@@ -3753,7 +3762,7 @@ class LegacyEra implements EraServer {
 
   async close() {
     const open = [...this.#sessions.values()];
-    for (const session of open) this.#end(session, "shutdown");
+    await Promise.all(open.map((session) => this.#end(session, "shutdown")));
     await Promise.all(open.map((session) => session.transport.close()));
   }
 
@@ -3814,7 +3823,7 @@ class LegacyEra implements EraServer {
   #end(session: LegacySession, reason: SessionEndReason) {
     if (!this.#sessions.delete(session.id)) return;
     clearTimeout(session.idleTimer);
-    this.ctx.state.endClient(session.client, reason, session.client.id);
+    return this.ctx.state.endClient(session.client, reason, session.client.id);
   }
 
   /**
@@ -3930,8 +3939,8 @@ interface ModernExchange {
 /**
  * Serves 2026-07-28 clients through the SDK's `createMcpHandler`: a server
  * per request, a client per `clientInfo`, and listen streams fed by the
- * lab's own listen events (the SDK's `ServerEventBus`; "bus" is `--bus`'s
- * word here), so each client's updates reach its streams only.
+ * lab's own listen events (the SDK's `ServerEventBus`), so each client's
+ * updates reach its streams only.
  */
 class ModernEra implements EraServer {
   #listens: ListenSet;
@@ -4687,8 +4696,8 @@ class StdioLab implements Transport {
       if (passed) this.onmessage?.(passed, extra);
     };
     wire.onerror = (error) => this.onerror?.(error);
-    wire.onclose = () => {
-      ctx.state.endClient(this.#client, "closed");
+    wire.onclose = async () => {
+      await ctx.state.endClient(this.#client, "closed");
       this.#gone.resolve();
       this.onclose?.();
     };
@@ -4824,21 +4833,14 @@ class StdioLab implements Transport {
 // ---------------------------------------------------------------------------
 
 /**
- * `probe.ts` or `bus.ts`, from beside this file (the same base URL), only
- * when `use` asks: a computed import, so Deno never fetches it otherwise (it
- * counts as a read, which deno.json's -P allows).
+ * `probe.ts` or `bus.ts` from beside this file, only when `use` asks: a
+ * computed import, which Deno never fetches otherwise (and -P lets it read).
  */
-async function besideMain<Module>(file: string, use: string): Promise<Module> {
-  try {
-    return await import(new URL(`./${file}`, import.meta.url).href);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ConfigError(
-      `${use} needs ${file} beside main.ts: ${
-        lineWords(message).slice(0, 300)
-      }`,
-    );
-  }
+function besideMain<Module>(file: string, use: string): Promise<Module> {
+  return import(new URL(`./${file}`, import.meta.url).href).catch((error) => {
+    const message = lineWords(String(error?.message ?? error)).slice(0, 300);
+    throw new ConfigError(`${use} needs ${file} beside main.ts: ${message}`);
+  });
 }
 
 /** Runs the lab as the command line asks; resolves with the exit status. */

@@ -91,7 +91,9 @@ const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 Deno.test("docs: the [session/end] reasons the evidence log and the JSON report list are the ones the lab ends clients with", async () => {
   const source = await Deno.readTextFile(MAIN_PATH);
   const used = [
-    ...source.matchAll(/(?:#end\(session|endClient\([^,()]+), "([a-z ]+)"\)/g),
+    ...source.matchAll(
+      /(?:#end\(session|#drop\(\w+|endClient\([^,()]+), "([a-z ]+)"\)/g,
+    ),
   ].map((match) => match[1]);
   assert.deepEqual(sorted(used), sorted(SESSION_END_REASONS));
   const log = oneLine(await docsPage("evidence-log.md"));
@@ -139,8 +141,9 @@ Deno.test("docs: the wait tool's ended= values in the reports page are the ones 
   }
 });
 
-Deno.test("docs: every tag the lab logs is in the evidence log's list of tags, and nothing else is", async () => {
-  const source = await Deno.readTextFile(MAIN_PATH);
+Deno.test("docs: every tag the lab logs (main.ts and its bus, bus.ts) is in the evidence log's list of tags, and nothing else is", async () => {
+  const source = await Deno.readTextFile(MAIN_PATH) +
+    await Deno.readTextFile(new URL("./bus.ts", import.meta.url));
   const logged = [...source.matchAll(/tag: "([^"]+)"/g)].map((match) =>
     match[1]
   );

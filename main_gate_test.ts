@@ -22,7 +22,7 @@ import {
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 import {
-  delay,
+  eventually,
   gateRun,
   labCommand,
   modernMeta,
@@ -354,16 +354,21 @@ Deno.test("gate over stdio: 300 open listens keep stdin read, so EOF still ends 
       },
     });
   }
-  const stdout = new Response(child.stdout).text();
+  let stdout = "";
+  const read = child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (stdout += chunk) }),
+  );
   const stderr = new Response(child.stderr).text();
-  // Past the update, stdin still open: the lab must still be there.
-  await delay(1_500);
+  const updates = () =>
+    stdout.split("\n").filter((line) =>
+      line.includes('"notifications/resources/updated"')
+    ).length;
+  // Past the update, on every listen, stdin still open: the lab is there.
+  await eventually(() => updates() === 300, "300 updates, one per listen");
   await writer.close();
   const status = await within(child.status, 30_000, "the stdio gate's exit");
-  const updates = (await stdout).split("\n").filter((line) =>
-    line.includes('"notifications/resources/updated"')
-  );
-  assert.equal(updates.length, 300);
+  await read;
+  assert.equal(updates(), 300);
   assert.equal(status.code, 1);
   assert.match(
     await stderr,

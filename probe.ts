@@ -3418,7 +3418,7 @@ function probeFindings(result: ProbeResult): string[] {
   if (count > 0) {
     findings.push(
       `${count} notification(s) for resources the probe had not subscribed to: ${
-        uris.map((uri) => `\`${cell(uri).replaceAll("`", "'")}\``).join(", ")
+        uris.map(cell).join(", ")
       }.`,
       "",
     );
@@ -3466,7 +3466,7 @@ function watchGateReport(result: ProbeResult): string[] {
   ] as const).flatMap(([what, check]) =>
     check
       ? [
-        `| ${what} | \`${cell(check.uri)}\` | ${check.read} | ${
+        `| ${what} | ${cell(check.uri)} | ${check.read} | ${
           check.watch ?? "untested"
         } | ${
           cell(
@@ -3546,12 +3546,12 @@ export function probeMarkdown(result: ProbeResult): string {
   return [
     "# MCP subscription probe report",
     "",
-    `Probe ${result.probe}, ${new Date().toISOString()}; target \`${
+    `Probe ${result.probe}, ${new Date().toISOString()}; target ${
       cell(result.target)
-    }\` (${result.transport}), ${
+    } (${result.transport}), ${
       result.uri === null
         ? "no resource (`--catalog-only`)"
-        : `resource \`${cell(result.uri)}\``
+        : `resource ${cell(result.uri)}`
     }.`,
     "",
     "| Server | Version | Era (protocol) | Transport | Connected | Advertises subscribe | Read | Subscribed | Notified | Re-read changed | Stops cleanly | Level | Notes |",

@@ -41,6 +41,7 @@ import {
   serveFastRmcp,
 } from "./testdata/fastrmcp.ts";
 import { LegacySessions } from "./testdata/legacy_sessions.ts";
+import { outsideFolder, serveCheckoutAsText } from "./testdata/from_url.ts";
 import { forwardUses, sectionLengths } from "./testdata/reading_order.ts";
 import {
   PROBE_EXIT_STATUS,
@@ -896,7 +897,7 @@ Deno.test("probe: notifications for URIs it did not subscribe to are counted, ne
   );
   assert.match(
     probeMarkdown(result),
-    /^3 notification\(s\) for resources the probe had not subscribed to: `odd:\/\/thingy`, `other:\/\/x`\.$/m,
+    /^3 notification\(s\) for resources the probe had not subscribed to: odd:\/\/thingy, other:\/\/x\.$/m,
   );
 });
 
@@ -1051,7 +1052,7 @@ Deno.test("probe --watch-gate: without a gate a server lets the probe watch a UR
       assert.match(
         report,
         new RegExp(
-          `\\| a URI it refuses to read \\| \`${SECRET_URI}\` \\| refused \\| accepted \\| the server let the probe watch it \\|`,
+          `\\| a URI it refuses to read \\| ${SECRET_URI} \\| refused \\| accepted \\| the server let the probe watch it \\|`,
         ),
       );
     });
@@ -1288,57 +1289,6 @@ Deno.test("docs/probe.md's exit table is the probe's: every error code with its 
 // From a URL, as `deno run -A https://raw.githubusercontent.com/…/probe.ts`
 // ---------------------------------------------------------------------------
 
-/**
- * Serves the checkout's `main.ts` and `probe.ts` over loopback HTTP as
- * `text/plain`, as raw GitHub does, under any folder (so that each process
- * fetches its own copy rather than Deno's cached one), and records the paths
- * asked for, below `origin`. Nothing else is served: an import of another
- * file fails. `origin` holds a folder of its own: Deno caches a remote
- * module by its URL, and a port can come round again in a later run.
- */
-function serveCheckoutAsText() {
-  const requested: string[] = [];
-  const run = `/${crypto.randomUUID()}`;
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (request) => {
-      const { pathname } = new URL(request.url);
-      requested.push(pathname.replace(run, ""));
-      const name = pathname.split("/").pop()!;
-      if (name !== "main.ts" && name !== "probe.ts") {
-        return new Response("not found", { status: 404 });
-      }
-      return new Response(await Deno.readTextFile(new URL(name, CHECKOUT)), {
-        headers: { "content-type": "text/plain; charset=utf-8" },
-      });
-    },
-  );
-  return {
-    origin: `http://127.0.0.1:${server.addr.port}${run}`,
-    requested,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
-
-/**
- * A folder outside the checkout to run from, as a user would (no deno.json),
- * with copies of the checkout's lock file: the npm packages resolve to the
- * versions already in Deno's cache, and the served modules' hashes are
- * written to the copies, never to the checkout's.
- */
-async function outsideFolder() {
-  const cwd = await Deno.makeTempDir({ prefix: "probe-from-url-" });
-  const lockFlag = async (name: string) => {
-    await Deno.copyFile(new URL("deno.lock", CHECKOUT), `${cwd}/${name}`);
-    return `--lock=${cwd}/${name}`;
-  };
-  return {
-    cwd,
-    lockFlag,
-    [Symbol.asyncDispose]: () => Deno.remove(cwd, { recursive: true }),
-  };
-}
-
 Deno.test("from a URL served as text/plain: probe.ts on its own probes the lab", async () => {
   await using files = serveCheckoutAsText();
   await using folder = await outsideFolder();
@@ -1358,7 +1308,7 @@ Deno.test("from a URL served as text/plain: probe.ts on its own probes the lab",
   assert.deepEqual(files.requested, ["/cli/probe.ts", "/cli/main.ts"]);
 });
 
-Deno.test("from a URL served as text/plain: the lab serves and main.ts probe reaches level 7; the lab never loads probe.ts", async () => {
+Deno.test("from a URL served as text/plain: the lab serves and main.ts probe reaches level 7; the lab never loads probe.ts, nor bus.ts without --bus", async () => {
   await using files = serveCheckoutAsText();
   await using folder = await outsideFolder();
   const lab = [
