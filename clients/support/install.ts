@@ -541,8 +541,6 @@ async function installProgram(
   const binPath = executablePath(client, prefix);
   const pinned = [`${client.npmPackage}@${client.version}`]
     .concat(program.dependencies);
-  const write = () =>
-    writeProgram(client, prefix, options.runtimeExecutable ?? "");
   const files = new Map<string, string>();
   for (const name of PROGRAM_PACKAGE_FILES) {
     const path = `${program.packageDir}/${name}`;
@@ -552,7 +550,7 @@ async function installProgram(
       return failed(`cannot read ${path}: ${String(error)}`);
     }
   }
-  const lock = files.get("package-lock.json");
+  const lock = files.get("package-lock.json") ?? "";
   const installedLock = await Deno.readTextFile(installedLockPath(prefix))
     .catch(() => undefined);
   const cached = installedLock === lock &&
@@ -569,9 +567,13 @@ async function installProgram(
       options.timeoutMs ?? INSTALL_TIMEOUT_MS,
     ) ?? await notAsPinned(prefix, pinned);
     if (failure) return failed(failure);
-    await Deno.writeTextFile(installedLockPath(prefix), lock!);
+    await Deno.writeTextFile(installedLockPath(prefix), lock);
   }
-  const written = await write();
+  const written = await writeProgram(
+    client,
+    prefix,
+    options.runtimeExecutable ?? "",
+  );
   return written
     ? failed(written)
     : { ok: true, prefix, binPath, seconds: seconds(), cached };
