@@ -246,3 +246,74 @@ Deno.test("docs/architecture.md names every source file, and only files that exi
   );
   assert.deepEqual(missing, []);
 });
+
+/** The files git tracks, by path from the checkout's root. */
+async function trackedFiles(): Promise<string[]> {
+  const { stdout, success, stderr } = await new Deno.Command("git", {
+    args: ["ls-files", "-z"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(success, new TextDecoder().decode(stderr));
+  return new TextDecoder().decode(stdout).split("\0").filter((path) => path);
+}
+
+/** What running or building a program leaves beside it, by path. */
+const BUILD_OUTPUT =
+  /(^|\/)(__pycache__|\.ruff_cache|node_modules|target)\/|\.py[co]$/;
+
+Deno.test("git tracks no bytecode or build output of the programs, and .gitignore keeps it out", async () => {
+  assert.deepEqual(
+    (await trackedFiles()).filter((path) => BUILD_OUTPUT.test(path)),
+    [],
+  );
+  const left = [
+    "clients/programs/python/__pycache__/lab_app.cpython-311.pyc",
+    "clients/programs/python/board_server.pyc",
+    "clients/programs/python/.ruff_cache/CACHEDIR.TAG",
+    "clients/programs/node/ai-sdk/node_modules/ai/package.json",
+    "clients/programs/rust/rmcp/target/release/rmcp",
+  ];
+  for (const path of left) assert.ok(BUILD_OUTPUT.test(path), path);
+  const { stdout } = await new Deno.Command("git", {
+    args: ["check-ignore", "--no-index", ...left],
+    cwd: ROOT,
+    stdout: "piped",
+  }).output();
+  assert.deepEqual(new TextDecoder().decode(stdout).trim().split("\n"), left);
+});
+
+Deno.test("every program of another language is locked: each Node app its package.json and package-lock.json, each Go module its go.sum, each Rust package its Cargo.lock (but one whose crate no registry has)", async () => {
+  const { SERVER_CATALOG } = await import(
+    "./catalog/servers_and_proxies.ts"
+  );
+  const files = checkoutFiles();
+  const under = (folder: string, name: string) =>
+    files.filter((path) =>
+      path.startsWith(`clients/programs/${folder}/`) &&
+      path.endsWith(`/${name}`)
+    ).map((path) => path.slice(0, -name.length - 1)).toSorted();
+  // A Node app is a program beside lab_app.mjs; its folder bears its name.
+  const apps = files.filter((path) =>
+    /^clients\/programs\/node\/[^/]+\.mjs$/.test(path) &&
+    !path.endsWith("/lab_app.mjs")
+  ).map((path) => path.slice(0, -".mjs".length)).toSorted();
+  assert.ok(apps.length > 0);
+  assert.deepEqual(under("node", "package.json"), apps);
+  assert.deepEqual(under("node", "package-lock.json"), apps);
+  const modules = under("go", "go.mod");
+  assert.ok(modules.length > 0);
+  assert.deepEqual(under("go", "go.sum"), modules);
+  const unlocked = SERVER_CATALOG.flatMap((server) =>
+    server.built?.lockFile === false
+      ? [server.built.program.dir.slice(new URL(ROOT).pathname.length)]
+      : []
+  );
+  assert.deepEqual(unlocked, ["clients/programs/rust/fastrmcp-server"]);
+  const packages = under("rust", "Cargo.toml");
+  assert.deepEqual(
+    under("rust", "Cargo.lock"),
+    packages.filter((dir) => !unlocked.includes(dir)),
+  );
+});

@@ -2,7 +2,8 @@
  * The client libraries apps are built on, measured as apps: for each
  * library, pinned on npm, a small program of this checkout
  * (`clients/programs/node/<id>.mjs`) written from the library's documented
- * public API. Its `app` command connects to the lab, lists, reads version
+ * public API, installed with `npm ci` from the `package.json` and
+ * `package-lock.json` in its folder (`clients/programs/node/<id>/`). Its `app` command connects to the lab, lists, reads version
  * 1, subscribes and waits for the update through the library's API where
  * it has one, and reads again; the lab grades it like any client. Where
  * the library ships an agent loop, its `agent` command runs that loop
@@ -61,7 +62,11 @@ export interface LibraryDefinition {
   displayName: string;
   npmPackage: string;
   version: string;
-  /** Every other package the programs import, pinned `name@version`. */
+  /**
+   * Every other package the programs import, pinned `name@version`: for a
+   * Node app, as its `package.json` and `package-lock.json` pin them (and
+   * `version` the library), which `libraries_test.ts` holds equal.
+   */
   dependencies: string[];
   /**
    * `default` (the 2025 era over HTTP) and `2026-07-28`, each where the
@@ -119,6 +124,15 @@ export function programPath(id: string): string {
     : language
     ? `${builtProgramDir(language, id)}/${BUILT_MAIN_FILES[language]}`
     : new URL(`../programs/node/${id}.mjs`, import.meta.url).pathname;
+}
+
+/**
+ * A Node app's folder beside its program (`clients/programs/node/<id>/`):
+ * its `package.json`, every package it imports pinned exactly, and the
+ * `package-lock.json` that pins every package under them.
+ */
+export function nodePackageDir(id: string): string {
+  return new URL(`../programs/node/${id}`, import.meta.url).pathname;
 }
 
 /**
@@ -668,6 +682,7 @@ function programOf(library: LibraryDefinition): LibraryProgram {
   return {
     path: programPath(library.id),
     library: library.id,
+    packageDir: nodePackageDir(library.id),
     dependencies: library.dependencies,
     modules: [programPath(SHARED_MODULE)],
   };

