@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { prepareTestEnvironment } from "../testdata/lab.ts";
+import { forwardUses, sectionLengths } from "../testdata/reading_order.ts";
 
 prepareTestEnvironment();
 
@@ -315,5 +316,44 @@ Deno.test("every program of another language is locked: each Node app its packag
   assert.deepEqual(
     under("rust", "Cargo.lock"),
     packages.filter((dir) => !unlocked.includes(dir)),
+  );
+});
+
+Deno.test("every test of the harness, and its fixtures, in sections a reader takes at once (450 lines at most), each using nothing a later one defines", async (t) => {
+  const files = checkoutFiles().filter((path) =>
+    path.startsWith("clients/") && path.endsWith(".ts") &&
+    (isTest(path) || path.startsWith("clients/testdata/"))
+  );
+  for (const path of files) {
+    await t.step(path, () => {
+      const file = new URL(path, ROOT).pathname;
+      assert.deepEqual(forwardUses(file), []);
+      const sections = sectionLengths(Deno.readTextFileSync(file));
+      assert.deepEqual(sections.filter(([, lines]) => lines > 450), []);
+    });
+  }
+});
+
+Deno.test("the docs give the reference host's size as it is: its lines, its modules, the largest", async () => {
+  const folder = "clients/programs/reference_host/";
+  const modules = checkoutFiles().filter((path) =>
+    path.startsWith(folder) && path.endsWith(".ts") && !isTest(path)
+  );
+  const lines = modules.map((path) =>
+    Deno.readTextFileSync(new URL(path, ROOT)).split("\n").length - 1
+  );
+  const total = lines.reduce((sum, count) => sum + count, 0);
+  const largest = Math.max(...lines);
+  const page = async (name: string) =>
+    (await Deno.readTextFile(new URL(`docs/${name}`, ROOT))).replace(
+      /\s+/g,
+      " ",
+    );
+  const size = `${
+    total.toLocaleString("en-US")
+  } lines in ${modules.length} modules, the largest ${largest}.`;
+  assert.ok((await page("architecture.md")).includes(size), size);
+  assert.ok(
+    (await page("client-authors.md")).includes(`none over ${largest} lines`),
   );
 });
