@@ -135,8 +135,8 @@ type RedisConnection = ReturnType<typeof redisConnection>;
  */
 export class ReplicaBus implements Peers, ReplicaLink {
   readonly replica = crypto.randomUUID().slice(0, 8);
-  /** Other live replicas, at the last heartbeat. */
-  peers = 0;
+  /** How many other replicas live, at the last heartbeat. */
+  others = 0;
   /** Messages this replica could not send while Redis was away. */
   dropped = 0;
   /** When the bus was lost, while it is. */
@@ -206,7 +206,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
   status() {
     return {
       replica: this.replica,
-      replicas: this.peers + 1,
+      replicas: this.others + 1,
       lost: this.lostSince !== undefined,
       dropped: this.dropped,
     };
@@ -243,7 +243,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
     notification: ChangeNotification,
   ): Promise<Delivery> {
     const here = await client.deliver(notification);
-    if (this.lostSince || this.peers === 0) return here;
+    if (this.lostSince || this.others === 0) return here;
     const request = crypto.randomUUID();
     const replies = here.delivered ? undefined : this.#collect(request);
     await this.#send({
@@ -319,7 +319,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
       const timer = setTimeout(done, BUS_WAIT_MS);
       this.#replies.set(request, (delivery) => {
         replies.push(delivery);
-        if (delivery.delivered || replies.length >= this.peers) done();
+        if (delivery.delivered || replies.length >= this.others) done();
       });
     });
   }
@@ -412,7 +412,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
         .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
         .exec() as unknown as [unknown, unknown, string[]];
       const others = new Set(live.filter((id) => id !== this.replica));
-      this.peers = others.size;
+      this.others = others.size;
       // Until every replica has beaten once, absence proves nothing.
       const settled = now - this.#sharingSince > BUS_LIVE_MS;
       const gone = settled ? this.#known.difference(others) : new Set<string>();
