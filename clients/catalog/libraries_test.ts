@@ -29,6 +29,97 @@ import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: a count in words, a program's run, a fake library on lab_app.mjs
+// ---------------------------------------------------------------------------
+
+/** A count as the docs spell it. */
+const COUNT_WORDS =
+  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+    .split(" ");
+
+/** A fake app's run: its exit status, stdout and stderr apart. */
+type AppRun = { code: number; stdout: string; stderr: string };
+
+/** Runs a command, stdin closed, to its exit status and output. */
+async function exitAndOutput(command: string, args: string[]): Promise<AppRun> {
+  const output = await new Deno.Command(command, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/**
+ * Runs a program on `lab_app.mjs` the way the harness lays it out (the
+ * module beside it, a `node_modules` with the library's manifest), by this
+ * Deno: its exit status and output.
+ */
+async function runFakeProgram(
+  program: string,
+  args: string[],
+): Promise<AppRun> {
+  const dir = await Deno.makeTempDir({ prefix: "lab-app-test-" });
+  try {
+    await Deno.copyFile(programPath(SHARED_MODULE), `${dir}/lab_app.mjs`);
+    await Deno.mkdir(`${dir}/node_modules/fake-lib`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/node_modules/fake-lib/package.json`,
+      JSON.stringify({ name: "fake-lib", version: "1.2.3" }),
+    );
+    await Deno.writeTextFile(`${dir}/fake.mjs`, program);
+    return await exitAndOutput(Deno.execPath(), [
+      "run",
+      "--allow-read",
+      `${dir}/fake.mjs`,
+      ...args,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A fake library's app: `subscribe` is given as `SUBSCRIBE` says. */
+function fakeApp(subscribe: "works" | "throws" | "none", spoken = "2025") {
+  return `import { main, runApp, signal, URI } from "./lab_app.mjs";
+const update = signal();
+await main("fake.mjs", {
+  app: (url, era, wait) => runApp("fake-lib", era, wait, {
+    connect: async () => "${spoken}",
+    list: async () => [URI, "test://other"],
+    read: async () => "status: pending\\nversion: 1 \\u001b[31m",
+    ${
+    subscribe === "none" ? "" : `subscribe: {
+      call: "fake.subscribe(uri)",
+      run: async () => {
+        ${
+      subscribe === "throws"
+        ? 'throw new Error("not in this era");'
+        : "setTimeout(() => update.resolve(true), 10);"
+    }
+      },
+    },
+    update: { via: "fake handler", received: update.promise },`
+  }
+    close: async () => {},
+  }),
+});
+`;
+}
+
+const APP_ARGS = ["app", "--url", "http://127.0.0.1:9/mcp", "--wait", "0.2"];
+
+// ---------------------------------------------------------------------------
+// The catalog's libraries: programs and pins, the docs' counts, apps, agents
+// ---------------------------------------------------------------------------
+
 Deno.test("libraries: each has its program, exact pins, and an app (plus an agent where it has a loop) in the libraries group", async () => {
   assert.deepEqual(LIBRARIES.map((library) => library.id), [
     "mcp-client",
@@ -88,11 +179,6 @@ Deno.test("libraries: each has its program, exact pins, and an app (plus an agen
     LIBRARY_CLIENTS,
   );
 });
-
-/** A count as the docs spell it. */
-const COUNT_WORDS =
-  "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
-    .split(" ");
 
 Deno.test("libraries: the docs count them as the catalog does (the libraries, and their rows after VS Code in clients/README.md's table)", async () => {
   const text = async (path: string) =>
@@ -266,83 +352,9 @@ Deno.test("libraries: the agent reads with the lab's tool, nudges with the app's
   }
 });
 
-/** A fake app's run: its exit status, stdout and stderr apart. */
-type AppRun = { code: number; stdout: string; stderr: string };
-
-/** Runs a command, stdin closed, to its exit status and output. */
-async function exitAndOutput(command: string, args: string[]): Promise<AppRun> {
-  const output = await new Deno.Command(command, {
-    args,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
-
-/**
- * Runs a program on `lab_app.mjs` the way the harness lays it out (the
- * module beside it, a `node_modules` with the library's manifest), by this
- * Deno: its exit status and output.
- */
-async function runFakeProgram(
-  program: string,
-  args: string[],
-): Promise<AppRun> {
-  const dir = await Deno.makeTempDir({ prefix: "lab-app-test-" });
-  try {
-    await Deno.copyFile(programPath(SHARED_MODULE), `${dir}/lab_app.mjs`);
-    await Deno.mkdir(`${dir}/node_modules/fake-lib`, { recursive: true });
-    await Deno.writeTextFile(
-      `${dir}/node_modules/fake-lib/package.json`,
-      JSON.stringify({ name: "fake-lib", version: "1.2.3" }),
-    );
-    await Deno.writeTextFile(`${dir}/fake.mjs`, program);
-    return await exitAndOutput(Deno.execPath(), [
-      "run",
-      "--allow-read",
-      `${dir}/fake.mjs`,
-      ...args,
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-/** A fake library's app: `subscribe` is given as `SUBSCRIBE` says. */
-function fakeApp(subscribe: "works" | "throws" | "none", spoken = "2025") {
-  return `import { main, runApp, signal, URI } from "./lab_app.mjs";
-const update = signal();
-await main("fake.mjs", {
-  app: (url, era, wait) => runApp("fake-lib", era, wait, {
-    connect: async () => "${spoken}",
-    list: async () => [URI, "test://other"],
-    read: async () => "status: pending\\nversion: 1 \\u001b[31m",
-    ${
-    subscribe === "none" ? "" : `subscribe: {
-      call: "fake.subscribe(uri)",
-      run: async () => {
-        ${
-      subscribe === "throws"
-        ? 'throw new Error("not in this era");'
-        : "setTimeout(() => update.resolve(true), 10);"
-    }
-      },
-    },
-    update: { via: "fake handler", received: update.promise },`
-  }
-    close: async () => {},
-  }),
-});
-`;
-}
-
-const APP_ARGS = ["app", "--url", "http://127.0.0.1:9/mcp", "--wait", "0.2"];
+// ---------------------------------------------------------------------------
+// The Node apps: lab_app.mjs's facts and eras, package.json and its lock
+// ---------------------------------------------------------------------------
 
 Deno.test("lab_app.mjs: every fact line in the contract's order, server text escaped, exit 0", async () => {
   const { code, stdout } = await runFakeProgram(fakeApp("works"), APP_ARGS);
@@ -398,6 +410,110 @@ Deno.test("lab_app.mjs: another era than asked is the connect step's error; a ba
     assert.equal(bad.stdout, "");
   }
 });
+
+/** A Node app's manifest and lock, as `npm ci` reads them. */
+interface NodeAppPackage {
+  manifest: Record<string, unknown> & { dependencies?: Record<string, string> };
+  lock: {
+    lockfileVersion: number;
+    packages: Record<
+      string,
+      {
+        version?: string;
+        integrity?: string;
+        resolved?: string;
+        inBundle?: boolean;
+        dependencies?: Record<string, string>;
+      }
+    >;
+  };
+}
+
+async function nodeAppPackage(id: string): Promise<NodeAppPackage> {
+  const dir = nodePackageDir(id);
+  return {
+    manifest: JSON.parse(await Deno.readTextFile(`${dir}/package.json`)),
+    lock: JSON.parse(await Deno.readTextFile(`${dir}/package-lock.json`)),
+  };
+}
+
+Deno.test("libraries: each Node app installs from its folder's package.json and package-lock.json, which pin the catalog's versions exactly, every package under them by its hash, and every package the program imports", async () => {
+  const node = LIBRARIES.filter((library) => !library.language);
+  assert.equal(node.length, 9);
+  for (const library of node) {
+    const app = libraryApp(library);
+    assert.equal(app.program?.packageDir, nodePackageDir(library.id));
+    if (library.agent) {
+      assert.equal(
+        libraryAgent(library, library.agent).program?.packageDir,
+        nodePackageDir(library.id),
+      );
+    }
+    const { manifest, lock } = await nodeAppPackage(library.id);
+    const pinned = Object.fromEntries(
+      [`${library.npmPackage}@${library.version}`, ...library.dependencies]
+        .map(splitPinned).map(({ name, version }) => [name, version]),
+    );
+    // Only the pins, exact; nothing npm would add or float.
+    assert.deepEqual(
+      Object.keys(manifest).toSorted(),
+      ["dependencies", "description", "name", "private"],
+      library.id,
+    );
+    assert.equal(manifest.private, true);
+    assert.deepEqual(manifest.dependencies, pinned, library.id);
+    // The lock is in step with the manifest (npm ci refuses it otherwise)
+    // and installs each pin at its version.
+    assert.equal(lock.lockfileVersion, 3);
+    assert.deepEqual(lock.packages[""].dependencies, pinned, library.id);
+    for (const [name, version] of Object.entries(pinned)) {
+      assert.equal(
+        lock.packages[`node_modules/${name}`]?.version,
+        version,
+        `${library.id}: ${name}`,
+      );
+    }
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      if (path === "") continue;
+      assert.match(
+        entry.version ?? "",
+        /^\d+\.\d+\.\d+/,
+        `${library.id}: ${path}`,
+      );
+      // A bundled package comes inside its parent's tarball, and its hash.
+      if (!entry.inBundle) {
+        assert.match(
+          entry.integrity ?? "",
+          /^sha512-/,
+          `${library.id}: ${path}`,
+        );
+      }
+      // From npm's registry: no address (the installing npm's registry), or
+      // that registry's.
+      assert.ok(
+        entry.resolved === undefined ||
+          entry.resolved.startsWith("https://registry.npmjs.org/"),
+        `${library.id}: ${path} ${entry.resolved}`,
+      );
+    }
+    // Every package the program imports is one its manifest pins.
+    const source = await Deno.readTextFile(programPath(library.id));
+    const imported = [
+      ...source.matchAll(/(?:from|import\()\s*"([^".][^"]*)"/g),
+    ].map((match) => match[1]).filter((name) => !name.startsWith("node:"))
+      .map((name) =>
+        name.split("/").slice(0, name.startsWith("@") ? 2 : 1).join("/")
+      );
+    assert.ok(imported.includes(library.npmPackage), library.id);
+    for (const name of imported) {
+      assert.ok(name in pinned, `${library.id} imports ${name}`);
+    }
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The Go and Rust SDKs' apps: a go build and a cargo build, and their pins
+// ---------------------------------------------------------------------------
 
 Deno.test("libraries: the Go SDK's app is its go build of clients/programs/go/go-sdk, in both eras over HTTP and stdio, its go.mod pinning the version the row names", async () => {
   const library = LIBRARIES.find((library) => library.id === "go-sdk")!;
@@ -513,6 +629,10 @@ Deno.test("libraries: the Rust SDK's app is its cargo build of clients/programs/
     ["app", "--era", "2025", "--wait", "8", "--stdio", "--", "env", "lab"],
   );
 });
+
+// ---------------------------------------------------------------------------
+// The Python apps: their environments, lab_app.py, the Python SDK's run
+// ---------------------------------------------------------------------------
 
 Deno.test("libraries: the Python apps run their scripts on a virtual environment of their own requirements, each pinned exactly, the library at the row's version", async () => {
   const python = LIBRARIES.filter((library) => library.language === "python");
@@ -763,6 +883,10 @@ Deno.test({
   },
 });
 
+// ---------------------------------------------------------------------------
+// The Java SDK's app: its mvn package, its pom's pins, a run to level 6
+// ---------------------------------------------------------------------------
+
 Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/java/java-sdk, over HTTP and stdio in 2025, its pom pinning every version exactly", async () => {
   const library = LIBRARIES.find((library) => library.id === "java-sdk")!;
   const app = libraryApp(library);
@@ -877,104 +1001,4 @@ Deno.test({
       },
     );
   },
-});
-
-/** A Node app's manifest and lock, as `npm ci` reads them. */
-interface NodeAppPackage {
-  manifest: Record<string, unknown> & { dependencies?: Record<string, string> };
-  lock: {
-    lockfileVersion: number;
-    packages: Record<
-      string,
-      {
-        version?: string;
-        integrity?: string;
-        resolved?: string;
-        inBundle?: boolean;
-        dependencies?: Record<string, string>;
-      }
-    >;
-  };
-}
-
-async function nodeAppPackage(id: string): Promise<NodeAppPackage> {
-  const dir = nodePackageDir(id);
-  return {
-    manifest: JSON.parse(await Deno.readTextFile(`${dir}/package.json`)),
-    lock: JSON.parse(await Deno.readTextFile(`${dir}/package-lock.json`)),
-  };
-}
-
-Deno.test("libraries: each Node app installs from its folder's package.json and package-lock.json, which pin the catalog's versions exactly, every package under them by its hash, and every package the program imports", async () => {
-  const node = LIBRARIES.filter((library) => !library.language);
-  assert.equal(node.length, 9);
-  for (const library of node) {
-    const app = libraryApp(library);
-    assert.equal(app.program?.packageDir, nodePackageDir(library.id));
-    if (library.agent) {
-      assert.equal(
-        libraryAgent(library, library.agent).program?.packageDir,
-        nodePackageDir(library.id),
-      );
-    }
-    const { manifest, lock } = await nodeAppPackage(library.id);
-    const pinned = Object.fromEntries(
-      [`${library.npmPackage}@${library.version}`, ...library.dependencies]
-        .map(splitPinned).map(({ name, version }) => [name, version]),
-    );
-    // Only the pins, exact; nothing npm would add or float.
-    assert.deepEqual(
-      Object.keys(manifest).toSorted(),
-      ["dependencies", "description", "name", "private"],
-      library.id,
-    );
-    assert.equal(manifest.private, true);
-    assert.deepEqual(manifest.dependencies, pinned, library.id);
-    // The lock is in step with the manifest (npm ci refuses it otherwise)
-    // and installs each pin at its version.
-    assert.equal(lock.lockfileVersion, 3);
-    assert.deepEqual(lock.packages[""].dependencies, pinned, library.id);
-    for (const [name, version] of Object.entries(pinned)) {
-      assert.equal(
-        lock.packages[`node_modules/${name}`]?.version,
-        version,
-        `${library.id}: ${name}`,
-      );
-    }
-    for (const [path, entry] of Object.entries(lock.packages)) {
-      if (path === "") continue;
-      assert.match(
-        entry.version ?? "",
-        /^\d+\.\d+\.\d+/,
-        `${library.id}: ${path}`,
-      );
-      // A bundled package comes inside its parent's tarball, and its hash.
-      if (!entry.inBundle) {
-        assert.match(
-          entry.integrity ?? "",
-          /^sha512-/,
-          `${library.id}: ${path}`,
-        );
-      }
-      // From npm's registry: no address (the installing npm's registry), or
-      // that registry's.
-      assert.ok(
-        entry.resolved === undefined ||
-          entry.resolved.startsWith("https://registry.npmjs.org/"),
-        `${library.id}: ${path} ${entry.resolved}`,
-      );
-    }
-    // Every package the program imports is one its manifest pins.
-    const source = await Deno.readTextFile(programPath(library.id));
-    const imported = [
-      ...source.matchAll(/(?:from|import\()\s*"([^".][^"]*)"/g),
-    ].map((match) => match[1]).filter((name) => !name.startsWith("node:"))
-      .map((name) =>
-        name.split("/").slice(0, name.startsWith("@") ? 2 : 1).join("/")
-      );
-    assert.ok(imported.includes(library.npmPackage), library.id);
-    for (const name of imported) {
-      assert.ok(name in pinned, `${library.id} imports ${name}`);
-    }
-  }
 });

@@ -43,12 +43,187 @@ import {
   transcriptEntry,
 } from "../testdata/fixtures.ts";
 
+// ---------------------------------------------------------------------------
+// Helpers: the full table's lines and a row's cells, a Markdown row's cells
+// ---------------------------------------------------------------------------
+
 /** The lines of the matrix's full table section ("Every run"), after the summary. */
 function everyRunLines(markdown: string): string[] {
   const start = markdown.indexOf("\n## Every run\n");
   assert.ok(start > 0, "no Every run section");
   return markdown.slice(start).split("\n");
 }
+
+/** The cells of a row's line in the matrix's full table. */
+function tableCells(matrixRowFields: MatrixRow): string[] {
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [matrixRowFields],
+      cited: [],
+      requests: {},
+      libraries: [],
+    },
+  );
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo CLI")
+  )!;
+  return line.split(/(?<!\\)\|/).map((text) => text.trim()).slice(1, 17);
+}
+
+/** A Markdown table row's cells, trimmed (`deno fmt` pads them). */
+function trimmedCells(line: string): string[] {
+  return line.split(/(?<!\\)\|/).map((text) => text.trim())
+    .map((text) => /^-+$/.test(text) ? "---" : text);
+}
+
+// ---------------------------------------------------------------------------
+// Helpers: runs and transcripts of the wait tool, a notice, inline, a catalog
+// ---------------------------------------------------------------------------
+
+const waitTranscript = (version: number) => [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "call-wait-tool", {
+    versionsSeen: [1],
+    answer: 'tool mcp__lab__wait_for_review_update {"since_version":1}',
+  }),
+  transcriptEntry(5, "final", {
+    versionsSeen: [1, version],
+    contextUpdated: version >= 2,
+  }),
+];
+
+/**
+ * A client that subscribes and is notified (the update 3.5 s in), whose
+ * host tells its model the resource changed and leaves the re-read to it:
+ * oh-my-pi with `mcp.notifications` on. `withVersion2`: its notice carries
+ * the new text.
+ */
+function noticeRun(withVersion2: boolean) {
+  const notified = labClient({
+    level: 6,
+    missing: "level 7 (the agent's context shows the update) is not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      {
+        at: at(3.5),
+        kind: "update",
+        line: "[resource/update] uri=test://review/status version=2",
+      },
+      {
+        at: at(6.1),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+  });
+  const hostNotice = { withVersion2 };
+  const seen = withVersion2 ? [1, 2] : [1];
+  return runRecord({
+    labReport: labReport([notified]),
+    transcript: [
+      transcriptEntry(0, "read-v1"),
+      transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+      transcriptEntry(6, "check-context-then-reread", {
+        versionsSeen: seen,
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+      transcriptEntry(7, "final", {
+        versionsSeen: [...seen, 2],
+        contextUpdated: withVersion2,
+        hostNotice,
+      }),
+    ],
+  });
+}
+
+/** The lab's record of a client notified at 3 s whose first read of version 2 came `rereadAt` s in. */
+function notifiedClient(
+  rereadAt: number,
+  fields: Partial<ClientReport> = {},
+): ClientReport {
+  return labClient({
+    trigger: "subscribe",
+    level: 6,
+    levelName: "re-read version 2 after the notification",
+    missing: "level 7 … not observable",
+    steps: {
+      ...labClient({}).steps,
+      subscribed: true,
+      notificationDelivered: true,
+      rereadAfterNotification: true,
+    },
+    timeline: [
+      { at: at(3), kind: "update", line: "[update] version=2" },
+      {
+        at: at(rereadAt),
+        kind: "read",
+        line:
+          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
+      },
+    ],
+    ...fields,
+  });
+}
+
+/** A transcript whose check at 6 s found version 2 already in the context. */
+const CONTEXT_UPDATED = [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+  transcriptEntry(6, "check-context-then-reread", {
+    versionsSeen: [1, 2],
+    contextUpdated: true,
+  }),
+  transcriptEntry(7, "final", {
+    versionsSeen: [1, 2, 2],
+    contextUpdated: true,
+  }),
+];
+
+/** Demo CLI in mode catalog: the lab's catalog levels, and what its model saw. */
+function catalogRun(
+  levels: Parameters<typeof catalogLabClient>[0],
+  transcript = runRecord().transcript,
+  fields: Partial<Parameters<typeof runRecord>[0]> = {},
+  client: Partial<ClientReport> = {},
+) {
+  return runRecord({
+    mode: "catalog",
+    labReport: labReport([catalogLabClient(levels, client)]),
+    transcript,
+    ...fields,
+  });
+}
+
+/** A transcript whose third request offered the new tool, which the model called. */
+const NEW_TOOL_TRANSCRIPT = [
+  transcriptEntry(0, "read-v1"),
+  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
+  transcriptEntry(6, "call-new-tool", {
+    versionsSeen: [1],
+    newTool: "mcp__lab__get_review_comments",
+    answer: "tool mcp__lab__get_review_comments {}",
+  }),
+  transcriptEntry(7, "check-context-then-reread", {
+    versionsSeen: [1],
+    contextUpdated: false,
+    newTool: "mcp__lab__get_review_comments",
+  }),
+  transcriptEntry(8, "final", { versionsSeen: [1, 2], contextUpdated: false }),
+];
+
+// ---------------------------------------------------------------------------
+// rowFromRun: steps, era and level, failures and their reasons, tool reads
+// ---------------------------------------------------------------------------
 
 Deno.test("rowFromRun: steps, era and level come from the lab's report", () => {
   const row = rowFromRun(runRecord({}));
@@ -279,6 +454,24 @@ Deno.test("rowFromRun: a failed go install or go build quotes go's command, not 
   }
 });
 
+Deno.test("installFailureReason: a postinstall download failure names the error and the URL", () => {
+  const log = [
+    "npm error code 1",
+    "npm error command sh -c node install.js",
+    "npm error Downloading https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz to archive/crush.tar.gz...",
+    "npm error Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com",
+    "npm error     at install (lib.js:162:9)",
+  ].join("\n");
+  assert.equal(
+    installFailureReason(log),
+    "Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com (its postinstall downloads https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz)",
+  );
+  assert.equal(
+    installFailureReason("npm error 404 Not Found"),
+    "404 Not Found",
+  );
+});
+
 Deno.test("rowFromRun: no update sent means nothing to judge in the context; tool reads are named", () => {
   const quiet = rowFromRun(runRecord({
     trigger: "subscribe",
@@ -304,227 +497,9 @@ Deno.test("rowFromRun: a model offered no read tool is named in the notes", () =
   );
 });
 
-Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
-  const old = [
-    row({ clientId: "b", trigger: "read", notes: "old b" }),
-    row({ clientId: "a", trigger: "read", notes: "old a" }),
-    row({ clientId: "a", trigger: "subscribe", notes: "old a sub" }),
-  ];
-  const merged = mergeRows(old, [
-    row({ clientId: "a", trigger: "read", notes: "new a" }),
-    row({
-      clientId: "a",
-      mode: "2026-07-28",
-      trigger: "read",
-      notes: "new a 2026",
-    }),
-  ], ["a", "b"]);
-  assert.deepEqual(merged.map((each) => each.notes), [
-    "old a sub",
-    "new a",
-    "new a 2026",
-    "old b",
-  ]);
-});
-
-Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence; hosts read from source; history below", () => {
-  const zed = citedHost();
-  const markdown = matrixMarkdown(
-    {
-      generatedAt: at(0),
-      labVersion: "0.2.0",
-      delaySeconds: 3,
-      rows: [row({ notes: "pipes | escaped" })],
-      cited: [zed],
-      requests: {},
-      libraries: [],
-    },
-  );
-  assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
-  const line = everyRunLines(markdown).find((text) =>
-    text.startsWith("| Demo CLI")
-  );
-  assert.ok(line);
-  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
-  assert.deepEqual(cells.slice(1, 18), [
-    "Demo CLI",
-    "1.0.0",
-    "default",
-    "native",
-    "`read`",
-    "2025 (2025-06-18)",
-    "✅",
-    "✅",
-    "✅",
-    "❌",
-    "❌",
-    "❌",
-    "❌",
-    "3",
-    "—",
-    "pipes &#124; escaped",
-    "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
-  ]);
-  assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
-  const cited = everyRunLines(markdown).find((text) =>
-    text.startsWith("| Zed |")
-  );
-  assert.ok(cited, "no row for the host read from source");
-  assert.deepEqual(cited.split(/(?<!\\)\|/).map((text) => text.trim()), [
-    "",
-    "Zed",
-    "0.200.0",
-    ...Array(13).fill("—"),
-    "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
-    `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
-      "0123abcd".padEnd(40, "0")
-    }/crates/context_server/src/client.rs#L10-L12)`,
-    "",
-  ]);
-  assert.ok(markdown.indexOf(cited) > markdown.indexOf(line));
-  assert.match(HISTORY, /May 2026/);
-  assert.match(HISTORY, /Codex CLI and Crush refused/);
-});
-
-Deno.test("matrixMarkdown: a host read from its npm bundle cites package, file and line, the quote kept in the JSON only", () => {
-  const host = citedHost({
-    id: "demo-source",
-    displayName: "Demo Bundle",
-    citations: [{
-      package: "@demo/cli@1.2.3",
-      path: "dist/cli.js",
-      line: 42,
-      quote: "setNotificationHandler(a|b,`x`)",
-      says: "handles tools/list_changed only",
-    }],
-  });
-  const markdown = matrixMarkdown({
-    generatedAt: at(0),
-    labVersion: "0.2.0",
-    delaySeconds: 3,
-    rows: [],
-    cited: [host],
-    requests: {},
-    libraries: [],
-  });
-  const line = everyRunLines(markdown).find((text) =>
-    text.startsWith("| Demo Bundle |")
-  );
-  assert.ok(line, "no row for the host read from its bundle");
-  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
-  assert.equal(
-    cells.at(-2),
-    "source, not run: `@demo/cli@1.2.3` `dist/cli.js:42`",
-  );
-  assert.doesNotMatch(line, /setNotificationHandler/);
-});
-
-Deno.test("commandTable: each command, its outcome and its output through the lab's cell: pipes, backticks, mentions and links inert, the output's lines on one row", () => {
-  assert.deepEqual(
-    commandTable([{
-      startedAt: 0.2,
-      command: "demo --call 'a|b' `x` 2>>$HOME/lab.log",
-      outcome: "exit-nonzero",
-      exitCode: 1,
-      detail: "see @demo/cli",
-      durationSeconds: 1.5,
-      outputTail:
-        "[mcp-inspector] noise\nfirst | line\nsee https://example.com/x `y`",
-    }]),
-    [
-      "| # | At (s) | Command | Outcome | Took (s) | Output |",
-      "| --- | --- | --- | --- | --- | --- |",
-      "| 1 | 0.2 | demo --call 'a&#124;b' &#96;x&#96; 2&gt;&gt;$HOME/lab.log | exit-nonzero (exit 1), see @<wbr>demo/cli | 1.5 | first &#124; line / see https:<wbr>//example.com/x &#96;y&#96; |",
-    ],
-  );
-});
-
-Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
-  const markdown = evidenceMarkdown([
-    runRecord({ trigger: "subscribe" }),
-    runRecord({
-      outcome: "timeout",
-      detail: "no exit within 120 s",
-      outputTail: "stuck",
-    }),
-  ]);
-  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default/);
-  assert.match(markdown, /## Trigger subscribe[\s\S]*## Trigger read/);
-  assert.match(
-    markdown,
-    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\) \| check-context-then-reread \| 1 \| no \|/,
-  );
-  assert.match(
-    markdown,
-    /### Client output \(last lines\)\n\n```text\nstuck\n```/,
-  );
-  assert.equal(
-    markdown.split("#### MCP resource subscription lab report").length,
-    3,
-  );
-  assert.match(markdown, /##### demo\/1\.0\.0/);
-});
-
-Deno.test("demoteHeadings: headings move down, code fences stay as they are", () => {
-  assert.equal(
-    demoteHeadings("# A\n```sh\n# comment\n```\n## B", 2),
-    "### A\n```sh\n# comment\n```\n#### B",
-  );
-});
-
-Deno.test("installFailureReason: a postinstall download failure names the error and the URL", () => {
-  const log = [
-    "npm error code 1",
-    "npm error command sh -c node install.js",
-    "npm error Downloading https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz to archive/crush.tar.gz...",
-    "npm error Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com",
-    "npm error     at install (lib.js:162:9)",
-  ].join("\n");
-  assert.equal(
-    installFailureReason(log),
-    "Error: Installation failed: Request failed: getaddrinfo ENOTFOUND github.com (its postinstall downloads https://github.com/charmbracelet/crush/releases/download/v0.96.1/crush.tar.gz)",
-  );
-  assert.equal(
-    installFailureReason("npm error 404 Not Found"),
-    "404 Not Found",
-  );
-});
-
-Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {
-  const both = evidenceMarkdown([
-    runRecord({ trigger: "subscribe", durationSeconds: 11 }),
-    runRecord({ trigger: "read", durationSeconds: 12 }),
-  ]);
-  const readOnly = evidenceMarkdown([
-    runRecord({ trigger: "read", durationSeconds: 99 }),
-  ]);
-  const merged = mergeEvidence(both, readOnly);
-  assert.match(
-    merged,
-    /## Trigger subscribe\n\nOutcome: completed \(exit 0\) after 11 s/,
-  );
-  assert.match(
-    merged,
-    /## Trigger read\n\nOutcome: completed \(exit 0\) after 99 s/,
-  );
-  assert.ok(
-    merged.indexOf("## Trigger subscribe") < merged.indexOf("## Trigger read"),
-  );
-  assert.equal(merged.split("## Trigger").length, 3);
-  assert.equal(mergeEvidence("", both), both.replace(/\n+$/, "") + "\n");
-});
-
-const waitTranscript = (version: number) => [
-  transcriptEntry(0, "read-v1"),
-  transcriptEntry(1, "call-wait-tool", {
-    versionsSeen: [1],
-    answer: 'tool mcp__lab__wait_for_review_update {"since_version":1}',
-  }),
-  transcriptEntry(5, "final", {
-    versionsSeen: [1, version],
-    contextUpdated: version >= 2,
-  }),
-];
+// ---------------------------------------------------------------------------
+// The other routes: the wait tool, the shell probe, the progress check
+// ---------------------------------------------------------------------------
 
 Deno.test("rowFromRun (wait-tool): version 2 through the call is 7, with the lab's wait-tool record in the notes", () => {
   const record = runRecord({
@@ -677,98 +652,6 @@ Deno.test("rowLevel: on the other routes, 7 is the model's observation alone", (
   assert.equal(rowLevel(3, false, true, "native"), 3);
 });
 
-Deno.test("matrixMarkdown: the Route column, explained in two sentences above the table", () => {
-  const markdown = matrixMarkdown(
-    {
-      generatedAt: at(0),
-      labVersion: "0.2.0",
-      delaySeconds: 3,
-      rows: [
-        row({}),
-        row({
-          route: "wait-tool",
-          level: 7,
-          evidence: "runs/w.md#trigger-read",
-        }),
-        row({
-          route: "wait-tool",
-          longWait: true,
-          delaySeconds: 90,
-          trigger: "subscribe",
-          evidence: "runs/w.md#trigger-subscribe-long-wait",
-        }),
-        row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
-      ],
-      cited: [citedHost()],
-      requests: {},
-      libraries: [],
-    },
-  );
-  const lines = everyRunLines(markdown);
-  const header = lines.find((text) => text.startsWith("| Client |"));
-  assert.ok(header);
-  const columns = header.split("|").map((text) => text.trim());
-  assert.equal(columns.indexOf("Route"), columns.indexOf("Mode") + 1);
-  assert.ok(markdown.indexOf(ROUTE_TEXT) < markdown.indexOf(header));
-  assert.equal(ROUTE_TEXT.split(/\. (?=[A-Z])/).length, 2);
-  for (const route of ["native", "wait-tool", "shell-probe"]) {
-    assert.match(ROUTE_TEXT, new RegExp(`\`${route}\``));
-  }
-  const routeCells = lines.filter((text) => text.startsWith("| Demo CLI"))
-    .map((text) => text.split("|").map((cell) => cell.trim())[4]);
-  assert.deepEqual(routeCells, [
-    "native",
-    "wait-tool",
-    "wait-tool (long wait, 90 s)",
-    "shell-probe",
-  ]);
-  const cited = lines.find((text) => text.startsWith("| Zed |"));
-  assert.equal(cited?.split("|").length, header.split("|").length);
-});
-
-Deno.test("mergeRows: routes and long waits are rows of their own, ordered native, wait-tool, shell-probe", () => {
-  const merged = mergeRows([
-    row({ route: "shell-probe", notes: "shell" }),
-    row({ notes: "old native" }),
-  ], [
-    row({ route: "wait-tool", longWait: true, notes: "long" }),
-    row({ route: "wait-tool", notes: "wait" }),
-    row({ notes: "new native" }),
-  ], ["demo"]);
-  assert.deepEqual(merged.map((each) => each.notes), [
-    "new native",
-    "wait",
-    "long",
-    "shell",
-  ]);
-  // A row written before routes existed counts as native.
-  const legacy = { ...row({ notes: "legacy" }) } as Partial<MatrixRow>;
-  delete legacy.route;
-  assert.deepEqual(
-    mergeRows([legacy as MatrixRow], [row({ notes: "fresh" })], ["demo"]).map(
-      (each) => each.notes,
-    ),
-    ["fresh"],
-  );
-});
-
-Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections merge after the others", () => {
-  const markdown = evidenceMarkdown([
-    runRecord({ route: "wait-tool", trigger: "read" }),
-  ]);
-  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default, route wait-tool/);
-  assert.match(markdown, /deno task clients --route wait-tool demo/);
-  const long = evidenceMarkdown([
-    runRecord({ route: "wait-tool", trigger: "subscribe", longWait: true }),
-  ]);
-  assert.match(long, /## Trigger subscribe, long wait/);
-  const merged = mergeEvidence(markdown, long);
-  assert.ok(
-    merged.indexOf("## Trigger read") <
-      merged.indexOf("## Trigger subscribe, long wait"),
-  );
-});
-
 Deno.test("rowFromRun (progress check): whether the client resets its tool timeout on progress, and the control", () => {
   const check = (
     progressCheck: "progress" | "no-progress",
@@ -856,56 +739,9 @@ Deno.test("rowFromRun (progress check): whether the client resets its tool timeo
   ]);
 });
 
-/**
- * A client that subscribes and is notified (the update 3.5 s in), whose
- * host tells its model the resource changed and leaves the re-read to it:
- * oh-my-pi with `mcp.notifications` on. `withVersion2`: its notice carries
- * the new text.
- */
-function noticeRun(withVersion2: boolean) {
-  const notified = labClient({
-    level: 6,
-    missing: "level 7 (the agent's context shows the update) is not observable",
-    steps: {
-      ...labClient({}).steps,
-      subscribed: true,
-      notificationDelivered: true,
-      rereadAfterNotification: true,
-    },
-    timeline: [
-      {
-        at: at(3.5),
-        kind: "update",
-        line: "[resource/update] uri=test://review/status version=2",
-      },
-      {
-        at: at(6.1),
-        kind: "read",
-        line:
-          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
-      },
-    ],
-  });
-  const hostNotice = { withVersion2 };
-  const seen = withVersion2 ? [1, 2] : [1];
-  return runRecord({
-    labReport: labReport([notified]),
-    transcript: [
-      transcriptEntry(0, "read-v1"),
-      transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
-      transcriptEntry(6, "check-context-then-reread", {
-        versionsSeen: seen,
-        contextUpdated: withVersion2,
-        hostNotice,
-      }),
-      transcriptEntry(7, "final", {
-        versionsSeen: [...seen, 2],
-        contextUpdated: withVersion2,
-        hostNotice,
-      }),
-    ],
-  });
-}
+// ---------------------------------------------------------------------------
+// The host's notice and inline content: facts, levels, the default's row
+// ---------------------------------------------------------------------------
 
 Deno.test("rowFromRun: the host's notice without the content is its own fact, in the row and its notes, and not level 7", () => {
   const row = rowFromRun(noticeRun(false));
@@ -975,145 +811,6 @@ Deno.test("evidenceMarkdown: the transcript marks the first request that held th
     /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\), the first with the host's notice that the resource changed \| check-context-then-reread \| 1 \| no \|/,
   );
 });
-
-Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio, inline-content", () => {
-  const merged = mergeRows([], [
-    row({ mode: "inline-content" }),
-    row({ mode: "stdio" }),
-    row({ mode: "notifications" }),
-    row({ mode: "2026-07-28" }),
-    row({ mode: "default" }),
-  ], ["demo"]);
-  assert.deepEqual(merged.map((each) => each.mode), [
-    "default",
-    "2026-07-28",
-    "notifications",
-    "stdio",
-    "inline-content",
-  ]);
-});
-
-Deno.test("mergeRows: a catalog row is keyed by its launch mode, after the client's other modes in its modes' order; a fresh one launched as default replaces one recorded before launch modes", () => {
-  const catalog = (launchMode?: ModeId, ranAt = at(0)) =>
-    row({ mode: "catalog", ...(launchMode ? { launchMode } : {}), ranAt });
-  const previous = [row({ mode: "default" }), catalog()];
-  const merged = mergeRows(previous, [
-    catalog("no-updates"),
-    catalog("stdio"),
-    catalog("2026-07-28"),
-    catalog("default", at(60)),
-    row({ mode: "inline-content" }),
-  ], ["demo"]);
-  assert.deepEqual(merged.map((each) => [modeLabel(each), each.ranAt]), [
-    ["default", at(0)],
-    ["inline-content", at(0)],
-    ["catalog (default)", at(60)],
-    ["catalog (2026-07-28)", at(0)],
-    ["catalog (stdio)", at(0)],
-    ["catalog (no-updates)", at(0)],
-  ]);
-  // The Mode column names the launch mode; an old row's is default.
-  assert.equal(tableCells(catalog("stdio"))[2], "catalog (stdio)");
-  assert.equal(tableCells(catalog())[2], "catalog (default)");
-});
-
-Deno.test("evidenceFile: a catalog run's launch mode is in its file's name, but default's, whose file keeps the plain name", () => {
-  const file = (mode: ModeId, launchMode?: ModeId) =>
-    evidenceFile({
-      clientId: "reference-host",
-      version: "0.2.0",
-      mode,
-      ...(launchMode ? { launchMode } : {}),
-    });
-  assert.deepEqual(
-    [
-      file("catalog", "default"),
-      file("catalog"),
-      file("catalog", "stdio-2026-07-28"),
-      file("catalog", "no-updates"),
-      file("stdio"),
-    ],
-    [
-      "runs/reference-host-0.2.0-catalog.md",
-      "runs/reference-host-0.2.0-catalog.md",
-      "runs/reference-host-0.2.0-catalog-stdio-2026-07-28.md",
-      "runs/reference-host-0.2.0-catalog-no-updates.md",
-      "runs/reference-host-0.2.0-stdio.md",
-    ],
-  );
-  const record = runRecord({ mode: "catalog", launchMode: "stdio" });
-  assert.equal(
-    rowFromRun(record).evidence,
-    "runs/demo-1.0.0-catalog-stdio.md#trigger-read",
-  );
-  assert.equal(rowFromRun(record).launchMode, "stdio");
-  assert.match(
-    evidenceMarkdown([record]),
-    /^# Demo CLI 1\.0\.0, mode catalog \(stdio\)\n/,
-  );
-});
-
-/** The lab's record of a client notified at 3 s whose first read of version 2 came `rereadAt` s in. */
-function notifiedClient(
-  rereadAt: number,
-  fields: Partial<ClientReport> = {},
-): ClientReport {
-  return labClient({
-    trigger: "subscribe",
-    level: 6,
-    levelName: "re-read version 2 after the notification",
-    missing: "level 7 … not observable",
-    steps: {
-      ...labClient({}).steps,
-      subscribed: true,
-      notificationDelivered: true,
-      rereadAfterNotification: true,
-    },
-    timeline: [
-      { at: at(3), kind: "update", line: "[update] version=2" },
-      {
-        at: at(rereadAt),
-        kind: "read",
-        line:
-          "[resources/read] uri=test://review/status version=2 client=demo/1.0.0",
-      },
-    ],
-    ...fields,
-  });
-}
-
-/** A transcript whose check at 6 s found version 2 already in the context. */
-const CONTEXT_UPDATED = [
-  transcriptEntry(0, "read-v1"),
-  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
-  transcriptEntry(6, "check-context-then-reread", {
-    versionsSeen: [1, 2],
-    contextUpdated: true,
-  }),
-  transcriptEntry(7, "final", {
-    versionsSeen: [1, 2, 2],
-    contextUpdated: true,
-  }),
-];
-
-/** The cells of a row's line in the matrix's full table. */
-function tableCells(matrixRowFields: MatrixRow): string[] {
-  const markdown = matrixMarkdown(
-    {
-      generatedAt: at(0),
-      labVersion: "0.2.0",
-      delaySeconds: 3,
-      rows: [matrixRowFields],
-      cited: [],
-      requests: {},
-      libraries: [],
-    },
-  );
-  const line = everyRunLines(markdown).find((text) =>
-    text.startsWith("| Demo CLI")
-  )!;
-  return line.split(/(?<!\\)\|/).map((text) => text.trim()).slice(1, 17);
-}
 
 Deno.test("rowFromRun: version 2 delivered inline as the client asked: the re-read cell says inline, level 7 from the transcript", () => {
   const asked = (rereadAt: number, route: Route = "native") =>
@@ -1362,151 +1059,9 @@ Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes ce
   );
 });
 
-/** A Markdown table row's cells, trimmed (`deno fmt` pads them). */
-function trimmedCells(line: string): string[] {
-  return line.split(/(?<!\\)\|/).map((text) => text.trim())
-    .map((text) => /^-+$/.test(text) ? "---" : text);
-}
-
-Deno.test("results/matrix.json is the Markdown's twin: every table row of compatibility-matrix.md, cell by cell, comes from it, with each row's evidence kind and the cited hosts' sources", async () => {
-  const results = new URL("../../results/", import.meta.url);
-  const document = JSON.parse(
-    await Deno.readTextFile(new URL("matrix.json", results)),
-  ) as MatrixDocument;
-  const committed = await Deno.readTextFile(
-    new URL("compatibility-matrix.md", results),
-  );
-  const rows = (markdown: string) =>
-    markdown.split("\n").filter((line) => line.startsWith("|"))
-      .map(trimmedCells);
-  assert.deepEqual(rows(committed), rows(matrixMarkdown(document)));
-  for (const row of document.rows) {
-    assert.equal(row.evidenceKind, evidenceKindOf(row), row.evidence);
-    assert.ok(row.evidence.startsWith("runs/"), row.evidence);
-  }
-  assert.ok(document.cited.length > 0);
-  for (const host of document.cited) {
-    for (const citation of host.citations) {
-      if ("package" in citation) {
-        assert.match(citation.package, /^(@[\w.-]+\/)?[\w.-]+@[\d.]+$/);
-        assert.ok(Number.isInteger(citation.line));
-        assert.notEqual(citation.quote, "");
-        continue;
-      }
-      assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/);
-      assert.match(citation.commit, /^[0-9a-f]{40}$/);
-      assert.match(citation.lines, /^\d+(-\d+)?$/);
-    }
-  }
-  assert.ok(Object.keys(document.requests).length > 0);
-});
-
-Deno.test("results/README.md quotes as many inline-content rows as results/matrix.json holds", async () => {
-  const results = new URL("../../results/", import.meta.url);
-  const { rows } = JSON.parse(
-    await Deno.readTextFile(new URL("matrix.json", results)),
-  ) as MatrixDocument;
-  const readme = (await Deno.readTextFile(new URL("README.md", results)))
-    .replaceAll(/\s+/g, " ");
-  const quoted = readme.match(
-    /Mode `inline-content` came after it: one run per client that runs, (\d+) in all today\./,
-  );
-  assert.ok(quoted, "results/README.md quotes no count of inline-content rows");
-  assert.equal(
-    Number(quoted[1]),
-    rows.filter((row) => row.mode === "inline-content").length,
-  );
-});
-
-Deno.test("results/README.md quotes as many catalog rows as results/matrix.json holds, and every one has its catalog or says why not", async () => {
-  const results = new URL("../../results/", import.meta.url);
-  const { rows } = JSON.parse(
-    await Deno.readTextFile(new URL("matrix.json", results)),
-  ) as MatrixDocument;
-  const readme = (await Deno.readTextFile(new URL("README.md", results)))
-    .replaceAll(/\s+/g, " ");
-  const quoted = readme.match(
-    /Mode `catalog` came after that: one run per client that runs in each mode it lists, (\d+) in all today/,
-  );
-  assert.ok(quoted, "results/README.md quotes no count of catalog rows");
-  const catalogRows = rows.filter((row) => row.mode === "catalog");
-  assert.equal(Number(quoted[1]), catalogRows.length);
-  for (const row of catalogRows) {
-    assert.ok(
-      row.catalog
-        ? /catalog (tools|prompts|resources) \d/.test(row.notes)
-        : row.notes !== "",
-      row.clientId,
-    );
-  }
-});
-
-Deno.test("deno task clients --budget 0 runs nothing and writes the committed compatibility-matrix.md and picture from matrix.json, which it leaves as it was", async () => {
-  const results = new URL("../../results/", import.meta.url);
-  const files = ["matrix.json", "compatibility-matrix.md", SUMMARY_SVG];
-  const dir = await Deno.makeTempDir({ prefix: "budget-0-" });
-  try {
-    await Deno.mkdir(`${dir}/cache`);
-    await Deno.copyFile(new URL("matrix.json", results), `${dir}/matrix.json`);
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../run.ts", import.meta.url).pathname,
-        "--results-dir",
-        dir,
-        "--cache-dir",
-        `${dir}/cache`,
-        "--budget",
-        "0",
-      ],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    assert.equal(code, 0, new TextDecoder().decode(stderr));
-    for (const file of files) {
-      // Compared as booleans: no diff of a whole matrix when it fails.
-      const same = await Deno.readTextFile(`${dir}/${file}`) ===
-        await Deno.readTextFile(new URL(file, results));
-      assert.ok(same, `results/${file} is not what --budget 0 writes`);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-/** Demo CLI in mode catalog: the lab's catalog levels, and what its model saw. */
-function catalogRun(
-  levels: Parameters<typeof catalogLabClient>[0],
-  transcript = runRecord().transcript,
-  fields: Partial<Parameters<typeof runRecord>[0]> = {},
-  client: Partial<ClientReport> = {},
-) {
-  return runRecord({
-    mode: "catalog",
-    labReport: labReport([catalogLabClient(levels, client)]),
-    transcript,
-    ...fields,
-  });
-}
-
-/** A transcript whose third request offered the new tool, which the model called. */
-const NEW_TOOL_TRANSCRIPT = [
-  transcriptEntry(0, "read-v1"),
-  transcriptEntry(1, "wait-then-nudge", { versionsSeen: [1] }),
-  transcriptEntry(6, "call-new-tool", {
-    versionsSeen: [1],
-    newTool: "mcp__lab__get_review_comments",
-    answer: "tool mcp__lab__get_review_comments {}",
-  }),
-  transcriptEntry(7, "check-context-then-reread", {
-    versionsSeen: [1],
-    contextUpdated: false,
-    newTool: "mcp__lab__get_review_comments",
-  }),
-  transcriptEntry(8, "final", { versionsSeen: [1, 2], contextUpdated: false }),
-];
+// ---------------------------------------------------------------------------
+// Catalog rows: levels per kind, the new tool, a catalog that never changed
+// ---------------------------------------------------------------------------
 
 Deno.test("rowFromRun (catalog): the lab's levels per kind, tools at 5 where the new tool reached a model request and the model called it; every kind's note says what stopped it", () => {
   const record = catalogRun(
@@ -1630,4 +1185,485 @@ Deno.test("rowFromRun (catalog): a client the lab sent no update has a catalog t
     runRecord({ mode: "catalog", outcome: "install-failed", labReport: null }),
   );
   assert.equal("catalog" in failed, false);
+});
+
+// ---------------------------------------------------------------------------
+// Merging: rows in catalog order, evidence kept, a catalog run's file
+// ---------------------------------------------------------------------------
+
+Deno.test("mergeRows: fresh rows replace their old selves, others stay, catalog order", () => {
+  const old = [
+    row({ clientId: "b", trigger: "read", notes: "old b" }),
+    row({ clientId: "a", trigger: "read", notes: "old a" }),
+    row({ clientId: "a", trigger: "subscribe", notes: "old a sub" }),
+  ];
+  const merged = mergeRows(old, [
+    row({ clientId: "a", trigger: "read", notes: "new a" }),
+    row({
+      clientId: "a",
+      mode: "2026-07-28",
+      trigger: "read",
+      notes: "new a 2026",
+    }),
+  ], ["a", "b"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "old a sub",
+    "new a",
+    "new a 2026",
+    "old b",
+  ]);
+});
+
+Deno.test("mergeRows: routes and long waits are rows of their own, ordered native, wait-tool, shell-probe", () => {
+  const merged = mergeRows([
+    row({ route: "shell-probe", notes: "shell" }),
+    row({ notes: "old native" }),
+  ], [
+    row({ route: "wait-tool", longWait: true, notes: "long" }),
+    row({ route: "wait-tool", notes: "wait" }),
+    row({ notes: "new native" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.notes), [
+    "new native",
+    "wait",
+    "long",
+    "shell",
+  ]);
+  // A row written before routes existed counts as native.
+  const legacy = { ...row({ notes: "legacy" }) } as Partial<MatrixRow>;
+  delete legacy.route;
+  assert.deepEqual(
+    mergeRows([legacy as MatrixRow], [row({ notes: "fresh" })], ["demo"]).map(
+      (each) => each.notes,
+    ),
+    ["fresh"],
+  );
+});
+
+Deno.test("mergeRows: a client's modes in catalog order: default, 2026-07-28, notifications, stdio, inline-content", () => {
+  const merged = mergeRows([], [
+    row({ mode: "inline-content" }),
+    row({ mode: "stdio" }),
+    row({ mode: "notifications" }),
+    row({ mode: "2026-07-28" }),
+    row({ mode: "default" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => each.mode), [
+    "default",
+    "2026-07-28",
+    "notifications",
+    "stdio",
+    "inline-content",
+  ]);
+});
+
+Deno.test("mergeRows: a catalog row is keyed by its launch mode, after the client's other modes in its modes' order; a fresh one launched as default replaces one recorded before launch modes", () => {
+  const catalog = (launchMode?: ModeId, ranAt = at(0)) =>
+    row({ mode: "catalog", ...(launchMode ? { launchMode } : {}), ranAt });
+  const previous = [row({ mode: "default" }), catalog()];
+  const merged = mergeRows(previous, [
+    catalog("no-updates"),
+    catalog("stdio"),
+    catalog("2026-07-28"),
+    catalog("default", at(60)),
+    row({ mode: "inline-content" }),
+  ], ["demo"]);
+  assert.deepEqual(merged.map((each) => [modeLabel(each), each.ranAt]), [
+    ["default", at(0)],
+    ["inline-content", at(0)],
+    ["catalog (default)", at(60)],
+    ["catalog (2026-07-28)", at(0)],
+    ["catalog (stdio)", at(0)],
+    ["catalog (no-updates)", at(0)],
+  ]);
+  // The Mode column names the launch mode; an old row's is default.
+  assert.equal(tableCells(catalog("stdio"))[2], "catalog (stdio)");
+  assert.equal(tableCells(catalog())[2], "catalog (default)");
+});
+
+Deno.test("mergeEvidence: a single-trigger run keeps the other trigger's section", () => {
+  const both = evidenceMarkdown([
+    runRecord({ trigger: "subscribe", durationSeconds: 11 }),
+    runRecord({ trigger: "read", durationSeconds: 12 }),
+  ]);
+  const readOnly = evidenceMarkdown([
+    runRecord({ trigger: "read", durationSeconds: 99 }),
+  ]);
+  const merged = mergeEvidence(both, readOnly);
+  assert.match(
+    merged,
+    /## Trigger subscribe\n\nOutcome: completed \(exit 0\) after 11 s/,
+  );
+  assert.match(
+    merged,
+    /## Trigger read\n\nOutcome: completed \(exit 0\) after 99 s/,
+  );
+  assert.ok(
+    merged.indexOf("## Trigger subscribe") < merged.indexOf("## Trigger read"),
+  );
+  assert.equal(merged.split("## Trigger").length, 3);
+  assert.equal(mergeEvidence("", both), both.replace(/\n+$/, "") + "\n");
+});
+
+Deno.test("evidenceFile: a catalog run's launch mode is in its file's name, but default's, whose file keeps the plain name", () => {
+  const file = (mode: ModeId, launchMode?: ModeId) =>
+    evidenceFile({
+      clientId: "reference-host",
+      version: "0.2.0",
+      mode,
+      ...(launchMode ? { launchMode } : {}),
+    });
+  assert.deepEqual(
+    [
+      file("catalog", "default"),
+      file("catalog"),
+      file("catalog", "stdio-2026-07-28"),
+      file("catalog", "no-updates"),
+      file("stdio"),
+    ],
+    [
+      "runs/reference-host-0.2.0-catalog.md",
+      "runs/reference-host-0.2.0-catalog.md",
+      "runs/reference-host-0.2.0-catalog-stdio-2026-07-28.md",
+      "runs/reference-host-0.2.0-catalog-no-updates.md",
+      "runs/reference-host-0.2.0-stdio.md",
+    ],
+  );
+  const record = runRecord({ mode: "catalog", launchMode: "stdio" });
+  assert.equal(
+    rowFromRun(record).evidence,
+    "runs/demo-1.0.0-catalog-stdio.md#trigger-read",
+  );
+  assert.equal(rowFromRun(record).launchMode, "stdio");
+  assert.match(
+    evidenceMarkdown([record]),
+    /^# Demo CLI 1\.0\.0, mode catalog \(stdio\)\n/,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The Markdown: the matrix's table and routes, commands, evidence, headings
+// ---------------------------------------------------------------------------
+
+Deno.test("matrixMarkdown: one row per run with marks, level, notes and evidence; hosts read from source; history below", () => {
+  const zed = citedHost();
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [row({ notes: "pipes | escaped" })],
+      cited: [zed],
+      requests: {},
+      libraries: [],
+    },
+  );
+  assert.match(markdown, /on 2026-11-30 with lab 0\.2\.0/);
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo CLI")
+  );
+  assert.ok(line);
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.deepEqual(cells.slice(1, 18), [
+    "Demo CLI",
+    "1.0.0",
+    "default",
+    "native",
+    "`read`",
+    "2025 (2025-06-18)",
+    "✅",
+    "✅",
+    "✅",
+    "❌",
+    "❌",
+    "❌",
+    "❌",
+    "3",
+    "—",
+    "pipes &#124; escaped",
+    "run: [report](runs/demo-1.0.0-default.md#trigger-read)",
+  ]);
+  assert.ok(markdown.indexOf(HISTORY) > markdown.indexOf(line));
+  const cited = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Zed |")
+  );
+  assert.ok(cited, "no row for the host read from source");
+  assert.deepEqual(cited.split(/(?<!\\)\|/).map((text) => text.trim()), [
+    "",
+    "Zed",
+    "0.200.0",
+    ...Array(13).fill("—"),
+    "subscribes: no; on notifications/resources/updated: nothing handles it; not run here: not on npm",
+    `source, not run: [zed-industries/zed@0123abcd crates/context_server/src/client.rs:10-12](https://github.com/zed-industries/zed/blob/${
+      "0123abcd".padEnd(40, "0")
+    }/crates/context_server/src/client.rs#L10-L12)`,
+    "",
+  ]);
+  assert.ok(markdown.indexOf(cited) > markdown.indexOf(line));
+  assert.match(HISTORY, /May 2026/);
+  assert.match(HISTORY, /Codex CLI and Crush refused/);
+});
+
+Deno.test("matrixMarkdown: a host read from its npm bundle cites package, file and line, the quote kept in the JSON only", () => {
+  const host = citedHost({
+    id: "demo-source",
+    displayName: "Demo Bundle",
+    citations: [{
+      package: "@demo/cli@1.2.3",
+      path: "dist/cli.js",
+      line: 42,
+      quote: "setNotificationHandler(a|b,`x`)",
+      says: "handles tools/list_changed only",
+    }],
+  });
+  const markdown = matrixMarkdown({
+    generatedAt: at(0),
+    labVersion: "0.2.0",
+    delaySeconds: 3,
+    rows: [],
+    cited: [host],
+    requests: {},
+    libraries: [],
+  });
+  const line = everyRunLines(markdown).find((text) =>
+    text.startsWith("| Demo Bundle |")
+  );
+  assert.ok(line, "no row for the host read from its bundle");
+  const cells = line.split(/(?<!\\)\|/).map((text) => text.trim());
+  assert.equal(
+    cells.at(-2),
+    "source, not run: `@demo/cli@1.2.3` `dist/cli.js:42`",
+  );
+  assert.doesNotMatch(line, /setNotificationHandler/);
+});
+
+Deno.test("matrixMarkdown: the Route column, explained in two sentences above the table", () => {
+  const markdown = matrixMarkdown(
+    {
+      generatedAt: at(0),
+      labVersion: "0.2.0",
+      delaySeconds: 3,
+      rows: [
+        row({}),
+        row({
+          route: "wait-tool",
+          level: 7,
+          evidence: "runs/w.md#trigger-read",
+        }),
+        row({
+          route: "wait-tool",
+          longWait: true,
+          delaySeconds: 90,
+          trigger: "subscribe",
+          evidence: "runs/w.md#trigger-subscribe-long-wait",
+        }),
+        row({ route: "shell-probe", evidence: "runs/s.md#trigger-read" }),
+      ],
+      cited: [citedHost()],
+      requests: {},
+      libraries: [],
+    },
+  );
+  const lines = everyRunLines(markdown);
+  const header = lines.find((text) => text.startsWith("| Client |"));
+  assert.ok(header);
+  const columns = header.split("|").map((text) => text.trim());
+  assert.equal(columns.indexOf("Route"), columns.indexOf("Mode") + 1);
+  assert.ok(markdown.indexOf(ROUTE_TEXT) < markdown.indexOf(header));
+  assert.equal(ROUTE_TEXT.split(/\. (?=[A-Z])/).length, 2);
+  for (const route of ["native", "wait-tool", "shell-probe"]) {
+    assert.match(ROUTE_TEXT, new RegExp(`\`${route}\``));
+  }
+  const routeCells = lines.filter((text) => text.startsWith("| Demo CLI"))
+    .map((text) => text.split("|").map((cell) => cell.trim())[4]);
+  assert.deepEqual(routeCells, [
+    "native",
+    "wait-tool",
+    "wait-tool (long wait, 90 s)",
+    "shell-probe",
+  ]);
+  const cited = lines.find((text) => text.startsWith("| Zed |"));
+  assert.equal(cited?.split("|").length, header.split("|").length);
+});
+
+Deno.test("commandTable: each command, its outcome and its output through the lab's cell: pipes, backticks, mentions and links inert, the output's lines on one row", () => {
+  assert.deepEqual(
+    commandTable([{
+      startedAt: 0.2,
+      command: "demo --call 'a|b' `x` 2>>$HOME/lab.log",
+      outcome: "exit-nonzero",
+      exitCode: 1,
+      detail: "see @demo/cli",
+      durationSeconds: 1.5,
+      outputTail:
+        "[mcp-inspector] noise\nfirst | line\nsee https://example.com/x `y`",
+    }]),
+    [
+      "| # | At (s) | Command | Outcome | Took (s) | Output |",
+      "| --- | --- | --- | --- | --- | --- |",
+      "| 1 | 0.2 | demo --call 'a&#124;b' &#96;x&#96; 2&gt;&gt;$HOME/lab.log | exit-nonzero (exit 1), see @<wbr>demo/cli | 1.5 | first &#124; line / see https:<wbr>//example.com/x &#96;y&#96; |",
+    ],
+  );
+});
+
+Deno.test("evidenceMarkdown: a section per trigger with transcript and the lab's report", () => {
+  const markdown = evidenceMarkdown([
+    runRecord({ trigger: "subscribe" }),
+    runRecord({
+      outcome: "timeout",
+      detail: "no exit within 120 s",
+      outputTail: "stuck",
+    }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default/);
+  assert.match(markdown, /## Trigger subscribe[\s\S]*## Trigger read/);
+  assert.match(
+    markdown,
+    /\| 3 \| 6\.0 \| POST \/v1\/messages \(stream\) \| check-context-then-reread \| 1 \| no \|/,
+  );
+  assert.match(
+    markdown,
+    /### Client output \(last lines\)\n\n```text\nstuck\n```/,
+  );
+  assert.equal(
+    markdown.split("#### MCP resource subscription lab report").length,
+    3,
+  );
+  assert.match(markdown, /##### demo\/1\.0\.0/);
+});
+
+Deno.test("evidenceMarkdown: a route's file names its route; long-wait sections merge after the others", () => {
+  const markdown = evidenceMarkdown([
+    runRecord({ route: "wait-tool", trigger: "read" }),
+  ]);
+  assert.match(markdown, /^# Demo CLI 1\.0\.0, mode default, route wait-tool/);
+  assert.match(markdown, /deno task clients --route wait-tool demo/);
+  const long = evidenceMarkdown([
+    runRecord({ route: "wait-tool", trigger: "subscribe", longWait: true }),
+  ]);
+  assert.match(long, /## Trigger subscribe, long wait/);
+  const merged = mergeEvidence(markdown, long);
+  assert.ok(
+    merged.indexOf("## Trigger read") <
+      merged.indexOf("## Trigger subscribe, long wait"),
+  );
+});
+
+Deno.test("demoteHeadings: headings move down, code fences stay as they are", () => {
+  assert.equal(
+    demoteHeadings("# A\n```sh\n# comment\n```\n## B", 2),
+    "### A\n```sh\n# comment\n```\n#### B",
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The committed results: matrix.json, the README's quotes, --budget 0
+// ---------------------------------------------------------------------------
+
+Deno.test("results/matrix.json is the Markdown's twin: every table row of compatibility-matrix.md, cell by cell, comes from it, with each row's evidence kind and the cited hosts' sources", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const document = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const committed = await Deno.readTextFile(
+    new URL("compatibility-matrix.md", results),
+  );
+  const rows = (markdown: string) =>
+    markdown.split("\n").filter((line) => line.startsWith("|"))
+      .map(trimmedCells);
+  assert.deepEqual(rows(committed), rows(matrixMarkdown(document)));
+  for (const row of document.rows) {
+    assert.equal(row.evidenceKind, evidenceKindOf(row), row.evidence);
+    assert.ok(row.evidence.startsWith("runs/"), row.evidence);
+  }
+  assert.ok(document.cited.length > 0);
+  for (const host of document.cited) {
+    for (const citation of host.citations) {
+      if ("package" in citation) {
+        assert.match(citation.package, /^(@[\w.-]+\/)?[\w.-]+@[\d.]+$/);
+        assert.ok(Number.isInteger(citation.line));
+        assert.notEqual(citation.quote, "");
+        continue;
+      }
+      assert.match(citation.repository, /^[\w.-]+\/[\w.-]+$/);
+      assert.match(citation.commit, /^[0-9a-f]{40}$/);
+      assert.match(citation.lines, /^\d+(-\d+)?$/);
+    }
+  }
+  assert.ok(Object.keys(document.requests).length > 0);
+});
+
+Deno.test("results/README.md quotes as many inline-content rows as results/matrix.json holds", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  const quoted = readme.match(
+    /Mode `inline-content` came after it: one run per client that runs, (\d+) in all today\./,
+  );
+  assert.ok(quoted, "results/README.md quotes no count of inline-content rows");
+  assert.equal(
+    Number(quoted[1]),
+    rows.filter((row) => row.mode === "inline-content").length,
+  );
+});
+
+Deno.test("results/README.md quotes as many catalog rows as results/matrix.json holds, and every one has its catalog or says why not", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  const quoted = readme.match(
+    /Mode `catalog` came after that: one run per client that runs in each mode it lists, (\d+) in all today/,
+  );
+  assert.ok(quoted, "results/README.md quotes no count of catalog rows");
+  const catalogRows = rows.filter((row) => row.mode === "catalog");
+  assert.equal(Number(quoted[1]), catalogRows.length);
+  for (const row of catalogRows) {
+    assert.ok(
+      row.catalog
+        ? /catalog (tools|prompts|resources) \d/.test(row.notes)
+        : row.notes !== "",
+      row.clientId,
+    );
+  }
+});
+
+Deno.test("deno task clients --budget 0 runs nothing and writes the committed compatibility-matrix.md and picture from matrix.json, which it leaves as it was", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const files = ["matrix.json", "compatibility-matrix.md", SUMMARY_SVG];
+  const dir = await Deno.makeTempDir({ prefix: "budget-0-" });
+  try {
+    await Deno.mkdir(`${dir}/cache`);
+    await Deno.copyFile(new URL("matrix.json", results), `${dir}/matrix.json`);
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../run.ts", import.meta.url).pathname,
+        "--results-dir",
+        dir,
+        "--cache-dir",
+        `${dir}/cache`,
+        "--budget",
+        "0",
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    for (const file of files) {
+      // Compared as booleans: no diff of a whole matrix when it fails.
+      const same = await Deno.readTextFile(`${dir}/${file}`) ===
+        await Deno.readTextFile(new URL(file, results));
+      assert.ok(same, `results/${file} is not what --budget 0 writes`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

