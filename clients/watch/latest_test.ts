@@ -393,7 +393,9 @@ Deno.test("deno task clients --latest --write, in a copy of the checkout: pi's n
   const dir = await Deno.makeTempDir({ prefix: "clients-write-test-" });
   const root = new URL("../../", import.meta.url).pathname;
   try {
-    for (const path of ["main.ts", "probe.ts", "deno.json", "deno.lock"]) {
+    // The lab's side the harness imports, and the config it runs under.
+    const files = ["main.ts", "probe.ts", "bus.ts", "launch.ts"];
+    for (const path of [...files, "deno.json", "deno.lock"]) {
       await Deno.copyFile(`${root}${path}`, `${dir}/${path}`);
     }
     for (const folder of ["clients", "results", "testdata"]) {
