@@ -163,7 +163,7 @@ Deno.test("rowFromRun: a browser row is the level before Refresh, with the click
 
   const evidence = evidenceMarkdown([browserRecord(5, afterRefresh)]);
   assert.match(evidence, /### Page actions/);
-  assert.match(evidence, /`click Subscribe in the preview`/);
+  assert.match(evidence, /\| 3\.8 \| click Subscribe in the preview \| /);
   assert.match(
     evidence,
     /!\[past the lab's update, before any click\]\(inspector-web-2\.12\.0-default-subscribe-after-update\.png\)/,

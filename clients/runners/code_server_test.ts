@@ -217,7 +217,7 @@ Deno.test("evidenceMarkdown (VS Code): page actions, screenshots, the chat's tra
   assert.match(evidence, /### Page actions/);
   assert.match(
     evidence,
-    /`F1, MCP: Browse Resources, Simulated review status \(test:\/\/review\/status\)`/,
+    /\| F1, MCP: Browse Resources, Simulated review status \(test:\/\/review\/status\) \| /,
   );
   assert.match(
     evidence,

@@ -281,7 +281,7 @@ Deno.test("evidenceMarkdown: a command client's evidence lists its commands, not
   assert.doesNotMatch(text, /^Command:$/m);
   assert.match(
     text,
-    /\| 2 \| 0\.9 \| `mcpdo --connection \$LAB_URL resources\/subscribe test:\/\/review\/status` \| completed \(exit 0\), stopped after 6 s, as planned \| 6\.0 \| Subscribed: test:\/\/review\/status \/ Resource updated: test:\/\/review\/status \|/,
+    /\| 2 \| 0\.9 \| mcpdo --connection \$LAB_URL resources\/subscribe test:\/\/review\/status \| completed \(exit 0\), stopped after 6 s, as planned \| 6\.0 \| Subscribed: test:\/\/review\/status \/ Resource updated: test:\/\/review\/status \|/,
   );
   assert.match(
     text,
