@@ -3,7 +3,8 @@
  * end reasons, the wait tool's ends, the log's tags, the lab's own lines, the
  * JSON report's fields) is the one `main.ts` has; the README stays a front
  * page; every client the report recognises has its setup and its tracker in
- * the docs.
+ * the docs; the image holds, caches and may read the files beside `main.ts`
+ * that it loads, as the deployment page says.
  *
  * ```sh
  * deno test -P main_docs_test.ts
@@ -240,4 +241,36 @@ Deno.test("every client the report recognises has its setup in docs/client-setup
     assert.ok(setup.includes(name), `${name} not in docs/client-setup.md`);
     assert.ok(trackers.includes(name), `${name} not in docs/bug-reports.md`);
   }
+});
+
+// ---------------------------------------------------------------------------
+// The image: the files it copies, caches and may read
+// ---------------------------------------------------------------------------
+
+Deno.test("the image copies what .dockerignore lets through, caches every module of it, and may read the files main.ts loads beside itself, as deno.json and compose.yaml do; deployment.md counts them", async () => {
+  const text = (path: string) =>
+    Deno.readTextFile(new URL(path, import.meta.url));
+  const dockerfile = await text("Dockerfile");
+  const copied = dockerfile.match(/^COPY --chown=\S+ (.+) \.\/$/m)?.[1]
+    .split(" ");
+  const allowed = [...(await text(".dockerignore")).matchAll(/^!(.+)$/gm)]
+    .map((match) => match[1]);
+  assert.deepEqual(copied, allowed);
+  const modules = allowed.filter((file) => file.endsWith(".ts"));
+  assert.deepEqual(modules, ["main.ts", "probe.ts", "bus.ts"]);
+  assert.ok(dockerfile.includes(`RUN deno cache ${modules.join(" ")}\n`));
+  // What main.ts loads beside itself is read under -P (a computed import).
+  const beside = modules.filter((file) => file !== "main.ts");
+  const config = JSON.parse(await text("deno.json"));
+  assert.deepEqual(config.permissions.default.read, beside);
+  const readFlag = `--allow-read=${beside.join(",")},/reports`;
+  assert.ok(dockerfile.includes(`"${readFlag}"`), readFlag);
+  assert.ok((await text("compose.yaml")).includes(`- ${readFlag}\n`));
+  const deployment = oneLine(await docsPage("deployment.md"));
+  const words = ["none", "one", "two", "three", "four", "five", "six"];
+  assert.ok(
+    deployment.includes(
+      `the ${words[allowed.length]} files the image copies (\`.dockerignore\`)`,
+    ),
+  );
 });
