@@ -57,6 +57,33 @@ prepareTestEnvironment();
 const replicasMissing = (await missingReplicaPrograms()).join("; ");
 if (replicasMissing) console.warn(`--bus tests skipped: ${replicasMissing}`);
 
+/**
+ * A Redis of its own, saving nothing, on `port` (a free one by default),
+ * once it answers PING; disposed, it stops.
+ */
+async function redisOfItsOwn(port = freePort()) {
+  const [program, ...args] = redisServerCommand(port);
+  const child = new Deno.Command(program, {
+    args,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const answers = () => redisCommand(port, ["PING"], 500).catch(() => null);
+  for (let tries = 0; await answers() !== "PONG"; tries++) {
+    if (tries === 100) {
+      throw new Error(`redis-server on ${port} never answered`);
+    }
+    await delay(50);
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGKILL");
+      await child.status;
+    },
+  };
+}
+
 /** `/report` of one replica, as JSON. */
 async function replicaReport(lab: { origin: string }): Promise<LabReport> {
   const response = await fetch(`${lab.origin}/report`);
@@ -217,24 +244,14 @@ Deno.test({
     );
     assert.equal((await replicaReport(a)).clients[0].level, 6);
 
-    const [redisServer, ...redisArgs] = redisServerCommand(set.redisPort);
-    const again = new Deno.Command(redisServer, {
-      args: redisArgs,
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    try {
-      await eventually(
-        () =>
-          set.replicas.every((replica) =>
-            replica.lines.some((line) => line.startsWith("[bus/restored] "))
-          ),
-        "[bus/restored] on both replicas",
-      );
-    } finally {
-      again.kill("SIGKILL");
-      await again.status;
-    }
+    await using _again = await redisOfItsOwn(set.redisPort);
+    await eventually(
+      () =>
+        set.replicas.every((replica) =>
+          replica.lines.some((line) => line.startsWith("[bus/restored] "))
+        ),
+      "[bus/restored] on both replicas",
+    );
   },
 });
 
@@ -337,31 +354,6 @@ Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be rea
 // ---------------------------------------------------------------------------
 // bus.ts beside main.ts: fetched from a URL only with --bus, missing said so
 // ---------------------------------------------------------------------------
-
-/** A Redis of its own on a free port, saving nothing; disposed, it stops. */
-async function redisOfItsOwn() {
-  const port = freePort();
-  const [program, ...args] = redisServerCommand(port);
-  const child = new Deno.Command(program, {
-    args,
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const answers = () => redisCommand(port, ["PING"], 500).catch(() => null);
-  for (let tries = 0; await answers() !== "PONG"; tries++) {
-    if (tries === 100) {
-      throw new Error(`redis-server on ${port} never answered`);
-    }
-    await delay(50);
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async [Symbol.asyncDispose]() {
-      child.kill("SIGKILL");
-      await child.status;
-    },
-  };
-}
 
 Deno.test({
   name:
