@@ -312,7 +312,7 @@ Deno.test({
   },
 });
 
-Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be reached, or --stdio is one line and exit 2, the password hidden", async () => {
+Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be reached, or --stdio is one line and exit 2, the password (or a user part alone) hidden", async () => {
   const closed = freePort();
   const cases: [string[], Record<string, string>, string][] = [
     [
@@ -329,6 +329,16 @@ Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be rea
       ["--bus", `redis://u:hunter2@127.0.0.1:${closed}`],
       {},
       `config error: --bus redis://u:***@127.0.0.1:${closed}: cannot reach Redis: connect ECONNREFUSED 127.0.0.1:${closed}`,
+    ],
+    [
+      [],
+      { MCP_TEST_BUS: "redis://hunter2@cache:6379/x" },
+      `config error: MCP_TEST_BUS="redis://***@cache:6379/x" is not allowed: expected redis://[user:password@]host[:port][/db], or empty`,
+    ],
+    [
+      ["--bus", `redis://hunter2@127.0.0.1:${closed}`],
+      {},
+      `config error: --bus redis://***@127.0.0.1:${closed}: cannot reach Redis: connect ECONNREFUSED 127.0.0.1:${closed}`,
     ],
     [
       ["--stdio", "--bus", "redis://127.0.0.1:6379"],

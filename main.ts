@@ -377,12 +377,13 @@ function isRedisUrl(text: string): boolean {
     /^(\/\d{0,2})?$/.test(url.pathname) && !url.search && !url.hash;
 }
 
-/** A URL as logs and reports may show it: any password hidden. */
+/** A URL as logs show it: a password, or a user part alone (one too), hidden. */
 export function withoutPassword(text: string): string {
   const url = URL.parse(text);
   if (!url) return text.includes("@") ? "(hidden)" : text;
-  if (!url.password) return text;
-  url.password = "***";
+  if (url.password) url.password = "***";
+  else if (url.username) url.username = "***";
+  else return text;
   return url.href;
 }
 
