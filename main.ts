@@ -1757,7 +1757,6 @@ export class LabState {
     const delivery = await (client.updates.sending = sending);
     client.updates.sending = undefined;
     client.progress.notifying = false;
-    this.peers.notifying(client, false);
     const inline = delivery.delivered ? delivery.inline : undefined;
     const kind = catalog.length > 0 ? "catalog-notify" : "notify";
     this.record(client, kind, {
@@ -1773,6 +1772,8 @@ export class LabState {
         embedResources: inline?.asked || undefined,
       },
     }, { delivery, version: client.reviewVersion, catalog });
+    // After the step: no replica sees the write end before its outcome.
+    this.peers.notifying(client, false);
   }
 
   #updateFailed(client: LabClient, error: unknown) {
