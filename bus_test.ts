@@ -1,11 +1,12 @@
 /**
  * The lab's replicas on Redis (`main.ts --bus`): two labs behind HAProxy
  * give a client the verdict one process gives, a 2025 request on the wrong
- * replica, Redis lost and back, Redis full, a replica killed, and bad
- * `--bus` values; `bus.ts` fetched from a URL only with `--bus`, and a
- * `main.ts` alone saying what is missing. On Debian's real `redis-server`
- * and HAProxy, started by `launch.ts` on free ports; skipped, saying which
- * is missing, where they are not installed (`.ci/run` installs both).
+ * replica, Redis lost and back, Redis full, a replica killed, bad `--bus`
+ * values, the catalog credited alike on both replicas; `bus.ts` fetched from
+ * a URL only with `--bus`, and a `main.ts` alone saying what is missing. On
+ * Debian's real `redis-server` and HAProxy, started by `launch.ts` on free
+ * ports; skipped, saying which is missing, where they are not installed
+ * (`.ci/run` installs both).
  *
  * ```sh
  * deno test -P bus_test.ts
@@ -19,7 +20,12 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { type ClientReport, type LabReport } from "./main.ts";
+import {
+  CATALOG_ADDED,
+  type ClientReport,
+  type LabReport,
+  REVIEW_URI,
+} from "./main.ts";
 import {
   prepareTestEnvironment,
   startLab,
@@ -450,4 +456,106 @@ Deno.test("main.ts copied alone: it serves, and --bus or probe is one line namin
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
+});
+
+// ---------------------------------------------------------------------------
+// The catalog across replicas: every replica credits the same re-list
+// ---------------------------------------------------------------------------
+
+/**
+ * One 2026-07-28 client on two replicas: it lists tools on B, listens on A
+ * asking for tools list changes, and on the notification lists again and
+ * calls the new tool on B, at once.
+ */
+async function relistElsewhere(name: string, a: string, b: string) {
+  await using onA = await connectClient(new URL(a), name, "auto");
+  await using onB = await connectClient(new URL(b), name, "auto");
+  await onB.listTools();
+  const changed = Promise.withResolvers<void>();
+  onA.setNotificationHandler(
+    "notifications/tools/list_changed",
+    () => changed.resolve(),
+  );
+  const listen = await onA.listen({
+    resourceSubscriptions: [REVIEW_URI],
+    toolsListChanged: true,
+  });
+  await changed.promise;
+  const { tools } = await onB.listTools();
+  assert.ok(tools.some((tool) => tool.name === CATALOG_ADDED.tools), name);
+  await onB.callTool({ name: CATALOG_ADDED.tools });
+  await listen.close();
+}
+
+Deno.test({
+  name:
+    "--bus: five clients that listen on A, then list again and call the new tool on B, are at catalog level 4 on both replicas, on the same re-list, and --require-catalog-level 3 exits 0 on both",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      labArgs: ["--delay", "0.2", "--catalog-change", "tools"].concat(
+        ["--require-catalog-level", "3"],
+      ),
+    });
+    const [a, b] = set.replicas;
+    const names = [1, 2, 3, 4, 5].map((n) => `catalog-across-${n}`);
+    await Promise.all(names.map((name) => relistElsewhere(name, a.url, b.url)));
+    // Each replica has applied every client's call (B's own, A's mirrored).
+    const catalogs = async () => {
+      const reports = await Promise.all([a, b].map(replicaReport));
+      return reports.map((report) =>
+        names.map((name) => {
+          const entry = report.clients.find((client) => client.name === name);
+          const called = entry?.timeline.some((step) =>
+            step.kind === "catalog-use"
+          );
+          return called ? entry?.catalog : undefined;
+        })
+      );
+    };
+    let both = await catalogs();
+    for (
+      let tries = 0;
+      both.flat().includes(undefined) && tries < 100;
+      tries++
+    ) {
+      await delay(100);
+      both = await catalogs();
+    }
+    const [onA, onB] = both;
+    assert.deepEqual(
+      [
+        onA.map((catalog) => catalog?.level),
+        onB.map((catalog) => catalog?.level),
+      ],
+      [[4, 4, 4, 4, 4], [4, 4, 4, 4, 4]],
+    );
+    assert.deepEqual(onA, onB);
+    const [statusA, statusB] = await Promise.all(
+      [a, b].map(async (replica) => {
+        await replica.stop();
+        return (await replica.child.status).code;
+      }),
+    );
+    const verdicts = (lines: string[]) =>
+      lines.filter((line) => line.startsWith("verdict ")).toSorted();
+    const passes = names.map((name) =>
+      `verdict client=${name}/1.0.0 catalog=4 required=3 pass missing=`
+    );
+    for (const replica of [a, b]) {
+      assert.deepEqual(
+        verdicts(replica.lines).map((line) =>
+          line.split("missing=")[0] + "missing="
+        ),
+        passes,
+      );
+    }
+    // The evidence of the re-list each replica credited: the same steps.
+    const relists = (lines: string[]) =>
+      lines.filter((line) => line.startsWith("  evidence: [tools/list] "))
+        .toSorted();
+    assert.equal(relists(a.lines).length, 5, a.lines.join("\n"));
+    assert.deepEqual(relists(a.lines), relists(b.lines));
+    assert.deepEqual([statusA, statusB], [0, 0]);
+  },
 });

@@ -1027,9 +1027,8 @@ interface CatalogTrack {
   relisted?: Step;
   used?: Step;
   /** A 2026-07-28 listen asked for this list's changes. */
-  asked: boolean;
-  /** Its notification is being written; a list meanwhile answers it. */
-  notifying?: boolean;
+  asked?: true;
+  /** A list in order before its notification was recorded (it was written). */
   listedWhileNotifying?: Step;
 }
 
@@ -1129,9 +1128,7 @@ function freshRun(): Pick<
       lastVersionRead: 0,
       closedBeforeUpdate: false,
       waitTool: { calls: 0, longestSeconds: 0 },
-      catalog: Object.fromEntries(
-        CATALOG_KINDS.map((kind) => [kind, { asked: false }]),
-      ) as Progress["catalog"],
+      catalog: { tools: {}, prompts: {}, resources: {} },
     },
     timeline: [],
     droppedSteps: 0,
@@ -1290,34 +1287,42 @@ export const stepFactsSchema = z.object({
   waited: z.number().optional(),
   /** The catalog lists a step is about (a listen's: whose changes it asked). */
   catalog: z.array(z.enum(CATALOG_KINDS)).readonly().optional(),
+  /** For a catalog list or use: `inOrderOf` where it was recorded. */
+  inOrder: z.boolean().optional(),
 });
 export type StepFacts = z.output<typeof stepFactsSchema>;
 
+/**
+ * A list after its notification (or while it was written: the client may
+ * have read it), or a use of the new item after such a list: judged where
+ * the step is recorded and carried, so every replica credits the same steps.
+ */
+function inOrderOf(client: LabClient, kind: CatalogKind, use = false) {
+  const track = client.progress.catalog[kind];
+  const inOrder = use
+    ? track.relisted ?? track.listedWhileNotifying
+    : track.notified ?? (client.progress.notifying && track.changed);
+  return { catalog: [kind], inOrder: inOrder ? true : undefined };
+}
+
 /** Keeps the first proof of each rung of the catalog ladders a step is about. */
 function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
+  const { inOrder, delivery } = facts;
   for (const kind of facts.catalog ?? []) {
     const track = client.progress.catalog[kind];
-    switch (step.kind) {
-      case "listen":
-        track.asked = true;
-        break;
-      case "list":
-        track.listed ??= step;
-        if (track.notified) track.relisted ??= step;
-        else if (track.notifying) track.listedWhileNotifying ??= step;
-        break;
-      case "catalog-change":
-        track.changed ??= step;
-        break;
-      case "catalog-notify":
-        if (facts.delivery?.delivered) {
-          track.notified ??= step;
-          track.relisted ??= track.listedWhileNotifying;
-        } else if (facts.delivery) track.lost ??= step;
-        break;
-      case "catalog-use":
-        track.used ??= step;
-        break;
+    if (step.kind === "listen") track.asked = true;
+    if (step.kind === "catalog-change") track.changed ??= step;
+    if (step.kind === "catalog-use" && inOrder) track.used ??= step;
+    if (step.kind === "list") {
+      track.listed ??= step;
+      const rung = track.notified ? "relisted" : "listedWhileNotifying";
+      if (inOrder) track[rung] ??= step;
+    }
+    if (step.kind !== "catalog-notify" || !delivery) continue;
+    if (!delivery.delivered) track.lost ??= step;
+    else {
+      track.notified ??= step;
+      track.relisted ??= track.listedWhileNotifying;
     }
   }
 }
@@ -1747,18 +1752,12 @@ export class LabState {
   ) {
     // A client may read (or list) before the write of its notification
     // has returned.
-    const tracks = catalog.map((kind) => client.progress.catalog[kind]);
-    const writing = (now: boolean) => {
-      client.progress.notifying = now;
-      for (const track of tracks) track.notifying = now;
-    };
-    writing(true);
+    client.progress.notifying = true;
     await this.peers.notifying(client, true);
     const sending = this.peers.deliver(client, notification).catch(sendFailed);
     const delivery = await (client.updates.sending = sending);
     client.updates.sending = undefined;
-    writing(false);
-    this.peers.notifying(client, false);
+    client.progress.notifying = false;
     const inline = delivery.delivered ? delivery.inline : undefined;
     const kind = catalog.length > 0 ? "catalog-notify" : "notify";
     this.record(client, kind, {
@@ -1774,6 +1773,8 @@ export class LabState {
         embedResources: inline?.asked || undefined,
       },
     }, { delivery, version: client.reviewVersion, catalog });
+    // After the step: no replica sees the write end before its outcome.
+    this.peers.notifying(client, false);
   }
 
   #updateFailed(client: LabClient, error: unknown) {
@@ -2102,15 +2103,11 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
   const kinds = config.catalogChange.map((kind) => {
     const track = client.progress.catalog[kind];
     const added = CATALOG_ADDED[kind];
-    const steps = {
-      listed: track.listed !== undefined,
-      notified: track.notified !== undefined,
-      relisted: track.relisted !== undefined,
-      used: track.used !== undefined,
-      reachedModel: "not observable" as const,
-    };
-    const rungs = [steps.listed, steps.notified, steps.relisted, steps.used];
-    const level = rungs.includes(false) ? rungs.indexOf(false) : 4;
+    const rungs = [track.listed, track.notified, track.relisted, track.used];
+    const level = rungs.includes(undefined) ? rungs.indexOf(undefined) : 4;
+    const [listed, notified, relisted, used] = rungs.map(Boolean);
+    const reachedModel = "not observable" as const;
+    const steps = { listed, notified, relisted, used, reachedModel };
     const notNotified = !track.changed
       ? client.updates.timer
         ? "the catalog has not changed yet"
@@ -3088,7 +3085,8 @@ function buildLabServer(
   /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
     if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
-    if (use) state.record(client, "catalog-use", use, { catalog: [kind] });
+    const facts = inOrderOf(client, kind, true);
+    if (use) state.record(client, "catalog-use", use, facts);
     return true;
   };
   /** A list as the client's catalog holds it now, recorded when it changes. */
@@ -3107,7 +3105,7 @@ function buildLabServer(
           count: listed.length,
           added: changed ? CATALOG_ADDED[kind] : undefined,
         },
-      }, { catalog: [kind] });
+      }, inOrderOf(client, kind));
     }
     return listed;
   };

@@ -2,7 +2,8 @@
  * The catalog that changes (`--catalog-change`): a tool, a prompt and a
  * resource added at a client's update, the ladder each list climbs over HTTP
  * and stdio, the report's Catalog column, the gate
- * (`--require-catalog-level`) and the flags' bad values.
+ * (`--require-catalog-level`) and the flags' bad values; a use counted only
+ * after the re-list that returned the new item.
  *
  * ```sh
  * deno test -P main_catalog_test.ts
@@ -14,7 +15,10 @@
 import assert from "node:assert/strict";
 import {
   Client,
+  deserializeMessage,
+  serializeMessage,
   StreamableHTTPClientTransport,
+  type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
   CATALOG_ADDED,
@@ -32,11 +36,14 @@ import {
   eventually,
   gateRun,
   labCommand,
+  linesOf,
   nextResourceUpdate,
   reportFor,
   stdioClient,
   subscribeUntilUpdated,
+  within,
 } from "./testdata/lab_clients.ts";
+import { MAIN_PATH } from "./launch.ts";
 
 prepareTestEnvironment();
 
@@ -97,6 +104,18 @@ const CHANGED_CATALOG = {
  * (2026-07-28), then on the notifications lists again and uses each new item.
  */
 async function followCatalog(client: Client) {
+  const listen = await hearChanges(client);
+  assert.deepEqual(await catalogOf(client), CHANGED_CATALOG);
+  await useEachAdded(client);
+  if ("close" in listen) await listen.close();
+}
+
+/**
+ * Lists each kind, subscribes (2025) or listens asking for every list's
+ * changes (2026-07-28), and resolves with the listen (or subscription) once
+ * every list's change has been notified.
+ */
+async function hearChanges(client: Client) {
   assert.deepEqual(await catalogOf(client), STARTING_CATALOG);
   const changes = listChanges(client);
   const listen = client.getNegotiatedProtocolVersion() === "2026-07-28"
@@ -116,14 +135,17 @@ async function followCatalog(client: Client) {
     });
   }
   await changes.all;
-  assert.deepEqual(await catalogOf(client), CHANGED_CATALOG);
+  return listen;
+}
+
+/** Uses each list's new item: calls the tool, gets the prompt, reads the resource. */
+async function useEachAdded(client: Client) {
   const call = await client.callTool({ name: CATALOG_ADDED.tools });
   assert.match(JSON.stringify(call.content), /comments: 2/);
   const prompt = await client.getPrompt({ name: CATALOG_ADDED.prompts });
   assert.match(JSON.stringify(prompt.messages), /Summarize the review/);
   const read = await client.readResource({ uri: CATALOG_ADDED.resources });
   assert.match(JSON.stringify(read.contents), /comments: 2/);
-  if ("close" in listen) await listen.close();
 }
 
 const CATALOG_TOP =
@@ -411,3 +433,131 @@ Deno.test("catalog: --catalog-change takes off, all or a list, and the reproduce
     [...CATALOG_KINDS],
   );
 });
+
+// ---------------------------------------------------------------------------
+// Credit in order: a use counts only after the re-list that returned it
+// ---------------------------------------------------------------------------
+
+const EAGER_MISSING = {
+  tools: "listed tools again but never used get_review_comments (tools/call)",
+  prompts: "listed prompts again but never used summarize_review (prompts/get)",
+  resources:
+    "listed resources again but never used test://review/comments (resources/read)",
+} as const;
+
+for (const mode of ["legacy", "auto"] as const) {
+  const era = mode === "legacy" ? "2025" : "2026-07-28";
+  Deno.test(`catalog (${era}, HTTP): a use between the notification and the re-list counts for nothing; the same use after the re-list reaches level 4`, async () => {
+    await using lab = startLab({ MCP_TEST_CATALOG_CHANGE: "all" });
+    await using client = await connectClient(lab.url, "catalog-eager", mode);
+    const listen = await hearChanges(client);
+    // Each new item used by a name the client never listed.
+    await useEachAdded(client);
+    assert.deepEqual(await catalogOf(client), CHANGED_CATALOG);
+    const early = reportFor(lab, "catalog-eager").catalog;
+    assert.equal(early?.level, 3);
+    assert.equal(early?.missing, `tools: ${EAGER_MISSING.tools}`);
+    for (const kind of CATALOG_KINDS) {
+      assert.deepEqual(
+        [early?.kinds[kind]?.level, early?.kinds[kind]?.missing],
+        [3, EAGER_MISSING[kind]],
+        kind,
+      );
+      assert.equal(early?.kinds[kind]?.steps.used, false, kind);
+    }
+    await useEachAdded(client);
+    const after = reportFor(lab, "catalog-eager").catalog;
+    assert.deepEqual(
+      CATALOG_KINDS.map((kind) => after?.kinds[kind]?.level),
+      [4, 4, 4],
+    );
+    if ("close" in listen) await listen.close();
+  });
+}
+
+/**
+ * The lab over stdio as a catalog gate (`--catalog-change all
+ * --require-catalog-level 4`), an SDK client on its stdin and stdout; its
+ * exit status and stderr once the client has closed.
+ */
+async function stdioCatalogGate(
+  name: string,
+  mode: "legacy" | "auto",
+  run: (client: Client) => Promise<void>,
+) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio", "--delay", "0.1"].concat(
+      ["--catalog-change", "all", "--require-catalog-level", "4"],
+      ["--log-level", "warn"],
+    ),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const writer = child.stdin.getWriter();
+  const transport: Transport = {
+    start() {
+      (async () => {
+        for await (const line of linesOf(child.stdout)) {
+          transport.onmessage?.(deserializeMessage(line));
+        }
+      })();
+      return Promise.resolve();
+    },
+    send: (message) =>
+      writer.write(new TextEncoder().encode(serializeMessage(message))),
+    close: () => writer.close(),
+  };
+  const client = new Client({ name, version: "1.0.0" }, {
+    versionNegotiation: { mode },
+  });
+  await client.connect(transport);
+  await run(client);
+  await client.close();
+  const status = await within(child.status, 30_000, "the stdio gate's exit");
+  return { code: status.code, stderr: await stderr };
+}
+
+for (const mode of ["legacy", "auto"] as const) {
+  const era = mode === "legacy" ? "2025" : "2026-07-28";
+  Deno.test(`catalog gate (${era}, stdio): uses before the re-list fail --require-catalog-level 4; used again after it, the client passes`, async () => {
+    const eager = await stdioCatalogGate(
+      `eager-${mode}`,
+      mode,
+      async (client) => {
+        await hearChanges(client);
+        await useEachAdded(client);
+        assert.deepEqual(await catalogOf(client), CHANGED_CATALOG);
+      },
+    );
+    assert.equal(eager.code, 1, eager.stderr);
+    assert.ok(
+      eager.stderr.includes(
+        `verdict client=eager-${mode}/1.0.0 catalog=3 required=4 fail missing=${
+          lineValue(`tools: ${EAGER_MISSING.tools}`)
+        }\n`,
+      ),
+      eager.stderr,
+    );
+    const again = await stdioCatalogGate(
+      `again-${mode}`,
+      mode,
+      async (client) => {
+        await hearChanges(client);
+        await useEachAdded(client);
+        assert.deepEqual(await catalogOf(client), CHANGED_CATALOG);
+        await useEachAdded(client);
+      },
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.ok(
+      again.stderr.includes(
+        `verdict client=again-${mode}/1.0.0 catalog=4 required=4 pass missing=${
+          lineValue(CATALOG_TOP)
+        }\n`,
+      ),
+      again.stderr,
+    );
+  });
+}
