@@ -1,7 +1,9 @@
 /**
  * Tests of `launch.ts`: loopback reached past any proxy
- * (`bypassProxyForLoopback`), the balancer's config (`haproxyConfig`), and a
- * replica set started and stopped for real (`startReplicaSet`, on Debian's
+ * (`bypassProxyForLoopback`), the balancer's config (`haproxyConfig`), a
+ * replica set started and stopped for real (`startReplicaSet`), and
+ * `deno task replicas` as a terminal runs it, ended by each ending signal
+ * sent to its process group or by its terminal closing (on Debian's
  * `redis-server` and HAProxy; skipped, saying which is missing, where they
  * are not installed).
  *
@@ -14,13 +16,18 @@
 
 import assert from "node:assert/strict";
 import { prepareTestEnvironment, VERSION_1_TEXT } from "./testdata/lab.ts";
+import { existsSync } from "node:fs";
 import {
+  delay,
   keepingVariables,
+  linesOf,
   openRawSession,
   rawRead,
+  within,
 } from "./testdata/lab_clients.ts";
 import {
   bypassProxyForLoopback,
+  freePort,
   haproxyConfig,
   missingReplicaPrograms,
   redisCommand,
@@ -210,5 +217,198 @@ Deno.test({
     assert.equal(new TextDecoder().decode(left.stdout).trim(), "");
     await assert.rejects(Deno.stat(set.workDir), Deno.errors.NotFound);
     Deno.listen({ hostname: "127.0.0.1", port: set.balancerPort }).close();
+  },
+});
+
+// ---------------------------------------------------------------------------
+// deno task replicas, as a terminal runs it
+// ---------------------------------------------------------------------------
+
+/** The checkout, where `deno task` finds deno.json. */
+const CHECKOUT = new URL(".", import.meta.url).pathname;
+
+/** `deno task replicas` leading its own process group, once it serves. */
+interface Launcher {
+  child: Deno.ChildProcess;
+  /** The ports it printed: Redis's, each replica's, the balancer's. */
+  ports: { redis: number; replicas: number[]; balancer: number };
+  /** Everything it printed on stderr, once it has exited. */
+  stderr: Promise<string>;
+}
+
+/**
+ * The PIDs, states and program names of the processes left in a process
+ * group (`-g`) or a session (`-s`), zombies included.
+ */
+async function processesIn(
+  kind: "-g" | "-s",
+  id: number,
+): Promise<string[]> {
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-o", "pid=,stat=,comm=", kind, String(id)],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(stdout).split("\n").map((line) => line.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Runs `deno task replicas args…` as a shell runs a job, `wrap` around it
+ * (`nohup`, a `ulimit`, a terminal): the leader of a new process group, so
+ * a signal can reach the whole of it as a terminal's do. Resolves once it
+ * prints that it serves; what it prints later is read and dropped.
+ */
+async function startLauncher(
+  args: string[],
+  wrap: (task: string[]) => string[] = (task) => task,
+): Promise<Launcher> {
+  const command = wrap([Deno.execPath(), "task", "replicas", ...args]);
+  const child = new Deno.Command(command[0], {
+    args: command.slice(1),
+    cwd: CHECKOUT,
+    env: { MCP_TEST_LOG_LEVEL: "silent" },
+    detached: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const ports = { redis: 0, replicas: [] as number[], balancer: 0 };
+  const serving = Promise.withResolvers<void>();
+  (async () => {
+    for await (const endOfLine of linesOf(child.stdout)) {
+      // A terminal ends its lines with CR LF.
+      const line = endOfLine.replace(/\r$/, "");
+      const [, name, port] = line.match(
+        /^(redis|replica[A-Z]|balancer) +(?:redis|http):\/\/127\.0\.0\.1:(\d+)/,
+      ) ?? [];
+      if (name === "redis" || name === "balancer") ports[name] = Number(port);
+      else if (name) ports.replicas.push(Number(port));
+      if (line === "Ctrl-C stops them all.") serving.resolve();
+    }
+    serving.reject(new Error(`it exited before serving: ${await stderr}`));
+  })();
+  try {
+    await within(serving.promise, 60_000, "deno task replicas serves");
+  } catch (error) {
+    endGroup(child.pid);
+    await child.status;
+    throw error;
+  }
+  return { child, ports, stderr };
+}
+
+/** SIGKILL to what is left of a launcher's group, after a failed test. */
+function endGroup(group: number) {
+  try {
+    Deno.kill(-group, "SIGKILL");
+  } catch {
+    // Nothing left.
+  }
+}
+
+/** Throws unless a loopback listener can take `port` (it is free). */
+function assertPortFree(port: number, what: string) {
+  try {
+    Deno.listen({ hostname: "127.0.0.1", port }).close();
+  } catch (error) {
+    throw new Error(`${what}'s port ${port} is still taken: ${error}`);
+  }
+}
+
+/** Throws unless the launcher's ports are all free. */
+function assertPortsFree({ ports }: Launcher) {
+  assert.equal(ports.replicas.length, 2);
+  assertPortFree(ports.redis, "redis-server");
+  assertPortFree(ports.balancer, "haproxy");
+  for (const port of ports.replicas) assertPortFree(port, "a replica");
+}
+
+/**
+ * Throws unless `members` are a launcher's: the task, the launcher and
+ * two replicas (Deno), redis-server and haproxy, none a zombie.
+ */
+function assertWholeSet(members: string[]) {
+  const names = members.map((member) => member.split(/\s+/)[2]).sort();
+  assert.deepEqual(
+    names,
+    ["deno", "deno", "deno", "deno", "haproxy", "redis-server"],
+    members.join("\n"),
+  );
+  assert.ok(
+    members.every((member) => !/^\d+ Z/.test(member)),
+    members.join("\n"),
+  );
+}
+
+for (const signal of ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM"] as const) {
+  Deno.test({
+    name: `deno task replicas: ${signal} to its whole process group (${
+      signal === "SIGHUP" ? "a closed terminal" : "a terminal's key or kill"
+    }) stops Redis, HAProxy and every replica, frees their ports, and exits 0 without calling it a crash`,
+    ignore: replicasMissing !== "",
+    async fn() {
+      const launcher = await startLauncher(["--port", String(freePort())]);
+      const group = launcher.child.pid;
+      try {
+        assertWholeSet(await processesIn("-g", group));
+        Deno.kill(-group, signal);
+        const status = await within(
+          launcher.child.status,
+          30_000,
+          `deno task replicas exits on ${signal}`,
+        );
+        const stderr = await launcher.stderr;
+        assert.deepEqual(
+          { code: status.code, signal: status.signal },
+          { code: 0, signal: null },
+          stderr,
+        );
+        assert.doesNotMatch(stderr, /^replicas: /m);
+        assert.deepEqual(await processesIn("-g", group), []);
+        assertPortsFree(launcher);
+      } finally {
+        endGroup(group);
+      }
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "deno task replicas in a terminal that closes (script's pseudo-terminal, its master gone): Redis, HAProxy and every replica stop and free their ports though nothing it prints reaches anyone",
+  ignore: replicasMissing !== "" || !existsSync("/usr/bin/script"),
+  async fn() {
+    const launcher = await startLauncher(
+      ["--port", String(freePort())],
+      (task) => [
+        "/usr/bin/script",
+        "-qfec",
+        `exec ${task.map((arg) => `'${arg}'`).join(" ")}`,
+        "/dev/null",
+      ],
+    );
+    // script runs the task as the leader of a session on the terminal.
+    const { stdout } = await new Deno.Command("ps", {
+      args: ["-o", "pid=", "--ppid", String(launcher.child.pid)],
+      stdout: "piped",
+    }).output();
+    const session = Number(new TextDecoder().decode(stdout).trim());
+    try {
+      assertWholeSet(await processesIn("-s", session));
+      // Its parent, script, gone: its exit status goes to no one.
+      Deno.kill(launcher.child.pid, "SIGKILL");
+      await launcher.child.status;
+      const live = async () =>
+        (await processesIn("-s", session)).filter((member) =>
+          !/^\d+ Z/.test(member)
+        );
+      const until = Date.now() + 30_000;
+      while ((await live()).length > 0 && Date.now() < until) await delay(100);
+      assert.deepEqual(await live(), []);
+      assertPortsFree(launcher);
+    } finally {
+      endGroup(session);
+    }
   },
 });
