@@ -270,6 +270,16 @@ export function replicaName(index: number): string {
   return `replica${String.fromCharCode(65 + index)}`;
 }
 
+/**
+ * How long the balancer waits for a request's head (its line and headers),
+ * as compose.yaml's does: a connection that has not sent it whole by then
+ * is answered 408 and closed, so connections that never finish theirs hold
+ * a place in HAProxy's connection limit for this long at most, not for an
+ * idle timeout (an hour). Also how long a kept-alive connection may wait
+ * for its next request.
+ */
+export const HTTP_REQUEST_TIMEOUT_SECONDS = 10;
+
 /** How HAProxy treats the streams it carries. */
 export interface BalancerOptions {
   /**
@@ -314,6 +324,7 @@ export function haproxyConfig(
     "  mode http",
     ...eventStreams ? ["  option http-no-delay", "  option abortonclose"] : [],
     "  timeout connect 5s",
+    `  timeout http-request ${HTTP_REQUEST_TIMEOUT_SECONDS}s`,
     `  timeout client ${idleSeconds}s`,
     `  timeout server ${idleSeconds}s`,
     "frontend board",
