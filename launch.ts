@@ -13,7 +13,8 @@
  * ```
  *
  * Every process it starts is stopped by its PID, and a set's temporary
- * folder removed, by `stop()` (or Ctrl-C / SIGTERM for the command).
+ * folder removed, by `stop()` (or, for the command, any of
+ * `ENDING_SIGNALS`: Ctrl-C, a closed terminal, SIGTERM).
  *
  * @module
  */
@@ -269,6 +270,16 @@ export function replicaName(index: number): string {
   return `replica${String.fromCharCode(65 + index)}`;
 }
 
+/**
+ * How long the balancer waits for a request's head (its line and headers),
+ * as compose.yaml's does: a connection that has not sent it whole by then
+ * is answered 408 and closed, so connections that never finish theirs hold
+ * a place in HAProxy's connection limit for this long at most, not for an
+ * idle timeout (an hour). Also how long a kept-alive connection may wait
+ * for its next request.
+ */
+export const HTTP_REQUEST_TIMEOUT_SECONDS = 10;
+
 /** How HAProxy treats the streams it carries. */
 export interface BalancerOptions {
   /**
@@ -313,6 +324,7 @@ export function haproxyConfig(
     "  mode http",
     ...eventStreams ? ["  option http-no-delay", "  option abortonclose"] : [],
     "  timeout connect 5s",
+    `  timeout http-request ${HTTP_REQUEST_TIMEOUT_SECONDS}s`,
     `  timeout client ${idleSeconds}s`,
     `  timeout server ${idleSeconds}s`,
     "frontend board",
@@ -864,9 +876,78 @@ function parseReplicasCommandLine(args: string[]) {
 }
 
 /**
+ * The signals that end `deno task replicas`, all by one path: Ctrl-C
+ * (SIGINT), Ctrl-\ (SIGQUIT), a closed terminal (SIGHUP) and `kill`
+ * (SIGTERM). A terminal sends them to the whole process group, so the
+ * processes the set started get them too; Redis ignores SIGHUP and HAProxy
+ * SIGHUP and SIGQUIT, and keep their ports unless they are stopped.
+ */
+export const ENDING_SIGNALS: readonly Deno.Signal[] = [
+  "SIGHUP",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGTERM",
+];
+
+/**
+ * How long a process of the set that exits is given to turn out to be
+ * ending on a signal sent to the whole group, which this process may hear
+ * of after the child's exit.
+ */
+const GROUP_SIGNAL_SETTLE_MS = 500;
+
+/**
+ * Prints a line, or nothing once the terminal is gone: after a closed
+ * terminal's SIGHUP every write fails (EIO), and the set must still stop.
+ */
+function print(line: string, stream: "stdout" | "stderr" = "stdout") {
+  try {
+    (stream === "stdout" ? console.log : console.error)(line);
+  } catch {
+    // Nowhere to print to.
+  }
+}
+
+/**
+ * Listens for the ending signals: `signal` aborts on the first and `came`
+ * settles then; `cameWithin(ms)` waits that long for one, if none has come.
+ */
+function listenForEndingSignals() {
+  const controller = new AbortController();
+  const listeners = ENDING_SIGNALS.map((name) => {
+    const listener = () => controller.abort();
+    Deno.addSignalListener(name, listener);
+    return [name, listener] as const;
+  });
+  const came = new Promise<void>((resolve) =>
+    controller.signal.addEventListener("abort", () => resolve())
+  );
+  return {
+    signal: controller.signal,
+    came,
+    async cameWithin(ms: number): Promise<boolean> {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        came,
+        new Promise((resolve) => timer = setTimeout(resolve, ms)),
+      ]);
+      clearTimeout(timer);
+      return controller.signal.aborted;
+    },
+    remove() {
+      for (const [name, listener] of listeners) {
+        Deno.removeSignalListener(name, listener);
+      }
+    },
+  };
+}
+
+/**
  * `deno task replicas`: starts the set, prints where it listens and every
- * line its processes print (by name), and stops it all on Ctrl-C or
- * SIGTERM (exit 0) or when one of its processes exits (exit 1).
+ * line its processes print (by name), and stops it all on an ending signal
+ * (exit 0), while starting too, or when one of its processes exits (exit
+ * 1). The signal listeners stay until everything has stopped, so a second
+ * Ctrl-C does not cut the stop short.
  */
 export async function replicasMain(args: string[]): Promise<number> {
   let commandLine: ReturnType<typeof parseReplicasCommandLine>;
@@ -874,39 +955,28 @@ export async function replicasMain(args: string[]): Promise<number> {
     commandLine = parseReplicasCommandLine(args);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(`replicas: ${error.message}`);
+    print(`replicas: ${error.message}`, "stderr");
     return 2;
   }
   if (commandLine.help) {
-    console.log(USAGE);
+    print(USAGE);
     return 0;
   }
   const missing = await missingReplicaPrograms();
   if (missing.length > 0) {
-    console.error(`replicas: ${missing.join("; ")}`);
+    print(`replicas: ${missing.join("; ")}`, "stderr");
     return 1;
   }
-  const signalled = Promise.withResolvers<string>();
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  const onSignal = signals.map((name) => {
-    const listener = () => signalled.resolve(name);
-    Deno.addSignalListener(name, listener);
-    return [name, listener] as const;
-  });
+  const ending = listenForEndingSignals();
   const width = replicaName(commandLine.replicas - 1).length + 1;
-  const starting = startReplicaSet({
-    ...commandLine,
-    onLine: (source, line) => console.log(`${source.padEnd(width)}| ${line}`),
-    keepLines: false,
-  });
   try {
-    const first = await Promise.race([starting, signalled.promise]);
-    if (typeof first === "string") {
-      await starting.then((set) => set.stop(), () => {});
-      return 0;
-    }
-    const set = first;
-    console.log(
+    const set = await startReplicaSet({
+      ...commandLine,
+      onLine: (source, line) => print(`${source.padEnd(width)}| ${line}`),
+      keepLines: false,
+      signal: ending.signal,
+    });
+    print(
       [
         `redis    ${set.redisUrl} (maxmemory ${REDIS_MAX_MEMORY}, nothing saved)`,
         ...set.replicas.map((lab, index) =>
@@ -918,20 +988,22 @@ export async function replicasMain(args: string[]): Promise<number> {
         "Ctrl-C stops them all.",
       ].join("\n"),
     );
-    const ended = await Promise.race([signalled.promise, set.exited]);
-    const unasked = !signals.includes(ended as Deno.Signal);
-    if (unasked) console.error(`replicas: ${ended}; stopping the rest`);
+    const exited = await Promise.race([ending.came, set.exited]);
+    const unasked = exited !== undefined &&
+      !await ending.cameWithin(GROUP_SIGNAL_SETTLE_MS);
+    if (unasked) print(`replicas: ${exited}; stopping the rest`, "stderr");
     await set.stop();
     return unasked ? 1 : 0;
   } catch (error) {
-    console.error(
+    // startReplicaSet has stopped what it started.
+    if (await ending.cameWithin(GROUP_SIGNAL_SETTLE_MS)) return 0;
+    print(
       `replicas: ${error instanceof Error ? error.message : error}`,
+      "stderr",
     );
     return 1;
   } finally {
-    for (const [name, listener] of onSignal) {
-      Deno.removeSignalListener(name, listener);
-    }
+    ending.remove();
   }
 }
 

@@ -806,6 +806,7 @@ Deno.test("python-sdk across replicas: A on the row's port, B on ports[0], Redis
       "defaults",
       "  mode http",
       "  timeout connect 5s",
+      "  timeout http-request 10s",
       "  timeout client 120s",
       "  timeout server 120s",
       "frontend board",
