@@ -1403,7 +1403,7 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
 // ---------------------------------------------------------------------------
 
 /** One update series of a client: which one, and how many updates are left. */
-type UpdateRun = { series: number; remaining: number };
+export type UpdateRun = { series: number; remaining: number };
 
 /**
  * What a lab's other replicas hear of its clients (`--bus`); in one process,
@@ -1416,6 +1416,10 @@ export interface Peers {
   restarted(client: LabClient): void;
   /** Settles once the others know; a read on any of them then waits. */
   notifying(client: LabClient, writing: boolean): Promise<void>;
+  /** Whether this replica makes the run's update due in `seconds` (claims it). */
+  claim(client: LabClient, run: UpdateRun, seconds: number): Promise<boolean>;
+  /** Evicted here: whether another replica serves it, so only this copy goes. */
+  released(client: LabClient): boolean;
   /** Delivered on the streams any replica holds for the client. */
   deliver(
     client: LabClient,
@@ -1429,6 +1433,8 @@ const ONE_PROCESS: Peers = {
   restarted() {},
   notifying: () => Promise.resolve(),
   deliver: (client, notification) => client.deliver(notification),
+  claim: () => Promise.resolve(true),
+  released: () => false,
 };
 
 /** A client as another replica describes it, to mirror it here. */
@@ -1494,12 +1500,9 @@ export class LabState {
     facts: StepFacts & { reviewVersion: number },
   ) {
     let client = this.#byId.get(identity.id);
-    if (!client) {
-      const { id, era, transport, protocolVersion } = identity;
-      client = this.track(
-        newLabClient({ id, era, transport, protocolVersion }),
-      );
-    }
+    // Ended here already (or never known): its end is no record of its own.
+    if (!client && step.kind === "session-end") return;
+    client ??= this.track(newLabClient(identity));
     Object.assign(client, {
       name: identity.name,
       version: identity.version,
@@ -1519,32 +1522,23 @@ export class LabState {
   }
 
   /**
-   * Another replica started or stopped the client's updates. When both
-   * started at once, the replica that `yields` stops its own timer (each
-   * applies the same rule, so one update series goes on).
+   * Another replica started or stopped the client's updates. Started on both
+   * at once, each keeps its timer: the one that claims an update makes it.
    */
   mirrorSeries(
-    id: string,
-    change: { series: number; started: boolean; early: boolean },
-    yields: boolean,
+    client: LabClient,
+    change: LabClient["updates"],
+    early: boolean,
   ) {
-    const client = this.#byId.get(id);
-    if (!client) return;
-    const mine = client.updates.timer !== undefined;
-    if (!change.started || yields) this.#stopTimer(client);
-    if (!mine || !change.started || yields) {
-      Object.assign(client.updates, {
-        started: change.started,
-        series: change.series,
-      });
-    }
-    if (change.early) client.progress.closedBeforeUpdate = true;
+    if (early) client.progress.closedBeforeUpdate = true;
+    if (change.started && client.updates.timer) return;
+    this.#stopTimer(client);
+    const { series, started } = change;
+    Object.assign(client.updates, { started, series });
   }
 
   /** Another replica started the client's run afresh. */
-  mirrorRestart(id: string) {
-    const client = this.#byId.get(id);
-    if (!client) return;
+  mirrorRestart(client: LabClient) {
     this.#stopTimer(client);
     client.updates.started = false;
     Object.assign(client, freshRun());
@@ -1558,9 +1552,7 @@ export class LabState {
 
   /** A replica went away: the streams it held for its clients went with it. */
   forgetReplica(replica: string) {
-    for (const client of this.#live) {
-      client.listens.elsewhere.delete(replica);
-    }
+    for (const client of this.#live) client.listens.elsewhere.delete(replica);
   }
 
   /** The client reached a moment of its run: the trigger may start updates. */
@@ -1621,6 +1613,8 @@ export class LabState {
    */
   endClient(client: LabClient, reason: SessionEndReason, sessionId?: string) {
     if (client.endedReason) return;
+    // Another replica serves it (`--bus`): it lets go here only.
+    if (reason === "evicted" && this.peers.released(client)) return;
     this.#cancelUpdates(client);
     const sending = client.updates.sending;
     if (!sending) return this.#end(client, reason, sessionId);
@@ -1685,26 +1679,31 @@ export class LabState {
     client.updates.started = true;
     const series = ++client.updates.series;
     this.peers.seriesChanged(client);
-    this.#schedule(
-      client,
-      { series, remaining: this.config.updateCount },
-      this.config.updateDelaySeconds,
-    );
+    const { updateCount: remaining, updateDelaySeconds } = this.config;
+    this.schedule(client, { series, remaining }, updateDelaySeconds);
   }
 
-  #schedule(client: LabClient, run: UpdateRun, seconds: number) {
+  /** The run's next update, also a gone replica's (taken over here). */
+  schedule(client: LabClient, run: UpdateRun, seconds: number) {
+    const claimed = this.peers.claim(client, run, seconds);
+    if (run.remaining === 0) return;
     // A rejection would end the process: a failed update is evidence.
     client.updates.timer = setTimeout(
       () =>
-        this.#fire(client, run).catch((error) =>
+        this.#fire(client, run, claimed).catch((error) =>
           this.#updateFailed(client, error)
         ),
       seconds * 1000,
     );
   }
 
-  async #fire(client: LabClient, run: UpdateRun) {
+  async #fire(client: LabClient, run: UpdateRun, claimed: Promise<boolean>) {
     client.updates.timer = undefined;
+    // Claimed by another replica, or cancelled (or restarted) meanwhile?
+    const current = () =>
+      client.updates.started && client.updates.series === run.series &&
+      !client.endedReason;
+    if (!await claimed || !current()) return;
     client.reviewVersion++;
     this.record(client, "update", {
       tag: "resource/update",
@@ -1715,12 +1714,9 @@ export class LabState {
     if (this.config.sendListChanged) await this.#notify(client, "resources");
     await this.#changeCatalog(client);
     run.remaining--;
-    // Cancelled (or restarted) while the notification went out?
-    const current = client.updates.started &&
-      client.updates.series === run.series && !client.endedReason;
-    if (current && run.remaining > 0) {
-      this.#schedule(client, run, this.config.updateIntervalSeconds);
-    }
+    if (!current()) return;
+    // With none left, the others still hear that the series is done.
+    this.schedule(client, run, this.config.updateIntervalSeconds);
   }
 
   /** Adds each changing list's item, once per run, and says so. */
@@ -4082,7 +4078,7 @@ class ModernEra implements EraServer {
   #clientFor(meta: Record<string, unknown> | undefined): LabClient {
     const identity = modernIdentity(meta);
     const known = markSeen(this.#clients, identity.id);
-    if (known) return known;
+    if (known && !known.endedReason) return known;
     this.#evictIdleClient();
     // Another replica may have seen it first (`--bus`): the same client.
     const client = this.ctx.state.live(identity.id) ??
