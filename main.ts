@@ -1688,13 +1688,17 @@ export class LabState {
     const claimed = this.peers.claim(client, run, seconds);
     if (run.remaining === 0) return;
     // A rejection would end the process: a failed update is evidence.
-    client.updates.timer = setTimeout(
+    const timer = client.updates.timer = setTimeout(
       () =>
         this.#fire(client, run, claimed).catch((error) =>
           this.#updateFailed(client, error)
         ),
       seconds * 1000,
     );
+    // Claimed by another replica: only its timer goes on (or is taken over).
+    claimed.then((mine) => {
+      if (!mine && client.updates.timer === timer) this.#stopTimer(client);
+    });
   }
 
   async #fire(client: LabClient, run: UpdateRun, claimed: Promise<boolean>) {
