@@ -484,6 +484,77 @@ Deno.test({
 
 Deno.test({
   name:
+    "--bus: of two replicas that start a series at once, the one that lost the claim holds no timer, and takes the series over when the owner is killed",
+  ignore: replicasMissing !== "",
+  async fn() {
+    // The update is due after the survivor notices the owner gone.
+    await using set = await startReplicaSet({ labArgs: ["--delay", "8"] });
+    const name = "claimed-twice";
+    const clients = await Promise.all(
+      set.replicas.map((replica) => countingClient(replica.url, name)),
+    );
+    try {
+      await delay(500);
+      await Promise.all(
+        clients.map((client) =>
+          client.listen({ resourceSubscriptions: [REVIEW_URI] })
+        ),
+      );
+      const key = `mcp-lab:series:${name}@1.0.0`;
+      let owner: unknown = null;
+      await holds(
+        async () => {
+          owner = await redisCommand(set.redisPort, ["HGET", key, "owner"]);
+          return owner !== null;
+        },
+        5_000,
+        "a claim in Redis",
+      );
+      const health = await Promise.all(
+        set.replicas.map(async (replica) =>
+          await (await fetch(`${replica.origin}/healthz`)).json()
+        ),
+      );
+      const ownerIndex = health.findIndex(({ bus }) => bus.replica === owner);
+      assert.notEqual(ownerIndex, -1);
+      // One timer: the loser stopped its own.
+      await holds(
+        async () =>
+          (await Promise.all(
+            set.replicas.map(async (replica) =>
+              (await (await fetch(`${replica.origin}/healthz`)).json())
+                .pendingUpdates
+            ),
+          )).join() === set.replicas.map((_, i) => i === ownerIndex ? 1 : 0)
+            .join(),
+        5_000,
+        "one pending update, on the owner",
+      );
+      Deno.kill(set.replicas[ownerIndex].child.pid, "SIGKILL");
+      const survivor = set.replicas[1 - ownerIndex];
+      const onSurvivor = clients[1 - ownerIndex];
+      await holds(
+        () =>
+          survivor.lines.some((line) =>
+            line.startsWith("[bus/takeover] ") &&
+            line.includes(`client=${name}/`)
+          ),
+        10_000,
+        "[bus/takeover] on the survivor",
+      );
+      await holds(() => onSurvivor.updates > 0, 15_000, "the update");
+      await delay(1000);
+      assert.equal(onSurvivor.updates, 1);
+      const [made] = await stepsOnEach([survivor], name, "update");
+      assert.equal(made.length, 1);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+  },
+});
+
+Deno.test({
+  name:
     "--bus: 100 identities on B never end a client whose run goes on on A: one record of it on each replica, the same level, not evicted",
   ignore: replicasMissing !== "",
   async fn() {
