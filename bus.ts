@@ -172,7 +172,7 @@ class SeriesClaims {
     private readonly replica: string,
   ) {}
 
-  /** Whether this replica makes the update due at `due`, or takes over. */
+  /** Whether this replica makes the update due at `due`; `from`, a gone owner. */
   async claim({ client, run, due }: SeriesClaim, from = ""): Promise<boolean> {
     const ttl = Math.max(0, due - Date.now()) + SERIES_CLAIM_MARGIN_MS;
     const won = await this.redis.eval(CLAIM_SERIES, {
@@ -328,8 +328,8 @@ export class ReplicaBus implements Peers, ReplicaLink {
 
   /**
    * The replica whose claim lands first makes the update; the others leave
-   * the series to it. Alone (Redis away, or refusing what it writes, which
-   * the next message it refuses says), this replica makes it.
+   * the series to it. Alone (Redis away or refusing writes, which its
+   * reports' caveats say), this replica makes it, as one process does.
    */
   claim(client: LabClient, run: UpdateRun, seconds: number): Promise<boolean> {
     if (this.lostSince || this.#closed) return Promise.resolve(true);
