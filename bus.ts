@@ -34,7 +34,6 @@ import {
   type StepFacts,
   stepFactsSchema,
   stepSchema,
-  type UpdateRun,
   withoutPassword,
 } from "./main.ts";
 
@@ -132,6 +131,9 @@ type RedisConnection = ReturnType<typeof redisConnection>;
 const SERIES_KEY_PREFIX = "mcp-lab:series:";
 /** How long a claim outlives the update it names: past any rival's timer. */
 const SERIES_CLAIM_MARGIN_MS = 60_000;
+
+/** One update series of a client: which one, and how many updates are left. */
+type UpdateRun = Parameters<Peers["claim"]>[1];
 
 /**
  * Claims a client's update series (KEYS[1]) for replica ARGV[1], in one step

@@ -1403,7 +1403,7 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
 // ---------------------------------------------------------------------------
 
 /** One update series of a client: which one, and how many updates are left. */
-export type UpdateRun = { series: number; remaining: number };
+type UpdateRun = { series: number; remaining: number };
 
 /**
  * What a lab's other replicas hear of its clients (`--bus`); in one process,
