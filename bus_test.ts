@@ -1,9 +1,11 @@
 /**
  * The lab's replicas on Redis (`main.ts --bus`): two labs behind HAProxy
  * give a client the verdict one process gives, a 2025 request on the wrong
- * replica, Redis lost and back, Redis full, a replica killed, and bad
- * `--bus` values; `bus.ts` fetched from a URL only with `--bus`, and a
- * `main.ts` alone saying what is missing. On Debian's real `redis-server`
+ * replica, Redis lost and back, Redis full, a replica killed, bad `--bus`
+ * values, one update per series however many replicas start it, a series
+ * taken over from a replica killed, and eviction across replicas; `bus.ts`
+ * fetched from a URL only with `--bus`, and a `main.ts` alone saying what is
+ * missing. On Debian's real `redis-server`
  * and HAProxy, started by `launch.ts` on free ports; skipped, saying which
  * is missing, where they are not installed (`.ci/run` installs both).
  *
