@@ -1525,15 +1525,11 @@ export class LabState {
    * Another replica started or stopped the client's updates. Started on both
    * at once, each keeps its timer: the one that claims an update makes it.
    */
-  mirrorSeries(
-    client: LabClient,
-    change: LabClient["updates"],
-    early: boolean,
-  ) {
+  mirrorSeries(client: LabClient, next: LabClient["updates"], early: boolean) {
     if (early) client.progress.closedBeforeUpdate = true;
-    if (change.started && client.updates.timer) return;
+    if (next.started && client.updates.timer) return;
     this.#stopTimer(client);
-    const { series, started } = change;
+    const { series, started } = next;
     Object.assign(client.updates, { started, series });
   }
 
