@@ -92,6 +92,7 @@ const busMessageSchema = z.discriminatedUnion("type", [
     request: busName,
     delivery: deliverySchema,
   }),
+  z.object({ type: z.literal("released"), client: busName }),
 ]).and(z.object({ from: busName }));
 
 type BusMessage = z.output<typeof busMessageSchema>;
@@ -121,6 +122,91 @@ function redisConnection(url: string, reconnect: () => boolean) {
 }
 
 type RedisConnection = ReturnType<typeof redisConnection>;
+
+// ---------------------------------------------------------------------------
+// Update series across replicas: one claims each, a survivor takes it over
+// ---------------------------------------------------------------------------
+
+/** Where Redis holds the claim on a client's update series, by client id. */
+const SERIES_KEY_PREFIX = "mcp-lab:series:";
+/** How long a claim outlives the update it names: past any rival's timer. */
+const SERIES_CLAIM_MARGIN_MS = 60_000;
+
+/** One update series of a client: which one, and how many updates are left. */
+type UpdateRun = Parameters<Peers["claim"]>[1];
+
+/**
+ * Claims a client's update series (KEYS[1]) for replica ARGV[1], in one step
+ * no other replica can come between: it wins when no replica holds the
+ * client's series, or only an older series, when it holds it itself, or when
+ * the holder is ARGV[2] (a replica gone, taken over). The winner records the
+ * series (ARGV[3]), how many updates are left (ARGV[4]) and when the next is
+ * due (ARGV[5], ms since the epoch), for the replica that may take it over.
+ */
+const CLAIM_SERIES = `
+local held = redis.call('HMGET', KEYS[1], 'owner', 'series')
+local owner, series = held[1], tonumber(held[2])
+if owner and owner ~= ARGV[1] and owner ~= ARGV[2]
+  and series and series >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'series', ARGV[3],
+  'remaining', ARGV[4], 'due', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+return 1`;
+
+/** A client's update series as claimed: the run, and when its next is due. */
+interface SeriesClaim {
+  client: LabClient;
+  run: UpdateRun;
+  due: number;
+}
+
+/**
+ * Which replica makes each client's updates, decided in Redis: however many
+ * replicas start a client's series at once, the one whose claim lands first
+ * makes its updates, and the others leave it to that one. When it is gone,
+ * one survivor claims the series from it and goes on where it stopped.
+ */
+class SeriesClaims {
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly replica: string,
+  ) {}
+
+  /** Whether this replica makes the update due at `due`; `from`, a gone owner. */
+  async claim({ client, run, due }: SeriesClaim, from = ""): Promise<boolean> {
+    const ttl = Math.max(0, due - Date.now()) + SERIES_CLAIM_MARGIN_MS;
+    const won = await this.redis.eval(CLAIM_SERIES, {
+      keys: [SERIES_KEY_PREFIX + client.id],
+      arguments: [this.replica, from, run.series, run.remaining, due, ttl]
+        .map(String),
+    });
+    return won === 1;
+  }
+
+  /**
+   * The series replica `gone` was making for these clients, with updates
+   * left, that this replica claimed from it: each survivor tries, one wins.
+   */
+  async takeOver(gone: string, clients: LabClient[]): Promise<SeriesClaim[]> {
+    const claimed = await Promise.all(clients.map(async (client) => {
+      const [owner, series, remaining, due] = await this.redis.hmGet(
+        SERIES_KEY_PREFIX + client.id,
+        ["owner", "series", "remaining", "due"],
+      );
+      const claim = {
+        client,
+        run: { series: Number(series), remaining: Number(remaining) },
+        due: Number(due),
+      };
+      const orphan = owner === gone && claim.run.remaining > 0 &&
+        claim.run.series === client.updates.series;
+      return orphan && await this.claim(claim, gone) ? [claim] : [];
+    }));
+    return claimed.flat();
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Replicas: one lab in several processes, through Redis (`--bus`)
@@ -158,9 +244,13 @@ export class ReplicaBus implements Peers, ReplicaLink {
   #known = new Set<string>();
   #heartbeat?: ReturnType<typeof setInterval>;
   #closed = false;
+  #series: SeriesClaims;
+  /** Clients evicted here while another replica served them. */
+  #letGo = new Set<string>();
 
   constructor(readonly url: string, private readonly redis: RedisConnection) {
     this.#reader = redis.duplicate();
+    this.#series = new SeriesClaims(redis, this.replica);
   }
 
   /** Connects; a Redis that cannot be reached is one line, for exit 2. */
@@ -213,6 +303,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
   }
 
   recorded(client: LabClient, step: Step, facts: StepFacts) {
+    this.#letGo.delete(client.id);
     const { id, era, transport, name, version, protocolVersion, firstSeen } =
       client;
     this.#send({
@@ -235,6 +326,29 @@ export class ReplicaBus implements Peers, ReplicaLink {
 
   notifying(client: LabClient, writing: boolean): Promise<void> {
     return this.#send({ type: "notifying", client: client.id, writing });
+  }
+
+  /**
+   * The replica whose claim lands first makes the update; the others leave
+   * the series to it. Alone (Redis away or refusing writes, which its
+   * reports' caveats say), this replica makes it, as one process does.
+   */
+  claim(client: LabClient, run: UpdateRun, seconds: number): Promise<boolean> {
+    if (this.lostSince || this.#closed) return Promise.resolve(true);
+    const due = Date.now() + seconds * 1000;
+    return this.#series.claim({ client, run, due }).catch(() => true);
+  }
+
+  /**
+   * Evicted here while another replica serves it: only this copy goes, no
+   * end for everyone, and the others hear that this replica let go.
+   */
+  released(client: LabClient): boolean {
+    const elsewhere = client.listens.elsewhere.size > 0;
+    if (!elsewhere || this.lostSince || this.#closed) return false;
+    this.#letGo.add(client.id);
+    this.#send({ type: "released", client: client.id });
+    return true;
   }
 
   /** Delivered here, and by the others; lost only if no replica could. */
@@ -363,18 +477,22 @@ export class ReplicaBus implements Peers, ReplicaLink {
     switch (message.type) {
       case "step": {
         const { client, listens, step, facts } = message;
+        if (step.kind === "session-end") this.#letGo.delete(client.id);
         state.mirrorStep(client, [message.from, listens], step, facts);
         break;
       }
-      case "series":
-        state.mirrorSeries(
-          message.client,
-          message,
-          message.from < this.replica,
-        );
+      case "series": {
+        const client = state.live(message.client);
+        if (client) state.mirrorSeries(client, message, message.early);
         break;
-      case "restart":
-        state.mirrorRestart(message.client);
+      }
+      case "restart": {
+        const client = state.live(message.client);
+        if (client) state.mirrorRestart(client);
+        break;
+      }
+      case "released":
+        this.#releasedThere(message.client, message.from);
         break;
       case "notifying":
         if (!past) state.mirrorNotifying(message.client, message.writing);
@@ -385,6 +503,19 @@ export class ReplicaBus implements Peers, ReplicaLink {
       case "delivered":
         this.#replies.get(message.request)?.(message.delivery);
         break;
+    }
+  }
+
+  /**
+   * Another replica let go of a client. When this one had too, no replica
+   * serves it now: it ends here, for every replica.
+   */
+  #releasedThere(id: string, replica: string) {
+    const client = this.#state?.live(id);
+    if (!client) return;
+    client.listens.elsewhere.delete(replica);
+    if (this.#letGo.has(id) && client.listens.elsewhere.size === 0) {
+      this.#state?.endClient(client, "evicted");
     }
   }
 
@@ -423,10 +554,32 @@ export class ReplicaBus implements Peers, ReplicaLink {
           words: "its streams are closed; its clients stay in the reports",
           fields: { replica },
         });
+        this.#takeOver(replica);
       }
       this.#known = settled ? others : this.#known.union(others);
     } catch {
       // The connection's own error event says what went wrong.
+    }
+  }
+
+  /**
+   * Takes over the update series a gone replica was making: one survivor
+   * claims each and makes its updates left, the next when it was due.
+   */
+  async #takeOver(gone: string) {
+    const state = this.#state;
+    if (!state) return;
+    const orphans = state.reportedClients().filter(({ endedReason, updates }) =>
+      !endedReason && updates.started && !updates.timer
+    );
+    const taken = await this.#series.takeOver(gone, orphans).catch(() => []);
+    for (const { client, run, due } of taken) {
+      this.#log?.write("warn", {
+        tag: "bus/takeover",
+        words: "a gone replica's update series goes on here",
+        fields: { replica: gone, updates: run.remaining },
+      }, client);
+      state.schedule(client, run, Math.max(0, due - Date.now()) / 1000);
     }
   }
 

@@ -2,11 +2,13 @@
  * The lab's replicas on Redis (`main.ts --bus`): two labs behind HAProxy
  * give a client the verdict one process gives, a 2025 request on the wrong
  * replica, Redis lost and back, Redis full, a replica killed, bad `--bus`
- * values, the catalog credited alike on both replicas; `bus.ts` fetched from
- * a URL only with `--bus`, and a `main.ts` alone saying what is missing. On
- * Debian's real `redis-server` and HAProxy, started by `launch.ts` on free
- * ports; skipped, saying which is missing, where they are not installed
- * (`.ci/run` installs both).
+ * values, the catalog credited alike on both replicas, one update per series
+ * however many replicas start it, a series taken over from a replica killed,
+ * and eviction across replicas; `bus.ts` fetched from a URL only with
+ * `--bus`, and a `main.ts` alone saying what is missing. On Debian's real
+ * `redis-server` and HAProxy, started by `launch.ts` on free ports; skipped,
+ * saying which is missing, where they are not installed (`.ci/run` installs
+ * both).
  *
  * ```sh
  * deno test -P bus_test.ts
@@ -37,6 +39,7 @@ import {
   delay,
   eventually,
   openRawSession,
+  postModern,
   rawRead,
   readReview,
   reportFor,
@@ -365,6 +368,259 @@ Deno.test("--bus: a value that is not a redis:// URL, a Redis that cannot be rea
       `${line}\n`,
     ]);
   }
+});
+
+// ---------------------------------------------------------------------------
+// Update series and eviction across replicas: one owner, taken over, one record
+// ---------------------------------------------------------------------------
+
+/** A 2026-07-28 client on one replica, counting the updates it is sent. */
+async function countingClient(url: string, name: string) {
+  const client = await connectClient(new URL(url), name, "auto");
+  const counted = Object.assign(client, { updates: 0 });
+  client.setNotificationHandler(
+    "notifications/resources/updated",
+    () => void counted.updates++,
+  );
+  return counted;
+}
+
+/** Polls until `check` holds, for up to `ms`. */
+async function holds(
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+) {
+  const until = Date.now() + ms;
+  while (!await check() && Date.now() < until) await delay(50);
+  assert.ok(await check(), what);
+}
+
+/** The steps of one kind in the report's entry for `name`, on each replica. */
+async function stepsOnEach(
+  replicas: { origin: string }[],
+  name: string,
+  kind: string,
+) {
+  const reports = await Promise.all(replicas.map(replicaReport));
+  return reports.map((report) =>
+    report.clients.filter((client) => client.name === name).flatMap((client) =>
+      client.timeline.filter((step) => step.kind === kind)
+    )
+  );
+}
+
+for (const seconds of ["0", "0.05"]) {
+  Deno.test({
+    name:
+      `--bus: 30 identities listening on two replicas at the same moment (--delay ${seconds}, --update-count 1) are sent exactly one update each, by the replica that claimed the series`,
+    ignore: replicasMissing !== "",
+    async fn() {
+      await using set = await startReplicaSet({
+        labArgs: ["--delay", seconds, "--update-count", "1"],
+      });
+      const names = Array.from({ length: 30 }, (_, i) => `twice-${i}`);
+      const pairs = await Promise.all(
+        names.map((name) =>
+          Promise.all(
+            set.replicas.map((replica) => countingClient(replica.url, name)),
+          )
+        ),
+      );
+      try {
+        // Each replica hears of the others' discoveries before the listens.
+        await delay(500);
+        const listens = await Promise.all(
+          pairs.flat().map((client) =>
+            client.listen({ resourceSubscriptions: [REVIEW_URI] })
+          ),
+        );
+        // Each update reaches every stream of its client, on any replica.
+        const sent = () => pairs.map((pair) => pair.map((one) => one.updates));
+        await eventually(
+          () => sent().flat().every((count) => count >= 1),
+          "an update on each stream",
+        );
+        // A second update, if one were coming, comes within this.
+        await delay(1500);
+        assert.deepEqual(sent(), names.map(() => [1, 1]));
+        for (const name of names) {
+          const made = await stepsOnEach(set.replicas, name, "update");
+          assert.deepEqual(made.map((steps) => steps.length), [1, 1], name);
+        }
+        await Promise.all(listens.map((listen) => listen.close()));
+      } finally {
+        await Promise.all(pairs.flat().map((client) => client.close()));
+      }
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "--bus: the replica holding a client's update series killed, a survivor takes the series over (one of two), and the client listening again on it gets its update",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      replicas: 3,
+      labArgs: ["--delay", "3"],
+    });
+    const [a, b, c] = set.replicas;
+    const name = "handed-over";
+    await using onA = await countingClient(a.url, name);
+    assert.equal(await readReview(onA), VERSION_1_TEXT);
+    await onA.listen({ resourceSubscriptions: [REVIEW_URI] });
+    // The others know the series started before its owner goes.
+    await eventually(
+      () => a.lines.some((line) => line.startsWith("[subscriptions/listen]")),
+      "the listen on A",
+    );
+    await delay(300);
+    Deno.kill(a.child.pid, "SIGKILL");
+    await using onB = await countingClient(b.url, name);
+    await onB.listen({ resourceSubscriptions: [REVIEW_URI] });
+    await holds(() => onB.updates > 0, 20_000, "the update on B");
+    assert.equal(await readReview(onB), VERSION_2_TEXT);
+    await delay(1000);
+    assert.equal(onB.updates, 1);
+    const takers = [b, c].filter((replica) =>
+      replica.lines.some((line) =>
+        line.startsWith("[bus/takeover] ") && line.includes(`client=${name}/`)
+      )
+    );
+    assert.equal(takers.length, 1);
+    const [entry] = (await replicaReport(b)).clients.filter((client) =>
+      client.name === name
+    );
+    const sends = entry.timeline.filter((step) => step.kind === "notify");
+    assert.equal(sends.length, 1);
+    assert.match(sends[0].line, /delivered=true/);
+    assert.equal(entry.updatesSent, 1);
+    assert.equal(entry.level, 6);
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: of two replicas that start a series at once, the one that lost the claim holds no timer, and takes the series over when the owner is killed",
+  ignore: replicasMissing !== "",
+  async fn() {
+    // The update is due after the survivor notices the owner gone.
+    await using set = await startReplicaSet({ labArgs: ["--delay", "8"] });
+    const name = "claimed-twice";
+    const clients = await Promise.all(
+      set.replicas.map((replica) => countingClient(replica.url, name)),
+    );
+    try {
+      await delay(500);
+      await Promise.all(
+        clients.map((client) =>
+          client.listen({ resourceSubscriptions: [REVIEW_URI] })
+        ),
+      );
+      const key = `mcp-lab:series:${name}@1.0.0`;
+      let owner: unknown = null;
+      await holds(
+        async () => {
+          owner = await redisCommand(set.redisPort, ["HGET", key, "owner"]);
+          return owner !== null;
+        },
+        5_000,
+        "a claim in Redis",
+      );
+      const health = await Promise.all(
+        set.replicas.map(async (replica) =>
+          await (await fetch(`${replica.origin}/healthz`)).json()
+        ),
+      );
+      const ownerIndex = health.findIndex(({ bus }) => bus.replica === owner);
+      assert.notEqual(ownerIndex, -1);
+      // One timer: the loser stopped its own.
+      await holds(
+        async () =>
+          (await Promise.all(
+            set.replicas.map(async (replica) =>
+              (await (await fetch(`${replica.origin}/healthz`)).json())
+                .pendingUpdates
+            ),
+          )).join() === set.replicas.map((_, i) => i === ownerIndex ? 1 : 0)
+            .join(),
+        5_000,
+        "one pending update, on the owner",
+      );
+      Deno.kill(set.replicas[ownerIndex].child.pid, "SIGKILL");
+      const survivor = set.replicas[1 - ownerIndex];
+      const onSurvivor = clients[1 - ownerIndex];
+      await holds(
+        () =>
+          survivor.lines.some((line) =>
+            line.startsWith("[bus/takeover] ") &&
+            line.includes(`client=${name}/`)
+          ),
+        10_000,
+        "[bus/takeover] on the survivor",
+      );
+      await holds(() => onSurvivor.updates > 0, 15_000, "the update");
+      await delay(1000);
+      assert.equal(onSurvivor.updates, 1);
+      const [made] = await stepsOnEach([survivor], name, "update");
+      assert.equal(made.length, 1);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: 100 identities on B never end a client whose run goes on on A: one record of it on each replica, the same level, not evicted",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      labArgs: ["--delay", "0.2", "--max-sessions", "100"],
+    });
+    const [a, b] = set.replicas;
+    const name = "kept-across";
+    // Seen first on B, so B's least recently seen; then its run is on A.
+    await using _onB = await connectClient(new URL(b.url), name, "auto");
+    await using onA = await connectClient(new URL(a.url), name, "auto");
+    await onA.listResources();
+    assert.equal(await readReview(onA), VERSION_1_TEXT);
+    await subscribeUntilUpdated(onA);
+    const flood = Array.from({ length: 100 }, (_, i) => `flood-${i}`);
+    for (const client of flood) {
+      const response = await postModern(
+        new URL(b.url),
+        "server/discover",
+        {},
+        { client },
+      );
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    }
+    assert.equal(await readReview(onA), VERSION_2_TEXT);
+    const entries = async () =>
+      (await Promise.all(set.replicas.map(replicaReport))).map((report) =>
+        report.clients.filter((client) => client.name === name)
+      );
+    await holds(
+      async () => (await entries()).every((kept) => kept[0]?.level === 6),
+      10_000,
+      "level 6 on both replicas",
+    );
+    for (const kept of await entries()) {
+      assert.deepEqual(
+        kept.map((entry) => [entry.level, entry.ended]),
+        [[6, null]],
+      );
+    }
+    const verdicts = [a, b].map((replica) =>
+      replica.lines.filter((line) =>
+        line.startsWith("[verdict]") && line.includes(`client=${name}/`)
+      )
+    );
+    assert.deepEqual(verdicts, [[], []]);
+  },
 });
 
 // ---------------------------------------------------------------------------

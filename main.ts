@@ -1422,6 +1422,10 @@ export interface Peers {
   restarted(client: LabClient): void;
   /** Settles once the others know; a read on any of them then waits. */
   notifying(client: LabClient, writing: boolean): Promise<void>;
+  /** Whether this replica makes the run's update due in `seconds` (claims it). */
+  claim(client: LabClient, run: UpdateRun, seconds: number): Promise<boolean>;
+  /** Evicted here: whether another replica serves it, so only this copy goes. */
+  released(client: LabClient): boolean;
   /** Delivered on the streams any replica holds for the client. */
   deliver(
     client: LabClient,
@@ -1435,6 +1439,8 @@ const ONE_PROCESS: Peers = {
   restarted() {},
   notifying: () => Promise.resolve(),
   deliver: (client, notification) => client.deliver(notification),
+  claim: () => Promise.resolve(true),
+  released: () => false,
 };
 
 /** A client as another replica describes it, to mirror it here. */
@@ -1500,12 +1506,9 @@ export class LabState {
     facts: StepFacts & { reviewVersion: number },
   ) {
     let client = this.#byId.get(identity.id);
-    if (!client) {
-      const { id, era, transport, protocolVersion } = identity;
-      client = this.track(
-        newLabClient({ id, era, transport, protocolVersion }),
-      );
-    }
+    // Ended here already (or never known): its end is no record of its own.
+    if (!client && step.kind === "session-end") return;
+    client ??= this.track(newLabClient(identity));
     Object.assign(client, {
       name: identity.name,
       version: identity.version,
@@ -1525,32 +1528,19 @@ export class LabState {
   }
 
   /**
-   * Another replica started or stopped the client's updates. When both
-   * started at once, the replica that `yields` stops its own timer (each
-   * applies the same rule, so one update series goes on).
+   * Another replica started or stopped the client's updates. Started on both
+   * at once, each keeps its timer: the one that claims an update makes it.
    */
-  mirrorSeries(
-    id: string,
-    change: { series: number; started: boolean; early: boolean },
-    yields: boolean,
-  ) {
-    const client = this.#byId.get(id);
-    if (!client) return;
-    const mine = client.updates.timer !== undefined;
-    if (!change.started || yields) this.#stopTimer(client);
-    if (!mine || !change.started || yields) {
-      Object.assign(client.updates, {
-        started: change.started,
-        series: change.series,
-      });
-    }
-    if (change.early) client.progress.closedBeforeUpdate = true;
+  mirrorSeries(client: LabClient, next: LabClient["updates"], early: boolean) {
+    if (early) client.progress.closedBeforeUpdate = true;
+    if (next.started && client.updates.timer) return;
+    this.#stopTimer(client);
+    const { series, started } = next;
+    Object.assign(client.updates, { started, series });
   }
 
   /** Another replica started the client's run afresh. */
-  mirrorRestart(id: string) {
-    const client = this.#byId.get(id);
-    if (!client) return;
+  mirrorRestart(client: LabClient) {
     this.#stopTimer(client);
     client.updates.started = false;
     Object.assign(client, freshRun());
@@ -1564,9 +1554,7 @@ export class LabState {
 
   /** A replica went away: the streams it held for its clients went with it. */
   forgetReplica(replica: string) {
-    for (const client of this.#live) {
-      client.listens.elsewhere.delete(replica);
-    }
+    for (const client of this.#live) client.listens.elsewhere.delete(replica);
   }
 
   /** The client reached a moment of its run: the trigger may start updates. */
@@ -1627,6 +1615,8 @@ export class LabState {
    */
   endClient(client: LabClient, reason: SessionEndReason, sessionId?: string) {
     if (client.endedReason) return;
+    // Another replica serves it (`--bus`): it lets go here only.
+    if (reason === "evicted" && this.peers.released(client)) return;
     this.#cancelUpdates(client);
     const sending = client.updates.sending;
     if (!sending) return this.#end(client, reason, sessionId);
@@ -1691,26 +1681,35 @@ export class LabState {
     client.updates.started = true;
     const series = ++client.updates.series;
     this.peers.seriesChanged(client);
-    this.#schedule(
-      client,
-      { series, remaining: this.config.updateCount },
-      this.config.updateDelaySeconds,
-    );
+    const { updateCount: remaining, updateDelaySeconds } = this.config;
+    this.schedule(client, { series, remaining }, updateDelaySeconds);
   }
 
-  #schedule(client: LabClient, run: UpdateRun, seconds: number) {
+  /** The run's next update, also a gone replica's (taken over here). */
+  schedule(client: LabClient, run: UpdateRun, seconds: number) {
+    const claimed = this.peers.claim(client, run, seconds);
+    if (run.remaining === 0) return;
     // A rejection would end the process: a failed update is evidence.
-    client.updates.timer = setTimeout(
+    const timer = client.updates.timer = setTimeout(
       () =>
-        this.#fire(client, run).catch((error) =>
+        this.#fire(client, run, claimed).catch((error) =>
           this.#updateFailed(client, error)
         ),
       seconds * 1000,
     );
+    // Claimed by another replica: only its timer goes on (or is taken over).
+    claimed.then((mine) => {
+      if (!mine && client.updates.timer === timer) this.#stopTimer(client);
+    });
   }
 
-  async #fire(client: LabClient, run: UpdateRun) {
+  async #fire(client: LabClient, run: UpdateRun, claimed: Promise<boolean>) {
     client.updates.timer = undefined;
+    // Claimed by another replica, or cancelled (or restarted) meanwhile?
+    const current = () =>
+      client.updates.started && client.updates.series === run.series &&
+      !client.endedReason;
+    if (!await claimed || !current()) return;
     client.reviewVersion++;
     this.record(client, "update", {
       tag: "resource/update",
@@ -1721,12 +1720,9 @@ export class LabState {
     if (this.config.sendListChanged) await this.#notify(client, "resources");
     await this.#changeCatalog(client);
     run.remaining--;
-    // Cancelled (or restarted) while the notification went out?
-    const current = client.updates.started &&
-      client.updates.series === run.series && !client.endedReason;
-    if (current && run.remaining > 0) {
-      this.#schedule(client, run, this.config.updateIntervalSeconds);
-    }
+    if (!current()) return;
+    // With none left, the others still hear that the series is done.
+    this.schedule(client, run, this.config.updateIntervalSeconds);
   }
 
   /** Adds each changing list's item, once per run, and says so. */
@@ -4081,7 +4077,7 @@ class ModernEra implements EraServer {
   #clientFor(meta: Record<string, unknown> | undefined): LabClient {
     const identity = modernIdentity(meta);
     const known = markSeen(this.#clients, identity.id);
-    if (known) return known;
+    if (known && !known.endedReason) return known;
     this.#evictIdleClient();
     // Another replica may have seen it first (`--bus`): the same client.
     const client = this.ctx.state.live(identity.id) ??
