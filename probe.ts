@@ -31,8 +31,13 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   parseJSONRPCMessage,
+  type Prompt,
   type RequestId,
+  type Resource,
+  SdkError,
+  SdkErrorCode,
   StreamableHTTPClientTransport,
+  type Tool,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
@@ -1909,26 +1914,98 @@ function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
 }
 
 // ---------------------------------------------------------------------------
+// Lists: every page, bounded as a whole in bytes, pages and time
+// ---------------------------------------------------------------------------
+
+/**
+ * The most one whole list (every page of `tools/list`, `prompts/list` or
+ * `resources/list`) may hold, as JSON: 8 MiB. A real server's largest list
+ * is far under a megabyte (the lab's tools list is under 2 KB); each page is
+ * bounded on its own too (`--max-bytes`, the host's 4 MiB), but without a
+ * bound on the whole, 64 pages of 4 MiB held 1.7 GiB.
+ */
+export const LIST_MAX_BYTES = 8 * 1024 * 1024;
+/** The most pages of one list: the SDK client's own bound (`listMaxPages`). */
+export const LIST_MAX_PAGES = 64;
+/** What the probe says after a list's cut: it reads a list whole or not at all. */
+const WHOLE_LIST_BOUND = "(the bound on a whole list)";
+
+/** The entries of each kind of list. */
+export interface ListEntries {
+  tools: Tool[];
+  prompts: Prompt[];
+  resources: Resource[];
+}
+
+/** A list as it was read: its entries, and why it stopped short, if it did. */
+export interface BoundedList<K extends CatalogKind> {
+  entries: ListEntries[K];
+  /** Why the rest was not read ("over 8388608 bytes at page 3", …); none when whole. */
+  cut?: string;
+}
+
+/**
+ * Lists `kind` page by page, the whole list within `seconds` (each page
+ * asked for with the time left) and `LIST_MAX_BYTES`, at most
+ * `LIST_MAX_PAGES` pages: past a bound it stops, keeps the pages before and
+ * says why (`cut`). A kind the server does not advertise is empty, as the
+ * SDK's own `list…()` has it; an error the server answers throws. Every
+ * page is asked for afresh (no cache is read or written).
+ */
+export async function listBounded<K extends CatalogKind>(
+  client: Client,
+  kind: K,
+  seconds: number,
+): Promise<BoundedList<K>> {
+  const entries: unknown[] = [];
+  const read = (cut?: string) => ({
+    entries: entries as ListEntries[K],
+    ...cut === undefined ? {} : { cut },
+  });
+  if (!client.getServerCapabilities()?.[kind]) return read();
+  const deadline = performance.now() + seconds * 1000;
+  let bytes = 0;
+  let cursor: string | undefined;
+  for (let page = 1; page <= LIST_MAX_PAGES; page++) {
+    const late = `not whole within ${seconds} s (${page - 1} pages read)`;
+    const left = Math.floor(deadline - performance.now());
+    if (left <= 0) return read(late);
+    let answer;
+    try {
+      answer = await client.request({
+        method: `${kind}/list`,
+        params: cursor === undefined ? {} : { cursor },
+      }, { timeout: left });
+    } catch (error) {
+      const timedOut = error instanceof SdkError &&
+        error.code === SdkErrorCode.RequestTimeout;
+      if (!timedOut || performance.now() < deadline) throw error;
+      return read(late);
+    }
+    bytes += new TextEncoder().encode(JSON.stringify(answer)).length;
+    if (bytes > LIST_MAX_BYTES) {
+      return read(`over ${LIST_MAX_BYTES} bytes at page ${page}`);
+    }
+    entries.push(...(answer as Record<K, unknown[]>)[kind]);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) return read();
+  }
+  return read(`more than ${LIST_MAX_PAGES} pages`);
+}
+
+// ---------------------------------------------------------------------------
 // The steps: list, read, subscribe or listen, call the tool, stop
 // ---------------------------------------------------------------------------
 
-/** Whether `resources/list` names the URI (following pages). */
+/**
+ * Whether `resources/list` names the URI, every page read within
+ * `--timeout` and the bound on a whole list.
+ */
 async function listed(run: ProbeRun, client: Client): Promise<boolean> {
   const { options, result } = run;
-  let cursor: string | undefined;
+  let list: BoundedList<"resources">;
   try {
-    for (let page = 0; page < 50; page++) {
-      const listing = await client.listResources(
-        cursor ? { cursor } : {},
-        run.requestOptions,
-      );
-      if (listing.resources.some((resource) => resource.uri === options.uri)) {
-        result.resourceFound = true;
-        break;
-      }
-      cursor = listing.nextCursor;
-      if (!cursor) break;
-    }
+    list = await listBounded(client, "resources", options.timeoutSeconds);
   } catch (error) {
     run.fail(
       "resource-not-found",
@@ -1937,20 +2014,24 @@ async function listed(run: ProbeRun, client: Client): Promise<boolean> {
     );
     return false;
   }
-  result.resourceFound ??= false;
+  const found = list.entries.some(({ uri }) => uri === options.uri);
+  result.resourceFound = found;
+  const cut = list.cut && `${list.cut} ${WHOLE_LIST_BOUND}`;
   run.step(
     "probe",
-    `resources/list (${options.uri} ${
-      result.resourceFound ? "listed" : "not listed"
+    `resources/list (${options.uri} ${found ? "listed" : "not listed"}${
+      cut ? `; ${cut}` : ""
     })`,
   );
-  if (!result.resourceFound) {
+  if (!found) {
     run.fail(
       "resource-not-found",
-      `${options.uri} is not in resources/list (--skip-list-check for dynamic resources)`,
+      cut
+        ? `resources/list failed: ${cut}`
+        : `${options.uri} is not in resources/list (--skip-list-check for dynamic resources)`,
     );
   }
-  return result.resourceFound;
+  return found;
 }
 
 /** Reads the resource; its text is `initial`. */
@@ -2633,30 +2714,23 @@ interface WatchedList {
   changedUnannounced?: boolean;
 }
 
-/** Every name a list holds now (the URIs, of resources), or why not. */
+/**
+ * Every name a list holds now (the URIs, of resources), or why not, as a
+ * line shows it: the whole list within `--timeout` and its bound, or none.
+ */
 async function listNames(
   run: ProbeRun,
   client: Client,
   kind: CatalogKind,
 ): Promise<string[] | { failed: string }> {
-  // Whatever the server said of caching, each list is asked for afresh.
-  const options = { ...run.requestOptions, cacheMode: "bypass" as const };
   try {
-    if (kind === "tools") {
-      return (await client.listTools({}, options)).tools.map(({ name }) =>
-        name
-      );
-    }
-    if (kind === "prompts") {
-      return (await client.listPrompts({}, options)).prompts.map(({ name }) =>
-        name
-      );
-    }
-    return (await client.listResources({}, options)).resources.map(({ uri }) =>
-      uri
-    );
+    const list = await listBounded(client, kind, run.options.timeoutSeconds);
+    if (list.cut) return { failed: `${list.cut} ${WHOLE_LIST_BOUND}` };
+    return kind === "resources"
+      ? (list.entries as Resource[]).map(({ uri }) => uri)
+      : list.entries.map(({ name }) => name);
   } catch (error) {
-    return { failed: rpcError(error).message };
+    return { failed: shown(rpcError(error).message) };
   }
 }
 
@@ -2717,7 +2791,7 @@ async function listCatalog(
       : { failed: "" };
     if ("failed" in names) {
       list.notListed = capabilities?.[kind]
-        ? `${kind}/list failed: ${shown(names.failed)}`
+        ? `${kind}/list failed: ${names.failed}`
         : `the server does not advertise ${kind}`;
       run.step("note", list.notListed);
       continue;
@@ -2781,7 +2855,7 @@ async function listAgain(
 ) {
   const names = await listNames(run, client, list.kind);
   if ("failed" in names) {
-    run.step("note", `${list.kind}/list again failed: ${shown(names.failed)}`);
+    run.step("note", `${list.kind}/list again failed: ${names.failed}`);
     return;
   }
   const first = list.firstNames ?? [];
