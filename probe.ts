@@ -37,6 +37,7 @@ import {
   SdkError,
   SdkErrorCode,
   StreamableHTTPClientTransport,
+  type SubscriptionFilter,
   type Tool,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
@@ -149,6 +150,16 @@ const CHANGE_OUTPUT_LIMIT = 4000;
 const UNSOLICITED_URIS_KEPT = 5;
 /** How many unchanged re-reads the result keeps with their text. */
 const UNCHANGED_KEPT = 5;
+/**
+ * How many bytes of the resource's texts the result keeps, as JSON shows
+ * them (the lines and `--json`): 1 MiB, shared evenly by the texts it can
+ * keep (the first read's, `--count` updates', `UNCHANGED_KEPT` unchanged
+ * re-reads'), each cut to its share. A flood of notifications of a 1 MB
+ * resource printed six whole texts, 6 MB.
+ */
+const TEXTS_KEPT_BYTES = 1024 * 1024;
+/** The most characters of one step's text (a step may quote the server). */
+const STEP_KEPT = 1000;
 /** How many names of a server's extra fields the result keeps, each cut to `NAME_KEPT` characters. */
 const NAMES_KEPT = 10;
 const NAME_KEPT = 40;
@@ -379,6 +390,8 @@ export interface ProbeResult {
   updates: ProbeUpdate[];
   /** Every re-read that showed no change, kept or not. */
   unchangedNotifications: number;
+  /** How many texts the result keeps were cut to their share of `TEXTS_KEPT_BYTES`, and that share; null for none. */
+  textsCut: { count: number; bytesEach: number } | null;
   /** Of those, how many came before the first change. */
   unchangedBeforeChange: number;
   /** Notifications for the URI that came while a re-read was already due. */
@@ -908,12 +921,35 @@ function inlineDefect(result: ProbeResult): string | null {
   }): a server defect`;
 }
 
+/** Text cut to `max` characters, the last of them "…". */
+function clipped(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /**
  * Text a server sent, as the probe's lines and notes show it: as it is when
  * plain, else a JSON string (`lineValue`), and at most 500 characters.
  */
 function shown(text: string): string {
-  return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
+  return lineValue(clipped(text));
+}
+
+/**
+ * `text` whole when its JSON (as the lines and `--json` show it) fits in
+ * `bytes`, else the start of it that fits with a closing "…".
+ */
+function keptText(text: string, bytes: number): string {
+  const size = (part: string) =>
+    new TextEncoder().encode(jsonText(part)).length;
+  let over = size(text);
+  if (over <= bytes) return text;
+  let kept = text;
+  // Each cut is in proportion to the excess; "…" is 3 bytes.
+  while (over > bytes - 3) {
+    kept = kept.slice(0, Math.floor(kept.length * (bytes - 3) / over) - 1);
+    over = size(kept);
+  }
+  return `${kept}…`;
 }
 
 // ---------------------------------------------------------------------------
@@ -1277,6 +1313,7 @@ class ProbeRun {
       expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
       unchangedNotifications: 0,
+      textsCut: null,
       unchangedBeforeChange: 0,
       collapsedNotifications: 0,
       inlineDefect: null,
@@ -1308,8 +1345,10 @@ class ProbeRun {
   /** Steps past `STEPS_KEPT`, counted and neither kept nor shown. */
   #stepsDropped = 0;
 
-  step(from: ProbeStep["from"], text: string) {
+  /** A step, its text cut to `STEP_KEPT` characters. */
+  step(from: ProbeStep["from"], whole: string) {
     const steps = this.result.steps;
+    const text = clipped(whole, STEP_KEPT);
     if (steps.length >= STEPS_KEPT) {
       if (this.#stepsDropped++ === 0) {
         this.progress(`-- further steps are counted, not shown`);
@@ -1331,12 +1370,34 @@ class ProbeRun {
     this.#failed = true;
     this.result.errorCode = code;
     this.result.missing = missing;
-    this.result.error = error ?? { message: missing };
+    // The server's message as it came, cut as its text is on a line.
+    this.result.error = error
+      ? { ...error, message: clipped(error.message) }
+      : { message: missing };
     this.step("note", `${code}: ${missing}`);
   }
 
   get failed(): boolean {
     return this.#failed;
+  }
+
+  /** The first read's text, whole: what the first re-read is compared with. */
+  firstText: string | null = null;
+
+  /**
+   * A text of the resource as the result keeps it: within its share of
+   * `TEXTS_KEPT_BYTES`, a cut counted in `textsCut`.
+   */
+  kept(text: string): string {
+    const { options, result } = this;
+    const bytesEach = Math.floor(
+      TEXTS_KEPT_BYTES / (1 + options.count + UNCHANGED_KEPT),
+    );
+    const kept = keptText(text, bytesEach);
+    if (kept !== text) {
+      result.textsCut = { count: (result.textsCut?.count ?? 0) + 1, bytesEach };
+    }
+    return kept;
   }
 
   /** Every request's bound: `--timeout`. */
@@ -2042,7 +2103,8 @@ async function readFirst(run: ProbeRun, client: Client): Promise<boolean> {
       { uri: options.uri },
       run.requestOptions,
     );
-    result.initial = contentsText(read.contents);
+    run.firstText = contentsText(read.contents);
+    result.initial = run.kept(run.firstText);
     run.step("probe", "resources/read (initial)");
     return true;
   } catch (error) {
@@ -2089,7 +2151,8 @@ async function subscribe(
     );
     return undefined;
   }
-  result.acknowledged = listen.honoredFilter;
+  const acknowledged = boundedFilter(listen.honoredFilter);
+  result.acknowledged = acknowledged;
   const asked = [
     ...options.embed ? ["embedResources"] : [],
     ...Object.keys(catalogFlags(options.catalog)),
@@ -2100,7 +2163,7 @@ async function subscribe(
       asked.length ? ` with ${asked.join(", ")}` : ""
     }`,
   );
-  run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
+  run.step("server", `acknowledged ${jsonText(acknowledged)}`);
   let closing = false;
   listen.closed.then((how) => {
     if (!closing) run.updates.closed(`the listen stream closed (${how})`);
@@ -2116,7 +2179,7 @@ async function subscribe(
     run.fail(
       "subscribe-refused",
       `the listen was acknowledged without ${options.uri}: ${
-        jsonText(listen.honoredFilter)
+        jsonText(acknowledged)
       }`,
     );
     closing = true;
@@ -2128,6 +2191,17 @@ async function subscribe(
     run.catalogNotices.acknowledged = listen.honoredFilter;
   }
   return stop;
+}
+
+/**
+ * A listen's acknowledgement as the result keeps it: its flags, and of the
+ * URIs it names the first ten, each cut, then how many more.
+ */
+function boundedFilter(filter: SubscriptionFilter): SubscriptionFilter {
+  const uris = filter.resourceSubscriptions;
+  return uris
+    ? { ...filter, resourceSubscriptions: boundedNames(uris) }
+    : filter;
 }
 
 /**
@@ -2264,7 +2338,7 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
     return true;
   } catch (error) {
     const { message } = rpcError(error, run);
-    run.result.call = { name: call.name, ok: false, error: message };
+    run.result.call = { name: call.name, ok: false, error: clipped(message) };
     run.fail(
       "call-failed",
       `tools/call ${shown(call.name)} failed: ${shown(message)}`,
@@ -2483,7 +2557,7 @@ interface UpdateWait {
 /** A wait that starts now, from the first read's text. */
 function startWait(run: ProbeRun): UpdateWait {
   const since = performance.now();
-  return { previous: run.result.initial, changed: 0, unchanged: 0, since };
+  return { previous: run.firstText, changed: 0, unchanged: 0, since };
 }
 
 /**
@@ -2552,9 +2626,12 @@ async function recordUpdate(
   const { result } = run;
   const update = await reread(run, client, arrival, wait, deadline);
   if (duringChange) update.duringChange = true;
+  const { final } = update;
+  const keep = () =>
+    result.updates.push({ ...update, final: final && run.kept(final) });
   if (update.changed) {
-    result.updates.push(update);
-    wait.previous = update.final;
+    keep();
+    wait.previous = final;
     wait.changed++;
     wait.unchanged = 0;
     return true;
@@ -2562,9 +2639,7 @@ async function recordUpdate(
   wait.unchanged++;
   result.unchangedNotifications++;
   if (wait.changed === 0) result.unchangedBeforeChange++;
-  if (result.unchangedNotifications <= UNCHANGED_KEPT) {
-    result.updates.push(update);
-  }
+  if (result.unchangedNotifications <= UNCHANGED_KEPT) keep();
   return false;
 }
 
@@ -2826,7 +2901,10 @@ async function listenForCatalog(
   try {
     const listen = await client.listen(flags, run.requestOptions);
     notices.acknowledged = listen.honoredFilter;
-    run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
+    run.step(
+      "server",
+      `acknowledged ${jsonText(boundedFilter(listen.honoredFilter))}`,
+    );
     return async () => {
       await listen.close();
       run.step("probe", "closes the catalog's listen stream");
@@ -3112,7 +3190,9 @@ async function probeConnected(run: ProbeRun, client: Client) {
   result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
   result.protocolVersion = negotiated;
   const info = client.getServerVersion();
-  result.server = info ? { name: info.name, version: info.version } : null;
+  result.server = info
+    ? { name: clipped(info.name), version: clipped(info.version) }
+    : null;
   const resources = client.getServerCapabilities()?.resources;
   result.capabilities = {
     subscribe: resources?.subscribe === true,
@@ -3306,6 +3386,10 @@ export function probeLines(
   }
   if (result.subscribed) {
     lines.push(`unchanged-notifications ${unchangedCount(result)}`);
+  }
+  if (result.textsCut) {
+    const { count, bytesEach } = result.textsCut;
+    lines.push(`texts-cut ${count} bytes-each=${bytesEach}`);
   }
   if (result.era !== null) {
     const { count, uris } = result.unsolicited;

@@ -1629,6 +1629,45 @@ Deno.test("probe: a flood of notifications for other URIs is counted, not kept, 
   assert.ok(told.length <= 4, told.join("\n"));
 });
 
+Deno.test("probe: a flood of notifications for an unchanged 1 MB resource keeps stdout under 4 MiB, in lines and in JSON, and says which texts were cut", async (t) => {
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  // The first read, one update and five unchanged re-reads share 1 MiB.
+  const share = Math.floor(1024 * 1024 / 7);
+  for (const form of ["lines", "json"]) {
+    await t.step(form, async () => {
+      const run = await probeOddCommand(
+        { floodWatched: true, textPrefix: "x".repeat(1_000_000) },
+        form === "json" ? ["--json"] : [],
+      );
+      assert.equal(run.code, 17, run.stderr.slice(-500));
+      assert.ok(bytes(run.stdout) < 4 * 1024 * 1024, `${bytes(run.stdout)}`);
+      const result = form === "json"
+        ? JSON.parse(run.stdout) as ProbeResult
+        : undefined;
+      const texts = result
+        ? [result.initial, ...result.updates.map((update) => update.final)]
+        : run.stdout.split("\n").filter((line) =>
+          /^(initial|final) /.test(line)
+        ).map((line) => JSON.parse(line.slice(line.indexOf(" ") + 1)));
+      assert.equal(texts.length, 6);
+      for (const text of texts) {
+        assert.ok(bytes(jsonText(text)) <= share, `${bytes(jsonText(text))}`);
+        assert.match(text ?? "", /^x{1000}.*…$/);
+      }
+      if (result) {
+        assert.deepEqual(result.textsCut, { count: 6, bytesEach: share });
+      } else {
+        assert.ok(
+          run.stdout.split("\n").includes(
+            `texts-cut 6 bytes-each=${share}`,
+          ),
+          run.stdout.slice(-2000),
+        );
+      }
+    });
+  }
+});
+
 // ---------------------------------------------------------------------------
 // Bounds on a whole list: its bytes, its pages, --timeout across them
 // ---------------------------------------------------------------------------
