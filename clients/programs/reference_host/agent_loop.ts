@@ -34,8 +34,11 @@ async function runTool(
       return JSON.stringify(await listKept(client, "resources"));
     }
     const tool = name.replace(/^mcp__/, "");
+    const toolDefinition = catalog.definition(tool);
+    // Any other the SDK would list the tools again for, unbounded.
+    if (!toolDefinition) return `The call failed: no tool ${name} was offered`;
     const result = await client.callTool({ name: tool, arguments: input }, {
-      toolDefinition: catalog.definition(tool),
+      toolDefinition,
     });
     return JSON.stringify(result.content);
   } catch (error) {

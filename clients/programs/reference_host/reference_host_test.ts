@@ -975,9 +975,12 @@ Deno.test("reference host: it reads at most 4 MiB of one message from the server
   }
 });
 
-Deno.test("reference host: a tools list of endless pages of 3.9 MB each is cut at 8 MiB as a whole; the model is asked with the tools before the cut, and the cut said", async () => {
+Deno.test("reference host: a tools list of endless pages of 3.9 MB each is cut at 8 MiB as a whole; the model is asked with the tools before the cut, and the cut said; a tool past it is never called", async () => {
   const server = startJsonServer({ endlessTools: 3_900_000 });
-  const model = startChatModel([]);
+  // page5 is on the server, past the cut: never offered, never called.
+  const model = startChatModel([
+    () => chatAnswer([{ name: "mcp__page0" }, { name: "mcp__page5" }]),
+  ]);
   try {
     const run = await runHost(
       ["--era", "2025", "--url", server.url, "Go"],
@@ -992,7 +995,16 @@ Deno.test("reference host: a tools list of endless pages of 3.9 MB each is cut a
     assert.deepEqual(run.stderr.split("\n").filter(Boolean), [
       "[host] the server's tools/list was cut, over 8388608 bytes at page 3: the host keeps the 4 tools read before it and reads no more of it",
       `[host] the server offers 4 tools: the model is offered 2 of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
+      '[host] the model calls "mcp__page0"',
+      '[host] the model calls "mcp__page5"',
     ]);
+    assert.deepEqual(
+      model.requests[1].messages.slice(-2).map((message) => message.content),
+      [
+        JSON.stringify([{ type: "text", text: "called" }]),
+        "The call failed: no tool mcp__page5 was offered",
+      ],
+    );
   } finally {
     await model.close();
     await server.close();
