@@ -1749,6 +1749,23 @@ Deno.test("probe: a list of endless pages of 3.9 MB each is cut at 8 MiB as a wh
   });
 });
 
+Deno.test("probe: a list of endless small pages ends at 64 pages, catalog-not-listed (exit 22)", async () => {
+  await using server = startEndlessLists(10);
+  const run = await runProbeCommand(
+    ["--url", server.url, "--era", "2025", "--catalog", "tools"].concat(
+      ["--catalog-only", "--call", "poke"],
+    ),
+  );
+  assert.equal(run.code, 22, run.stderr.slice(-2000));
+  assert.ok(
+    run.stdout.split("\n").includes(
+      "catalog-missing tools: tools/list failed: more than 64 pages (the bound on a whole list)",
+    ),
+    run.stdout,
+  );
+  assert.equal(server.asked.tools, 64);
+});
+
 Deno.test("probe: --timeout holds across a list's pages: endless pages 300 ms apart end the list at 2 s, not at 64 pages", async () => {
   await using server = startEndlessLists(10, 300);
   const started = performance.now();
