@@ -2038,9 +2038,10 @@ export async function listBounded<K extends CatalogKind>(
         params: cursor === undefined ? {} : { cursor },
       }, { timeout: left });
     } catch (error) {
+      // The page's timeout is the time left for the whole list.
       const timedOut = error instanceof SdkError &&
         error.code === SdkErrorCode.RequestTimeout;
-      if (!timedOut || performance.now() < deadline) throw error;
+      if (!timedOut) throw error;
       return read(late);
     }
     bytes += new TextEncoder().encode(JSON.stringify(answer)).length;
