@@ -388,10 +388,10 @@ export interface ProbeResult {
    * `UNCHANGED_KEPT` whose re-read did not, in order.
    */
   updates: ProbeUpdate[];
-  /** Every re-read that showed no change, kept or not. */
-  unchangedNotifications: number;
   /** How many texts the result keeps were cut to their share of `TEXTS_KEPT_BYTES`, and that share; null for none. */
   textsCut: { count: number; bytesEach: number } | null;
+  /** Every re-read that showed no change, kept or not. */
+  unchangedNotifications: number;
   /** Of those, how many came before the first change. */
   unchangedBeforeChange: number;
   /** Notifications for the URI that came while a re-read was already due. */
@@ -1312,8 +1312,8 @@ class ProbeRun {
         : null,
       expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
-      unchangedNotifications: 0,
       textsCut: null,
+      unchangedNotifications: 0,
       unchangedBeforeChange: 0,
       collapsedNotifications: 0,
       inlineDefect: null,
@@ -1980,10 +1980,10 @@ function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
 
 /**
  * The most one whole list (every page of `tools/list`, `prompts/list` or
- * `resources/list`) may hold, as JSON: 8 MiB. A real server's largest list
- * is far under a megabyte (the lab's tools list is under 2 KB); each page is
- * bounded on its own too (`--max-bytes`, the host's 4 MiB), but without a
- * bound on the whole, 64 pages of 4 MiB held 1.7 GiB.
+ * `resources/list`) may hold, as JSON: 8 MiB, far above any real server's
+ * list. Each page is bounded on its own too (`--max-bytes`, the host's
+ * 4 MiB), but without a bound on the whole, a list that never ended, in
+ * pages of 3.9 MB, held 400 to 700 MiB for its 64 pages.
  */
 export const LIST_MAX_BYTES = 8 * 1024 * 1024;
 /** The most pages of one list: the SDK client's own bound (`listMaxPages`). */
