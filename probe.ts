@@ -31,8 +31,14 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   parseJSONRPCMessage,
+  type Prompt,
   type RequestId,
+  type Resource,
+  SdkError,
+  SdkErrorCode,
   StreamableHTTPClientTransport,
+  type SubscriptionFilter,
+  type Tool,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import {
@@ -144,6 +150,16 @@ const CHANGE_OUTPUT_LIMIT = 4000;
 const UNSOLICITED_URIS_KEPT = 5;
 /** How many unchanged re-reads the result keeps with their text. */
 const UNCHANGED_KEPT = 5;
+/**
+ * How many bytes of the resource's texts the result keeps, as JSON shows
+ * them (the lines and `--json`): 1 MiB, shared evenly by the texts it can
+ * keep (the first read's, `--count` updates', `UNCHANGED_KEPT` unchanged
+ * re-reads'), each cut to its share. A flood of notifications of a 1 MB
+ * resource printed six whole texts, 6 MB.
+ */
+const TEXTS_KEPT_BYTES = 1024 * 1024;
+/** The most characters of one step's text (a step may quote the server). */
+const STEP_KEPT = 1000;
 /** How many names of a server's extra fields the result keeps, each cut to `NAME_KEPT` characters. */
 const NAMES_KEPT = 10;
 const NAME_KEPT = 40;
@@ -372,6 +388,8 @@ export interface ProbeResult {
    * `UNCHANGED_KEPT` whose re-read did not, in order.
    */
   updates: ProbeUpdate[];
+  /** How many texts the result keeps were cut to their share of `TEXTS_KEPT_BYTES`, and that share; null for none. */
+  textsCut: { count: number; bytesEach: number } | null;
   /** Every re-read that showed no change, kept or not. */
   unchangedNotifications: number;
   /** Of those, how many came before the first change. */
@@ -671,8 +689,8 @@ function probeHelpText(): string {
     "  --stdio              spawn the server given after -- and talk over stdio",
     `  --uri URI            resource to watch (default ${REVIEW_URI}, this lab's)`,
     "  --era ERA            auto (default: discover, then initialize), 2025, 2026-07-28",
-    "  --timeout SECONDS    how long to wait for each update, and for connecting and each",
-    "                       request (default 30)",
+    "  --timeout SECONDS    how long to wait for each update, and for connecting, each",
+    "                       request and each whole list, every page (default 30)",
     `  --max-bytes N        the most one message from the server may hold (default ${DEFAULT_MAX_BYTES})`,
     "  --count N            updates to wait for: notifications whose re-read changed (default 1)",
     "  --call TOOL          call this tool after subscribing (servers whose updates start from a tool)",
@@ -903,12 +921,35 @@ function inlineDefect(result: ProbeResult): string | null {
   }): a server defect`;
 }
 
+/** Text cut to `max` characters, the last of them "…". */
+function clipped(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /**
  * Text a server sent, as the probe's lines and notes show it: as it is when
  * plain, else a JSON string (`lineValue`), and at most 500 characters.
  */
 function shown(text: string): string {
-  return lineValue(text.length > 500 ? `${text.slice(0, 499)}…` : text);
+  return lineValue(clipped(text));
+}
+
+/**
+ * `text` whole when its JSON (as the lines and `--json` show it) fits in
+ * `bytes`, else the start of it that fits with a closing "…".
+ */
+function keptText(text: string, bytes: number): string {
+  const size = (part: string) =>
+    new TextEncoder().encode(jsonText(part)).length;
+  let over = size(text);
+  if (over <= bytes) return text;
+  let kept = text;
+  // Each cut is in proportion to the excess; "…" is 3 bytes.
+  while (over > bytes - 3) {
+    kept = kept.slice(0, Math.floor(kept.length * (bytes - 3) / over) - 1);
+    over = size(kept);
+  }
+  return `${kept}…`;
 }
 
 // ---------------------------------------------------------------------------
@@ -1271,6 +1312,7 @@ class ProbeRun {
         : null,
       expectedUpdates: options.catalogOnly ? 0 : options.count,
       updates: [],
+      textsCut: null,
       unchangedNotifications: 0,
       unchangedBeforeChange: 0,
       collapsedNotifications: 0,
@@ -1303,8 +1345,10 @@ class ProbeRun {
   /** Steps past `STEPS_KEPT`, counted and neither kept nor shown. */
   #stepsDropped = 0;
 
-  step(from: ProbeStep["from"], text: string) {
+  /** A step, its text cut to `STEP_KEPT` characters. */
+  step(from: ProbeStep["from"], whole: string) {
     const steps = this.result.steps;
+    const text = clipped(whole, STEP_KEPT);
     if (steps.length >= STEPS_KEPT) {
       if (this.#stepsDropped++ === 0) {
         this.progress(`-- further steps are counted, not shown`);
@@ -1326,12 +1370,34 @@ class ProbeRun {
     this.#failed = true;
     this.result.errorCode = code;
     this.result.missing = missing;
-    this.result.error = error ?? { message: missing };
+    // The server's message as it came, cut as its text is on a line.
+    this.result.error = error
+      ? { ...error, message: clipped(error.message) }
+      : { message: missing };
     this.step("note", `${code}: ${missing}`);
   }
 
   get failed(): boolean {
     return this.#failed;
+  }
+
+  /** The first read's text, whole: what the first re-read is compared with. */
+  firstText: string | null = null;
+
+  /**
+   * A text of the resource as the result keeps it: within its share of
+   * `TEXTS_KEPT_BYTES`, a cut counted in `textsCut`.
+   */
+  kept(text: string): string {
+    const { options, result } = this;
+    const bytesEach = Math.floor(
+      TEXTS_KEPT_BYTES / (1 + options.count + UNCHANGED_KEPT),
+    );
+    const kept = keptText(text, bytesEach);
+    if (kept !== text) {
+      result.textsCut = { count: (result.textsCut?.count ?? 0) + 1, bytesEach };
+    }
+    return kept;
   }
 
   /** Every request's bound: `--timeout`. */
@@ -1909,26 +1975,99 @@ function signalGroup(child: Deno.ChildProcess, signal: Deno.Signal) {
 }
 
 // ---------------------------------------------------------------------------
+// Lists: every page, bounded as a whole in bytes, pages and time
+// ---------------------------------------------------------------------------
+
+/**
+ * The most one whole list (every page of `tools/list`, `prompts/list` or
+ * `resources/list`) may hold, as JSON: 8 MiB, far above any real server's
+ * list. Each page is bounded on its own too (`--max-bytes`, the host's
+ * 4 MiB), but without a bound on the whole, a list that never ended, in
+ * pages of 3.9 MB, held 400 to 700 MiB for its 64 pages.
+ */
+export const LIST_MAX_BYTES = 8 * 1024 * 1024;
+/** The most pages of one list: the SDK client's own bound (`listMaxPages`). */
+export const LIST_MAX_PAGES = 64;
+/** What the probe says after a list's cut: it reads a list whole or not at all. */
+const WHOLE_LIST_BOUND = "(the bound on a whole list)";
+
+/** The entries of each kind of list. */
+export interface ListEntries {
+  tools: Tool[];
+  prompts: Prompt[];
+  resources: Resource[];
+}
+
+/** A list as it was read: its entries, and why it stopped short, if it did. */
+export interface BoundedList<K extends CatalogKind> {
+  entries: ListEntries[K];
+  /** Why the rest was not read ("over 8388608 bytes at page 3", …); none when whole. */
+  cut?: string;
+}
+
+/**
+ * Lists `kind` page by page, the whole list within `seconds` (each page
+ * asked for with the time left) and `LIST_MAX_BYTES`, at most
+ * `LIST_MAX_PAGES` pages: past a bound it stops, keeps the pages before and
+ * says why (`cut`). A kind the server does not advertise is empty, as the
+ * SDK's own `list…()` has it; an error the server answers throws. Every
+ * page is asked for afresh (no cache is read or written).
+ */
+export async function listBounded<K extends CatalogKind>(
+  client: Client,
+  kind: K,
+  seconds: number,
+): Promise<BoundedList<K>> {
+  const entries: unknown[] = [];
+  const read = (cut?: string) => ({
+    entries: entries as ListEntries[K],
+    ...cut === undefined ? {} : { cut },
+  });
+  if (!client.getServerCapabilities()?.[kind]) return read();
+  const deadline = performance.now() + seconds * 1000;
+  let bytes = 0;
+  let cursor: string | undefined;
+  for (let page = 1; page <= LIST_MAX_PAGES; page++) {
+    const late = `not whole within ${seconds} s (${page - 1} pages read)`;
+    const left = Math.floor(deadline - performance.now());
+    if (left <= 0) return read(late);
+    let answer;
+    try {
+      answer = await client.request({
+        method: `${kind}/list`,
+        params: cursor === undefined ? {} : { cursor },
+      }, { timeout: left });
+    } catch (error) {
+      // The page's timeout is the time left for the whole list.
+      const timedOut = error instanceof SdkError &&
+        error.code === SdkErrorCode.RequestTimeout;
+      if (!timedOut) throw error;
+      return read(late);
+    }
+    bytes += new TextEncoder().encode(JSON.stringify(answer)).length;
+    if (bytes > LIST_MAX_BYTES) {
+      return read(`over ${LIST_MAX_BYTES} bytes at page ${page}`);
+    }
+    entries.push(...(answer as Record<K, unknown[]>)[kind]);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) return read();
+  }
+  return read(`more than ${LIST_MAX_PAGES} pages`);
+}
+
+// ---------------------------------------------------------------------------
 // The steps: list, read, subscribe or listen, call the tool, stop
 // ---------------------------------------------------------------------------
 
-/** Whether `resources/list` names the URI (following pages). */
+/**
+ * Whether `resources/list` names the URI, every page read within
+ * `--timeout` and the bound on a whole list.
+ */
 async function listed(run: ProbeRun, client: Client): Promise<boolean> {
   const { options, result } = run;
-  let cursor: string | undefined;
+  let list: BoundedList<"resources">;
   try {
-    for (let page = 0; page < 50; page++) {
-      const listing = await client.listResources(
-        cursor ? { cursor } : {},
-        run.requestOptions,
-      );
-      if (listing.resources.some((resource) => resource.uri === options.uri)) {
-        result.resourceFound = true;
-        break;
-      }
-      cursor = listing.nextCursor;
-      if (!cursor) break;
-    }
+    list = await listBounded(client, "resources", options.timeoutSeconds);
   } catch (error) {
     run.fail(
       "resource-not-found",
@@ -1937,20 +2076,24 @@ async function listed(run: ProbeRun, client: Client): Promise<boolean> {
     );
     return false;
   }
-  result.resourceFound ??= false;
+  const found = list.entries.some(({ uri }) => uri === options.uri);
+  result.resourceFound = found;
+  const cut = list.cut && `${list.cut} ${WHOLE_LIST_BOUND}`;
   run.step(
     "probe",
-    `resources/list (${options.uri} ${
-      result.resourceFound ? "listed" : "not listed"
+    `resources/list (${options.uri} ${found ? "listed" : "not listed"}${
+      cut ? `; ${cut}` : ""
     })`,
   );
-  if (!result.resourceFound) {
+  if (!found) {
     run.fail(
       "resource-not-found",
-      `${options.uri} is not in resources/list (--skip-list-check for dynamic resources)`,
+      cut
+        ? `resources/list failed: ${cut}`
+        : `${options.uri} is not in resources/list (--skip-list-check for dynamic resources)`,
     );
   }
-  return result.resourceFound;
+  return found;
 }
 
 /** Reads the resource; its text is `initial`. */
@@ -1961,7 +2104,8 @@ async function readFirst(run: ProbeRun, client: Client): Promise<boolean> {
       { uri: options.uri },
       run.requestOptions,
     );
-    result.initial = contentsText(read.contents);
+    run.firstText = contentsText(read.contents);
+    result.initial = run.kept(run.firstText);
     run.step("probe", "resources/read (initial)");
     return true;
   } catch (error) {
@@ -2008,7 +2152,8 @@ async function subscribe(
     );
     return undefined;
   }
-  result.acknowledged = listen.honoredFilter;
+  const acknowledged = boundedFilter(listen.honoredFilter);
+  result.acknowledged = acknowledged;
   const asked = [
     ...options.embed ? ["embedResources"] : [],
     ...Object.keys(catalogFlags(options.catalog)),
@@ -2019,7 +2164,7 @@ async function subscribe(
       asked.length ? ` with ${asked.join(", ")}` : ""
     }`,
   );
-  run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
+  run.step("server", `acknowledged ${jsonText(acknowledged)}`);
   let closing = false;
   listen.closed.then((how) => {
     if (!closing) run.updates.closed(`the listen stream closed (${how})`);
@@ -2035,7 +2180,7 @@ async function subscribe(
     run.fail(
       "subscribe-refused",
       `the listen was acknowledged without ${options.uri}: ${
-        jsonText(listen.honoredFilter)
+        jsonText(acknowledged)
       }`,
     );
     closing = true;
@@ -2047,6 +2192,17 @@ async function subscribe(
     run.catalogNotices.acknowledged = listen.honoredFilter;
   }
   return stop;
+}
+
+/**
+ * A listen's acknowledgement as the result keeps it: its flags, and of the
+ * URIs it names the first ten, each cut, then how many more.
+ */
+function boundedFilter(filter: SubscriptionFilter): SubscriptionFilter {
+  const uris = filter.resourceSubscriptions;
+  return uris
+    ? { ...filter, resourceSubscriptions: boundedNames(uris) }
+    : filter;
 }
 
 /**
@@ -2183,7 +2339,7 @@ async function callTool(run: ProbeRun, client: Client): Promise<boolean> {
     return true;
   } catch (error) {
     const { message } = rpcError(error, run);
-    run.result.call = { name: call.name, ok: false, error: message };
+    run.result.call = { name: call.name, ok: false, error: clipped(message) };
     run.fail(
       "call-failed",
       `tools/call ${shown(call.name)} failed: ${shown(message)}`,
@@ -2402,7 +2558,7 @@ interface UpdateWait {
 /** A wait that starts now, from the first read's text. */
 function startWait(run: ProbeRun): UpdateWait {
   const since = performance.now();
-  return { previous: run.result.initial, changed: 0, unchanged: 0, since };
+  return { previous: run.firstText, changed: 0, unchanged: 0, since };
 }
 
 /**
@@ -2471,9 +2627,12 @@ async function recordUpdate(
   const { result } = run;
   const update = await reread(run, client, arrival, wait, deadline);
   if (duringChange) update.duringChange = true;
+  const { final } = update;
+  const keep = () =>
+    result.updates.push({ ...update, final: final && run.kept(final) });
   if (update.changed) {
-    result.updates.push(update);
-    wait.previous = update.final;
+    keep();
+    wait.previous = final;
     wait.changed++;
     wait.unchanged = 0;
     return true;
@@ -2481,9 +2640,7 @@ async function recordUpdate(
   wait.unchanged++;
   result.unchangedNotifications++;
   if (wait.changed === 0) result.unchangedBeforeChange++;
-  if (result.unchangedNotifications <= UNCHANGED_KEPT) {
-    result.updates.push(update);
-  }
+  if (result.unchangedNotifications <= UNCHANGED_KEPT) keep();
   return false;
 }
 
@@ -2633,30 +2790,23 @@ interface WatchedList {
   changedUnannounced?: boolean;
 }
 
-/** Every name a list holds now (the URIs, of resources), or why not. */
+/**
+ * Every name a list holds now (the URIs, of resources), or why not, as a
+ * line shows it: the whole list within `--timeout` and its bound, or none.
+ */
 async function listNames(
   run: ProbeRun,
   client: Client,
   kind: CatalogKind,
 ): Promise<string[] | { failed: string }> {
-  // Whatever the server said of caching, each list is asked for afresh.
-  const options = { ...run.requestOptions, cacheMode: "bypass" as const };
   try {
-    if (kind === "tools") {
-      return (await client.listTools({}, options)).tools.map(({ name }) =>
-        name
-      );
-    }
-    if (kind === "prompts") {
-      return (await client.listPrompts({}, options)).prompts.map(({ name }) =>
-        name
-      );
-    }
-    return (await client.listResources({}, options)).resources.map(({ uri }) =>
-      uri
-    );
+    const list = await listBounded(client, kind, run.options.timeoutSeconds);
+    if (list.cut) return { failed: `${list.cut} ${WHOLE_LIST_BOUND}` };
+    return kind === "resources"
+      ? (list.entries as Resource[]).map(({ uri }) => uri)
+      : list.entries.map(({ name }) => name);
   } catch (error) {
-    return { failed: rpcError(error).message };
+    return { failed: shown(rpcError(error).message) };
   }
 }
 
@@ -2717,7 +2867,7 @@ async function listCatalog(
       : { failed: "" };
     if ("failed" in names) {
       list.notListed = capabilities?.[kind]
-        ? `${kind}/list failed: ${shown(names.failed)}`
+        ? `${kind}/list failed: ${names.failed}`
         : `the server does not advertise ${kind}`;
       run.step("note", list.notListed);
       continue;
@@ -2752,7 +2902,10 @@ async function listenForCatalog(
   try {
     const listen = await client.listen(flags, run.requestOptions);
     notices.acknowledged = listen.honoredFilter;
-    run.step("server", `acknowledged ${jsonText(listen.honoredFilter)}`);
+    run.step(
+      "server",
+      `acknowledged ${jsonText(boundedFilter(listen.honoredFilter))}`,
+    );
     return async () => {
       await listen.close();
       run.step("probe", "closes the catalog's listen stream");
@@ -2781,7 +2934,7 @@ async function listAgain(
 ) {
   const names = await listNames(run, client, list.kind);
   if ("failed" in names) {
-    run.step("note", `${list.kind}/list again failed: ${shown(names.failed)}`);
+    run.step("note", `${list.kind}/list again failed: ${names.failed}`);
     return;
   }
   const first = list.firstNames ?? [];
@@ -3038,7 +3191,9 @@ async function probeConnected(run: ProbeRun, client: Client) {
   result.era = negotiated === "2026-07-28" ? "2026-07-28" : "2025";
   result.protocolVersion = negotiated;
   const info = client.getServerVersion();
-  result.server = info ? { name: info.name, version: info.version } : null;
+  result.server = info
+    ? { name: clipped(info.name), version: clipped(info.version) }
+    : null;
   const resources = client.getServerCapabilities()?.resources;
   result.capabilities = {
     subscribe: resources?.subscribe === true,
@@ -3232,6 +3387,10 @@ export function probeLines(
   }
   if (result.subscribed) {
     lines.push(`unchanged-notifications ${unchangedCount(result)}`);
+  }
+  if (result.textsCut) {
+    const { count, bytesEach } = result.textsCut;
+    lines.push(`texts-cut ${count} bytes-each=${bytesEach}`);
   }
   if (result.era !== null) {
     const { count, uris } = result.unsolicited;

@@ -1629,6 +1629,170 @@ Deno.test("probe: a flood of notifications for other URIs is counted, not kept, 
   assert.ok(told.length <= 4, told.join("\n"));
 });
 
+Deno.test("probe: a flood of notifications for an unchanged 1 MB resource keeps stdout under 4 MiB, in lines and in JSON, and says which texts were cut", async (t) => {
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  // The first read, one update and five unchanged re-reads share 1 MiB.
+  const share = Math.floor(1024 * 1024 / 7);
+  for (const form of ["lines", "json"]) {
+    await t.step(form, async () => {
+      const run = await probeOddCommand(
+        { floodWatched: true, textPrefix: "x".repeat(1_000_000) },
+        form === "json" ? ["--json"] : [],
+      );
+      assert.equal(run.code, 17, run.stderr.slice(-500));
+      assert.ok(bytes(run.stdout) < 4 * 1024 * 1024, `${bytes(run.stdout)}`);
+      const result = form === "json"
+        ? JSON.parse(run.stdout) as ProbeResult
+        : undefined;
+      const texts = result
+        ? [result.initial, ...result.updates.map((update) => update.final)]
+        : run.stdout.split("\n").filter((line) =>
+          /^(initial|final) /.test(line)
+        ).map((line) => JSON.parse(line.slice(line.indexOf(" ") + 1)));
+      assert.equal(texts.length, 6);
+      for (const text of texts) {
+        assert.ok(bytes(jsonText(text)) <= share, `${bytes(jsonText(text))}`);
+        assert.match(text ?? "", /^x{1000}.*…$/);
+      }
+      if (result) {
+        assert.deepEqual(result.textsCut, { count: 6, bytesEach: share });
+      } else {
+        assert.ok(
+          run.stdout.split("\n").includes(
+            `texts-cut 6 bytes-each=${share}`,
+          ),
+          run.stdout.slice(-2000),
+        );
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Bounds on a whole list: its bytes, its pages, --timeout across them
+// ---------------------------------------------------------------------------
+
+/**
+ * A 2025 server written out by hand whose `tools/list` and `resources/list`
+ * never end: page N names `page<N>` (a resource `page://<N>`) with a
+ * description of `fillerChars` characters, points to page N + 1, and comes
+ * `delayMs` late. It counts the pages it was asked for.
+ */
+function startEndlessLists(fillerChars: number, delayMs = 0) {
+  const asked = { tools: 0, resources: 0 };
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const { id, method, params } = await request.json();
+      if (id === undefined) return new Response(null, { status: 202 });
+      const page = Number(params?.cursor ?? 0);
+      const description = "x".repeat(fillerChars);
+      const inputSchema = { type: "object" };
+      const results: Record<string, () => object> = {
+        initialize: () => ({
+          protocolVersion: params.protocolVersion,
+          capabilities: { tools: { listChanged: true }, resources: {} },
+          serverInfo: { name: "endless", version: "0.0.1" },
+        }),
+        "tools/list": () => ({
+          tools: [{ name: `page${page}`, description, inputSchema }],
+          nextCursor: String(page + 1),
+        }),
+        "resources/list": () => ({
+          resources: [{ uri: `page://${page}`, name: "page", description }],
+          nextCursor: String(page + 1),
+        }),
+      };
+      if (method === "tools/list") asked.tools++;
+      if (method === "resources/list") asked.resources++;
+      if (method.endsWith("/list")) {
+        await new Promise((done) => setTimeout(done, delayMs));
+      }
+      const result = results[method]?.() ?? { content: [] };
+      return Response.json({ jsonrpc: "2.0", id, result });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${http.addr.port}/mcp`,
+    asked,
+    [Symbol.asyncDispose]: () => http.shutdown(),
+  };
+}
+
+Deno.test("probe: a list of endless pages of 3.9 MB each is cut at 8 MiB as a whole, the tools' catalog-not-listed (exit 22), the resource's resource-not-found (exit 15)", async (t) => {
+  await using server = startEndlessLists(3_900_000);
+  const probe = (args: string[]) =>
+    runProbeCommand(["--url", server.url, "--era", "2025", ...args]);
+  const cut = "over 8388608 bytes at page 3 (the bound on a whole list)";
+  await t.step("--catalog tools", async () => {
+    const run = await probe(
+      ["--catalog", "tools", "--catalog-only", "--call", "poke"],
+    );
+    assert.equal(run.code, 22, run.stderr.slice(-2000));
+    assert.ok(
+      run.stdout.split("\n").includes(
+        `catalog-missing tools: tools/list failed: ${cut}`,
+      ),
+      run.stdout,
+    );
+    assert.equal(server.asked.tools, 3);
+  });
+  await t.step("the resource's resources/list", async () => {
+    const run = await probe(["--uri", "page://100"]);
+    assert.equal(run.code, 15, run.stderr.slice(-2000));
+    assert.ok(
+      run.stdout.split("\n").includes(`missing resources/list failed: ${cut}`),
+      run.stdout,
+    );
+    assert.equal(server.asked.resources, 3);
+  });
+});
+
+Deno.test("probe: a list of endless small pages ends at 64 pages, catalog-not-listed (exit 22)", async () => {
+  await using server = startEndlessLists(10);
+  const run = await runProbeCommand(
+    ["--url", server.url, "--era", "2025", "--catalog", "tools"].concat(
+      ["--catalog-only", "--call", "poke"],
+    ),
+  );
+  assert.equal(run.code, 22, run.stderr.slice(-2000));
+  assert.ok(
+    run.stdout.split("\n").includes(
+      "catalog-missing tools: tools/list failed: more than 64 pages (the bound on a whole list)",
+    ),
+    run.stdout,
+  );
+  assert.equal(server.asked.tools, 64);
+});
+
+Deno.test("probe: --timeout holds across a list's pages: endless pages 300 ms apart end the list at 2 s, not at 64 pages", async () => {
+  await using server = startEndlessLists(10, 300);
+  const started = performance.now();
+  const run = await runProbeCommand([
+    "--url",
+    server.url,
+    "--era",
+    "2025",
+    "--catalog",
+    "tools",
+    "--catalog-only",
+    "--call",
+    "poke",
+    "--timeout",
+    "2",
+  ]);
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(run.code, 22, run.stderr.slice(-2000));
+  assert.match(
+    run.stdout,
+    /^catalog-missing tools: tools\/list failed: not whole within 2 s \(\d+ pages read\) \(the bound on a whole list\)$/m,
+  );
+  // 64 pages would take 19 s; the list ends at 2 s, the run a little after.
+  assert.ok(server.asked.tools < 10, `${server.asked.tools} pages`);
+  assert.ok(seconds < 2 + 5, `${seconds} s`);
+});
+
 // ---------------------------------------------------------------------------
 // The probe's wait and --change under pressure
 // ---------------------------------------------------------------------------

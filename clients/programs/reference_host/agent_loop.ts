@@ -18,20 +18,27 @@ import { askModel, type Message, type ToolCall } from "./chat_model.ts";
 import { Listen } from "./mcp_connection.ts";
 import type { InlineUpdates } from "./inline_updates.ts";
 import { ResourceWatch } from "./resource_watch.ts";
-import { Catalog } from "./server_catalog.ts";
+import { Catalog, listKept } from "./server_catalog.ts";
 
 /** Runs one of the model's tool calls; a failure is the call's result. */
-async function runTool(client: Client, watch: ResourceWatch, call: ToolCall) {
+async function runTool(
+  client: Client,
+  { watch, catalog }: { watch: ResourceWatch; catalog: Catalog },
+  call: ToolCall,
+) {
   const { name, arguments: raw } = call.function;
   try {
     const input = JSON.parse(raw || "{}");
     if (name === "read_resource") return await watch.read(String(input.uri));
     if (name === "list_resources") {
-      return JSON.stringify((await client.listResources()).resources);
+      return JSON.stringify(await listKept(client, "resources"));
     }
-    const result = await client.callTool({
-      name: name.replace(/^mcp__/, ""),
-      arguments: input,
+    const tool = name.replace(/^mcp__/, "");
+    const toolDefinition = catalog.definition(tool);
+    // Any other the SDK would list the tools again for, unbounded.
+    if (!toolDefinition) return `The call failed: no tool ${name} was offered`;
+    const result = await client.callTool({ name: tool, arguments: input }, {
+      toolDefinition,
     });
     return JSON.stringify(result.content);
   } catch (error) {
@@ -72,7 +79,9 @@ export async function converse(
       });
       for (const call of calls) {
         say(`the model calls ${JSON.stringify(call.function.name)}`);
-        const content = bounded(await runTool(client, watch, call));
+        const content = bounded(
+          await runTool(client, { watch, catalog }, call),
+        );
         messages.push({ role: "tool", tool_call_id: call.id, content });
       }
     }

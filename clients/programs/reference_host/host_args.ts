@@ -50,6 +50,9 @@ Bounds (constants in host_bounds.ts):
   time        each model request within --model-timeout, 12 a prompt
   reading     4 MiB of one message: the model's answer, the server's JSON
               body, event-stream event or stdio line (past it: not read)
+  lists       a whole list of the server's, every page, within 8 MiB,
+              64 pages and 60 s (past it: the pages before kept, the
+              cut said)
   keeping     updates only for resources read, the latest text of each;
               of a list the server changes, 128 entries, none over
               16,000 characters; one list of each kind at a time, one

@@ -23,6 +23,12 @@ export const MAX_CONTENT_CHARS = 16_000;
  * most entries the host keeps of any list the server changes.
  */
 export const MAX_TOOLS = 128;
+/**
+ * How long one whole list of the server's may take, every page of it (the
+ * SDK's own timeout for one request); its bytes and pages are bounded as
+ * the probe's are (`LIST_MAX_BYTES`, `LIST_MAX_PAGES` in probe.ts).
+ */
+export const LIST_SECONDS = 60;
 /** The most tool calls of one model answer the host runs: the first ones. */
 export const MAX_TOOL_CALLS = 16;
 /** The most characters of one line the host prints (the model's answer aside). */

@@ -22,8 +22,9 @@
  *
  * No server or model can hang it, fill its memory or its terminal: each
  * bound is a flag or a constant in `host_bounds.ts` (`HOST_USAGE` lists
- * them), and a stdio server runs in a process group of its own
- * (`StdioServer`), ended with the host.
+ * them; a whole list's bytes and pages are `probe.ts`'s, whose
+ * `listBounded` lists for both), and a stdio server runs in a process group
+ * of its own (`StdioServer`), ended with the host.
  *
  * ```sh
  * OPENAI_API_KEY=… deno run -A clients/programs/reference_host/reference_host.ts --model gpt-4.1 \

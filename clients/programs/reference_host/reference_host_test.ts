@@ -226,18 +226,35 @@ function serveLocal(
  * Its tools are `tools`; its one resource, `big://a`, holds `text`. With
  * `streamTools`, `tools/list` is answered as an event stream, after five
  * notifications of 1 MiB each: each under the host's bound, more in all.
+ * With `endlessTools`, `tools/list` never ends: page N holds `page<N>` and
+ * `filler<N>`, described in that many characters, and points to page N + 1.
  */
 function startJsonServer(
-  options: { tools?: object[]; text?: string; streamTools?: boolean } = {},
+  options: {
+    tools?: object[];
+    text?: string;
+    streamTools?: boolean;
+    endlessTools?: number;
+  } = {},
 ) {
   type Params = Record<string, unknown>;
+  const page = (params: Params) => Number(params?.cursor ?? 0);
+  const inputSchema = { type: "object" };
   const results: Record<string, (params: Params) => object> = {
     initialize: (params) => ({
       protocolVersion: params.protocolVersion,
       capabilities: { tools: {}, resources: { subscribe: true } },
       serverInfo: { name: "json", version: "0.0.1" },
     }),
-    "tools/list": () => ({ tools: options.tools ?? [] }),
+    "tools/list": (params) =>
+      options.endlessTools === undefined ? { tools: options.tools ?? [] } : {
+        tools: [{ name: `page${page(params)}`, inputSchema }, {
+          name: `filler${page(params)}`,
+          description: "x".repeat(options.endlessTools),
+          inputSchema,
+        }],
+        nextCursor: String(page(params) + 1),
+      },
     "resources/list": () => ({ resources: [{ uri: "big://a", name: "a" }] }),
     "resources/read": ({ uri }) => ({
       contents: [{ uri, text: options.text ?? "a" }],
@@ -951,6 +968,42 @@ Deno.test("reference host: it reads at most 4 MiB of one message from the server
         `^\\[host\\] the server sent a message over ${MAX_MESSAGE_BYTES} bytes`,
         "m",
       ),
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+Deno.test("reference host: a tools list of endless pages of 3.9 MB each is cut at 8 MiB as a whole; the model is asked with the tools before the cut, and the cut said; a tool past it is never called", async () => {
+  const server = startJsonServer({ endlessTools: 3_900_000 });
+  // page5 is on the server, past the cut: never offered, never called.
+  const model = startChatModel([
+    () => chatAnswer([{ name: "mcp__page0" }, { name: "mcp__page5" }]),
+  ]);
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, "done\n");
+    assert.deepEqual(
+      model.requests[0].tools.map((tool) => tool.function.name),
+      ["read_resource", "list_resources", "mcp__page0", "mcp__page1"],
+    );
+    assert.deepEqual(run.stderr.split("\n").filter(Boolean), [
+      "[host] the server's tools/list was cut, over 8388608 bytes at page 3: the host keeps the 4 tools read before it and reads no more of it",
+      `[host] the server offers 4 tools: the model is offered 2 of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
+      '[host] the model calls "mcp__page0"',
+      '[host] the model calls "mcp__page5"',
+    ]);
+    assert.deepEqual(
+      model.requests[1].messages.slice(-2).map((message) => message.content),
+      [
+        JSON.stringify([{ type: "text", text: "called" }]),
+        "The call failed: no tool mcp__page5 was offered",
+      ],
     );
   } finally {
     await model.close();

@@ -3,44 +3,82 @@
  * prompts, resources), lists a kind again on its `list_changed`
  * notification, and offers the model the tools as the server last listed
  * them (`toolsFor`: resources first, then the server's tools, bounded).
+ * Each list is read within its bounds (`listKept`): what they let through
+ * is kept, the cut said.
  *
  * @module
  */
 
-import type { Client } from "npm:@modelcontextprotocol/client@2.4.0";
-import { MAX_CONTENT_CHARS, MAX_TOOLS, say } from "./host_bounds.ts";
+import type { Client, Tool } from "npm:@modelcontextprotocol/client@2.4.0";
+import type { CatalogKind } from "../../../main.ts";
+import { listBounded, type ListEntries } from "../../../probe.ts";
+import {
+  LIST_SECONDS,
+  MAX_CONTENT_CHARS,
+  MAX_TOOLS,
+  say,
+} from "./host_bounds.ts";
 import { OnePerKey } from "./one_per_key.ts";
 import { offered, type OfferedTool } from "./chat_model.ts";
 import { isModern, type Listen } from "./mcp_connection.ts";
+
+/**
+ * A list of the server's as far as the bounds on a whole list let the host
+ * read it (`LIST_MAX_BYTES`, `LIST_MAX_PAGES`, `LIST_SECONDS`): the pages
+ * before a cut are kept, and the cut said; an error the server answers
+ * throws.
+ */
+export async function listKept<K extends CatalogKind>(
+  client: Client,
+  kind: K,
+): Promise<ListEntries[K]> {
+  const { entries, cut } = await listBounded(client, kind, LIST_SECONDS);
+  if (cut) {
+    say(
+      `the server's ${kind}/list was cut, ${cut}: the host keeps the ${entries.length} ${kind} read before it and reads no more of it`,
+    );
+  }
+  return entries;
+}
+
+/** The tools offered the model, and the server's definitions of its own. */
+interface ToolsOffered {
+  offered: OfferedTool[];
+  definitions: Map<string, Tool>;
+}
 
 /**
  * The function tools the model is offered: resources, then the server's
  * tools, at most `MAX_TOOLS` in all, none longer than `MAX_CONTENT_CHARS`
  * as JSON (name, description and schema).
  */
-async function toolsFor(client: Client): Promise<OfferedTool[]> {
+async function toolsFor(client: Client): Promise<ToolsOffered> {
   const uri = { type: "object", properties: { uri: { type: "string" } } };
-  const { tools } = client.getServerCapabilities()?.tools
-    ? await client.listTools()
-    : { tools: [] };
-  const all = [
-    offered("read_resource", "Read an MCP resource by its URI", uri),
-    offered("list_resources", "List the MCP server's resources", {
-      type: "object",
-    }),
-    ...tools.map((tool) =>
-      offered(`mcp__${tool.name}`, tool.description ?? "", tool.inputSchema)
+  const tools = await listKept(client, "tools");
+  const own = tools.map((tool) => ({
+    tool,
+    offer: offered(
+      `mcp__${tool.name}`,
+      tool.description ?? "",
+      tool.inputSchema,
     ),
-  ].filter((tool) => JSON.stringify(tool).length <= MAX_CONTENT_CHARS)
-    .slice(0, MAX_TOOLS);
-  if (all.length < tools.length + 2) {
+  })).filter(({ offer }) => JSON.stringify(offer).length <= MAX_CONTENT_CHARS)
+    .slice(0, MAX_TOOLS - 2);
+  if (own.length < tools.length) {
     say(
-      `the server offers ${tools.length} tools: the model is offered ${
-        all.length - 2
-      } of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
+      `the server offers ${tools.length} tools: the model is offered ${own.length} of them (at most ${MAX_TOOLS} tools in all, none over ${MAX_CONTENT_CHARS} characters)`,
     );
   }
-  return all;
+  return {
+    offered: [
+      offered("read_resource", "Read an MCP resource by its URI", uri),
+      offered("list_resources", "List the MCP server's resources", {
+        type: "object",
+      }),
+      ...own.map(({ offer }) => offer),
+    ],
+    definitions: new Map(own.map(({ tool }) => [tool.name, tool])),
+  };
 }
 
 /** The lists a server may change, each with its notification. */
@@ -63,7 +101,7 @@ type ListKind = keyof typeof LIST_CHANGES;
  * prompts, the URIs of resources.
  */
 export class Catalog {
-  #tools: OfferedTool[] = [];
+  #tools: ToolsOffered = { offered: [], definitions: new Map() };
   #names = new Map<ListKind, Set<string>>();
   #lists = new OnePerKey<ListKind>();
   #toolsFailed?: Error;
@@ -106,7 +144,16 @@ export class Catalog {
   /** The tools for the next model request, once lists under way are done. */
   async tools(): Promise<OfferedTool[]> {
     await this.#lists.settled();
-    return this.#tools;
+    return this.#tools.offered;
+  }
+
+  /**
+   * The server's definition of a tool offered, for its call: the SDK then
+   * validates the result and mirrors headers by it, and never lists the
+   * tools again itself, unbounded.
+   */
+  definition(name: string): Tool | undefined {
+    return this.#tools.definitions.get(name);
   }
 
   /** Lists one kind again and says what is new (the first time, nothing). */
@@ -136,13 +183,11 @@ export class Catalog {
     let names: string[];
     if (kind === "tools") {
       this.#tools = await toolsFor(this.client);
-      names = this.#tools.slice(2).map((tool) =>
-        tool.function.name.replace(/^mcp__/, "")
-      );
+      names = [...this.#tools.definitions.keys()];
     } else if (kind === "prompts") {
-      names = (await this.client.listPrompts()).prompts.map((p) => p.name);
+      names = (await listKept(this.client, kind)).map((p) => p.name);
     } else {
-      names = (await this.client.listResources()).resources.map((r) => r.uri);
+      names = (await listKept(this.client, kind)).map((r) => r.uri);
     }
     return new Set(
       names.filter((name) => name.length <= MAX_CONTENT_CHARS)
