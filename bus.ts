@@ -54,45 +54,78 @@ const BUS_LIVE_MS = 4000;
 /** How long a replica waits for the others to deliver, or to catch up. */
 const BUS_WAIT_MS = 1000;
 
-const countsSchema = z.object({
-  open: z.number().int().min(0),
-  watching: z.number().int().min(0),
+/** A time a replica writes: since 2024, and at most a day of clock skew ahead. */
+const busTime = z.number().int().min(Date.UTC(2024, 0, 1)).refine(
+  (at) => at <= Date.now() + 86_400_000,
+  "a time more than a day ahead",
+);
+/** A count, a version or a series number: whole, and within reach of a run. */
+const busCount = z.number().int().min(0).max(1_000_000_000);
+
+const countsSchema = z.object({ open: busCount, watching: busCount });
+
+/** A step as a replica sends it: its time, its fields, bounded. */
+const busStepSchema = stepSchema.extend({
+  at: busTime,
+  evidence: stepSchema.shape.evidence.extend({
+    fields: z.record(
+      busName,
+      z.union([
+        busName,
+        z.number().min(-1e15).max(1e15),
+        z.boolean(),
+      ]).optional(),
+    ).refine((fields) => Object.keys(fields).length <= 32, "too many fields")
+      .optional(),
+  }),
 });
+
+/** A message of one type, naming its sender (one object: quick to check). */
+const sent = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.object({ ...shape, from: busName });
 
 /** What one replica tells the others; each message names its sender. */
 const busMessageSchema = z.discriminatedUnion("type", [
-  z.object({
+  sent({
     type: z.literal("step"),
-    client: clientIdentitySchema,
+    client: clientIdentitySchema.extend({ firstSeen: busTime }),
     listens: countsSchema,
-    step: stepSchema,
-    facts: stepFactsSchema.extend({ reviewVersion: z.number() }),
+    step: busStepSchema,
+    facts: stepFactsSchema.extend({
+      version: busCount.optional(),
+      since: busCount.optional(),
+      waited: z.number().min(0).max(86_400).optional(),
+      catalog: stepFactsSchema.shape.catalog.unwrap().unwrap().max(
+        CATALOG_KINDS.length,
+      ).readonly().optional(),
+      reviewVersion: busCount.min(1),
+    }),
   }),
-  z.object({
+  sent({
     type: z.literal("series"),
     client: busName,
-    series: z.number(),
+    series: busCount,
     started: z.boolean(),
     early: z.boolean(),
   }),
-  z.object({ type: z.literal("restart"), client: busName }),
-  z.object({
+  sent({ type: z.literal("restart"), client: busName }),
+  sent({
     type: z.literal("notifying"),
     client: busName,
     writing: z.boolean(),
   }),
-  z.object({
+  sent({
     type: z.literal("deliver"),
     request: busName,
     client: busName,
     notification: z.enum(["updated", ...CATALOG_KINDS]),
   }),
-  z.object({
+  sent({
     type: z.literal("delivered"),
     request: busName,
     delivery: deliverySchema,
   }),
-]).and(z.object({ from: busName }));
+]);
 
 type BusMessage = z.output<typeof busMessageSchema>;
 /** A message as sent: its sender is added on the way out. */

@@ -31,6 +31,7 @@ import {
   delay,
   eventually,
   openRawSession,
+  postModern,
   rawRead,
   readReview,
   reportFor,
@@ -440,4 +441,90 @@ Deno.test("main.ts copied alone: it serves, and --bus or probe is one line namin
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
+});
+
+// ---------------------------------------------------------------------------
+// The bus's bounds: entry size, each client's share, partial views said so
+// ---------------------------------------------------------------------------
+
+/** The stream's entries, oldest first: their ids and JSON text. */
+async function busEntries(port: number) {
+  const entries = await redisCommand(port, [
+    "XRANGE",
+    "mcp-lab:events",
+    "-",
+    "+",
+  ]) as [string, string[]][];
+  return entries.map(([id, [, text]]) => ({ id, text }));
+}
+
+/** One 2026-07-28 read of a URI the lab does not know, as `client`. */
+async function readUnknown(url: URL, client: string, uri: string) {
+  const response = await postModern(url, "resources/read", { uri }, {
+    client,
+  });
+  await response.body?.cancel();
+}
+
+Deno.test({
+  name:
+    "--bus: a forged entry (a time of 1e300, a count below 0, a kind no replica writes) is skipped: /report and /report.md answer 200 on every replica, and the lab ends cleanly",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const a = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    let b: Awaited<ReturnType<typeof spawnLab>> | undefined;
+    try {
+      await readUnknown(new URL(a.url), "real", "test://real");
+      const [{ text }] = await busEntries(port);
+      const entry = { ...JSON.parse(text), from: "forger00" };
+      const forged = (id: string, change: (message: typeof entry) => void) => {
+        const message = structuredClone(entry);
+        message.client.id = id;
+        message.client.name = id;
+        change(message);
+        return JSON.stringify(message);
+      };
+      const forgeries = [
+        forged("at", (message) => message.step.at = 1e300),
+        forged("first-seen", (message) => message.client.firstSeen = 1e300),
+        forged("future", (message) => message.step.at = Date.now() + 3e9),
+        forged("kind", (message) => message.step.kind = "bogus"),
+        forged("counts", (message) => message.listens.open = -1),
+        forged("version", (message) => message.facts.reviewVersion = 1e300),
+        forged("field", (message) => message.step.evidence.fields.n = 1e300),
+      ];
+      for (const forgery of forgeries) {
+        await redisCommand(port, ["XADD", "mcp-lab:events", "*", "m", forgery]);
+      }
+      await redisCommand(port, [
+        "XADD",
+        "mcp-lab:events",
+        "*",
+        "m",
+        forged("canary", () => {}),
+      ]);
+      b = await spawnLab({ mainPath: MAIN_PATH, args: ["--bus", redis.url] });
+      for (const replica of [a, b]) {
+        const report = await replicaReport(replica);
+        assert.deepEqual(
+          report.clients.map((client) => client.name).toSorted(),
+          ["canary", "real"],
+        );
+        const markdown = await fetch(`${replica.origin}/report.md`);
+        assert.equal(markdown.status, 200);
+        await markdown.body?.cancel();
+      }
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+    for (const replica of [a, b!]) {
+      assert.equal((await replica.child.status).code, 0);
+    }
+  },
 });

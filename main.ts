@@ -39,9 +39,9 @@
  * 3. The resource, and the text an update carries: `REVIEW_URI`,
  *    `REVIEW_TOOL`, `CATALOG_ADDED`
  * 4. Clients: `Era`, `LabTransportKind`, `ChangeNotification`, `busName`,
- *    `deliverySchema`, `Delivery`, `sendFailed`, `StepKind`, `READ_ROUTES`,
- *    `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`, `SESSION_END_REASONS`,
- *    `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ *    `deliverySchema`, `Delivery`, `sendFailed`, `STEP_KINDS`, `StepKind`,
+ *    `READ_ROUTES`, `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`,
+ *    `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
  * 5. The evidence log: `LineSink`, `Logger`
  * 6. Steps: `stepFactsSchema`, `StepFacts`
  * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
@@ -915,12 +915,12 @@ export const deliverySchema = z.union([
   z.object({
     delivered: z.literal(true),
     inline: z.object({
-      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])),
-      bytes: z.number(),
+      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])).max(2),
+      bytes: z.number().int().min(0).max(2 ** 32),
       asked: z.boolean(),
     }).optional(),
   }),
-  z.object({ delivered: z.literal(false), reason: z.string() }),
+  z.object({ delivered: z.literal(false), reason: z.string().max(4096) }),
 ]);
 export type Delivery = z.output<typeof deliverySchema>;
 
@@ -934,23 +934,25 @@ export const sendFailed = (error: unknown): Delivery => ({
 type InlineContent = NonNullable<ReturnType<typeof inlineUpdate>>["inline"];
 
 /** What a timeline step records. */
-export type StepKind =
-  | "connect"
-  | "list"
-  | "read"
-  | "read-unknown"
-  | "subscribe"
-  | "unsubscribe"
-  | "listen"
-  | "listen-closed"
-  | "stream-opened"
-  | "stream-closed"
-  | "update"
-  | "notify"
-  | "session-end"
-  | "catalog-change"
-  | "catalog-notify"
-  | "catalog-use";
+export const STEP_KINDS = [
+  "connect",
+  "list",
+  "read",
+  "read-unknown",
+  "subscribe",
+  "unsubscribe",
+  "listen",
+  "listen-closed",
+  "stream-opened",
+  "stream-closed",
+  "update",
+  "notify",
+  "session-end",
+  "catalog-change",
+  "catalog-notify",
+  "catalog-use",
+] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
 
 /** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
 const evidenceSchema = z.object({
@@ -973,7 +975,7 @@ type ReadRoute = (typeof READ_ROUTES)[number];
  */
 export const stepSchema = z.object({
   at: z.number(),
-  kind: z.string() as z.ZodType<StepKind>,
+  kind: z.enum(STEP_KINDS),
   evidence: evidenceSchema,
   via: z.enum(READ_ROUTES).optional(),
 });
@@ -1493,13 +1495,8 @@ export class LabState {
     step: Step,
     facts: StepFacts & { reviewVersion: number },
   ) {
-    let client = this.#byId.get(identity.id);
-    if (!client) {
-      const { id, era, transport, protocolVersion } = identity;
-      client = this.track(
-        newLabClient({ id, era, transport, protocolVersion }),
-      );
-    }
+    const client = this.#byId.get(identity.id) ??
+      this.track(newLabClient(identity));
     Object.assign(client, {
       name: identity.name,
       version: identity.version,
