@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createClient } from "npm:@redis/client@6.3.1";
+import { createClient, ErrorReply } from "npm:@redis/client@6.3.1";
 import { z } from "npm:zod@4.6.7";
 import {
   busName,
@@ -44,7 +44,7 @@ import {
 /** Redis keys: a capped stream all replicas append to and read; heartbeats. */
 const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
 /** How many events the stream keeps (about), and for how long unwritten. */
-const BUS_MAX_EVENTS = 100_000;
+export const BUS_MAX_EVENTS = 100_000;
 const BUS_TTL_SECONDS = 86_400;
 /** A bigger entry is not the lab's own: it is dropped unread. */
 const BUS_MAX_ENTRY_BYTES = 64 * 1024;
@@ -53,6 +53,11 @@ const BUS_HEARTBEAT_MS = 1000;
 const BUS_LIVE_MS = 4000;
 /** How long a replica waits for the others to deliver, or to catch up. */
 const BUS_WAIT_MS = 1000;
+/** How long a request waits for a replica still replaying the stream. */
+const BUS_REPLAY_WAIT_MS = 30_000;
+/** Entries read at once: many while replaying, fewer once following. */
+const BUS_REPLAY_COUNT = 5000;
+const BUS_FOLLOW_COUNT = 500;
 
 /** A time a replica writes: since 2024, and at most a day of clock skew ahead. */
 const busTime = z.number().int().min(Date.UTC(2024, 0, 1)).refine(
@@ -133,11 +138,15 @@ type BusSend = BusMessage extends infer M
   ? M extends BusMessage ? Omit<M, "from"> : never
   : never;
 
+/** Orders two numbers written in digits, of any length. */
+const compareDigits = (a: string, b: string) =>
+  a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
 /** Orders two stream ids, `ms-seq`: negative when `a` came first. */
 function compareStreamIds(a: string, b: string): number {
-  const [msA, seqA] = a.split("-").map(BigInt);
-  const [msB, seqB] = b.split("-").map(BigInt);
-  return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
+  const [msA, seqA] = a.split("-");
+  const [msB, seqB] = b.split("-");
+  return compareDigits(msA, msB) || compareDigits(seqA, seqB);
 }
 
 /** A Redis connection that fails at once while Redis is away. */
@@ -154,6 +163,42 @@ function redisConnection(url: string, reconnect: () => boolean) {
 }
 
 type RedisConnection = ReturnType<typeof redisConnection>;
+
+/** What `XINFO STREAM` tells of the stream (Redis 7; RESP3, a map). */
+interface XInfoStream {
+  length: number;
+  "entries-added"?: number;
+  "last-entry": [id: string, fields: unknown] | null;
+}
+
+/** What Redis answers with an error (full, read-only), unlike a lost link. */
+const isRefusal = (error: unknown): error is Error =>
+  error instanceof ErrorReply;
+
+/**
+ * Where the stream ends now (its last id, "0-0" when empty), and how many
+ * events it dropped (its cap) before anyone reading it now could see them.
+ */
+async function streamHistory(redis: RedisConnection) {
+  const command = ["XINFO", "STREAM", BUS_KEYS.events];
+  const info = await redis.sendCommand(command).catch((error) => {
+    if (isRefusal(error) && /no such key/i.test(error.message)) return null;
+    throw error;
+  }) as XInfoStream | null;
+  const added = info?.["entries-added"] ?? 0;
+  return {
+    last: info?.["last-entry"]?.[0] ?? "0-0",
+    trimmed: Math.max(0, added - (info?.length ?? 0)),
+  };
+}
+
+/** Settles when `promise` does, or after `ms` at most. */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    promise.then(() => (clearTimeout(timer), resolve()));
+  });
+}
 
 // ---------------------------------------------------------------------------
 // Replicas: one lab in several processes, through Redis (`--bus`)
@@ -178,6 +223,11 @@ export class ReplicaBus implements Peers, ReplicaLink {
   #outages: { from: number; seconds?: number }[] = [];
   /** The first write Redis refused while reachable (out of memory, say). */
   #refusal?: { at: number; message: string };
+  /** Events the stream had dropped (its cap) before this replica started. */
+  #trimmedBefore = 0;
+  /** Settles once the stream as it was at start is applied here. */
+  #replayed = Promise.withResolvers<void>();
+  #caughtUp = false;
   /** Since when this replica shares again (a fresh Redis knows no one). */
   #sharingSince = Date.now();
   #state?: LabState;
@@ -208,10 +258,8 @@ export class ReplicaBus implements Peers, ReplicaLink {
     try {
       await redis.connect();
       await bus.#reader.connect();
-      const [last] = await redis.xRevRange(BUS_KEYS.events, "+", "-", {
-        COUNT: 1,
-      }) ?? [];
-      bus.#history = last?.id ?? "0-0";
+      const { last, trimmed } = await streamHistory(redis);
+      [bus.#history, bus.#trimmedBefore] = [last, trimmed];
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
       const refused = error instanceof Deno.errors.NotCapable;
@@ -230,18 +278,26 @@ export class ReplicaBus implements Peers, ReplicaLink {
     this.#state = state;
     this.#log = log;
     state.peers = this;
+    if (this.#history === "0-0") this.#replayedAll();
     this.#beat();
     this.#heartbeat = setInterval(() => this.#beat(), BUS_HEARTBEAT_MS);
     this.#follow();
   }
 
-  /** What `/healthz` shows: this replica, how many live, and what was lost. */
+  /**
+   * What `/healthz` shows: this replica, how many live, what was lost or
+   * refused, whether its view may be partial (its reports' caveats), and
+   * whether it has caught up with the stream (not, `/healthz` is 503).
+   */
   status() {
     return {
       replica: this.replica,
       replicas: this.others + 1,
       lost: this.lostSince !== undefined,
       dropped: this.dropped,
+      refused: this.#refusal !== undefined,
+      partial: this.caveats().length > 0,
+      ready: this.#caughtUp,
     };
   }
 
@@ -289,8 +345,12 @@ export class ReplicaBus implements Peers, ReplicaLink {
     return elsewhere ?? here;
   }
 
-  /** Settles once every event on the stream now has been applied here. */
+  /**
+   * Settles once every event on the stream now has been applied here; while
+   * the replica replays the stream it started on, up to 30 s for that first.
+   */
   async catchUp(): Promise<void> {
+    await settledWithin(this.#replayed.promise, BUS_REPLAY_WAIT_MS);
     if (this.lostSince || this.#closed) return;
     const [last] = await this.redis.xRevRange(BUS_KEYS.events, "+", "-", {
       COUNT: 1,
@@ -325,12 +385,17 @@ export class ReplicaBus implements Peers, ReplicaLink {
         strategyModifier: "~",
         threshold: BUS_MAX_EVENTS,
       },
-    }).then(() => {}, (error: Error) => this.#refused(error));
+    }).then(() => {}, (error: Error) => {
+      this.dropped++;
+      if (isRefusal(error)) this.#refused(error);
+    });
   }
 
-  /** A write Redis answered with an error (full, read-only): said once. */
+  /**
+   * A write Redis answered with an error (full, read-only): said once. Every
+   * replica's heartbeat is a write each second, so each one hears of it.
+   */
   #refused(error: Error) {
-    this.dropped++;
     if (this.lostSince || this.#closed || this.#refusal) return;
     this.#refusal = { at: Date.now(), message: lineWords(error.message) };
     this.#log?.writeOrStderr("error", {
@@ -362,7 +427,10 @@ export class ReplicaBus implements Peers, ReplicaLink {
     while (!this.#closed) {
       const read = await this.#reader.xRead(
         { key: BUS_KEYS.events, id: this.#applied },
-        { BLOCK: BUS_HEARTBEAT_MS, COUNT: 500 },
+        {
+          BLOCK: BUS_HEARTBEAT_MS,
+          COUNT: this.#caughtUp ? BUS_FOLLOW_COUNT : BUS_REPLAY_COUNT,
+        },
       ).catch(() => "failed" as const);
       if (read === "failed") {
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -374,6 +442,10 @@ export class ReplicaBus implements Peers, ReplicaLink {
           this.#apply(message.m, compareStreamIds(id, this.#history) <= 0);
         }
       }
+      // Nothing newer, or past where the stream ended at start: caught up.
+      if (!read || compareStreamIds(this.#applied, this.#history) >= 0) {
+        this.#replayedAll();
+      }
       const waiting = this.#waiters;
       this.#waiters = waiting.filter(({ id, done }) =>
         compareStreamIds(id, this.#applied) > 0 || done()
@@ -381,8 +453,15 @@ export class ReplicaBus implements Peers, ReplicaLink {
     }
   }
 
+  /** The stream as it was at start is applied: ready, requests go on. */
+  #replayedAll() {
+    this.#caughtUp = true;
+    this.#replayed.resolve();
+  }
+
   /** One entry of the stream; `past` ones change state, never streams. */
   #apply(entry: string | undefined, past: boolean) {
+    // Characters, not bytes: a bigger entry is no replica's, whatever its bytes.
     if (!entry || entry.length > BUS_MAX_ENTRY_BYTES || !this.#state) return;
     let parsed;
     try {
@@ -458,19 +537,28 @@ export class ReplicaBus implements Peers, ReplicaLink {
         });
       }
       this.#known = settled ? others : this.#known.union(others);
-    } catch {
-      // The connection's own error event says what went wrong.
+    } catch (error) {
+      // Refused (Redis full): as for any write. Else the connection's own
+      // error event says what went wrong.
+      if (isRefusal(error)) this.#refused(error);
     }
   }
 
-  /** What a report must say when this replica lost its bus during the run. */
+  /**
+   * What a report (and the gate) must say when this replica's view may be
+   * partial: Redis refused writes (its own or its heartbeat), it lost Redis,
+   * or the stream had dropped events before it started.
+   */
   caveats(): string[] {
     const refused = this.#refusal &&
       `Redis refused this replica's writes from ${
         new Date(this.#refusal.at).toISOString()
-      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
+      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, and theirs may be missing here, so a client served by several replicas may be graded low.`;
+    const trimmed = this.#trimmedBefore > 0 &&
+      `This replica started after the bus had dropped its ${this.#trimmedBefore} oldest event(s) (the stream keeps about ${BUS_MAX_EVENTS}): clients that came before may be missing here or graded low, where replicas that saw them judge them whole.`;
     return [
       ...refused ? [refused] : [],
+      ...trimmed ? [trimmed] : [],
       ...this.#outages.map(({ from, seconds }) =>
         `Replica ${this.replica} lost its bus (Redis) at ${
           new Date(from).toISOString()

@@ -19,7 +19,7 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { type ClientReport, type LabReport } from "./main.ts";
+import { type ClientReport, type LabReport, REVIEW_URI } from "./main.ts";
 import {
   prepareTestEnvironment,
   startLab,
@@ -33,6 +33,7 @@ import {
   openRawSession,
   postModern,
   rawRead,
+  readJsonRpcAnswer,
   readReview,
   reportFor,
   subscribeUntilUpdated,
@@ -46,6 +47,7 @@ import {
   spawnLab,
   startReplicaSet,
 } from "./launch.ts";
+import { BUS_MAX_EVENTS } from "./bus.ts";
 import { outsideFolder, serveCheckoutAsText } from "./testdata/from_url.ts";
 
 prepareTestEnvironment();
@@ -458,6 +460,44 @@ async function busEntries(port: number) {
   return entries.map(([id, [, text]]) => ({ id, text }));
 }
 
+/** Appends `count` copies of `entry` to the stream, trimmed as `trim` says. */
+function fillStream(port: number, entry: string, count: number, trim = "") {
+  const script = trim
+    ? "for i=1,ARGV[1] do redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[2]) end"
+    : "for i=1,ARGV[1] do redis.call('XADD', KEYS[1], '*', 'm', ARGV[2]) end";
+  return redisCommand(port, [
+    "EVAL",
+    script,
+    "1",
+    "mcp-lab:events",
+    String(count),
+    entry,
+    trim,
+  ], 60_000);
+}
+
+/** `/healthz` of one replica: its status and JSON. */
+async function replicaHealth(lab: { origin: string }) {
+  const response = await fetch(`${lab.origin}/healthz`);
+  return { status: response.status, body: await response.json() };
+}
+
+/** The gate's `caveat "…"` lines a stopped replica printed. */
+const caveatLines = (lines: string[]) =>
+  lines.filter((line) => line.startsWith("caveat "));
+
+/**
+ * The lab's resource as a 2026-07-28 client reads it on `url` with one raw
+ * request (no `server/discover`, which would start a new run there).
+ */
+async function rawModernRead(url: URL, client: string): Promise<string> {
+  const response = await postModern(url, "resources/read", {
+    uri: REVIEW_URI,
+  }, { client });
+  const answer = await readJsonRpcAnswer(response);
+  return answer.result.contents[0].text;
+}
+
 /** One 2026-07-28 read of a URI the lab does not know, as `client`. */
 async function readUnknown(url: URL, client: string, uri: string) {
   const response = await postModern(url, "resources/read", { uri }, {
@@ -465,6 +505,150 @@ async function readUnknown(url: URL, client: string, uri: string) {
   });
   await response.body?.cancel();
 }
+
+Deno.test({
+  name:
+    "--bus: a full Redis is seen by every replica, also one that wrote nothing since: /healthz says refused, the reports and the gate's lines carry the caveat",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      labArgs: ["--require-level", "1"],
+    });
+    await redisCommand(set.redisPort, ["CONFIG", "SET", "maxmemory", "1"]);
+    // Only heartbeats go to Redis now: each replica writes one a second.
+    for (const replica of set.replicas) {
+      const since = Date.now();
+      let health = await replicaHealth(replica);
+      while (!health.body.bus.refused && Date.now() - since < 10_000) {
+        await delay(100);
+        health = await replicaHealth(replica);
+      }
+      assert.equal(health.status, 200);
+      assert.deepEqual(
+        [
+          health.body.bus.lost,
+          health.body.bus.refused,
+          health.body.bus.partial,
+        ],
+        [false, true, true],
+      );
+      const { caveats } = await replicaReport(replica);
+      assert.match(
+        caveats?.[0] ?? "",
+        /^Redis refused this replica's writes from \S+ \(OOM command not allowed when used memory > 'maxmemory'\.\): \d+ message\(s\) never reached the other replicas, and theirs may be missing here/,
+      );
+    }
+    for (const replica of set.replicas) {
+      await replica.stop();
+      const [caveat, ...more] = caveatLines(replica.lines);
+      assert.deepEqual(more, []);
+      assert.match(
+        caveat ?? "",
+        /^caveat "Redis refused this replica's writes from /,
+      );
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica started on a stream that had dropped its oldest events says so in its reports and its gate",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const first = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      await using client = await connectClient(
+        new URL(first.url),
+        "early",
+        "auto",
+      );
+      await client.listResources();
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+    } finally {
+      await first.stop();
+    }
+    const length = Number(await redisCommand(port, ["XLEN", "mcp-lab:events"]));
+    assert.ok(length > 2, `${length}`);
+    await redisCommand(port, ["XTRIM", "mcp-lab:events", "MAXLEN", "2"]);
+    const late = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url, "--require-level", "1"],
+    });
+    const said = `This replica started after the bus had dropped its ${
+      length - 2
+    } oldest event(s) (the stream keeps about ${BUS_MAX_EVENTS}): clients that came before may be missing here or graded low`;
+    try {
+      const { caveats } = await replicaReport(late);
+      assert.ok(caveats?.[0]?.startsWith(said), JSON.stringify(caveats));
+      assert.equal((await replicaHealth(late)).body.bus.partial, true);
+    } finally {
+      await late.stop();
+    }
+    const [caveat] = caveatLines(late.lines);
+    assert.ok(caveat?.startsWith(`caveat "${said}`), caveat);
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica started on a long stream answers /healthz 503 (catching up) until it has replayed it, and its first answer already knows what the stream holds",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const first = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url, "--delay", "0.2"],
+    });
+    let filler: string;
+    try {
+      // A long stream (the old cap was 100,000) of other clients' reads,
+      // then a client notified of version 2.
+      await readUnknown(new URL(first.url), "filler", "test://filler");
+      [{ text: filler }] = await busEntries(port);
+      await redisCommand(port, ["DEL", "mcp-lab:events"]);
+      await fillStream(port, filler, 100_000);
+      await using client = await connectClient(
+        new URL(first.url),
+        "notified",
+        "auto",
+      );
+      await replicaFlow(client);
+    } finally {
+      await first.stop();
+    }
+    const started = performance.now();
+    const late = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      const early = await replicaHealth(late);
+      assert.equal(early.status, 503);
+      assert.equal(early.body.status, "catching up");
+      assert.equal(early.body.bus.ready, false);
+      // A request meanwhile waits for the replay, and so knows version 2.
+      assert.equal(
+        await rawModernRead(new URL(late.url), "notified"),
+        VERSION_2_TEXT,
+      );
+      const ready = await replicaHealth(late);
+      assert.deepEqual([ready.status, ready.body.status], [200, "ok"]);
+      console.log(
+        `replayed 100,000 entries in ${
+          ((performance.now() - started) / 1000).toFixed(1)
+        } s`,
+      );
+    } finally {
+      await late.stop();
+    }
+  },
+});
 
 Deno.test({
   name:

@@ -1807,12 +1807,8 @@ export class LabState {
  */
 export interface ReplicaLink {
   attach(state: LabState, log: Logger): void;
-  status(): {
-    replica: string;
-    replicas: number;
-    lost: boolean;
-    dropped: number;
-  };
+  /** `/healthz`'s `bus` (bus.ts says what): not `ready` while catching up. */
+  status(): { ready: boolean };
   /** Settles once what the others recorded so far is applied here. */
   catchUp(): Promise<void>;
   /** What a report must say when this replica's view may be partial. */
@@ -2683,13 +2679,15 @@ class Gate {
 
   /**
    * The exit status of a lab that has shut down: 0, or with `--require-level`
-   * one stable line per judged client on `sink` (`verdict client=… level=…
+   * a `caveat "…"` line for each reason its view may be partial (a replica's)
+   * and one stable line per judged client on `sink` (`verdict client=… level=…
    * required=… pass|fail missing=…`), or one saying none came or some were
    * dropped, and 0 only when every judged client reached the level.
    */
-  status(state: LabState, sink: LineSink): number {
+  status(state: LabState, sink: LineSink, caveats: readonly string[]): number {
     const ladders = this.#required();
     if (ladders.length === 0) return 0;
+    for (const caveat of caveats) sink(`caveat ${lineValue(caveat)}`);
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter((client) =>
       this.judges(client)
@@ -4195,7 +4193,7 @@ export function createLab(
     ...createLabContext(config, sink, "streamable-http", bus),
     maxUnread,
   };
-  const { log, state } = ctx;
+  const { log, state, caveats } = ctx;
   bus?.attach(state, log);
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
@@ -4216,13 +4214,14 @@ export function createLab(
       return foreign;
     }
     if (pathname === "/healthz") {
+      const ready = bus?.status().ready !== false;
       return Response.json({
-        status: "ok",
+        status: ready ? "ok" : "catching up",
         lab: LAB_VERSION,
         sdk: SDK_VERSION,
         deno: Deno.version.deno,
         ...counts(),
-      });
+      }, { status: ready ? 200 : 503 });
     }
     const noToken = missingTokenRefusal(config, request);
     // What the other replicas recorded so far is part of every answer.
@@ -4293,7 +4292,7 @@ export function createLab(
     report: ctx.report,
     close,
     /** The gate's verdict lines on `sink`, and the exit status. */
-    gateStatus: (sink: LineSink) => ctx.gate.status(state, sink),
+    gateStatus: (sink: LineSink) => ctx.gate.status(state, sink, caveats()),
     /** Settles when the lab should shut down by itself. */
     due: ctx.gate.due,
   };
@@ -4658,7 +4657,7 @@ async function serveLabOverStdio(
   context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();
-  return context.gate.status(context.state, sink);
+  return context.gate.status(context.state, sink, context.caveats());
 }
 
 /**
