@@ -43,11 +43,26 @@ import {
 
 /** Redis keys: a capped stream all replicas append to and read; heartbeats. */
 const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
-/** How many events the stream keeps (about), and for how long unwritten. */
-export const BUS_MAX_EVENTS = 100_000;
+/**
+ * The most bytes an entry holds (its JSON, UTF-8): a step that would be
+ * bigger is not shared, and an entry bigger than this is not the lab's own.
+ */
+export const BUS_MAX_ENTRY_BYTES = 2000;
+/**
+ * How many entries the stream keeps (about): Redis holds one in at most
+ * `BUS_MAX_ENTRY_REDIS_BYTES`, so a full stream takes some 50 MB, inside the
+ * 64 MB the launcher and compose give Redis, whatever clients send.
+ */
+export const BUS_MAX_EVENTS = 24_000;
+/** Redis's memory for an entry of `BUS_MAX_ENTRY_BYTES`: 2,061 on 7.0.15. */
+export const BUS_MAX_ENTRY_REDIS_BYTES = 2_100;
+/**
+ * What one client's steps may take on the stream, all replicas together:
+ * past it, what the client does is kept by the replica that saw it, and
+ * every replica says its view of that client is partial.
+ */
+export const BUS_CLIENT_BYTES = 1024 * 1024;
 const BUS_TTL_SECONDS = 86_400;
-/** A bigger entry is not the lab's own: it is dropped unread. */
-const BUS_MAX_ENTRY_BYTES = 64 * 1024;
 /** Heartbeats: how often, and how long a silent replica counts as live. */
 const BUS_HEARTBEAT_MS = 1000;
 const BUS_LIVE_MS = 4000;
@@ -130,6 +145,8 @@ const busMessageSchema = z.discriminatedUnion("type", [
     request: busName,
     delivery: deliverySchema,
   }),
+  // The client went over its share of the bus: no replica sees all of it.
+  sent({ type: z.literal("partial"), client: busName }),
 ]);
 
 type BusMessage = z.output<typeof busMessageSchema>;
@@ -192,12 +209,124 @@ async function streamHistory(redis: RedisConnection) {
   };
 }
 
+/**
+ * Makes room in a full Redis: drops the stream's older half (Redis takes an
+ * `XTRIM` when full, as it frees memory); how many events went.
+ */
+async function halveStream(redis: RedisConnection): Promise<number> {
+  const length = await redis.xLen(BUS_KEYS.events);
+  if (length < 2) return 0;
+  return await redis.xTrim(BUS_KEYS.events, "MAXLEN", Math.ceil(length / 2));
+}
+
 /** Settles when `promise` does, or after `ms` at most. */
 function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     promise.then(() => (clearTimeout(timer), resolve()));
   });
+}
+
+// ---------------------------------------------------------------------------
+// Bounds: each client's share of the bus, room in a full Redis
+// ---------------------------------------------------------------------------
+
+/** The lab's own steps, at most one per update: shared past any share. */
+const LAB_STEPS: ReadonlySet<string> = new Set([
+  "update",
+  "notify",
+  "catalog-change",
+  "catalog-notify",
+  "session-end",
+]);
+/** How many clients the shares remember; the oldest are forgotten first. */
+const SHARES_KEPT = 10_000;
+
+/** Past `SHARES_KEPT`, forgets the first key of an insertion-ordered map or set. */
+function forgetOldest<K>(kept: Map<K, unknown> | Set<K>) {
+  if (kept.size > SHARES_KEPT) kept.delete(kept.keys().next().value!);
+}
+
+/**
+ * What each client's steps took on the stream, as this replica sees it (its
+ * own and the others'), and which clients went past their share: what they
+ * do next is kept by the replica that sees it, and no replica sees it all.
+ */
+class ClientShares {
+  #spent = new Map<string, number>();
+  #partial = new Set<string>();
+  /** Clients marked partial, all told (the set forgets the oldest). */
+  #partialClients = 0;
+
+  /** Counts a step's `bytes`; whether it may go on the stream. */
+  spend(client: string, bytes: number, kind: string): boolean {
+    const spent = (this.#spent.get(client) ?? 0) + bytes;
+    this.#spent.delete(client);
+    this.#spent.set(client, spent);
+    forgetOldest(this.#spent);
+    return bytes <= BUS_MAX_ENTRY_BYTES &&
+      (spent <= BUS_CLIENT_BYTES || LAB_STEPS.has(kind));
+  }
+
+  /** What the reports say once some clients went past their share. */
+  caveats(): string[] {
+    const count = this.#partialClients;
+    return count === 0 ? [] : [
+      `${count} client(s) went past their share of the bus (${
+        BUS_CLIENT_BYTES / 1024 / 1024
+      } MiB each, or a step over ${BUS_MAX_ENTRY_BYTES} bytes): what each did next is kept only by the replica that served it, so their verdicts may differ between replicas ([bus/partial] names them).`,
+    ];
+  }
+
+  /** Marks the client partial; whether it was not yet. */
+  mark(client: string): boolean {
+    if (this.#partial.has(client)) return false;
+    this.#partial.add(client);
+    forgetOldest(this.#partial);
+    this.#partialClients++;
+    return true;
+  }
+}
+
+/**
+ * What a replica does when Redis answers out of memory (a Redis smaller than
+ * the stream's cap, or full of other data): the stream's older half goes, one
+ * trim at a time, so what clients do now still reaches every replica (a
+ * replica started later misses that history, and says so). Once a trim did
+ * not help, the next write refused again, none is tried until one succeeds.
+ */
+class RoomMaker {
+  #trimming?: Promise<boolean>;
+  #unproven = false;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly log: () => Logger | undefined,
+  ) {}
+
+  /** A write went through: a trim helped, or none was needed. */
+  wrote() {
+    this.#unproven = false;
+  }
+
+  /** Whether room was made after `error`, so the write may be tried again. */
+  madeRoom(error: unknown): Promise<boolean> {
+    if (!isRefusal(error) || !error.message.startsWith("OOM ")) {
+      return Promise.resolve(false);
+    }
+    if (this.#unproven) return Promise.resolve(false);
+    return this.#trimming ??= halveStream(this.redis).then((dropped) => {
+      this.#unproven = dropped > 0;
+      if (dropped > 0) {
+        this.log()?.write("warn", {
+          tag: "bus/full",
+          words: "Redis was full: the stream's older half went to make room",
+          fields: { dropped },
+        });
+      }
+      return dropped > 0;
+    }, () => false).finally(() => this.#trimming = undefined);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -228,6 +357,8 @@ export class ReplicaBus implements Peers, ReplicaLink {
   /** Settles once the stream as it was at start is applied here. */
   #replayed = Promise.withResolvers<void>();
   #caughtUp = false;
+  #shares = new ClientShares();
+  #room: RoomMaker;
   /** Since when this replica shares again (a fresh Redis knows no one). */
   #sharingSince = Date.now();
   #state?: LabState;
@@ -244,6 +375,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
 
   constructor(readonly url: string, private readonly redis: RedisConnection) {
     this.#reader = redis.duplicate();
+    this.#room = new RoomMaker(redis, () => this.#log);
   }
 
   /** Connects; a Redis that cannot be reached is one line, for exit 2. */
@@ -301,16 +433,28 @@ export class ReplicaBus implements Peers, ReplicaLink {
     };
   }
 
+  /** A step goes on the stream while its client is within its share. */
   recorded(client: LabClient, step: Step, facts: StepFacts) {
     const { id, era, transport, name, version, protocolVersion, firstSeen } =
       client;
-    this.#send({
+    const entry = this.#entry({
       type: "step",
       client: { id, era, transport, name, version, protocolVersion, firstSeen },
       listens: client.listens.here,
       step,
       facts: { ...facts, reviewVersion: client.reviewVersion },
     });
+    const bytes = new TextEncoder().encode(entry).length;
+    if (this.#shares.spend(id, bytes, step.kind)) this.#write(entry);
+    else if (this.#shares.mark(id)) {
+      this.#log?.write("warn", {
+        tag: "bus/partial",
+        words:
+          "the client went past its share of the bus: what it does next stays on the replica that sees it",
+        fields: { client: id, bytes },
+      });
+      this.#send({ type: "partial", client: id });
+    }
   }
 
   seriesChanged({ id, updates, progress }: LabClient) {
@@ -373,19 +517,30 @@ export class ReplicaBus implements Peers, ReplicaLink {
     await Promise.allSettled([this.redis.destroy(), this.#reader.destroy()]);
   }
 
+  #entry(message: BusSend): string {
+    return JSON.stringify({ ...message, from: this.replica });
+  }
+
   #send(message: BusSend): Promise<void> {
+    return this.#write(this.#entry(message));
+  }
+
+  /** Appends an entry; in a full Redis, once more after making room. */
+  #write(entry: string, retry = true): Promise<void> {
     if (this.lostSince || this.#closed) {
       this.dropped++;
       return Promise.resolve();
     }
-    const entry = JSON.stringify({ ...message, from: this.replica });
     return this.redis.xAdd(BUS_KEYS.events, "*", { m: entry }, {
       TRIM: {
         strategy: "MAXLEN",
         strategyModifier: "~",
         threshold: BUS_MAX_EVENTS,
       },
-    }).then(() => {}, (error: Error) => {
+    }).then(() => this.#room.wrote(), async (error: Error) => {
+      if (retry && await this.#room.madeRoom(error)) {
+        return await this.#write(entry, false);
+      }
       this.dropped++;
       if (isRefusal(error)) this.#refused(error);
     });
@@ -475,9 +630,13 @@ export class ReplicaBus implements Peers, ReplicaLink {
     switch (message.type) {
       case "step": {
         const { client, listens, step, facts } = message;
+        this.#shares.spend(client.id, entry.length, step.kind);
         state.mirrorStep(client, [message.from, listens], step, facts);
         break;
       }
+      case "partial":
+        this.#shares.mark(message.client);
+        break;
       case "series":
         state.mirrorSeries(
           message.client,
@@ -523,6 +682,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
         .expire(BUS_KEYS.replicas, BUS_TTL_SECONDS)
         .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
         .exec() as unknown as [unknown, unknown, string[]];
+      this.#room.wrote();
       const others = new Set(live.filter((id) => id !== this.replica));
       this.others = others.size;
       // Until every replica has beaten once, absence proves nothing.
@@ -538,16 +698,19 @@ export class ReplicaBus implements Peers, ReplicaLink {
       }
       this.#known = settled ? others : this.#known.union(others);
     } catch (error) {
-      // Refused (Redis full): as for any write. Else the connection's own
-      // error event says what went wrong.
-      if (isRefusal(error)) this.#refused(error);
+      // Refused (Redis full): as for any write, once room was sought. Else
+      // the connection's own error event says what went wrong.
+      if (isRefusal(error) && !await this.#room.madeRoom(error)) {
+        this.#refused(error);
+      }
     }
   }
 
   /**
    * What a report (and the gate) must say when this replica's view may be
    * partial: Redis refused writes (its own or its heartbeat), it lost Redis,
-   * or the stream had dropped events before it started.
+   * the stream had dropped events before it started, or clients went past
+   * their share of the bus.
    */
   caveats(): string[] {
     const refused = this.#refusal &&
@@ -559,6 +722,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
     return [
       ...refused ? [refused] : [],
       ...trimmed ? [trimmed] : [],
+      ...this.#shares.caveats(),
       ...this.#outages.map(({ from, seconds }) =>
         `Replica ${this.replica} lost its bus (Redis) at ${
           new Date(from).toISOString()

@@ -30,7 +30,10 @@ import {
   connectClient,
   delay,
   eventually,
+  initializeMessage,
+  inParallel,
   openRawSession,
+  postJsonRpc,
   postModern,
   rawRead,
   readJsonRpcAnswer,
@@ -43,11 +46,17 @@ import {
   MAIN_PATH,
   missingReplicaPrograms,
   redisCommand,
+  redisInfoNumber,
   redisServerCommand,
   spawnLab,
   startReplicaSet,
 } from "./launch.ts";
-import { BUS_MAX_EVENTS } from "./bus.ts";
+import {
+  BUS_CLIENT_BYTES,
+  BUS_MAX_ENTRY_BYTES,
+  BUS_MAX_ENTRY_REDIS_BYTES,
+  BUS_MAX_EVENTS,
+} from "./bus.ts";
 import { outsideFolder, serveCheckoutAsText } from "./testdata/from_url.ts";
 
 prepareTestEnvironment();
@@ -476,6 +485,9 @@ function fillStream(port: number, entry: string, count: number, trim = "") {
   ], 60_000);
 }
 
+/** Bytes of a text in UTF-8, as Redis holds it. */
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
 /** `/healthz` of one replica: its status and JSON. */
 async function replicaHealth(lab: { origin: string }) {
   const response = await fetch(`${lab.origin}/healthz`);
@@ -505,6 +517,158 @@ async function readUnknown(url: URL, client: string, uri: string) {
   });
   await response.body?.cancel();
 }
+
+Deno.test({
+  name:
+    "--bus: no entry is over BUS_MAX_ENTRY_BYTES, whatever names and URIs a client sends, and the stream at its cap of such entries fits in Redis's 64 MB with room to spare",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const lab = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      const url = new URL(lab.url);
+      // The longest names and URIs a client can give, in characters JSON
+      // escapes to six bytes each, in both eras.
+      const odd = "\u0001";
+      await readUnknown(url, "n".repeat(80), `test://x/${"u".repeat(300)}`);
+      const initialize = await postJsonRpc(
+        url,
+        initializeMessage(
+          { name: odd.repeat(80), version: odd.repeat(80) },
+          odd.repeat(80),
+        ),
+      );
+      const sessionId = initialize.headers.get("mcp-session-id")!;
+      const read = await postJsonRpc(url, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "resources/read",
+        params: { uri: odd.repeat(300) },
+      }, { "mcp-session-id": sessionId });
+      assert.equal(read.status, 200);
+      // Each step goes out as it is recorded, before its answer.
+      await delay(500);
+      const sizes = (await busEntries(port)).map(({ text }) => utf8Bytes(text));
+      assert.ok(sizes.length >= 2, `${sizes}`);
+      assert.ok(Math.max(...sizes) <= BUS_MAX_ENTRY_BYTES, `${sizes}`);
+      assert.ok(
+        lab.lines.some((line) => line.startsWith("[bus/partial] ")),
+        "a [bus/partial] line for the client whose step was too big",
+      );
+    } finally {
+      await lab.stop();
+    }
+    // The stream at its cap: the lab's trim, entries of the largest size.
+    await redisCommand(port, ["CONFIG", "SET", "maxmemory", "64mb"]);
+    await redisCommand(port, ["DEL", "mcp-lab:events"]);
+    const before = await redisInfoNumber(port, "memory", "used_memory");
+    await fillStream(
+      port,
+      "x".repeat(BUS_MAX_ENTRY_BYTES),
+      BUS_MAX_EVENTS + 5_000,
+      String(BUS_MAX_EVENTS),
+    );
+    const used = await redisInfoNumber(port, "memory", "used_memory");
+    const length = Number(await redisCommand(port, ["XLEN", "mcp-lab:events"]));
+    assert.ok(length <= BUS_MAX_EVENTS + 100, `${length}`);
+    assert.ok((used - before) / length <= BUS_MAX_ENTRY_REDIS_BYTES);
+    // Room left for the heartbeats, the others' keys and Redis itself.
+    assert.ok(used <= 56 * 1024 * 1024, `${used}`);
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a client flooding the bus goes past its share, is named partial on every replica, and leaves Redis room: a bystander's update made on A is seen on B",
+  ignore: replicasMissing !== "",
+  async fn() {
+    // A small Redis, which the flood would fill without the share.
+    await using set = await startReplicaSet({
+      routing: "round-robin",
+      redisMaxMemory: "4mb",
+      labArgs: ["--delay", "0.3"],
+    });
+    const [a, b] = set.replicas;
+    const flooder = "f".repeat(64);
+    const uri = `test://flood/${"u".repeat(240)}`;
+    const url = new URL(a.url);
+    await inParallel(4_000, 8, () => readUnknown(url, flooder, uri));
+    // A client whose listen is on A and whose re-read is on B.
+    await using bystander = await connectClient(
+      new URL(a.url),
+      "bystander",
+      "auto",
+    );
+    await subscribeUntilUpdated(bystander);
+    assert.equal(
+      await rawModernRead(new URL(b.url), "bystander"),
+      VERSION_2_TEXT,
+    );
+    const shared = (await busEntries(set.redisPort)).filter(({ text }) =>
+      text.includes(`"id":"${flooder}@1.0.0"`)
+    ).reduce((sum, { text }) => sum + utf8Bytes(text), 0);
+    assert.ok(shared <= BUS_CLIENT_BYTES, `${shared}`);
+    assert.equal(
+      a.lines.filter((line) => line.startsWith("[bus/partial] ")).length,
+      1,
+    );
+    for (const replica of set.replicas) {
+      const { caveats } = await replicaReport(replica);
+      assert.match(
+        caveats?.join("\n") ?? "",
+        /^1 client\(s\) went past their share of the bus \(1 MiB each, or a step over 2000 bytes\): what each did next is kept only by the replica that served it/m,
+      );
+      assert.equal((await replicaHealth(replica)).body.bus.partial, true);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a Redis too small for the stream's cap makes room from the stream's oldest events ([bus/full]): a bystander's update made on A is still read on B, and no write is refused",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      routing: "round-robin",
+      redisMaxMemory: "8mb",
+      labArgs: ["--delay", "0.3"],
+    });
+    const [a, b] = set.replicas;
+    // Old events fill Redis until it refuses the next.
+    let full = false;
+    for (let batch = 0; batch < 20 && !full; batch++) {
+      full = await fillStream(set.redisPort, "x".repeat(2000), 500).then(
+        () => false,
+        (error) => /OOM/.test(error.message),
+      );
+    }
+    assert.ok(full, "Redis never filled");
+    await using bystander = await connectClient(
+      new URL(a.url),
+      "bystander",
+      "auto",
+    );
+    await subscribeUntilUpdated(bystander);
+    assert.equal(
+      await rawModernRead(new URL(b.url), "bystander"),
+      VERSION_2_TEXT,
+    );
+    const lines = set.replicas.flatMap((replica) => replica.lines);
+    assert.ok(lines.some((line) => line.startsWith("[bus/full] ")));
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("[bus/refused] ")),
+      [],
+    );
+    for (const replica of [a, b]) {
+      const { bus } = (await replicaHealth(replica)).body;
+      assert.deepEqual([bus.refused, bus.dropped], [false, 0]);
+    }
+  },
+});
 
 Deno.test({
   name:
