@@ -231,6 +231,9 @@ function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
 // Bounds: each client's share of the bus, room in a full Redis
 // ---------------------------------------------------------------------------
 
+/** Entries' bytes are counted as Redis holds them, in UTF-8. */
+const UTF8 = new TextEncoder();
+
 /** The lab's own steps, at most one per update: shared past any share. */
 const LAB_STEPS: ReadonlySet<string> = new Set([
   "update",
@@ -444,7 +447,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
       step,
       facts: { ...facts, reviewVersion: client.reviewVersion },
     });
-    const bytes = new TextEncoder().encode(entry).length;
+    const bytes = UTF8.encode(entry).length;
     if (this.#shares.spend(id, bytes, step.kind)) this.#write(entry);
     else if (this.#shares.mark(id)) {
       this.#log?.write("warn", {

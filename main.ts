@@ -1203,6 +1203,10 @@ const ENDED_CLIENTS_KEPT = 100;
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
+/** A time in ISO 8601; one past `Date`'s range (never the lab's) as a number. */
+const isoTime = (ms: number) =>
+  Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms);
+
 /**
  * An event as a text line, `[tag] words key=value ... client=… at=…`, or as
  * one JSON object: `event`, `text`, then the same fields.
@@ -1220,7 +1224,7 @@ function renderEvidence(
       era: client.era,
       protocol: client.protocolVersion,
     },
-    at: new Date(at).toISOString(),
+    at: isoTime(at),
   };
   if (format === "json") return jsonText({ event: tag, text: words, ...all });
   const parts = [`[${tag}]`];
@@ -2184,8 +2188,8 @@ function clientReport(
     era: client.era,
     protocolVersion: client.protocolVersion,
     transport: client.transport,
-    firstSeen: new Date(client.firstSeen).toISOString(),
-    lastSeen: new Date(client.lastSeen).toISOString(),
+    firstSeen: isoTime(client.firstSeen),
+    lastSeen: isoTime(client.lastSeen),
     ended: client.endedReason ?? null,
     trigger: config.updateTrigger,
     level: verdict.level,
@@ -2209,7 +2213,7 @@ function clientReport(
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
-      at: new Date(step.at).toISOString(),
+      at: isoTime(step.at),
       kind: step.kind,
       line: lineOf(step, client),
     })),
