@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createClient } from "npm:@redis/client@6.3.1";
+import { createClient, ErrorReply } from "npm:@redis/client@6.3.1";
 import { z } from "npm:zod@4.6.7";
 import {
   busName,
@@ -43,57 +43,112 @@ import {
 
 /** Redis keys: a capped stream all replicas append to and read; heartbeats. */
 const BUS_KEYS = { events: "mcp-lab:events", replicas: "mcp-lab:replicas" };
-/** How many events the stream keeps (about), and for how long unwritten. */
-const BUS_MAX_EVENTS = 100_000;
+/**
+ * The most bytes an entry holds (its JSON, UTF-8): a step that would be
+ * bigger is not shared, and an entry bigger than this is not the lab's own.
+ */
+export const BUS_MAX_ENTRY_BYTES = 2000;
+/**
+ * How many entries the stream keeps (about): Redis holds one in at most
+ * `BUS_MAX_ENTRY_REDIS_BYTES`, so a full stream takes some 50 MB, inside the
+ * 64 MB the launcher and compose give Redis, whatever clients send.
+ */
+export const BUS_MAX_EVENTS = 24_000;
+/** Redis's memory for an entry of `BUS_MAX_ENTRY_BYTES`: 2,061 on 7.0.15. */
+export const BUS_MAX_ENTRY_REDIS_BYTES = 2_100;
+/**
+ * What one client's steps may take on the stream, all replicas together:
+ * past it, what the client does is kept by the replica that saw it, and
+ * every replica says its view of that client is partial.
+ */
+export const BUS_CLIENT_BYTES = 1024 * 1024;
 const BUS_TTL_SECONDS = 86_400;
-/** A bigger entry is not the lab's own: it is dropped unread. */
-const BUS_MAX_ENTRY_BYTES = 64 * 1024;
 /** Heartbeats: how often, and how long a silent replica counts as live. */
 const BUS_HEARTBEAT_MS = 1000;
 const BUS_LIVE_MS = 4000;
 /** How long a replica waits for the others to deliver, or to catch up. */
 const BUS_WAIT_MS = 1000;
+/** How long a request waits for a replica still replaying the stream. */
+const BUS_REPLAY_WAIT_MS = 30_000;
+/** Entries read at once: many while replaying, fewer once following. */
+const BUS_REPLAY_COUNT = 5000;
+const BUS_FOLLOW_COUNT = 500;
 
-const countsSchema = z.object({
-  open: z.number().int().min(0),
-  watching: z.number().int().min(0),
+/** A time a replica writes: since 2024, and at most a day of clock skew ahead. */
+const busTime = z.number().int().min(Date.UTC(2024, 0, 1)).refine(
+  (at) => at <= Date.now() + 86_400_000,
+  "a time more than a day ahead",
+);
+/** A count, a version or a series number: whole, and within reach of a run. */
+const busCount = z.number().int().min(0).max(1_000_000_000);
+
+const countsSchema = z.object({ open: busCount, watching: busCount });
+
+/** A step as a replica sends it: its time, its fields, bounded. */
+const busStepSchema = stepSchema.extend({
+  at: busTime,
+  evidence: stepSchema.shape.evidence.extend({
+    fields: z.record(
+      busName,
+      z.union([
+        busName,
+        z.number().min(-1e15).max(1e15),
+        z.boolean(),
+      ]).optional(),
+    ).refine((fields) => Object.keys(fields).length <= 32, "too many fields")
+      .optional(),
+  }),
 });
+
+/** A message of one type, naming its sender (one object: quick to check). */
+const sent = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.object({ ...shape, from: busName });
 
 /** What one replica tells the others; each message names its sender. */
 const busMessageSchema = z.discriminatedUnion("type", [
-  z.object({
+  sent({
     type: z.literal("step"),
-    client: clientIdentitySchema,
+    client: clientIdentitySchema.extend({ firstSeen: busTime }),
     listens: countsSchema,
-    step: stepSchema,
-    facts: stepFactsSchema.extend({ reviewVersion: z.number() }),
+    step: busStepSchema,
+    facts: stepFactsSchema.extend({
+      version: busCount.optional(),
+      since: busCount.optional(),
+      waited: z.number().min(0).max(86_400).optional(),
+      catalog: stepFactsSchema.shape.catalog.unwrap().unwrap().max(
+        CATALOG_KINDS.length,
+      ).readonly().optional(),
+      reviewVersion: busCount.min(1),
+    }),
   }),
-  z.object({
+  sent({
     type: z.literal("series"),
     client: busName,
-    series: z.number(),
+    series: busCount,
     started: z.boolean(),
     early: z.boolean(),
   }),
-  z.object({ type: z.literal("restart"), client: busName }),
-  z.object({
+  sent({ type: z.literal("restart"), client: busName }),
+  sent({
     type: z.literal("notifying"),
     client: busName,
     writing: z.boolean(),
   }),
-  z.object({
+  sent({
     type: z.literal("deliver"),
     request: busName,
     client: busName,
     notification: z.enum(["updated", ...CATALOG_KINDS]),
   }),
-  z.object({
+  sent({
     type: z.literal("delivered"),
     request: busName,
     delivery: deliverySchema,
   }),
-  z.object({ type: z.literal("released"), client: busName }),
-]).and(z.object({ from: busName }));
+  sent({ type: z.literal("released"), client: busName }),
+  // The client went over its share of the bus: no replica sees all of it.
+  sent({ type: z.literal("partial"), client: busName }),
+]);
 
 type BusMessage = z.output<typeof busMessageSchema>;
 /** A message as sent: its sender is added on the way out. */
@@ -101,11 +156,15 @@ type BusSend = BusMessage extends infer M
   ? M extends BusMessage ? Omit<M, "from"> : never
   : never;
 
+/** Orders two numbers written in digits, of any length. */
+const compareDigits = (a: string, b: string) =>
+  a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
 /** Orders two stream ids, `ms-seq`: negative when `a` came first. */
 function compareStreamIds(a: string, b: string): number {
-  const [msA, seqA] = a.split("-").map(BigInt);
-  const [msB, seqB] = b.split("-").map(BigInt);
-  return msA === msB ? Number(seqA - seqB) : msA < msB ? -1 : 1;
+  const [msA, seqA] = a.split("-");
+  const [msB, seqB] = b.split("-");
+  return compareDigits(msA, msB) || compareDigits(seqA, seqB);
 }
 
 /** A Redis connection that fails at once while Redis is away. */
@@ -122,6 +181,157 @@ function redisConnection(url: string, reconnect: () => boolean) {
 }
 
 type RedisConnection = ReturnType<typeof redisConnection>;
+
+/** What `XINFO STREAM` tells of the stream (Redis 7; RESP3, a map). */
+interface XInfoStream {
+  length: number;
+  "entries-added"?: number;
+  "last-entry": [id: string, fields: unknown] | null;
+}
+
+/** What Redis answers with an error (full, read-only), unlike a lost link. */
+const isRefusal = (error: unknown): error is Error =>
+  error instanceof ErrorReply;
+
+/**
+ * Where the stream ends now (its last id, "0-0" when empty), and how many
+ * events it dropped (its cap) before anyone reading it now could see them.
+ */
+async function streamHistory(redis: RedisConnection) {
+  const command = ["XINFO", "STREAM", BUS_KEYS.events];
+  const info = await redis.sendCommand(command).catch((error) => {
+    if (isRefusal(error) && /no such key/i.test(error.message)) return null;
+    throw error;
+  }) as XInfoStream | null;
+  const added = info?.["entries-added"] ?? 0;
+  return {
+    last: info?.["last-entry"]?.[0] ?? "0-0",
+    trimmed: Math.max(0, added - (info?.length ?? 0)),
+  };
+}
+
+/**
+ * Makes room in a full Redis: drops the stream's older half (Redis takes an
+ * `XTRIM` when full, as it frees memory); how many events went.
+ */
+async function halveStream(redis: RedisConnection): Promise<number> {
+  const length = await redis.xLen(BUS_KEYS.events);
+  if (length < 2) return 0;
+  return await redis.xTrim(BUS_KEYS.events, "MAXLEN", Math.ceil(length / 2));
+}
+
+/** Settles when `promise` does, or after `ms` at most. */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    promise.then(() => (clearTimeout(timer), resolve()));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Bounds: each client's share of the bus, room in a full Redis
+// ---------------------------------------------------------------------------
+
+/** Entries' bytes are counted as Redis holds them, in UTF-8. */
+const UTF8 = new TextEncoder();
+
+/** The lab's own steps, at most one per update: shared past any share. */
+const LAB_STEPS: ReadonlySet<string> = new Set([
+  "update",
+  "notify",
+  "catalog-change",
+  "catalog-notify",
+  "session-end",
+]);
+/** How many clients the shares remember; the oldest are forgotten first. */
+const SHARES_KEPT = 10_000;
+
+/** Past `SHARES_KEPT`, forgets the first key of an insertion-ordered map or set. */
+function forgetOldest<K>(kept: Map<K, unknown> | Set<K>) {
+  if (kept.size > SHARES_KEPT) kept.delete(kept.keys().next().value!);
+}
+
+/**
+ * What each client's steps took on the stream, as this replica sees it (its
+ * own and the others'), and which clients went past their share: what they
+ * do next is kept by the replica that sees it, and no replica sees it all.
+ */
+class ClientShares {
+  #spent = new Map<string, number>();
+  #partial = new Set<string>();
+  /** Clients marked partial, all told (the set forgets the oldest). */
+  #partialClients = 0;
+
+  /** Counts a step's `bytes`; whether it may go on the stream. */
+  spend(client: string, bytes: number, kind: string): boolean {
+    const spent = (this.#spent.get(client) ?? 0) + bytes;
+    this.#spent.delete(client);
+    this.#spent.set(client, spent);
+    forgetOldest(this.#spent);
+    return bytes <= BUS_MAX_ENTRY_BYTES &&
+      (spent <= BUS_CLIENT_BYTES || LAB_STEPS.has(kind));
+  }
+
+  /** What the reports say once some clients went past their share. */
+  caveats(): string[] {
+    const count = this.#partialClients;
+    return count === 0 ? [] : [
+      `${count} client(s) went past their share of the bus (${
+        BUS_CLIENT_BYTES / 1024 / 1024
+      } MiB each, or a step over ${BUS_MAX_ENTRY_BYTES} bytes): what each did next is kept only by the replica that served it, so their verdicts may differ between replicas ([bus/partial] names them).`,
+    ];
+  }
+
+  /** Marks the client partial; whether it was not yet. */
+  mark(client: string): boolean {
+    if (this.#partial.has(client)) return false;
+    this.#partial.add(client);
+    forgetOldest(this.#partial);
+    this.#partialClients++;
+    return true;
+  }
+}
+
+/**
+ * What a replica does when Redis answers out of memory (a Redis smaller than
+ * the stream's cap, or full of other data): the stream's older half goes, one
+ * trim at a time, so what clients do now still reaches every replica (a
+ * replica started later misses that history, and says so). Once a trim did
+ * not help, the next write refused again, none is tried until one succeeds.
+ */
+class RoomMaker {
+  #trimming?: Promise<boolean>;
+  #unproven = false;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly log: () => Logger | undefined,
+  ) {}
+
+  /** A write went through: a trim helped, or none was needed. */
+  wrote() {
+    this.#unproven = false;
+  }
+
+  /** Whether room was made after `error`, so the write may be tried again. */
+  madeRoom(error: unknown): Promise<boolean> {
+    if (!isRefusal(error) || !error.message.startsWith("OOM ")) {
+      return Promise.resolve(false);
+    }
+    if (this.#unproven) return Promise.resolve(false);
+    return this.#trimming ??= halveStream(this.redis).then((dropped) => {
+      this.#unproven = dropped > 0;
+      if (dropped > 0) {
+        this.log()?.write("warn", {
+          tag: "bus/full",
+          words: "Redis was full: the stream's older half went to make room",
+          fields: { dropped },
+        });
+      }
+      return dropped > 0;
+    }, () => false).finally(() => this.#trimming = undefined);
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Update series across replicas: one claims each, a survivor takes it over
@@ -209,6 +419,106 @@ class SeriesClaims {
 }
 
 // ---------------------------------------------------------------------------
+// Health: what went wrong on the bus, said once and in every report after
+// ---------------------------------------------------------------------------
+
+/**
+ * What one replica knows went wrong with its bus: Redis lost (each time),
+ * writes refused, events dropped before it started, messages it could not
+ * send. Each is one line as it happens, and a caveat in every report after.
+ */
+class BusHealth {
+  /** Messages this replica could not send while Redis was away or refusing. */
+  dropped = 0;
+  /** When the bus was lost, while it is. */
+  lostSince?: number;
+  /** Events the stream had dropped (its cap) before this replica started. */
+  trimmedBefore = 0;
+  /** Each time it was lost (the last ten): from when, for how long. */
+  #outages: { from: number; seconds?: number }[] = [];
+  /** The first write Redis refused while reachable (out of memory, say). */
+  #refusal?: { at: number; message: string };
+
+  constructor(
+    private readonly replica: string,
+    private readonly url: string,
+    private readonly log: () => Logger | undefined,
+  ) {}
+
+  get refused(): boolean {
+    return this.#refusal !== undefined;
+  }
+
+  /**
+   * A write Redis answered with an error (full, read-only): said once. Every
+   * replica's heartbeat is a write each second, so each one hears of it.
+   */
+  refusedWrite(error: Error) {
+    if (this.lostSince || this.#refusal) return;
+    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
+    this.log()?.writeOrStderr("error", {
+      tag: "bus/refused",
+      words: "Redis refused a write: the others no longer hear of what fails",
+      fields: { reason: this.#refusal.message },
+    });
+  }
+
+  lost(error: Error) {
+    if (this.lostSince) return;
+    this.lostSince = Date.now();
+    this.#outages.push({ from: this.lostSince });
+    this.#outages = this.#outages.slice(-10);
+    this.log()?.writeOrStderr("error", {
+      tag: "bus/lost",
+      words:
+        "Redis is unreachable: this replica goes on alone, the others no longer hear of its clients",
+      fields: { bus: withoutPassword(this.url), reason: error.message },
+    });
+  }
+
+  /** Redis is back after it was lost: whether it had been. */
+  restored(): boolean {
+    if (!this.lostSince) return false;
+    const seconds = Math.round((Date.now() - this.lostSince) / 1000);
+    this.#outages[this.#outages.length - 1].seconds = seconds;
+    this.lostSince = undefined;
+    this.log()?.write("warn", {
+      tag: "bus/restored",
+      words: "Redis is back: sharing again",
+      fields: { dropped: this.dropped, seconds },
+    });
+    return true;
+  }
+
+  /**
+   * What a report (and the gate) must say when this replica's view may be
+   * partial: Redis refused writes (its own or its heartbeat), it lost Redis,
+   * the stream had dropped events before it started, or clients went past
+   * their share of the bus (`shares`).
+   */
+  caveats(shares: string[]): string[] {
+    const refused = this.#refusal &&
+      `Redis refused this replica's writes from ${
+        new Date(this.#refusal.at).toISOString()
+      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, and theirs may be missing here, so a client served by several replicas may be graded low.`;
+    const trimmed = this.trimmedBefore > 0 &&
+      `This replica started after the bus had dropped its ${this.trimmedBefore} oldest event(s) (the stream keeps about ${BUS_MAX_EVENTS}): clients that came before may be missing here or graded low, where replicas that saw them judge them whole.`;
+    return [
+      ...refused ? [refused] : [],
+      ...trimmed ? [trimmed] : [],
+      ...shares,
+      ...this.#outages.map(({ from, seconds }) =>
+        `Replica ${this.replica} lost its bus (Redis) at ${
+          new Date(from).toISOString()
+        } ${
+          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
+        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
+      ),
+    ];
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Replicas: one lab in several processes, through Redis (`--bus`)
 // ---------------------------------------------------------------------------
 
@@ -223,14 +533,12 @@ export class ReplicaBus implements Peers, ReplicaLink {
   readonly replica = crypto.randomUUID().slice(0, 8);
   /** How many other replicas live, at the last heartbeat. */
   others = 0;
-  /** Messages this replica could not send while Redis was away. */
-  dropped = 0;
-  /** When the bus was lost, while it is. */
-  lostSince?: number;
-  /** Each time it was lost (the last ten): from when, for how long. */
-  #outages: { from: number; seconds?: number }[] = [];
-  /** The first write Redis refused while reachable (out of memory, say). */
-  #refusal?: { at: number; message: string };
+  #health: BusHealth;
+  /** Settles once the stream as it was at start is applied here. */
+  #replayed = Promise.withResolvers<void>();
+  #caughtUp = false;
+  #shares = new ClientShares();
+  #room: RoomMaker;
   /** Since when this replica shares again (a fresh Redis knows no one). */
   #sharingSince = Date.now();
   #state?: LabState;
@@ -251,6 +559,8 @@ export class ReplicaBus implements Peers, ReplicaLink {
   constructor(readonly url: string, private readonly redis: RedisConnection) {
     this.#reader = redis.duplicate();
     this.#series = new SeriesClaims(redis, this.replica);
+    this.#room = new RoomMaker(redis, () => this.#log);
+    this.#health = new BusHealth(this.replica, url, () => this.#log);
   }
 
   /** Connects; a Redis that cannot be reached is one line, for exit 2. */
@@ -265,10 +575,8 @@ export class ReplicaBus implements Peers, ReplicaLink {
     try {
       await redis.connect();
       await bus.#reader.connect();
-      const [last] = await redis.xRevRange(BUS_KEYS.events, "+", "-", {
-        COUNT: 1,
-      }) ?? [];
-      bus.#history = last?.id ?? "0-0";
+      const { last, trimmed } = await streamHistory(redis);
+      [bus.#history, bus.#health.trimmedBefore] = [last, trimmed];
     } catch (error) {
       await Promise.allSettled([redis.destroy(), bus.#reader.destroy()]);
       const refused = error instanceof Deno.errors.NotCapable;
@@ -287,32 +595,52 @@ export class ReplicaBus implements Peers, ReplicaLink {
     this.#state = state;
     this.#log = log;
     state.peers = this;
+    if (this.#history === "0-0") this.#replayedAll();
     this.#beat();
     this.#heartbeat = setInterval(() => this.#beat(), BUS_HEARTBEAT_MS);
     this.#follow();
   }
 
-  /** What `/healthz` shows: this replica, how many live, and what was lost. */
+  /**
+   * What `/healthz` shows: this replica, how many live, what was lost or
+   * refused, whether its view may be partial (its reports' caveats), and
+   * whether it has caught up with the stream (not, `/healthz` is 503).
+   */
   status() {
     return {
       replica: this.replica,
       replicas: this.others + 1,
-      lost: this.lostSince !== undefined,
-      dropped: this.dropped,
+      lost: this.#health.lostSince !== undefined,
+      dropped: this.#health.dropped,
+      refused: this.#health.refused,
+      partial: this.caveats().length > 0,
+      ready: this.#caughtUp,
     };
   }
 
+  /** A step goes on the stream while its client is within its share. */
   recorded(client: LabClient, step: Step, facts: StepFacts) {
     this.#letGo.delete(client.id);
     const { id, era, transport, name, version, protocolVersion, firstSeen } =
       client;
-    this.#send({
+    const entry = this.#entry({
       type: "step",
       client: { id, era, transport, name, version, protocolVersion, firstSeen },
       listens: client.listens.here,
       step,
       facts: { ...facts, reviewVersion: client.reviewVersion },
     });
+    const bytes = UTF8.encode(entry).length;
+    if (this.#shares.spend(id, bytes, step.kind)) this.#write(entry);
+    else if (this.#shares.mark(id)) {
+      this.#log?.write("warn", {
+        tag: "bus/partial",
+        words:
+          "the client went past its share of the bus: what it does next stays on the replica that sees it",
+        fields: { client: id, bytes },
+      });
+      this.#send({ type: "partial", client: id });
+    }
   }
 
   seriesChanged({ id, updates, progress }: LabClient) {
@@ -334,7 +662,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
    * reports' caveats say), this replica makes it, as one process does.
    */
   claim(client: LabClient, run: UpdateRun, seconds: number): Promise<boolean> {
-    if (this.lostSince || this.#closed) return Promise.resolve(true);
+    if (this.#health.lostSince || this.#closed) return Promise.resolve(true);
     const due = Date.now() + seconds * 1000;
     return this.#series.claim({ client, run, due }).catch(() => true);
   }
@@ -345,7 +673,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
    */
   released(client: LabClient): boolean {
     const elsewhere = client.listens.elsewhere.size > 0;
-    if (!elsewhere || this.lostSince || this.#closed) return false;
+    if (!elsewhere || this.#health.lostSince || this.#closed) return false;
     this.#letGo.add(client.id);
     this.#send({ type: "released", client: client.id });
     return true;
@@ -357,7 +685,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
     notification: ChangeNotification,
   ): Promise<Delivery> {
     const here = await client.deliver(notification);
-    if (this.lostSince || this.others === 0) return here;
+    if (this.#health.lostSince || this.others === 0) return here;
     const request = crypto.randomUUID();
     const replies = here.delivered ? undefined : this.#collect(request);
     await this.#send({
@@ -370,9 +698,13 @@ export class ReplicaBus implements Peers, ReplicaLink {
     return elsewhere ?? here;
   }
 
-  /** Settles once every event on the stream now has been applied here. */
+  /**
+   * Settles once every event on the stream now has been applied here; while
+   * the replica replays the stream it started on, up to 30 s for that first.
+   */
   async catchUp(): Promise<void> {
-    if (this.lostSince || this.#closed) return;
+    await settledWithin(this.#replayed.promise, BUS_REPLAY_WAIT_MS);
+    if (this.#health.lostSince || this.#closed) return;
     const [last] = await this.redis.xRevRange(BUS_KEYS.events, "+", "-", {
       COUNT: 1,
     }).catch(() => null) ?? [];
@@ -394,31 +726,37 @@ export class ReplicaBus implements Peers, ReplicaLink {
     await Promise.allSettled([this.redis.destroy(), this.#reader.destroy()]);
   }
 
+  #entry(message: BusSend): string {
+    return JSON.stringify({ ...message, from: this.replica });
+  }
+
   #send(message: BusSend): Promise<void> {
-    if (this.lostSince || this.#closed) {
-      this.dropped++;
+    return this.#write(this.#entry(message));
+  }
+
+  /** Appends an entry; in a full Redis, once more after making room. */
+  #write(entry: string, retry = true): Promise<void> {
+    if (this.#health.lostSince || this.#closed) {
+      this.#health.dropped++;
       return Promise.resolve();
     }
-    const entry = JSON.stringify({ ...message, from: this.replica });
     return this.redis.xAdd(BUS_KEYS.events, "*", { m: entry }, {
       TRIM: {
         strategy: "MAXLEN",
         strategyModifier: "~",
         threshold: BUS_MAX_EVENTS,
       },
-    }).then(() => {}, (error: Error) => this.#refused(error));
+    }).then(() => this.#room.wrote(), async (error: Error) => {
+      if (retry && await this.#room.madeRoom(error)) {
+        return await this.#write(entry, false);
+      }
+      this.#health.dropped++;
+      if (isRefusal(error)) this.#refused(error);
+    });
   }
 
-  /** A write Redis answered with an error (full, read-only): said once. */
   #refused(error: Error) {
-    this.dropped++;
-    if (this.lostSince || this.#closed || this.#refusal) return;
-    this.#refusal = { at: Date.now(), message: lineWords(error.message) };
-    this.#log?.writeOrStderr("error", {
-      tag: "bus/refused",
-      words: "Redis refused a write: the others no longer hear of what fails",
-      fields: { reason: this.#refusal.message },
-    });
+    if (!this.#closed) this.#health.refusedWrite(error);
   }
 
   /** The other replicas' answers to a delivery, until all or a second. */
@@ -443,7 +781,10 @@ export class ReplicaBus implements Peers, ReplicaLink {
     while (!this.#closed) {
       const read = await this.#reader.xRead(
         { key: BUS_KEYS.events, id: this.#applied },
-        { BLOCK: BUS_HEARTBEAT_MS, COUNT: 500 },
+        {
+          BLOCK: BUS_HEARTBEAT_MS,
+          COUNT: this.#caughtUp ? BUS_FOLLOW_COUNT : BUS_REPLAY_COUNT,
+        },
       ).catch(() => "failed" as const);
       if (read === "failed") {
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -455,6 +796,10 @@ export class ReplicaBus implements Peers, ReplicaLink {
           this.#apply(message.m, compareStreamIds(id, this.#history) <= 0);
         }
       }
+      // Nothing newer, or past where the stream ended at start: caught up.
+      if (!read || compareStreamIds(this.#applied, this.#history) >= 0) {
+        this.#replayedAll();
+      }
       const waiting = this.#waiters;
       this.#waiters = waiting.filter(({ id, done }) =>
         compareStreamIds(id, this.#applied) > 0 || done()
@@ -462,8 +807,15 @@ export class ReplicaBus implements Peers, ReplicaLink {
     }
   }
 
+  /** The stream as it was at start is applied: ready, requests go on. */
+  #replayedAll() {
+    this.#caughtUp = true;
+    this.#replayed.resolve();
+  }
+
   /** One entry of the stream; `past` ones change state, never streams. */
   #apply(entry: string | undefined, past: boolean) {
+    // Characters, not bytes: a bigger entry is no replica's, whatever its bytes.
     if (!entry || entry.length > BUS_MAX_ENTRY_BYTES || !this.#state) return;
     let parsed;
     try {
@@ -478,9 +830,13 @@ export class ReplicaBus implements Peers, ReplicaLink {
       case "step": {
         const { client, listens, step, facts } = message;
         if (step.kind === "session-end") this.#letGo.delete(client.id);
+        this.#shares.spend(client.id, entry.length, step.kind);
         state.mirrorStep(client, [message.from, listens], step, facts);
         break;
       }
+      case "partial":
+        this.#shares.mark(message.client);
+        break;
       case "series": {
         const client = state.live(message.client);
         if (client) state.mirrorSeries(client, message, message.early);
@@ -532,7 +888,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
 
   /** Says this replica lives, counts the others, notices those gone. */
   async #beat() {
-    if (this.lostSince || this.#closed) return;
+    if (this.#health.lostSince || this.#closed) return;
     const now = Date.now();
     try {
       const [, , live] = await this.redis.multi()
@@ -542,6 +898,7 @@ export class ReplicaBus implements Peers, ReplicaLink {
         .expire(BUS_KEYS.replicas, BUS_TTL_SECONDS)
         .expire(BUS_KEYS.events, BUS_TTL_SECONDS)
         .exec() as unknown as [unknown, unknown, string[]];
+      this.#room.wrote();
       const others = new Set(live.filter((id) => id !== this.replica));
       this.others = others.size;
       // Until every replica has beaten once, absence proves nothing.
@@ -557,8 +914,12 @@ export class ReplicaBus implements Peers, ReplicaLink {
         this.#takeOver(replica);
       }
       this.#known = settled ? others : this.#known.union(others);
-    } catch {
-      // The connection's own error event says what went wrong.
+    } catch (error) {
+      // Refused (Redis full): as for any write, once room was sought. Else
+      // the connection's own error event says what went wrong.
+      if (isRefusal(error) && !await this.#room.madeRoom(error)) {
+        this.#refused(error);
+      }
     }
   }
 
@@ -583,46 +944,18 @@ export class ReplicaBus implements Peers, ReplicaLink {
     }
   }
 
-  /** What a report must say when this replica lost its bus during the run. */
+  /** What a report must say when this replica's view may be partial. */
   caveats(): string[] {
-    const refused = this.#refusal &&
-      `Redis refused this replica's writes from ${
-        new Date(this.#refusal.at).toISOString()
-      } (${this.#refusal.message}): ${this.dropped} message(s) never reached the other replicas, so a client served by several replicas may be graded low.`;
-    return [
-      ...refused ? [refused] : [],
-      ...this.#outages.map(({ from, seconds }) =>
-        `Replica ${this.replica} lost its bus (Redis) at ${
-          new Date(from).toISOString()
-        } ${
-          seconds === undefined ? "and has not got it back" : `for ${seconds} s`
-        }: ${this.dropped} message(s) never reached the other replicas, and what they recorded meanwhile is missing here, so a client served by several replicas may be graded low.`
-      ),
-    ];
+    return this.#health.caveats(this.#shares.caveats());
   }
 
   #lost(error: Error) {
-    if (this.lostSince || this.#closed || !this.#state) return;
-    this.lostSince = Date.now();
-    this.#outages = [...this.#outages, { from: this.lostSince }].slice(-10);
-    this.#log?.writeOrStderr("error", {
-      tag: "bus/lost",
-      words:
-        "Redis is unreachable: this replica goes on alone, the others no longer hear of its clients",
-      fields: { bus: withoutPassword(this.url), reason: error.message },
-    });
+    if (!this.#closed && this.#state) this.#health.lost(error);
   }
 
   #restored() {
-    if (!this.lostSince || this.#closed) return;
-    const seconds = Math.round((Date.now() - this.lostSince) / 1000);
-    this.#outages[this.#outages.length - 1].seconds = seconds;
-    this.lostSince = undefined;
-    this.#sharingSince = Date.now();
-    this.#log?.write("warn", {
-      tag: "bus/restored",
-      words: "Redis is back: sharing again",
-      fields: { dropped: this.dropped, seconds },
-    });
+    if (!this.#closed && this.#health.restored()) {
+      this.#sharingSince = Date.now();
+    }
   }
 }

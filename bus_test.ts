@@ -38,9 +38,13 @@ import {
   connectClient,
   delay,
   eventually,
+  initializeMessage,
+  inParallel,
   openRawSession,
+  postJsonRpc,
   postModern,
   rawRead,
+  readJsonRpcAnswer,
   readReview,
   reportFor,
   subscribeUntilUpdated,
@@ -50,10 +54,17 @@ import {
   MAIN_PATH,
   missingReplicaPrograms,
   redisCommand,
+  redisInfoNumber,
   redisServerCommand,
   spawnLab,
   startReplicaSet,
 } from "./launch.ts";
+import {
+  BUS_CLIENT_BYTES,
+  BUS_MAX_ENTRY_BYTES,
+  BUS_MAX_ENTRY_REDIS_BYTES,
+  BUS_MAX_EVENTS,
+} from "./bus.ts";
 import { outsideFolder, serveCheckoutAsText } from "./testdata/from_url.ts";
 
 prepareTestEnvironment();
@@ -813,5 +824,431 @@ Deno.test({
     assert.equal(relists(a.lines).length, 5, a.lines.join("\n"));
     assert.deepEqual(relists(a.lines), relists(b.lines));
     assert.deepEqual([statusA, statusB], [0, 0]);
+  },
+});
+
+// ---------------------------------------------------------------------------
+// The bus's bounds: entry size, each client's share, partial views said so
+// ---------------------------------------------------------------------------
+
+/** The stream's entries, oldest first: their ids and JSON text. */
+async function busEntries(port: number) {
+  const entries = await redisCommand(port, [
+    "XRANGE",
+    "mcp-lab:events",
+    "-",
+    "+",
+  ]) as [string, string[]][];
+  return entries.map(([id, [, text]]) => ({ id, text }));
+}
+
+/** Appends `count` copies of `entry` to the stream, trimmed as `trim` says. */
+function fillStream(port: number, entry: string, count: number, trim = "") {
+  const script = trim
+    ? "for i=1,ARGV[1] do redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[2]) end"
+    : "for i=1,ARGV[1] do redis.call('XADD', KEYS[1], '*', 'm', ARGV[2]) end";
+  return redisCommand(port, [
+    "EVAL",
+    script,
+    "1",
+    "mcp-lab:events",
+    String(count),
+    entry,
+    trim,
+  ], 60_000);
+}
+
+/** Bytes of a text in UTF-8, as Redis holds it. */
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/** `/healthz` of one replica: its status and JSON. */
+async function replicaHealth(lab: { origin: string }) {
+  const response = await fetch(`${lab.origin}/healthz`);
+  return { status: response.status, body: await response.json() };
+}
+
+/** The gate's `caveat "…"` lines a stopped replica printed. */
+const caveatLines = (lines: string[]) =>
+  lines.filter((line) => line.startsWith("caveat "));
+
+/**
+ * The lab's resource as a 2026-07-28 client reads it on `url` with one raw
+ * request (no `server/discover`, which would start a new run there).
+ */
+async function rawModernRead(url: URL, client: string): Promise<string> {
+  const response = await postModern(url, "resources/read", {
+    uri: REVIEW_URI,
+  }, { client });
+  const answer = await readJsonRpcAnswer(response);
+  return answer.result.contents[0].text;
+}
+
+/** One 2026-07-28 read of a URI the lab does not know, as `client`. */
+async function readUnknown(url: URL, client: string, uri: string) {
+  const response = await postModern(url, "resources/read", { uri }, {
+    client,
+  });
+  await response.body?.cancel();
+}
+
+Deno.test({
+  name:
+    "--bus: no entry is over BUS_MAX_ENTRY_BYTES, whatever names and URIs a client sends, and the stream at its cap of such entries fits in Redis's 64 MB with room to spare",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const lab = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      const url = new URL(lab.url);
+      // The longest names and URIs a client can give, in characters JSON
+      // escapes to six bytes each, in both eras.
+      const odd = "\u0001";
+      await readUnknown(url, "n".repeat(80), `test://x/${"u".repeat(300)}`);
+      const initialize = await postJsonRpc(
+        url,
+        initializeMessage(
+          { name: odd.repeat(80), version: odd.repeat(80) },
+          odd.repeat(80),
+        ),
+      );
+      const sessionId = initialize.headers.get("mcp-session-id")!;
+      const read = await postJsonRpc(url, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "resources/read",
+        params: { uri: odd.repeat(300) },
+      }, { "mcp-session-id": sessionId });
+      assert.equal(read.status, 200);
+      // Each step goes out as it is recorded, before its answer.
+      await delay(500);
+      const sizes = (await busEntries(port)).map(({ text }) => utf8Bytes(text));
+      assert.ok(sizes.length >= 2, `${sizes}`);
+      assert.ok(Math.max(...sizes) <= BUS_MAX_ENTRY_BYTES, `${sizes}`);
+      assert.ok(
+        lab.lines.some((line) => line.startsWith("[bus/partial] ")),
+        "a [bus/partial] line for the client whose step was too big",
+      );
+    } finally {
+      await lab.stop();
+    }
+    // The stream at its cap: the lab's trim, entries of the largest size.
+    await redisCommand(port, ["CONFIG", "SET", "maxmemory", "64mb"]);
+    await redisCommand(port, ["DEL", "mcp-lab:events"]);
+    const before = await redisInfoNumber(port, "memory", "used_memory");
+    await fillStream(
+      port,
+      "x".repeat(BUS_MAX_ENTRY_BYTES),
+      BUS_MAX_EVENTS + 5_000,
+      String(BUS_MAX_EVENTS),
+    );
+    const used = await redisInfoNumber(port, "memory", "used_memory");
+    const length = Number(await redisCommand(port, ["XLEN", "mcp-lab:events"]));
+    assert.ok(length <= BUS_MAX_EVENTS + 100, `${length}`);
+    assert.ok((used - before) / length <= BUS_MAX_ENTRY_REDIS_BYTES);
+    // Room left for the heartbeats, the others' keys and Redis itself.
+    assert.ok(used <= 56 * 1024 * 1024, `${used}`);
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a client flooding the bus goes past its share, is named partial on every replica, and leaves Redis room: a bystander's update made on A is seen on B",
+  ignore: replicasMissing !== "",
+  async fn() {
+    // A small Redis, which the flood would fill without the share.
+    await using set = await startReplicaSet({
+      routing: "round-robin",
+      redisMaxMemory: "4mb",
+      labArgs: ["--delay", "0.3"],
+    });
+    const [a, b] = set.replicas;
+    const flooder = "f".repeat(64);
+    const uri = `test://flood/${"u".repeat(240)}`;
+    const url = new URL(a.url);
+    await inParallel(4_000, 8, () => readUnknown(url, flooder, uri));
+    // A client whose listen is on A and whose re-read is on B.
+    await using bystander = await connectClient(
+      new URL(a.url),
+      "bystander",
+      "auto",
+    );
+    await subscribeUntilUpdated(bystander);
+    assert.equal(
+      await rawModernRead(new URL(b.url), "bystander"),
+      VERSION_2_TEXT,
+    );
+    const shared = (await busEntries(set.redisPort)).filter(({ text }) =>
+      text.includes(`"id":"${flooder}@1.0.0"`)
+    ).reduce((sum, { text }) => sum + utf8Bytes(text), 0);
+    assert.ok(shared <= BUS_CLIENT_BYTES, `${shared}`);
+    assert.equal(
+      a.lines.filter((line) => line.startsWith("[bus/partial] ")).length,
+      1,
+    );
+    for (const replica of set.replicas) {
+      const { caveats } = await replicaReport(replica);
+      assert.match(
+        caveats?.join("\n") ?? "",
+        /^1 client\(s\) went past their share of the bus \(1 MiB each, or a step over 2000 bytes\): what each did next is kept only by the replica that served it/m,
+      );
+      assert.equal((await replicaHealth(replica)).body.bus.partial, true);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a Redis too small for the stream's cap makes room from the stream's oldest events ([bus/full]): a bystander's update made on A is still read on B, and no write is refused",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      routing: "round-robin",
+      redisMaxMemory: "8mb",
+      labArgs: ["--delay", "0.3"],
+    });
+    const [a, b] = set.replicas;
+    // Old events fill Redis until it refuses the next.
+    let full = false;
+    for (let batch = 0; batch < 20 && !full; batch++) {
+      full = await fillStream(set.redisPort, "x".repeat(2000), 500).then(
+        () => false,
+        (error) => /OOM/.test(error.message),
+      );
+    }
+    assert.ok(full, "Redis never filled");
+    await using bystander = await connectClient(
+      new URL(a.url),
+      "bystander",
+      "auto",
+    );
+    await subscribeUntilUpdated(bystander);
+    assert.equal(
+      await rawModernRead(new URL(b.url), "bystander"),
+      VERSION_2_TEXT,
+    );
+    const lines = set.replicas.flatMap((replica) => replica.lines);
+    assert.ok(lines.some((line) => line.startsWith("[bus/full] ")));
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("[bus/refused] ")),
+      [],
+    );
+    for (const replica of [a, b]) {
+      const { bus } = (await replicaHealth(replica)).body;
+      assert.deepEqual([bus.refused, bus.dropped], [false, 0]);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a full Redis is seen by every replica, also one that wrote nothing since: /healthz says refused, the reports and the gate's lines carry the caveat",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using set = await startReplicaSet({
+      labArgs: ["--require-level", "1"],
+    });
+    await redisCommand(set.redisPort, ["CONFIG", "SET", "maxmemory", "1"]);
+    // Only heartbeats go to Redis now: each replica writes one a second.
+    for (const replica of set.replicas) {
+      const since = Date.now();
+      let health = await replicaHealth(replica);
+      while (!health.body.bus.refused && Date.now() - since < 10_000) {
+        await delay(100);
+        health = await replicaHealth(replica);
+      }
+      assert.equal(health.status, 200);
+      assert.deepEqual(
+        [
+          health.body.bus.lost,
+          health.body.bus.refused,
+          health.body.bus.partial,
+        ],
+        [false, true, true],
+      );
+      const { caveats } = await replicaReport(replica);
+      assert.match(
+        caveats?.[0] ?? "",
+        /^Redis refused this replica's writes from \S+ \(OOM command not allowed when used memory > 'maxmemory'\.\): \d+ message\(s\) never reached the other replicas, and theirs may be missing here/,
+      );
+    }
+    for (const replica of set.replicas) {
+      await replica.stop();
+      const [caveat, ...more] = caveatLines(replica.lines);
+      assert.deepEqual(more, []);
+      assert.match(
+        caveat ?? "",
+        /^caveat "Redis refused this replica's writes from /,
+      );
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica started on a stream that had dropped its oldest events says so in its reports and its gate",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const first = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      await using client = await connectClient(
+        new URL(first.url),
+        "early",
+        "auto",
+      );
+      await client.listResources();
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+    } finally {
+      await first.stop();
+    }
+    const length = Number(await redisCommand(port, ["XLEN", "mcp-lab:events"]));
+    assert.ok(length > 2, `${length}`);
+    await redisCommand(port, ["XTRIM", "mcp-lab:events", "MAXLEN", "2"]);
+    const late = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url, "--require-level", "1"],
+    });
+    const said = `This replica started after the bus had dropped its ${
+      length - 2
+    } oldest event(s) (the stream keeps about ${BUS_MAX_EVENTS}): clients that came before may be missing here or graded low`;
+    try {
+      const { caveats } = await replicaReport(late);
+      assert.ok(caveats?.[0]?.startsWith(said), JSON.stringify(caveats));
+      assert.equal((await replicaHealth(late)).body.bus.partial, true);
+    } finally {
+      await late.stop();
+    }
+    const [caveat] = caveatLines(late.lines);
+    assert.ok(caveat?.startsWith(`caveat "${said}`), caveat);
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a replica started on a long stream answers /healthz 503 (catching up) until it has replayed it, and its first answer already knows what the stream holds",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const first = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url, "--delay", "0.2"],
+    });
+    try {
+      await readUnknown(new URL(first.url), "filler", "test://filler");
+      await using client = await connectClient(
+        new URL(first.url),
+        "notified",
+        "auto",
+      );
+      await replicaFlow(client);
+    } finally {
+      await first.stop();
+    }
+    // A long stream (labs before the cap of 24,000 kept 100,000) of another
+    // client's reads, then the run of a client notified of version 2, as
+    // Redis takes them, untrimmed.
+    const run = await busEntries(port);
+    await redisCommand(port, ["DEL", "mcp-lab:events"]);
+    await fillStream(port, run[0].text, 100_000);
+    for (const { text } of run) {
+      await redisCommand(port, ["XADD", "mcp-lab:events", "*", "m", text]);
+    }
+    const started = performance.now();
+    const late = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    try {
+      const early = await replicaHealth(late);
+      assert.equal(early.status, 503);
+      assert.equal(early.body.status, "catching up");
+      assert.equal(early.body.bus.ready, false);
+      // A request meanwhile waits for the replay, and so knows version 2.
+      assert.equal(
+        await rawModernRead(new URL(late.url), "notified"),
+        VERSION_2_TEXT,
+      );
+      const ready = await replicaHealth(late);
+      assert.deepEqual([ready.status, ready.body.status], [200, "ok"]);
+      console.log(
+        `replayed 100,000 entries in ${
+          ((performance.now() - started) / 1000).toFixed(1)
+        } s`,
+      );
+    } finally {
+      await late.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--bus: a forged entry (a time of 1e300, a count below 0, a kind no replica writes) is skipped: /report and /report.md answer 200 on every replica, and the lab ends cleanly",
+  ignore: replicasMissing !== "",
+  async fn() {
+    await using redis = await redisOfItsOwn();
+    const port = Number(new URL(redis.url).port);
+    const a = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: ["--bus", redis.url],
+    });
+    let b: Awaited<ReturnType<typeof spawnLab>> | undefined;
+    try {
+      await readUnknown(new URL(a.url), "real", "test://real");
+      const [{ text }] = await busEntries(port);
+      const entry = { ...JSON.parse(text), from: "forger00" };
+      const forged = (id: string, change: (message: typeof entry) => void) => {
+        const message = structuredClone(entry);
+        message.client.id = id;
+        message.client.name = id;
+        change(message);
+        return JSON.stringify(message);
+      };
+      const forgeries = [
+        forged("at", (message) => message.step.at = 1e300),
+        forged("first-seen", (message) => message.client.firstSeen = 1e300),
+        forged("future", (message) => message.step.at = Date.now() + 3e9),
+        forged("kind", (message) => message.step.kind = "bogus"),
+        forged("counts", (message) => message.listens.open = -1),
+        forged("version", (message) => message.facts.reviewVersion = 1e300),
+        forged("field", (message) => message.step.evidence.fields.n = 1e300),
+      ];
+      for (const forgery of forgeries) {
+        await redisCommand(port, ["XADD", "mcp-lab:events", "*", "m", forgery]);
+      }
+      await redisCommand(port, [
+        "XADD",
+        "mcp-lab:events",
+        "*",
+        "m",
+        forged("canary", () => {}),
+      ]);
+      b = await spawnLab({ mainPath: MAIN_PATH, args: ["--bus", redis.url] });
+      for (const replica of [a, b]) {
+        const report = await replicaReport(replica);
+        assert.deepEqual(
+          report.clients.map((client) => client.name).toSorted(),
+          ["canary", "real"],
+        );
+        const markdown = await fetch(`${replica.origin}/report.md`);
+        assert.equal(markdown.status, 200);
+        await markdown.body?.cancel();
+      }
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+    for (const replica of [a, b!]) {
+      assert.equal((await replica.child.status).code, 0);
+    }
   },
 });

@@ -295,6 +295,12 @@ export interface BalancerOptions {
    * client closed stays open on the replica until its next write.
    */
   eventStreams?: boolean;
+  /**
+   * Ask each replica's `/healthz` every second (false): a replica that
+   * answers 503 (still catching up with the bus) or nothing gets no traffic
+   * until it answers 200 again.
+   */
+  healthChecks?: boolean;
 }
 
 /**
@@ -308,7 +314,8 @@ export function haproxyConfig(
   port: number,
   replicas: number[],
   routing: Routing = "round-robin",
-  { idleSeconds = 120, eventStreams = false }: BalancerOptions = {},
+  { idleSeconds = 120, eventStreams = false, healthChecks = false }:
+    BalancerOptions = {},
 ): string {
   // Session ids are UUIDs (36 characters); a longer one is cut to 64 on
   // both sides of the match, so it still sticks.
@@ -333,6 +340,13 @@ export function haproxyConfig(
     "backend replicas",
     "  balance roundrobin",
     ...sticky,
+    ...healthChecks
+      ? [
+        "  option httpchk",
+        "  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1",
+        "  default-server check inter 1s fall 1 rise 1",
+      ]
+      : [],
     ...replicas.map((replica, index) =>
       `  server ${replicaName(index)} 127.0.0.1:${replica}`
     ),
@@ -766,7 +780,7 @@ export async function startReplicaSet(
         balancerPort,
         labs.map((lab) => lab.port),
         routing,
-        { idleSeconds, eventStreams },
+        { idleSeconds, eventStreams, healthChecks: true },
       ),
     );
     const haproxyProgram = startProgram(

@@ -110,7 +110,7 @@ if (replicasMissing !== "") {
   );
 }
 
-Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; eventStreams lets each SSE event through at once and a closed stream go", () => {
+Deno.test("haproxyConfig: round robin sends each request to the next replica; sticky adds a table of Mcp-Session-Id, stored from answers and matched on requests; eventStreams lets each SSE event through at once and a closed stream go; healthChecks asks each replica's /healthz every second", () => {
   const head = (idle: number, port: number, eventStreams = false) => [
     "defaults",
     "  mode http",
@@ -138,12 +138,16 @@ Deno.test("haproxyConfig: round robin sends each request to the next replica; st
     haproxyConfig(9000, [9001, 9002, 9003], "sticky", {
       idleSeconds: 3600,
       eventStreams: true,
+      healthChecks: true,
     }),
     [
       ...head(3600, 9000, true),
       "  stick-table type string len 64 size 100k expire 1h",
       "  stick store-response res.hdr(Mcp-Session-Id)",
       "  stick match req.hdr(Mcp-Session-Id)",
+      "  option httpchk",
+      "  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1",
+      "  default-server check inter 1s fall 1 rise 1",
       "  server replicaA 127.0.0.1:9001",
       "  server replicaB 127.0.0.1:9002",
       "  server replicaC 127.0.0.1:9003",
@@ -232,7 +236,7 @@ Deno.test({
           set.balancerPort,
           set.replicas.map((replica) => replica.port),
           "sticky",
-          { idleSeconds: 3600, eventStreams: true },
+          { idleSeconds: 3600, eventStreams: true, healthChecks: true },
         ),
       );
       const health = () =>

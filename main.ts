@@ -39,9 +39,9 @@
  * 3. The resource, and the text an update carries: `REVIEW_URI`,
  *    `REVIEW_TOOL`, `CATALOG_ADDED`
  * 4. Clients: `Era`, `LabTransportKind`, `ChangeNotification`, `busName`,
- *    `deliverySchema`, `Delivery`, `sendFailed`, `StepKind`, `READ_ROUTES`,
- *    `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`, `SESSION_END_REASONS`,
- *    `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ *    `deliverySchema`, `Delivery`, `sendFailed`, `STEP_KINDS`, `StepKind`,
+ *    `READ_ROUTES`, `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`,
+ *    `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
  * 5. The evidence log: `LineSink`, `Logger`
  * 6. Steps: `stepFactsSchema`, `StepFacts`
  * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
@@ -916,12 +916,12 @@ export const deliverySchema = z.union([
   z.object({
     delivered: z.literal(true),
     inline: z.object({
-      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])),
-      bytes: z.number(),
+      shapes: z.array(z.enum(["sep-3119", "fastrmcp"])).max(2),
+      bytes: z.number().int().min(0).max(2 ** 32),
       asked: z.boolean(),
     }).optional(),
   }),
-  z.object({ delivered: z.literal(false), reason: z.string() }),
+  z.object({ delivered: z.literal(false), reason: z.string().max(4096) }),
 ]);
 export type Delivery = z.output<typeof deliverySchema>;
 
@@ -935,23 +935,25 @@ export const sendFailed = (error: unknown): Delivery => ({
 type InlineContent = NonNullable<ReturnType<typeof inlineUpdate>>["inline"];
 
 /** What a timeline step records. */
-export type StepKind =
-  | "connect"
-  | "list"
-  | "read"
-  | "read-unknown"
-  | "subscribe"
-  | "unsubscribe"
-  | "listen"
-  | "listen-closed"
-  | "stream-opened"
-  | "stream-closed"
-  | "update"
-  | "notify"
-  | "session-end"
-  | "catalog-change"
-  | "catalog-notify"
-  | "catalog-use";
+export const STEP_KINDS = [
+  "connect",
+  "list",
+  "read",
+  "read-unknown",
+  "subscribe",
+  "unsubscribe",
+  "listen",
+  "listen-closed",
+  "stream-opened",
+  "stream-closed",
+  "update",
+  "notify",
+  "session-end",
+  "catalog-change",
+  "catalog-notify",
+  "catalog-use",
+] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
 
 /** One log event: `[tag] words key=value ...`, or JSON (`event`, `text`). */
 const evidenceSchema = z.object({
@@ -974,7 +976,7 @@ type ReadRoute = (typeof READ_ROUTES)[number];
  */
 export const stepSchema = z.object({
   at: z.number(),
-  kind: z.string() as z.ZodType<StepKind>,
+  kind: z.enum(STEP_KINDS),
   evidence: evidenceSchema,
   via: z.enum(READ_ROUTES).optional(),
 });
@@ -1199,6 +1201,10 @@ const ENDED_CLIENTS_KEPT = 100;
 /** Where log lines go: stdout over HTTP, stderr over stdio, a list in tests. */
 export type LineSink = (line: string) => void;
 
+/** A time in ISO 8601; one past `Date`'s range (never the lab's) as a number. */
+const isoTime = (ms: number) =>
+  Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms);
+
 /**
  * An event as a text line, `[tag] words key=value ... client=… at=…`, or as
  * one JSON object: `event`, `text`, then the same fields.
@@ -1216,7 +1222,7 @@ function renderEvidence(
       era: client.era,
       protocol: client.protocolVersion,
     },
-    at: new Date(at).toISOString(),
+    at: isoTime(at),
   };
   if (format === "json") return jsonText({ event: tag, text: words, ...all });
   const parts = [`[${tag}]`];
@@ -1808,12 +1814,8 @@ export class LabState {
  */
 export interface ReplicaLink {
   attach(state: LabState, log: Logger): void;
-  status(): {
-    replica: string;
-    replicas: number;
-    lost: boolean;
-    dropped: number;
-  };
+  /** `/healthz`'s `bus` (bus.ts says what): not `ready` while catching up. */
+  status(): { ready: boolean };
   /** Settles once what the others recorded so far is applied here. */
   catchUp(): Promise<void>;
   /** What a report must say when this replica's view may be partial. */
@@ -2185,8 +2187,8 @@ function clientReport(
     era: client.era,
     protocolVersion: client.protocolVersion,
     transport: client.transport,
-    firstSeen: new Date(client.firstSeen).toISOString(),
-    lastSeen: new Date(client.lastSeen).toISOString(),
+    firstSeen: isoTime(client.firstSeen),
+    lastSeen: isoTime(client.lastSeen),
     ended: client.endedReason ?? null,
     trigger: config.updateTrigger,
     level: verdict.level,
@@ -2210,7 +2212,7 @@ function clientReport(
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
-      at: new Date(step.at).toISOString(),
+      at: isoTime(step.at),
       kind: step.kind,
       line: lineOf(step, client),
     })),
@@ -2680,13 +2682,15 @@ class Gate {
 
   /**
    * The exit status of a lab that has shut down: 0, or with `--require-level`
-   * one stable line per judged client on `sink` (`verdict client=… level=…
+   * a `caveat "…"` line for each reason its view may be partial (a replica's)
+   * and one stable line per judged client on `sink` (`verdict client=… level=…
    * required=… pass|fail missing=…`), or one saying none came or some were
    * dropped, and 0 only when every judged client reached the level.
    */
-  status(state: LabState, sink: LineSink): number {
+  status(state: LabState, sink: LineSink, caveats: readonly string[]): number {
     const ladders = this.#required();
     if (ladders.length === 0) return 0;
+    for (const caveat of caveats) sink(`caveat ${lineValue(caveat)}`);
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter((client) =>
       this.judges(client)
@@ -4193,7 +4197,7 @@ export function createLab(
     ...createLabContext(config, sink, "streamable-http", bus),
     maxUnread,
   };
-  const { log, state } = ctx;
+  const { log, state, caveats } = ctx;
   bus?.attach(state, log);
   const legacy = new LegacyEra(ctx);
   const modern = new ModernEra(ctx);
@@ -4214,13 +4218,14 @@ export function createLab(
       return foreign;
     }
     if (pathname === "/healthz") {
+      const ready = bus?.status().ready !== false;
       return Response.json({
-        status: "ok",
+        status: ready ? "ok" : "catching up",
         lab: LAB_VERSION,
         sdk: SDK_VERSION,
         deno: Deno.version.deno,
         ...counts(),
-      });
+      }, { status: ready ? 200 : 503 });
     }
     const noToken = missingTokenRefusal(config, request);
     // What the other replicas recorded so far is part of every answer.
@@ -4291,7 +4296,7 @@ export function createLab(
     report: ctx.report,
     close,
     /** The gate's verdict lines on `sink`, and the exit status. */
-    gateStatus: (sink: LineSink) => ctx.gate.status(state, sink),
+    gateStatus: (sink: LineSink) => ctx.gate.status(state, sink, caveats()),
     /** Settles when the lab should shut down by itself. */
     due: ctx.gate.due,
   };
@@ -4656,7 +4661,7 @@ async function serveLabOverStdio(
   context.gate.stop();
   // The client's verdict has been printed; its report must reach the file.
   await context.reportFile?.flush();
-  return context.gate.status(context.state, sink);
+  return context.gate.status(context.state, sink, context.caveats());
 }
 
 /**
