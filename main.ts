@@ -3438,8 +3438,8 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 // HTTP: guards, bodies, event streams (both eras)
 // ---------------------------------------------------------------------------
 
-/** Upper bound on a POST body, the SDK's own default (4 MiB). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Bound on a POST body or stdio line: any client's message is a few KiB. */
+const MAX_BODY_BYTES = 256 * 1024;
 
 /**
  * DNS-rebinding protection: only loopback names (and the configured ones)
@@ -3485,22 +3485,6 @@ function missingTokenRefusal(
   };
 }
 
-/** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
-async function readMessage(
-  config: LabConfig,
-  request: Request,
-): Promise<{ message: unknown } | Refused> {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    return refused(
-      415,
-      -32000,
-      "Unsupported Media Type: Content-Type must be application/json",
-    );
-  }
-  const read = await readBodyText(request, config.bodyTimeoutSeconds);
-  return "refusal" in read ? read : parseMessage(read.text);
-}
-
 /** One JSON-RPC message from a POST body or stdio line, or why not. */
 function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
@@ -3520,28 +3504,41 @@ function parseMessage(text: string): { message: unknown } | Refused {
 }
 
 /**
- * Reads a POST body up to the limit and within the body timeout; a stalled
- * one gets 408. A body that declares its length is read whole: the SDK's
- * streaming reader would keep a 64 KiB buffer alive as long as the request
- * (for a listen, the stream) lives. Bodies without a length take that reader.
+ * Reads and checks a POST body: JSON, one JSON-RPC message, within the body
+ * timeout (408), refused over the bound unread (by its length) or read only
+ * up to it (chunked). A body that declares its length is read whole: the
+ * SDK's streaming reader would keep a 64 KiB buffer alive as long as the
+ * request (for a listen, the stream) lives. Bodies without one take it.
  */
-async function readBodyText(
+async function readMessage(
+  { bodyTimeoutSeconds: timeoutSeconds }: LabConfig,
   request: Request,
-  timeoutSeconds: number,
-): Promise<{ text: string } | Refused> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (Number.isSafeInteger(declared) && declared > MAX_BODY_BYTES) {
-    return TOO_LARGE;
-  }
-  const reading = Number.isSafeInteger(declared)
-    ? request.text()
-    : readRequestBody(request, MAX_BODY_BYTES).then((read) =>
-      read.tooLarge ? undefined : read.text
+): Promise<{ message: unknown } | Refused> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    return refused(
+      415,
+      -32000,
+      "Unsupported Media Type: Content-Type must be application/json",
     );
+  }
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  const reading = !Number.isSafeInteger(declared)
+    ? readRequestBody(request, MAX_BODY_BYTES).then((read) =>
+      read.tooLarge ? undefined : read.text
+    )
+    : declared > MAX_BODY_BYTES
+    ? Promise.resolve(undefined)
+    : request.text();
   try {
     const text = await within(reading, timeoutSeconds * 1000);
-    if (text === undefined) return TOO_LARGE;
-    if (text !== "late") return { text };
+    if (text === undefined) {
+      return refused(
+        413,
+        -32000,
+        `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
+      );
+    }
+    if (text !== "late") return parseMessage(text);
     // Cancelling a read in progress leaks its buffer in Deno 2.9; the read
     // ends by itself when the client leaves.
     reading.catch(() => {});
@@ -3560,12 +3557,6 @@ async function readBodyText(
     );
   }
 }
-
-const TOO_LARGE = refused(
-  413,
-  -32000,
-  `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-);
 
 /** A JSON-RPC 2.0 message's shape; only that, as the SDK checks the rest. */
 function isJSONRPCMessage(message: unknown): boolean {

@@ -191,7 +191,7 @@ Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -326
   assert.equal(tooLong.error.code, -32700);
   assert.equal(
     tooLong.error.message,
-    "Parse error: the line is 52428800 bytes, over the 4194304-byte limit",
+    "Parse error: the line is 52428800 bytes, over the 262144-byte limit",
   );
   await writer.write(encoder.encode(
     `${
