@@ -4552,9 +4552,7 @@ class LineTransport implements Transport {
           this.refused(parsed.refusal);
           this.#write(errorAnswer(null, parsed.refusal));
         }
-        while (this.#backlog >= STDIO_BACKLOG && !this.#closed) {
-          await new Promise<void>((resolve) => this.#room = resolve);
-        }
+        await this.#until(() => this.#backlog < STDIO_BACKLOG || this.#closed);
       }
     } catch (error) {
       if (!this.#closed) this.onerror?.(error as Error);
@@ -4577,14 +4575,13 @@ class LineTransport implements Transport {
       }
     } finally {
       this.#backlog--;
-      this.#wake();
+      this.#room?.();
     }
   }
 
-  #wake() {
-    const room = this.#room;
-    this.#room = undefined;
-    room?.();
+  /** Settles once `done()`, asked again as each reply goes out. */
+  async #until(done: () => boolean) {
+    while (!done()) await new Promise<void>((resolve) => this.#room = resolve);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -4601,9 +4598,12 @@ class LineTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#wake();
-    // Queued replies get a moment, not forever: the client may not read.
-    await within(this.#writer.ready.catch(() => {}), 1000);
+    this.#room?.();
+    // Requests read are answered, replies written, before the SDK hears of
+    // the end (it drops answers then): a moment, as the client may not read.
+    const answered = () => this.#backlog === 0 || this.#outputGone;
+    await within(this.#until(answered), 1000);
+    this.#outputGone = true;
     this.#writer.releaseLock();
     this.onclose?.();
   }
@@ -4812,10 +4812,9 @@ class StdioLab implements Transport {
   }
 
   #endListen(id: RequestId) {
-    const listen = this.#asked.get(id);
-    if (!listen) return;
+    const stream = this.#asked.get(id)?.stream;
     this.#asked.delete(id);
-    if (listen.stream) this.#listens.close(this.#client, listen.stream);
+    if (stream) this.#listens.close(this.#client, stream);
   }
 }
 
