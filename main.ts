@@ -1080,6 +1080,10 @@ function openListens(client: LabClient, watching = false): number {
   );
 }
 
+/** A client with a listen open or a wait in progress is not idle. */
+const inUse = (client: LabClient) =>
+  openListens(client) > 0 || client.waiting.size > 0;
+
 /** How a wait ended, when not by the update it waited for. */
 export const WAIT_ENDS = [
   "updated",
@@ -2656,19 +2660,16 @@ class Gate {
   }
 
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
-  judges({ name }: LabClient): boolean {
+  judges = ({ name }: LabClient): boolean => {
     const { exitAfterClients, gateClient } = this.config;
     return (this.#required().length > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
-  }
+  };
 
   /** The ladders a level is required on, and that level. */
   #required() {
-    const { requireLevel, requireCatalogLevel } = this.config;
-    const ladders = [
-      ["level", requireLevel],
-      ["catalog", requireCatalogLevel],
-    ] as const;
+    const { requireLevel: level, requireCatalogLevel: catalog } = this.config;
+    const ladders = [["level", level], ["catalog", catalog]] as const;
     return ladders.filter(([, required]) => required !== null);
   }
 
@@ -2694,21 +2695,10 @@ class Gate {
     const ladders = this.#required();
     if (ladders.length === 0) return 0;
     const { gateClient: named } = this.config;
-    const clients = state.reportedClients().filter((client) =>
-      this.judges(client)
-    );
-    /** `verdict`, who, and whether they reached the level, on one line. */
-    const verdictLine = (
-      who: string,
-      required: number | null,
-      pass: boolean,
-      missing: string,
-    ) =>
-      sink([
-        `verdict ${who} required=${required}`,
-        pass ? "pass" : "fail",
-        `missing=${lineValue(missing)}`,
-      ].join(" "));
+    const clients = state.reportedClients().filter(this.judges);
+    /** `verdict`, who, whether `ok` (they reached the level), on one line. */
+    const verdictLine = (who: string, ok: boolean, why: string) =>
+      sink(`verdict ${who} ${ok ? "pass" : "fail"} missing=${lineValue(why)}`);
     let status = 0;
     for (const client of clients) {
       const verdict = verdictOf(client, this.config);
@@ -2718,7 +2708,7 @@ class Gate {
         const { level, missing } = grades[name];
         if (level < required!) status = 1;
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
-        verdictLine(who, required, level >= required!, missing);
+        verdictLine(`${who} required=${required}`, level >= required!, missing);
       }
     }
     const problem = clients.length === 0
@@ -2726,7 +2716,8 @@ class Gate {
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    verdictLine(`clients=${clients.length}`, ladders[0][1], false, problem);
+    const who = `clients=${clients.length} required=${ladders[0][1]}`;
+    verdictLine(who, false, problem);
     return 1;
   }
 }
@@ -3767,7 +3758,7 @@ class LegacyEra implements EraServer {
         status: 503,
         code: ProtocolErrorCode.InternalError,
         message:
-          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight; end one with DELETE`,
+          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight, or judged by the CI gate; end one with DELETE`,
       });
     }
     // Made here, so its handle (an async digest) is ready when announced.
@@ -3819,10 +3810,13 @@ class LegacyEra implements EraServer {
 
   /**
    * At the cap, ends the least recently seen idle session, if any: a client
-   * that left without DELETE must not lock new ones out.
+   * that left without DELETE must not lock new ones out. Never one the gate
+   * judges: others' traffic must not end the run it waits for.
    */
   #evictIdle(): boolean {
-    const idle = this.#sessions.values().find((each) => !this.#busy(each));
+    const idle = this.#sessions.values().find((each) =>
+      !this.#busy(each) && !this.ctx.gate.judges(each.client)
+    );
     if (idle) this.#drop(idle, "evicted");
     return idle !== undefined;
   }
@@ -3836,7 +3830,7 @@ class LegacyEra implements EraServer {
   /** Whether a session has a GET stream, a request or a wait in progress. */
   #busy(session: LegacySession): boolean {
     return session.getStreams > 0 || session.inFlight > 0 ||
-      session.client.waiting.size > 0;
+      inUse(session.client);
   }
 
   /** Restarts the idle clock (none while a GET stream is open). */
@@ -3962,6 +3956,14 @@ class ModernEra implements EraServer {
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
+    if (!client) {
+      return refuse(log, request, {
+        status: 503,
+        code: ProtocolErrorCode.InternalError,
+        message:
+          `Client limit reached: the lab holds ${this.ctx.config.maxSessions} client identities (MCP_TEST_MAX_SESSIONS), and the idle ones are judged by the CI gate`,
+      });
+    }
     if (method === "server/discover") this.#discovered(client);
     const id = (message.data as { id?: RequestId }).id;
     const listen = method === "subscriptions/listen"
@@ -4069,12 +4071,12 @@ class ModernEra implements EraServer {
     };
   }
 
-  /** The client a stateless request speaks for, keyed by clientInfo. */
-  #clientFor(meta: Record<string, unknown> | undefined): LabClient {
+  /** The client a stateless request speaks for, keyed by clientInfo; or none. */
+  #clientFor(meta: Record<string, unknown> | undefined): LabClient | undefined {
     const identity = modernIdentity(meta);
     const known = markSeen(this.#clients, identity.id);
     if (known) return known;
-    this.#evictIdleClient();
+    if (!this.#roomForClient()) return undefined;
     // Another replica may have seen it first (`--bus`): the same client.
     const client = this.ctx.state.live(identity.id) ??
       this.ctx.state.track(newLabClient({
@@ -4087,13 +4089,20 @@ class ModernEra implements EraServer {
     return client;
   }
 
-  /** Past `--max-sessions`, the least recently seen idle stateless client ends. */
-  #evictIdleClient() {
-    if (this.#clients.size < this.ctx.config.maxSessions) return;
-    const idle = this.#clients.values().find((each) => !openListens(each));
-    if (!idle) return;
-    this.#clients.delete(idle.id);
-    this.ctx.state.endClient(idle, "evicted");
+  /**
+   * At `--max-sessions`, ends the least recently seen idle client the gate
+   * does not judge. No room when the idle are all judged; clients in use may
+   * go past the cap, as their streams and calls bound them.
+   */
+  #roomForClient(): boolean {
+    if (this.#clients.size < this.ctx.config.maxSessions) return true;
+    const idle = [...this.#clients.values()].filter((each) => !inUse(each));
+    const evicted = idle.find((each) => !this.ctx.gate.judges(each));
+    if (evicted) {
+      this.#clients.delete(evicted.id);
+      this.ctx.state.endClient(evicted, "evicted");
+    }
+    return evicted !== undefined || idle.length === 0;
   }
 }
 
