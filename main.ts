@@ -353,8 +353,9 @@ const SETTINGS = {
     defaultValue: "",
     description:
       "The gate judges only clients of this clientInfo name (empty: every client)",
-    allowed: "a client name of at most 64 characters on one line",
-    schema: z.string().regex(/^[^\r\n]{0,64}$/),
+    // 63: a name clipped to MAX_NAME_LENGTH (64, "…" last) never matches.
+    allowed: "a client name of at most 63 characters on one line",
+    schema: z.string().regex(/^[^\r\n]{0,63}$/),
   },
   logSessionIds: {
     description:
@@ -409,8 +410,8 @@ export type LabConfig = {
 export class ConfigError extends Error {}
 
 /**
- * Reads the configuration: a flag wins over its variable, an unset or empty
- * variable takes its default, a bad value throws a one-line `ConfigError`.
+ * Reads the configuration: a flag wins over its variable, both trimmed; unset
+ * or empty takes its default, a bad value throws a one-line `ConfigError`.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
@@ -421,9 +422,9 @@ export function loadConfig(
     const flag = flagName(name, setting);
     const flagged = flags[flag];
     const variable = envName(name);
-    const given = flagged === undefined
-      ? env[variable]?.trim() || undefined
-      : String(flagged);
+    const given =
+      (flagged === undefined ? env[variable] : String(flagged))?.trim() ||
+      undefined;
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
       const source = flagged === undefined ? variable : `--${flag}`;

@@ -15,7 +15,14 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { LAB_VERSION, type LabReport, lineValue, REVIEW_URI } from "./main.ts";
+import {
+  ConfigError,
+  LAB_VERSION,
+  type LabReport,
+  lineValue,
+  loadConfig,
+  REVIEW_URI,
+} from "./main.ts";
 import {
   prepareTestEnvironment,
   VERSION_1_TEXT,
@@ -190,7 +197,7 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       ["--gate-client", "x".repeat(65)],
       `config error: --gate-client="${
         "x".repeat(65)
-      }" is not allowed: expected a client name of at most 64 characters on one line`,
+      }" is not allowed: expected a client name of at most 63 characters on one line`,
     ],
   ];
   for (const [flags, message] of cases) {
@@ -205,6 +212,27 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       }
     });
   }
+});
+
+Deno.test("gate: --gate-client and MCP_TEST_GATE_CLIENT read alike, trimmed; a name clipped to 64 characters can be neither", () => {
+  for (const name of [" x", "x ", "\tx\t"]) {
+    assert.equal(loadConfig({ MCP_TEST_GATE_CLIENT: name }).gateClient, "x");
+    assert.equal(loadConfig({}, { "gate-client": name }).gateClient, "x");
+  }
+  const longest = "a".repeat(63);
+  assert.equal(loadConfig({}, { "gate-client": longest }).gateClient, longest);
+  // What a longer clientInfo name is clipped to: 63 characters and "…".
+  const clipped = `${longest}…`;
+  const expected =
+    "is not allowed: expected a client name of at most 63 characters on one line";
+  assert.throws(
+    () => loadConfig({ MCP_TEST_GATE_CLIENT: clipped }),
+    new ConfigError(`MCP_TEST_GATE_CLIENT="${clipped}" ${expected}`),
+  );
+  assert.throws(
+    () => loadConfig({}, { "gate-client": clipped }),
+    new ConfigError(`--gate-client="${clipped}" ${expected}`),
+  );
 });
 
 /** A raw 2025 session under `name` that lists resources, then ends. */
