@@ -410,8 +410,8 @@ export type LabConfig = {
 export class ConfigError extends Error {}
 
 /**
- * Reads the configuration: a flag wins over its variable, both trimmed; unset
- * or empty takes its default, a bad value throws a one-line `ConfigError`.
+ * Reads the configuration, trimmed: a flag wins over its variable, an unset
+ * or empty variable takes its default; a bad value throws a `ConfigError`.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
@@ -422,9 +422,9 @@ export function loadConfig(
     const flag = flagName(name, setting);
     const flagged = flags[flag];
     const variable = envName(name);
-    const given =
-      (flagged === undefined ? env[variable] : String(flagged))?.trim() ||
-      undefined;
+    const given = flagged === undefined
+      ? env[variable]?.trim() || undefined
+      : String(flagged).trim();
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
       const source = flagged === undefined ? variable : `--${flag}`;
