@@ -353,8 +353,9 @@ const SETTINGS = {
     defaultValue: "",
     description:
       "The gate judges only clients of this clientInfo name (empty: every client)",
-    allowed: "a client name of at most 64 characters on one line",
-    schema: z.string().regex(/^[^\r\n]{0,64}$/),
+    // 63: a name clipped to MAX_NAME_LENGTH (64, "…" last) never matches.
+    allowed: "a client name of at most 63 characters on one line",
+    schema: z.string().regex(/^[^\r\n]{0,63}$/),
   },
   logSessionIds: {
     description:
@@ -410,8 +411,8 @@ export type LabConfig = {
 export class ConfigError extends Error {}
 
 /**
- * Reads the configuration: a flag wins over its variable, an unset or empty
- * variable takes its default, a bad value throws a one-line `ConfigError`.
+ * Reads the configuration, trimmed: a flag wins over its variable, an unset
+ * or empty variable takes its default; a bad value throws a `ConfigError`.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
@@ -424,7 +425,7 @@ export function loadConfig(
     const variable = envName(name);
     const given = flagged === undefined
       ? env[variable]?.trim() || undefined
-      : String(flagged);
+      : String(flagged).trim();
     const parsed = setting.schema.safeParse(given ?? setting.defaultValue);
     if (!parsed.success) {
       const source = flagged === undefined ? variable : `--${flag}`;
@@ -1081,6 +1082,10 @@ function openListens(client: LabClient, watching = false): number {
     0,
   );
 }
+
+/** A client with a listen open or a wait in progress is not idle. */
+const inUse = (client: LabClient) =>
+  openListens(client) > 0 || client.waiting.size > 0;
 
 /** How a wait ended, when not by the update it waited for. */
 export const WAIT_ENDS = [
@@ -2652,19 +2657,16 @@ class Gate {
   }
 
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
-  judges({ name }: LabClient): boolean {
+  judges = ({ name }: LabClient): boolean => {
     const { exitAfterClients, gateClient } = this.config;
     return (this.#required().length > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
-  }
+  };
 
   /** The ladders a level is required on, and that level. */
   #required() {
-    const { requireLevel, requireCatalogLevel } = this.config;
-    const ladders = [
-      ["level", requireLevel],
-      ["catalog", requireCatalogLevel],
-    ] as const;
+    const { requireLevel: level, requireCatalogLevel: catalog } = this.config;
+    const ladders = [["level", level], ["catalog", catalog]] as const;
     return ladders.filter(([, required]) => required !== null);
   }
 
@@ -2692,21 +2694,10 @@ class Gate {
     if (ladders.length === 0) return 0;
     for (const caveat of caveats) sink(`caveat ${lineValue(caveat)}`);
     const { gateClient: named } = this.config;
-    const clients = state.reportedClients().filter((client) =>
-      this.judges(client)
-    );
-    /** `verdict`, who, and whether they reached the level, on one line. */
-    const verdictLine = (
-      who: string,
-      required: number | null,
-      pass: boolean,
-      missing: string,
-    ) =>
-      sink([
-        `verdict ${who} required=${required}`,
-        pass ? "pass" : "fail",
-        `missing=${lineValue(missing)}`,
-      ].join(" "));
+    const clients = state.reportedClients().filter(this.judges);
+    /** `verdict`, who, whether `ok` (they reached the level), on one line. */
+    const verdictLine = (who: string, ok: boolean, why: string) =>
+      sink(`verdict ${who} ${ok ? "pass" : "fail"} missing=${lineValue(why)}`);
     let status = 0;
     for (const client of clients) {
       const verdict = verdictOf(client, this.config);
@@ -2716,7 +2707,7 @@ class Gate {
         const { level, missing } = grades[name];
         if (level < required!) status = 1;
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
-        verdictLine(who, required, level >= required!, missing);
+        verdictLine(`${who} required=${required}`, level >= required!, missing);
       }
     }
     const problem = clients.length === 0
@@ -2724,7 +2715,8 @@ class Gate {
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    verdictLine(`clients=${clients.length}`, ladders[0][1], false, problem);
+    const who = `clients=${clients.length} required=${ladders[0][1]}`;
+    verdictLine(who, false, problem);
     return 1;
   }
 }
@@ -3437,8 +3429,8 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 // HTTP: guards, bodies, event streams (both eras)
 // ---------------------------------------------------------------------------
 
-/** Upper bound on a POST body, the SDK's own default (4 MiB). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Bound on a POST body or stdio line: any client's message is a few KiB. */
+const MAX_BODY_BYTES = 256 * 1024;
 
 /**
  * DNS-rebinding protection: only loopback names (and the configured ones)
@@ -3484,22 +3476,6 @@ function missingTokenRefusal(
   };
 }
 
-/** Reads and checks a POST body: JSON, one JSON-RPC message, not too big. */
-async function readMessage(
-  config: LabConfig,
-  request: Request,
-): Promise<{ message: unknown } | Refused> {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    return refused(
-      415,
-      -32000,
-      "Unsupported Media Type: Content-Type must be application/json",
-    );
-  }
-  const read = await readBodyText(request, config.bodyTimeoutSeconds);
-  return "refusal" in read ? read : parseMessage(read.text);
-}
-
 /** One JSON-RPC message from a POST body or stdio line, or why not. */
 function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
@@ -3519,28 +3495,41 @@ function parseMessage(text: string): { message: unknown } | Refused {
 }
 
 /**
- * Reads a POST body up to the limit and within the body timeout; a stalled
- * one gets 408. A body that declares its length is read whole: the SDK's
- * streaming reader would keep a 64 KiB buffer alive as long as the request
- * (for a listen, the stream) lives. Bodies without a length take that reader.
+ * Reads and checks a POST body: JSON, one JSON-RPC message, within the body
+ * timeout (408), refused over the bound unread (by its length) or read only
+ * up to it (chunked). A body that declares its length is read whole: the
+ * SDK's streaming reader would keep a 64 KiB buffer alive as long as the
+ * request (for a listen, the stream) lives. Bodies without one take it.
  */
-async function readBodyText(
+async function readMessage(
+  { bodyTimeoutSeconds: timeoutSeconds }: LabConfig,
   request: Request,
-  timeoutSeconds: number,
-): Promise<{ text: string } | Refused> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (Number.isSafeInteger(declared) && declared > MAX_BODY_BYTES) {
-    return TOO_LARGE;
-  }
-  const reading = Number.isSafeInteger(declared)
-    ? request.text()
-    : readRequestBody(request, MAX_BODY_BYTES).then((read) =>
-      read.tooLarge ? undefined : read.text
+): Promise<{ message: unknown } | Refused> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    return refused(
+      415,
+      -32000,
+      "Unsupported Media Type: Content-Type must be application/json",
     );
+  }
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  const reading = !Number.isSafeInteger(declared)
+    ? readRequestBody(request, MAX_BODY_BYTES).then((read) =>
+      read.tooLarge ? undefined : read.text
+    )
+    : declared > MAX_BODY_BYTES
+    ? Promise.resolve(undefined)
+    : request.text();
   try {
     const text = await within(reading, timeoutSeconds * 1000);
-    if (text === undefined) return TOO_LARGE;
-    if (text !== "late") return { text };
+    if (text === undefined) {
+      return refused(
+        413,
+        -32000,
+        `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
+      );
+    }
+    if (text !== "late") return parseMessage(text);
     // Cancelling a read in progress leaks its buffer in Deno 2.9; the read
     // ends by itself when the client leaves.
     reading.catch(() => {});
@@ -3559,12 +3548,6 @@ async function readBodyText(
     );
   }
 }
-
-const TOO_LARGE = refused(
-  413,
-  -32000,
-  `Payload Too Large: the body exceeds ${MAX_BODY_BYTES} bytes`,
-);
 
 /** A JSON-RPC 2.0 message's shape; only that, as the SDK checks the rest. */
 function isJSONRPCMessage(message: unknown): boolean {
@@ -3775,7 +3758,7 @@ class LegacyEra implements EraServer {
         status: 503,
         code: ProtocolErrorCode.InternalError,
         message:
-          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight; end one with DELETE`,
+          `Session limit reached: the lab holds ${config.maxSessions} sessions (MCP_TEST_MAX_SESSIONS), each with an open GET stream or a request in flight, or judged by the CI gate; end one with DELETE`,
       });
     }
     // Made here, so its handle (an async digest) is ready when announced.
@@ -3827,10 +3810,13 @@ class LegacyEra implements EraServer {
 
   /**
    * At the cap, ends the least recently seen idle session, if any: a client
-   * that left without DELETE must not lock new ones out.
+   * that left without DELETE must not lock new ones out. Never one the gate
+   * judges: others' traffic must not end the run it waits for.
    */
   #evictIdle(): boolean {
-    const idle = this.#sessions.values().find((each) => !this.#busy(each));
+    const idle = this.#sessions.values().find((each) =>
+      !this.#busy(each) && !this.ctx.gate.judges(each.client)
+    );
     if (idle) this.#drop(idle, "evicted");
     return idle !== undefined;
   }
@@ -3844,7 +3830,7 @@ class LegacyEra implements EraServer {
   /** Whether a session has a GET stream, a request or a wait in progress. */
   #busy(session: LegacySession): boolean {
     return session.getStreams > 0 || session.inFlight > 0 ||
-      session.client.waiting.size > 0;
+      inUse(session.client);
   }
 
   /** Restarts the idle clock (none while a GET stream is open). */
@@ -3970,6 +3956,14 @@ class ModernEra implements EraServer {
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
+    if (!client) {
+      return refuse(log, request, {
+        status: 503,
+        code: ProtocolErrorCode.InternalError,
+        message:
+          `Client limit reached: the lab holds ${this.ctx.config.maxSessions} client identities (MCP_TEST_MAX_SESSIONS), and the idle ones are judged by the CI gate`,
+      });
+    }
     if (method === "server/discover") this.#discovered(client);
     const id = (message.data as { id?: RequestId }).id;
     const listen = method === "subscriptions/listen"
@@ -4077,12 +4071,12 @@ class ModernEra implements EraServer {
     };
   }
 
-  /** The client a stateless request speaks for, keyed by clientInfo. */
-  #clientFor(meta: Record<string, unknown> | undefined): LabClient {
+  /** The client a stateless request speaks for, keyed by clientInfo; or none. */
+  #clientFor(meta: Record<string, unknown> | undefined): LabClient | undefined {
     const identity = modernIdentity(meta);
     const known = markSeen(this.#clients, identity.id);
     if (known && !known.endedReason) return known;
-    this.#evictIdleClient();
+    if (!this.#roomForClient()) return undefined;
     // Another replica may have seen it first (`--bus`): the same client.
     const client = this.ctx.state.live(identity.id) ??
       this.ctx.state.track(newLabClient({
@@ -4095,13 +4089,20 @@ class ModernEra implements EraServer {
     return client;
   }
 
-  /** Past `--max-sessions`, the least recently seen idle stateless client ends. */
-  #evictIdleClient() {
-    if (this.#clients.size < this.ctx.config.maxSessions) return;
-    const idle = this.#clients.values().find((each) => !openListens(each));
-    if (!idle) return;
-    this.#clients.delete(idle.id);
-    this.ctx.state.endClient(idle, "evicted");
+  /**
+   * At `--max-sessions`, ends the least recently seen idle client the gate
+   * does not judge. No room when the idle are all judged; clients in use may
+   * go past the cap, as their streams and calls bound them.
+   */
+  #roomForClient(): boolean {
+    if (this.#clients.size < this.ctx.config.maxSessions) return true;
+    const idle = [...this.#clients.values()].filter((each) => !inUse(each));
+    const evicted = idle.find((each) => !this.ctx.gate.judges(each));
+    if (evicted) {
+      this.#clients.delete(evicted.id);
+      this.ctx.state.endClient(evicted, "evicted");
+    }
+    return evicted !== undefined || idle.length === 0;
   }
 }
 
@@ -4561,9 +4562,7 @@ class LineTransport implements Transport {
           this.refused(parsed.refusal);
           this.#write(errorAnswer(null, parsed.refusal));
         }
-        while (this.#backlog >= STDIO_BACKLOG && !this.#closed) {
-          await new Promise<void>((resolve) => this.#room = resolve);
-        }
+        await this.#until(() => this.#backlog < STDIO_BACKLOG || this.#closed);
       }
     } catch (error) {
       if (!this.#closed) this.onerror?.(error as Error);
@@ -4586,14 +4585,13 @@ class LineTransport implements Transport {
       }
     } finally {
       this.#backlog--;
-      this.#wake();
+      this.#room?.();
     }
   }
 
-  #wake() {
-    const room = this.#room;
-    this.#room = undefined;
-    room?.();
+  /** Settles once `done()`, asked again as each reply goes out. */
+  async #until(done: () => boolean) {
+    while (!done()) await new Promise<void>((resolve) => this.#room = resolve);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -4610,9 +4608,12 @@ class LineTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#wake();
-    // Queued replies get a moment, not forever: the client may not read.
-    await within(this.#writer.ready.catch(() => {}), 1000);
+    this.#room?.();
+    // Requests read are answered, replies written, before the SDK hears of
+    // the end (it drops answers then): a moment, as the client may not read.
+    const answered = () => this.#backlog === 0 || this.#outputGone;
+    await within(this.#until(answered), 1000);
+    this.#outputGone = true;
     this.#writer.releaseLock();
     this.onclose?.();
   }
@@ -4821,10 +4822,9 @@ class StdioLab implements Transport {
   }
 
   #endListen(id: RequestId) {
-    const listen = this.#asked.get(id);
-    if (!listen) return;
+    const stream = this.#asked.get(id)?.stream;
     this.#asked.delete(id);
-    if (listen.stream) this.#listens.close(this.#client, listen.stream);
+    if (stream) this.#listens.close(this.#client, stream);
   }
 }
 

@@ -15,19 +15,30 @@ import {
   Client,
   StreamableHTTPClientTransport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { LAB_VERSION, type LabReport, lineValue, REVIEW_URI } from "./main.ts";
+import {
+  ConfigError,
+  LAB_VERSION,
+  type LabReport,
+  lineValue,
+  loadConfig,
+  REVIEW_URI,
+} from "./main.ts";
 import {
   prepareTestEnvironment,
   VERSION_1_TEXT,
   VERSION_2_TEXT,
 } from "./testdata/lab.ts";
 import {
+  delay,
   eventually,
   gateRun,
+  initializeMessage,
   labCommand,
   modernMeta,
   openRawSession,
   postJsonRpc,
+  postModern,
+  rawPost,
   readReview,
   stdioReadOnce,
   subscribeUntilUpdated,
@@ -186,7 +197,7 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       ["--gate-client", "x".repeat(65)],
       `config error: --gate-client="${
         "x".repeat(65)
-      }" is not allowed: expected a client name of at most 64 characters on one line`,
+      }" is not allowed: expected a client name of at most 63 characters on one line`,
     ],
   ];
   for (const [flags, message] of cases) {
@@ -201,6 +212,27 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       }
     });
   }
+});
+
+Deno.test("gate: --gate-client and MCP_TEST_GATE_CLIENT read alike, trimmed; a name clipped to 64 characters can be neither", () => {
+  for (const name of [" x", "x ", "\tx\t"]) {
+    assert.equal(loadConfig({ MCP_TEST_GATE_CLIENT: name }).gateClient, "x");
+    assert.equal(loadConfig({}, { "gate-client": name }).gateClient, "x");
+  }
+  const longest = "a".repeat(63);
+  assert.equal(loadConfig({}, { "gate-client": longest }).gateClient, longest);
+  // What a longer clientInfo name is clipped to: 63 characters and "…".
+  const clipped = `${longest}…`;
+  const expected =
+    "is not allowed: expected a client name of at most 63 characters on one line";
+  assert.throws(
+    () => loadConfig({ MCP_TEST_GATE_CLIENT: clipped }),
+    new ConfigError(`MCP_TEST_GATE_CLIENT="${clipped}" ${expected}`),
+  );
+  assert.throws(
+    () => loadConfig({}, { "gate-client": clipped }),
+    new ConfigError(`--gate-client="${clipped}" ${expected}`),
+  );
 });
 
 /** A raw 2025 session under `name` that lists resources, then ends. */
@@ -288,6 +320,101 @@ Deno.test("gate: a judged client is never pushed out of the verdicts or the repo
       const report = JSON.parse(await Deno.readTextFile(path)) as LabReport;
       assert.ok(report.clients.some((client) => client.name === "first"));
       await Deno.remove(dir, { recursive: true });
+    });
+  }
+});
+
+/**
+ * A client of `era` under `name`, by raw requests: it connects (a session,
+ * or `server/discover`) and `call(method, params)` sends in its name.
+ */
+async function rawClient(url: URL, era: "2025" | "2026-07-28", name: string) {
+  const sessionId = era === "2025"
+    ? await openRawSession(url, "2025-06-18", name)
+    : undefined;
+  const headers = { "mcp-session-id": sessionId ?? "" };
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    sessionId
+      ? rawPost(
+        url,
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method, params }),
+        headers,
+      )
+      : postModern(url, method, params, { client: name });
+  if (!sessionId) {
+    const discovered = await call("server/discover");
+    assert.equal(discovered.status, 200);
+    await discovered.body?.cancel();
+  }
+  return { call, headers };
+}
+
+Deno.test("gate --gate-client: strangers past --max-sessions never evict the judged client, in either era; when it is the only idle one, a newcomer is refused", async (t) => {
+  for (const era of ["2025", "2026-07-28"] as const) {
+    await t.step(era, async () => {
+      const run = await gateRun({
+        MCP_TEST_REQUIRE_LEVEL: "2",
+        MCP_TEST_EXIT_AFTER_CLIENTS: "1",
+        MCP_TEST_DEADLINE_SECONDS: era === "2025" ? "60" : "6",
+        MCP_TEST_GATE_CLIENT: "real",
+        MCP_TEST_MAX_SESSIONS: "2",
+      }, async (url) => {
+        const real = await rawClient(url, era, "real");
+        const listed = await real.call("resources/list");
+        assert.equal(listed.status, 200);
+        await listed.body?.cancel();
+        // A stranger in use (a GET stream, a listen) fills the cap: the
+        // only idle client is judged, so a newcomer waits its turn.
+        const busy = await rawClient(url, era, "busy-stranger");
+        const stream = era === "2025"
+          ? await fetch(url, {
+            headers: { accept: "text/event-stream", ...busy.headers },
+          })
+          : await busy.call("subscriptions/listen", {
+            notifications: { resourceSubscriptions: [REVIEW_URI] },
+          });
+        assert.equal(stream.status, 200);
+        const knock = (name: string) =>
+          era === "2025"
+            ? rawPost(
+              url,
+              JSON.stringify(initializeMessage({ name, version: "1" })),
+            )
+            : postModern(url, "server/discover", {}, { client: name });
+        const refused = await knock("late");
+        const answer = await refused.json();
+        assert.equal(answer.error.code, -32603);
+        assert.match(
+          answer.error.message,
+          /^(Session|Client) limit reached: the lab holds 2 .*judged by the CI gate/,
+        );
+        await stream.body?.cancel();
+        // Admitted once the lab has seen the stream end.
+        for (let tries = 1; (await knock("late")).status !== 200; tries++) {
+          assert.ok(tries < 50, "the stranger's stream never ended");
+          await delay(100);
+        }
+        // 50 strangers, each evicting an idle stranger, never the judged.
+        for (let i = 0; i < 50; i++) await rawClient(url, era, `stranger-${i}`);
+        const again = await real.call("resources/list");
+        assert.equal(again.status, 200);
+        await again.body?.cancel();
+        if (era === "2025") {
+          const gone = await fetch(url, {
+            method: "DELETE",
+            headers: real.headers,
+          });
+          await gone.body?.cancel();
+        }
+      });
+      assert.equal(run.code, 0, run.lines.join("\n"));
+      const version = era === "2025" ? "0.0.1" : "1.0.0";
+      assert.deepEqual(
+        run.lines.filter((line) => line.startsWith("verdict ")).map((line) =>
+          line.replace(/ missing=.*/, "")
+        ),
+        [`verdict client=real/${version} level=2 required=2 pass`],
+      );
     });
   }
 });

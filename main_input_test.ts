@@ -147,7 +147,7 @@ const BAD_INPUTS: BadInput[] = [
     code: -32000,
   },
   {
-    name: "body over the 4 MiB limit",
+    name: "body over the 256 KiB limit",
     send: ({ url }) =>
       rawPost(
         url,
@@ -155,7 +155,7 @@ const BAD_INPUTS: BadInput[] = [
           jsonrpc: "2.0",
           id: 1,
           method: "ping",
-          params: { padding: "x".repeat(4 * 1024 * 1024) },
+          params: { padding: "x".repeat(256 * 1024) },
         }),
       ),
     status: 413,
@@ -614,7 +614,8 @@ Deno.test("2026-07-28 era: the lab keeps at most MCP_TEST_MAX_SESSIONS client id
 
 Deno.test("clientInfo names and versions are cut to 64 characters; the report stays small", async () => {
   await using lab = startLab();
-  const huge = "n".repeat(1024 * 1024);
+  // Name and version together fill most of a body's 256 KiB.
+  const huge = "n".repeat(120_000);
   for (let id = 1; id <= 3; id++) {
     const response = await postModern(lab.url, "resources/read", {
       uri: REVIEW_URI,
@@ -773,6 +774,78 @@ Deno.test("a body that stalls is given up after MCP_TEST_BODY_TIMEOUT_SECONDS wi
     });
   }
   await using bystander = await connectClient(lab.url, "after-stall");
+  assert.equal(await readReview(bystander), VERSION_1_TEXT);
+});
+
+/**
+ * Starts a 2026-07-28 listen whose body would be 4,000,000 characters of
+ * `embedResources` (declared, or chunked without an end), sends 300 KiB of
+ * it and stops; resolves with the answer's status and JSON body.
+ */
+async function postOversized(url: URL, framing: "length" | "chunked") {
+  const connection = await Deno.connect({
+    hostname: url.hostname,
+    port: Number(url.port),
+  });
+  const { headers } = modernRequest("subscriptions/listen", {});
+  const all = { ...JSON_HEADERS, ...headers, host: url.host };
+  const fields = Object.entries(all).map((
+    [name, value],
+  ) => `${name}: ${value}\r\n`).join("");
+  const length = framing === "length"
+    ? "Content-Length: 4000000\r\n"
+    : "Transfer-Encoding: chunked\r\n";
+  const encoder = new TextEncoder();
+  await connection.write(
+    encoder.encode(`POST ${url.pathname} HTTP/1.1\r\n${fields}${length}\r\n`),
+  );
+  const part =
+    `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"embedResources":"${
+      "x".repeat(300 * 1024)
+    }`;
+  await connection.write(encoder.encode(
+    framing === "length" ? part : `${part.length.toString(16)}\r\n${part}\r\n`,
+  ));
+  let raw = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of connection.readable) {
+    raw += decoder.decode(chunk, { stream: true });
+    const [head, body] = raw.split("\r\n\r\n");
+    const declared = Number(head.match(/content-length: (\d+)/i)?.[1]);
+    if (body !== undefined && body.length >= declared) break;
+  }
+  const [head, body] = raw.split("\r\n\r\n");
+  return { status: Number(head.split(" ")[1]), answer: JSON.parse(body) };
+}
+
+Deno.test("a body over 256 KiB is refused before it is read (413, -32000), declared or chunked, and the lab goes on serving", async (t) => {
+  await using lab = startLab();
+  for (const framing of ["length", "chunked"] as const) {
+    await t.step(framing, async () => {
+      const before = lab.lines.length;
+      // The rest of the 4,000,000 characters never comes: only a lab that
+      // stops at its bound can answer.
+      const { status, answer } = await within(
+        postOversized(lab.url, framing),
+        5000,
+        "a 413",
+      );
+      assert.equal(status, 413);
+      assert.deepEqual(answer, {
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32000,
+          message: "Payload Too Large: the body exceeds 262144 bytes",
+        },
+      });
+      const rejected = lab.lines.slice(before).filter((line) =>
+        line.startsWith("[request/rejected] POST /mcp status=413 code=-32000 ")
+      );
+      assert.equal(rejected.length, 1, lab.lines.slice(before).join("\n"));
+    });
+  }
+  await using bystander = await connectClient(lab.url, "after-oversized");
   assert.equal(await readReview(bystander), VERSION_1_TEXT);
 });
 

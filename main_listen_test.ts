@@ -195,7 +195,7 @@ const collectGarbage = garbageCollector();
 
 Deno.test({
   name:
-    "a listen's stream keeps its filter, not what else its params carried: five 3 MB listens hold no 3 MB while open",
+    "a listen's stream keeps its filter, not what else its params carried: twenty 240 KB listens hold no more than twenty bare ones while open",
   ignore: !collectGarbage,
 }, async () => {
   await using lab = startLab({ MCP_TEST_UPDATE_DELAY_SECONDS: "3600" });
@@ -203,7 +203,8 @@ Deno.test({
     collectGarbage!();
     return Deno.memoryUsage().heapUsed;
   };
-  // 750,000 characters in each of four places a client may put them.
+  // 60,000 characters in each of four places a client may put them, as
+  // much as a body may carry (256 KiB).
   const listen = (index: number, size: number) => {
     const padding = () => `${index}`.padEnd(size, "x");
     return rawPost(
@@ -240,16 +241,23 @@ Deno.test({
   };
   // Warmed up once, so lazily loaded code does not count.
   const streams = [await open(0, 1)];
-  const baseline = heapUsed();
-  for (let index = 1; index <= 5; index++) {
-    streams.push(await open(index, 750_000));
-  }
-  assert.equal(lab.lab.counts().listenStreams, 6);
-  const growth = heapUsed() - baseline;
+  // What 20 open streams cost that carried nothing (both ends are here),
+  // then 20 that carried 240 KB each: the second must cost about the same.
+  const costOf = async (from: number, size: number) => {
+    const before = heapUsed();
+    for (let index = from; index < from + 20; index++) {
+      streams.push(await open(index, size));
+    }
+    return heapUsed() - before;
+  };
+  const bare = await costOf(1, 1);
+  const carried = await costOf(21, 60_000);
+  assert.equal(lab.lab.counts().listenStreams, 41);
   for (const stream of streams) await stream.return(undefined);
+  const growth = carried - bare;
   assert.ok(
-    growth < 2 * 1024 * 1024,
-    `five open listens hold ${growth} bytes of the 15 MB they were sent`,
+    growth < 1024 * 1024,
+    `20 open listens hold ${growth} bytes more of the 4.8 MB they were sent than 20 that were sent nothing (${bare} bytes)`,
   );
 });
 

@@ -24,6 +24,7 @@ import {
   initializeMessage,
   keepingVariables,
   linesOf,
+  modernMeta,
   nextResourceUpdate,
   readReview,
   stdioClient,
@@ -191,7 +192,7 @@ Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -326
   assert.equal(tooLong.error.code, -32700);
   assert.equal(
     tooLong.error.message,
-    "Parse error: the line is 52428800 bytes, over the 4194304-byte limit",
+    "Parse error: the line is 52428800 bytes, over the 262144-byte limit",
   );
   await writer.write(encoder.encode(
     `${
@@ -215,6 +216,57 @@ Deno.test("the lab over stdio: garbage is -32700, JSON that is not JSON-RPC -326
     ).length,
     3,
   );
+});
+
+Deno.test("--stdio: requests written with stdin closed at once are each answered before the lab ends, in both eras", async (t) => {
+  const read = { jsonrpc: "2.0", method: "resources/read" };
+  const _meta = modernMeta("eof");
+  const eras = {
+    "2025": [
+      initializeMessage({ name: "eof", version: "1.0.0" }),
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { ...read, id: 2, params: { uri: REVIEW_URI } },
+    ],
+    "2026-07-28": [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "server/discover",
+        params: { _meta },
+      },
+      { ...read, id: 2, params: { uri: REVIEW_URI, _meta } },
+    ],
+  };
+  for (const [era, messages] of Object.entries(eras)) {
+    await t.step(era, async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN_PATH, "--stdio"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // One write, then EOF: the lab reads every line before it answers one.
+      const writer = child.stdin.getWriter();
+      const lines = messages.map((message) => `${JSON.stringify(message)}\n`);
+      await writer.write(new TextEncoder().encode(lines.join("")));
+      await writer.close();
+      const output = await within(child.output(), 30_000, "the lab's exit");
+      assert.equal(output.code, 0);
+      const answers = new TextDecoder().decode(output.stdout).split("\n")
+        .filter(Boolean).map((line) => JSON.parse(line));
+      assert.deepEqual(answers.map((answer) => answer.id), [1, 2]);
+      const { result } = answers[0];
+      const serverInfo = era === "2025"
+        ? result.serverInfo
+        : result._meta["io.modelcontextprotocol/serverInfo"];
+      assert.equal(serverInfo.name, "mcp-resource-subscription-lab");
+      assert.equal(answers[1].result.contents[0].text, VERSION_1_TEXT);
+      assert.match(
+        new TextDecoder().decode(output.stderr),
+        /^\[verdict\] level=3 client=eof\/1\.0\.0 /m,
+      );
+    });
+  }
 });
 
 Deno.test("--stdio: a client that writes requests and never reads its stdout cannot grow the lab: input waits for replies to go out", async () => {

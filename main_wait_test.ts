@@ -27,6 +27,7 @@ import {
   JSON_HEADERS,
   nextResourceUpdate,
   openRawSession,
+  postModern,
   rawPost,
   readJsonRpcAnswer,
   readReview,
@@ -326,6 +327,35 @@ Deno.test("wait tool (2025): a session waiting on the tool is neither idle nor e
     ),
     lab.lines.join("\n"),
   );
+});
+
+Deno.test("wait tool (2026-07-28): a client waiting on the tool is never evicted, so 100 strangers past the cap cannot cut its wait under --trigger wait", async () => {
+  await using lab = startLab({
+    MCP_TEST_ENABLE_WAIT_TOOL: "true",
+    MCP_TEST_UPDATE_TRIGGER: "wait",
+    MCP_TEST_UPDATE_DELAY_SECONDS: "4",
+    MCP_TEST_MAX_SESSIONS: "2",
+  });
+  await using client = await connectClient(lab.url, "waiter", "auto");
+  const waiting = client.callTool({
+    name: "wait_for_review_update",
+    arguments: { since_version: 1, timeout_seconds: 30 },
+  });
+  await eventually(() => lab.lab.counts().waitingCalls === 1, "a wait");
+  for (let i = 0; i < 100; i++) {
+    const read = await postModern(lab.url, "resources/read", {
+      uri: REVIEW_URI,
+    }, { client: `stranger-${i}` });
+    assert.equal(read.status, 200);
+    await read.body?.cancel();
+  }
+  assert.equal(toolText(await waiting), VERSION_2_TEXT);
+  assert.equal(reportFor(lab, "waiter").ended, null);
+  const evicted = lab.lines.filter((line) =>
+    line.startsWith("[session/end] reason=evicted")
+  );
+  assert.equal(evicted.length, 99, evicted.join("\n"));
+  assert.ok(!evicted.some((line) => line.includes("client=waiter/")));
 });
 
 Deno.test("--trigger wait: only a wait tool call starts a client's updates, and the lab refuses it without the tool", async () => {
