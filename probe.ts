@@ -137,7 +137,7 @@ const CATALOG_ERROR_CODES = [
   "catalog-unchanged",
 ] as const satisfies ProbeErrorCode[];
 
-/** `--max-bytes` unless given: 4 MiB, the lab's own limit on a message. */
+/** `--max-bytes` unless given: 4 MiB, the SDK's own bound on a request body. */
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
 /** How long the probe listens for stray notifications after it stops. */
