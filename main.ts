@@ -192,6 +192,12 @@ const SETTINGS = {
       !["/healthz", "/report", "/report.md"].includes(path)
     ),
   },
+  era: {
+    defaultValue: "both",
+    description: "Serve one era only, answering the other as such servers do",
+    allowed: "both/2025/2026-07-28",
+    schema: z.enum(["both", "2025", "2026-07-28"]),
+  },
   updateDelaySeconds: {
     flag: "delay",
     defaultValue: "5",
@@ -574,6 +580,10 @@ export function lineText(text: string): string {
 /** Words in a line that may hold what a peer sent: `lineText`, unbracketed. */
 export const lineWords = (text: string) => unbracketed(lineText(text));
 
+/** The values that are there, in their order. */
+const defined = <T>(values: (T | undefined)[]) =>
+  values.filter((value): value is T => value !== undefined);
+
 /** A reached (✅) or missed (❌) step in a report's table. */
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
 
@@ -633,21 +643,17 @@ export function whenStreamEnds(
   const reader = source.getReader();
   let ended = false;
   const end = (byClient = false) => {
-    if (!ended) {
-      ended = true;
-      onEnd(byClient);
-    }
+    if (ended) return;
+    ended = true;
+    onEnd(byClient);
   };
   return new ReadableStream({
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
+        if (!done) return controller.enqueue(value);
+        end();
+        controller.close();
       } catch (error) {
         end();
         controller.error(error);
@@ -1247,26 +1253,23 @@ export type Logger = ReturnType<typeof createLogger>;
 function createLogger(config: LabConfig, sink: LineSink) {
   const enabled = (level: LogLevel) =>
     LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
+  const write = (
+    level: Exclude<LogLevel, "silent">,
+    evidence: Evidence,
+    client?: LabClient,
+    at = Date.now(),
+  ) => {
+    // Formatting costs more than the work it reports: skip it when off.
+    if (!enabled(level)) return;
+    sink(renderEvidence(evidence, client, at, config.logFormat));
+  };
   return {
     enabled,
-    write(
-      level: Exclude<LogLevel, "silent">,
-      evidence: Evidence,
-      client?: LabClient,
-      at = Date.now(),
-    ) {
-      // Formatting costs more than the work it reports: skip it when off.
-      if (!enabled(level)) return;
-      sink(renderEvidence(evidence, client, at, config.logFormat));
-    },
-    /** `write`; if the log itself fails (often the cause), a line on stderr. */
-    writeOrStderr(
-      level: Exclude<LogLevel, "silent">,
-      evidence: Evidence,
-      client?: LabClient,
-    ) {
+    write,
+    /** `write`, now; if the log itself fails (often the cause), on stderr. */
+    writeOrStderr(...[level, evidence, client]: Parameters<typeof write>) {
       try {
-        this.write(level, evidence, client);
+        write(level, evidence, client);
       } catch {
         console.error(renderEvidence(evidence, client, Date.now()));
       }
@@ -1339,11 +1342,7 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 }
 
 /** Updates the progress a recorded step proves, keeping the first proof. */
-function noteProgress(
-  client: LabClient,
-  step: Step,
-  facts: StepFacts,
-) {
+function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
   if (!["update", "notify", "session-end"].includes(step.kind)) {
     proof.connected ??= step;
@@ -2168,6 +2167,7 @@ export interface LabReport {
 /** The settings that shape what clients see, as `/report` names them. */
 function scenarioOf(config: LabConfig) {
   return {
+    era: config.era,
     trigger: config.updateTrigger,
     updateDelaySeconds: config.updateDelaySeconds,
     updateCount: config.updateCount,
@@ -2284,21 +2284,14 @@ function verdictBlock(
 
 /** The lines that prove how far a client got (subscription to re-read). */
 function keyEvidence(client: LabClient): string[] {
-  const { proof } = client;
-  const decisive = [
-    proof.subscribed,
-    proof.notified ?? proof.lost,
-    proof.reread,
-  ]
-    .filter((step) => step !== undefined);
+  const { subscribed, notified, lost, reread, readV1, listed } = client.proof;
+  const decisive = defined([subscribed, notified ?? lost, reread]);
   const steps = decisive.length > 0
     ? decisive
-    : [proof.readV1, proof.listed, proof.connected]
-      .filter((step) => step !== undefined).slice(0, 2);
+    : defined([readV1, listed, client.proof.connected]).slice(0, 2);
   // Then each changed list's furthest rungs: its notification, re-list, use.
   const catalog = Object.values(client.progress.catalog).flatMap((track) =>
-    [track.notified ?? track.lost, track.relisted, track.used]
-      .filter((step) => step !== undefined)
+    defined([track.notified ?? track.lost, track.relisted, track.used])
   );
   return [...steps, ...catalog].map((step) => lineOf(step, client));
 }
@@ -2324,6 +2317,7 @@ function labReportMarkdown(
   const { inlineContent, catalogChange } = config;
   const scenario = [
     `trigger \`${config.updateTrigger}\`, delay ${config.updateDelaySeconds} s, ${config.updateCount} update(s)`,
+    config.era !== "both" && `era ${config.era} only`,
     config.sendListChanged && "list_changed on",
     inlineContent !== "off" && `content inline (${inlineContent})`,
     config.enableTool && `${REVIEW_TOOL} tool on`,
@@ -2355,8 +2349,6 @@ function labReportMarkdown(
   // Room for the note that says what was trimmed.
   const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
   const dropped = trimToFit(parts, room).map((left) => clients.length - left);
-  const present = (texts: (string | undefined)[]) =>
-    texts.filter((text): text is string => text !== undefined);
   const trimmed = dropped[2] === 0 ? [] : [
     "",
     `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${
@@ -2369,8 +2361,8 @@ function labReportMarkdown(
   ];
   return [
     ...head,
-    ...present(parts.map(([row]) => row)),
-    ...parts.flatMap(([, verdict, detail]) => present([verdict, detail])),
+    ...defined(parts.map(([row]) => row)),
+    ...parts.flatMap(([, verdict, detail]) => defined([verdict, detail])),
     ...trimmed,
     ...tail,
   ].join("\n") + "\n";
@@ -2779,13 +2771,13 @@ function refuse(log: Logger, request: Request, refusal: Refusal): Response {
     : Response.json(errorAnswer(null, refusal), { status, headers });
 }
 
-/** Logs an error answer the SDK built itself (only those are read). */
+/** An answer the SDK built, logged first if an error (only those are read). */
 async function logSdkRefusal(
   log: Logger,
   request: Request,
   response: Response,
-) {
-  if (response.ok || !log.enabled("warn")) return;
+): Promise<Response> {
+  if (response.ok || !log.enabled("warn")) return response;
   const text = await response.clone().text();
   let error: { code?: number; message?: string } | undefined;
   try {
@@ -2798,11 +2790,13 @@ async function logSdkRefusal(
     code: error?.code,
     message: error?.message ?? text.trim(),
   }, request);
+  return response;
 }
 
-/** The callback that logs each error the SDK reports outside any answer. */
-const logSdkErrors = (log: Logger) => (error: Error) =>
-  log.write("warn", { tag: "mcp/error", fields: { message: error.message } });
+/** Logs each error the SDK reports outside any answer (not `--era`'s refusals). */
+const logSdkErrors = (log: Logger) => ({ message }: Error) =>
+  message.startsWith("Rejected 2025-era request") ||
+  log.write("warn", { tag: "mcp/error", fields: { message } });
 
 // ---------------------------------------------------------------------------
 // The lab's MCP server, shared by both eras and both transports
@@ -2911,7 +2905,7 @@ function waitForUpdate(
     const elapsed = Math.round((performance.now() - started) / 100) / 10;
     progress(elapsed, seconds).catch(() => call.settle("disconnected"));
   }, Math.min(5, seconds / 4) * 1000);
-  const ended = AbortSignal.any(ends.filter((signal) => signal !== undefined));
+  const ended = AbortSignal.any(defined(ends));
   const onAbort = () => call.settle("cancelled");
   const call: WaitingCall = {
     settle(end) {
@@ -3643,7 +3637,7 @@ function markSeen<K, V>(map: Map<K, V>, key: K): V | undefined {
 /** What each era's section gives the router. */
 interface EraServer {
   /** Serves one MCP request of this era; `body` is its parsed POST body. */
-  serve(request: Request, body: unknown): Promise<Response>;
+  serve(request: Request, body: unknown, legacy?: boolean): Promise<Response>;
   /** Ends every session and stream of this era. */
   close(): Promise<void>;
 }
@@ -3733,8 +3727,7 @@ class LegacyEra implements EraServer {
       return this.#watchGetStream(session, response);
     }
     this.#touch(session);
-    await logSdkRefusal(log, request, response);
-    return response;
+    return await logSdkRefusal(log, request, response);
   }
 
   /** Live sessions (for `/healthz`). */
@@ -3946,13 +3939,13 @@ class ModernEra implements EraServer {
     });
   }
 
-  async serve(request: Request, body: unknown): Promise<Response> {
+  /** `legacy`: a 2025 request (to `--era 2026-07-28`), for the SDK to refuse. */
+  async serve(request: Request, body: unknown, legacy = false) {
     const { log, state } = this.ctx;
     const message = modernMessageSchema.safeParse(body);
-    if (!message.success) {
+    if (legacy || !message.success) {
       const response = await this.#handler.fetch(request, { parsedBody: body });
-      await logSdkRefusal(log, request, response);
-      return response;
+      return await logSdkRefusal(log, request, response);
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
@@ -3996,11 +3989,7 @@ class ModernEra implements EraServer {
    * A listen's filter, narrowed; or a refusal, also when this identity holds
    * its share of the streams (a tenth of `--max-sessions`, at least one).
    */
-  #listenFilter(
-    client: LabClient,
-    params: unknown,
-    id: RequestId | undefined,
-  ): ReturnType<typeof narrowListenFilter> {
+  #listenFilter(client: LabClient, params: unknown, id: RequestId | undefined) {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     const full = openListens(client) >= share;
@@ -4140,13 +4129,12 @@ async function serveMcp(
   request: Request,
 ): Promise<Response> {
   if (!MCP_METHODS.includes(request.method)) {
+    const Allow = MCP_METHODS.join(", ");
     return refuse(log, request, {
       status: 405,
       code: -32000,
-      message: `Method Not Allowed: the MCP endpoint takes ${
-        MCP_METHODS.join(", ")
-      }`,
-      headers: { Allow: MCP_METHODS.join(", ") },
+      message: `Method Not Allowed: the MCP endpoint takes ${Allow}`,
+      headers: { Allow },
     });
   }
   let body: unknown;
@@ -4154,7 +4142,10 @@ async function serveMcp(
     const read = await readMessage(config, request);
     if ("refusal" in read) return refuse(log, request, read.refusal);
     body = read.message;
-  } else if (request.headers.get("mcp-protocol-version") === "2026-07-28") {
+  } else if (
+    request.headers.get("mcp-protocol-version") === "2026-07-28" &&
+    config.era !== "2025"
+  ) {
     // The stateless era has no GET stream and no session to delete.
     return refuse(log, request, {
       status: 405,
@@ -4170,15 +4161,19 @@ async function serveMcp(
     headers: request.headers,
   });
   try {
-    // A live 2025 session's requests need no classifying.
+    // A live 2025 session's requests need no classifying; a one-era lab
+    // (`--era`) serves every request in its era, which refuses the other's.
     const sessionId = request.headers.get("mcp-session-id");
-    const era = sessionId !== null && eras.legacy.hasSession(sessionId) ||
-        await isLegacyRequest(forwarded, body)
+    const legacy = config.era === "2025" ||
+      sessionId !== null && eras.legacy.hasSession(sessionId) ||
+      await isLegacyRequest(forwarded, body);
+    const era = legacy && config.era !== "2026-07-28"
       ? eras.legacy
       : eras.modern;
+    const serve = () => era.serve(forwarded, body, legacy);
     return await (isWaitCall(body)
-      ? serveWaitCall(request, forwarded, () => era.serve(forwarded, body))
-      : era.serve(forwarded, body));
+      ? serveWaitCall(request, forwarded, serve)
+      : serve());
   } catch (error) {
     return internalError(log, error, body);
   }
@@ -4214,10 +4209,7 @@ export function createLab(
 
   async function route(request: Request, pathname: string) {
     const foreign = foreignHost(request);
-    if (foreign) {
-      await logSdkRefusal(log, request, foreign);
-      return foreign;
-    }
+    if (foreign) return await logSdkRefusal(log, request, foreign);
     if (pathname === "/healthz") {
       const ready = bus?.status().ready !== false;
       return Response.json({
@@ -4465,10 +4457,7 @@ function shutdownSignalled(
 }
 
 /** Serves the lab over HTTP until a shutdown signal; resolves with the exit status. */
-async function serveHttp(
-  config: LabConfig,
-  bus?: ReplicaLink,
-): Promise<number> {
+async function serveHttp(config: LabConfig, bus?: ReplicaLink) {
   const lab = createLab(config, console.log, undefined, bus);
   let listener: ReturnType<typeof listenAndKeepListening>;
   try {
@@ -4572,17 +4561,15 @@ class LineTransport implements Transport {
 
   async #write(message: unknown): Promise<void> {
     if (this.#outputGone) return;
+    const line = this.#encoder.encode(`${JSON.stringify(message)}\n`);
     this.#backlog++;
     try {
-      await this.#writer.write(
-        this.#encoder.encode(`${JSON.stringify(message)}\n`),
-      );
+      await this.#writer.write(line);
     } catch (error) {
-      if (!this.#outputGone) {
-        this.#outputGone = true;
-        this.outputClosed((error as Error).message);
-        this.close();
-      }
+      if (this.#outputGone) return;
+      this.#outputGone = true;
+      this.outputClosed((error as Error).message);
+      this.close();
     } finally {
       this.#backlog--;
       this.#room?.();
@@ -4706,11 +4693,17 @@ class StdioLab implements Transport {
 
   /** Serves the client; resolves once it has gone. */
   serve(): Promise<void> {
-    serveStdio((context) => this.#buildServer(context.era), {
-      transport: this,
-      maxSubscriptions: this.ctx.config.maxSessions,
-      onerror: logSdkErrors(this.ctx.log),
-    });
+    const { era, maxSessions } = this.ctx.config;
+    // A 2025-only lab is the SDK's 2025 server alone, as such servers are.
+    if (era === "2025") this.#buildServer("legacy").connect(this);
+    else {
+      serveStdio((context) => this.#buildServer(context.era), {
+        transport: this,
+        legacy: era === "2026-07-28" ? "reject" : "serve",
+        maxSubscriptions: maxSessions,
+        onerror: logSdkErrors(this.ctx.log),
+      });
+    }
     return this.#gone.promise;
   }
 
@@ -4763,7 +4756,8 @@ class StdioLab implements Transport {
 
   /** Names the client, sees discover and listens, narrows listen filters. */
   #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
-    const { state } = this.ctx;
+    const { state, config } = this.ctx;
+    if (config.era === "2025") return message;
     const client = this.#client;
     const meta = metaOf(message);
     if (meta?.[CLIENT_INFO_META_KEY]) {
@@ -4799,6 +4793,11 @@ class StdioLab implements Transport {
 
   /** A listen opens when acknowledged, ends with its response; adds inline. */
   #outbound(message: JSONRPCMessage): JSONRPCMessage {
+    const refused = isJSONRPCErrorResponse(message) ? message.error : null;
+    // -32022 (unsupported version): the SDK's entry refused a 2025 request.
+    if (refused?.code === -32022 && this.ctx.config.era === "2026-07-28") {
+      logRefusal(this.ctx.log, { status: 200, ...refused });
+    }
     const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
     const notification = isJSONRPCNotification(message) ? message : undefined;
     if (notification?.method === "notifications/resources/updated") {

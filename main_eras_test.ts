@@ -26,10 +26,12 @@ import {
   connectClient,
   delay,
   eventually,
+  initializeMessage,
   nextResourceUpdate,
   openRawSession,
   postJsonRpc,
   postModern,
+  rawPost,
   rawRead,
   rawSubscribe,
   readJsonRpcAnswer,
@@ -417,4 +419,182 @@ Deno.test("2025 era: the SDK client's notification is logged as delivered on its
     "[stream/get] opened session=",
     `[notification/send] notifications/resources/updated uri=${REVIEW_URI} delivered=true`,
   ]);
+});
+
+// ---------------------------------------------------------------------------
+// One-era labs (--era): the other era answered as a server of one era does
+// ---------------------------------------------------------------------------
+
+/** The `[request/rejected]` lines a lab logged, without their times. */
+const refusalLines = (lines: string[]) =>
+  lines.filter((line) => line.startsWith("[request/rejected]"))
+    .map((line) => line.replace(/ at=\S+$/, ""));
+
+/** An SDK client in `mode` reaches level 6 in the one era the lab serves. */
+async function reachesTheTop(
+  lab: ReturnType<typeof startLab>,
+  name: string,
+  mode: "auto" | "legacy",
+  era: string,
+) {
+  await using client = await connectClient(lab.url, name, mode);
+  assert.equal(client.getNegotiatedProtocolVersion(), era);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  await subscribeUntilUpdated(client);
+  assert.equal(await readReview(client), VERSION_2_TEXT);
+  const entry = reportFor(lab, name);
+  assert.equal(entry.era, era === "2026-07-28" ? era : "2025");
+  assert.equal(entry.level, 6);
+}
+
+Deno.test("--era 2026-07-28: the falling-back client reaches 6; a 2025 client fails as on the SDK's legacy: 'reject' server", async () => {
+  await using lab = startLab({ MCP_TEST_ERA: "2026-07-28" });
+  await reachesTheTop(lab, "modern-only-auto", "auto", "2026-07-28");
+  await assert.rejects(
+    connectClient(lab.url, "modern-only-legacy", "legacy"),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        'Error POSTing to endpoint: {"jsonrpc":"2.0","error":{"code":-32022,"message":"Unsupported protocol version: 2025-11-25","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}},"id":0}',
+      );
+      return true;
+    },
+  );
+  assert.deepEqual(refusalLines(lab.lines), [
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-11-25"',
+  ]);
+  assert.equal(lab.lab.report().scenario.era, "2026-07-28");
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.match(
+    markdown,
+    /^Lab .*; trigger `subscribe`, .*, era 2026-07-28 only\.$/m,
+  );
+  assert.match(
+    lab.lab.report().reproduce?.command ?? "",
+    / --era=2026-07-28( |$)/,
+  );
+});
+
+Deno.test("--era 2026-07-28: initialize, a GET stream and a session's request get the SDK's exact refusals, one line each", async () => {
+  await using lab = startLab({ MCP_TEST_ERA: "2026-07-28" });
+  const initialize = await postJsonRpc(
+    lab.url,
+    initializeMessage({ name: "raw", version: "1" }, "2025-06-18"),
+  );
+  assert.equal(initialize.status, 400);
+  assert.deepEqual(initialize.json, {
+    jsonrpc: "2.0",
+    id: 1,
+    error: {
+      code: -32022,
+      message: "Unsupported protocol version: 2025-06-18",
+      data: { supported: ["2026-07-28"], requested: "2025-06-18" },
+    },
+  });
+  const get = await fetch(lab.url, {
+    headers: { accept: "text/event-stream" },
+  });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get("allow"), "POST");
+  assert.deepEqual(await get.json(), {
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32000, message: "Method not allowed." },
+  });
+  const deleted = await fetch(lab.url, { method: "DELETE" });
+  assert.equal(deleted.status, 405);
+  assert.equal((await deleted.json()).error.message, "Method not allowed.");
+  const initialized = await rawPost(
+    lab.url,
+    JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  );
+  assert.equal(initialized.status, 202);
+  assert.equal(await initialized.text(), "");
+  const inSession = await postJsonRpc(
+    lab.url,
+    { jsonrpc: "2.0", id: 2, method: "resources/list" },
+    { "mcp-session-id": "a-2025-session" },
+  );
+  assert.equal(inSession.status, 400);
+  assert.deepEqual(inSession.json.error, {
+    code: -32022,
+    message:
+      "Unsupported protocol version: the request did not name a protocol version",
+    data: { supported: ["2026-07-28"] },
+  });
+  assert.deepEqual(refusalLines(lab.lines), [
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-06-18"',
+    '[request/rejected] GET /mcp status=405 code=-32000 message="Method not allowed."',
+    '[request/rejected] DELETE /mcp status=405 code=-32000 message="Method not allowed."',
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: the request did not name a protocol version"',
+  ]);
+  assert.equal(
+    lab.lines.filter((line) => line.startsWith("[mcp/error]")).length,
+    0,
+  );
+  assert.equal(lab.lab.counts().legacySessions, 0);
+});
+
+Deno.test("--era 2025: the falling-back client reaches 6 in 2025; a client pinned to 2026-07-28 fails", async () => {
+  await using lab = startLab({ MCP_TEST_ERA: "2025" });
+  await reachesTheTop(lab, "legacy-only-auto", "auto", "2025-11-25");
+  await assert.rejects(
+    connectClient(lab.url, "legacy-only-pinned", { pin: "2026-07-28" }),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        "Version negotiation failed: the server did not offer pinned protocol version 2026-07-28 via server/discover (no fallback in pin mode)",
+      );
+      return true;
+    },
+  );
+  const refused =
+    '[request/rejected] POST /mcp status=400 code=-32000 message="Bad Request: Mcp-Session-Id header is required; send initialize first"';
+  assert.deepEqual(refusalLines(lab.lines), [refused, refused]);
+  assert.equal(lab.lab.report().scenario.era, "2025");
+  assert.match(lab.lab.report().reproduce?.command ?? "", / --era=2025( |$)/);
+});
+
+Deno.test("--era 2025: server/discover and listens are a 2025 server's answers: 400 without a session, -32601 in one", async () => {
+  await using lab = startLab({ MCP_TEST_ERA: "2025" });
+  const discover = await postModern(lab.url, "server/discover", {});
+  assert.equal(discover.status, 400);
+  assert.deepEqual(await readJsonRpcAnswer(discover), {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32000,
+      message:
+        "Bad Request: Mcp-Session-Id header is required; send initialize first",
+    },
+  });
+  const get = await fetch(lab.url, {
+    headers: {
+      accept: "text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+    },
+  });
+  assert.equal(get.status, 400);
+  await get.body?.cancel();
+  const sessionId = await openRawSession(lab.url);
+  for (const method of ["server/discover", "subscriptions/listen"]) {
+    const inSession = await postJsonRpc(
+      lab.url,
+      { jsonrpc: "2.0", id: 7, method, params: {} },
+      { "mcp-session-id": sessionId },
+    );
+    assert.equal(inSession.status, 200);
+    assert.deepEqual(inSession.json, {
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: -32601, message: "Method not found" },
+    });
+  }
+  const lines = refusalLines(lab.lines);
+  assert.equal(lines.length, 4);
+  assert.match(lines[1], /^\[request\/rejected\] GET \/mcp status=400 /);
+  assert.match(
+    lines[3],
+    /^\[request\/rejected\] status=200 code=-32601 message="Method not found" client=raw-legacy\/0\.0\.1 era=2025 /,
+  );
 });

@@ -267,6 +267,7 @@ Deno.test("/report: stable fields for every client", async () => {
   assert.equal(report.lab, LAB_VERSION);
   assert.equal(report.sdk, SDK_VERSION);
   assert.deepEqual(report.scenario, {
+    era: "both",
     trigger: "subscribe",
     updateDelaySeconds: 0.05,
     updateCount: 1,

@@ -12,6 +12,7 @@
  */
 
 import assert from "node:assert/strict";
+import { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { REVIEW_URI } from "./main.ts";
 import {
   denoChildEnv,
@@ -24,6 +25,7 @@ import {
   initializeMessage,
   keepingVariables,
   linesOf,
+  loggedStdioLab,
   modernMeta,
   nextResourceUpdate,
   readReview,
@@ -40,22 +42,26 @@ prepareTestEnvironment();
 // ---------------------------------------------------------------------------
 
 /**
- * The lab over stdio (`loggedStdioLab`) in one era, end to end: list, read
- * version 1, subscribe or listen, the notification, read version 2, and a
- * level-6 verdict on the lab's stderr.
+ * The lab over stdio (`loggedStdioLab`, with `flags`) in one era, end to
+ * end: list, read version 1, subscribe or listen, the notification, read
+ * version 2, and a level-6 verdict on the lab's stderr.
  */
-async function stdioFullFlow(mode: "legacy" | "auto") {
+async function stdioFullFlow(mode: "legacy" | "auto", ...flags: string[]) {
   const { client, verdictLog } = await stdioClient(
     `stdio-${mode}`,
     mode,
     "--log-level",
     "info",
+    ...flags,
   );
+  const era = client.getNegotiatedProtocolVersion() === "2026-07-28"
+    ? "2026-07-28"
+    : "2025";
   const { resources } = await client.listResources();
   assert.deepEqual(resources.map((resource) => resource.uri), [REVIEW_URI]);
   assert.equal(await readReview(client), VERSION_1_TEXT);
   const updated = nextResourceUpdate(client);
-  const listen = mode === "auto"
+  const listen = era === "2026-07-28"
     ? await client.listen({ resourceSubscriptions: [REVIEW_URI, "x://y"] })
     : undefined;
   if (listen) {
@@ -74,9 +80,7 @@ async function stdioFullFlow(mode: "legacy" | "auto") {
   assert.match(
     log,
     new RegExp(
-      `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${
-        mode === "legacy" ? "2025" : "2026-07-28"
-      } `,
+      `^\\[resources/read\\] uri=test://review/status version=2 client=stdio-${mode}/1\\.0\\.0 era=${era} `,
       "m",
     ),
   );
@@ -156,6 +160,119 @@ Deno.test("denoChildEnv: the cache, certificate, proxy and registry variables th
     });
     return Promise.resolve();
   });
+});
+
+// ---------------------------------------------------------------------------
+// One-era labs over stdio (--era)
+// ---------------------------------------------------------------------------
+
+/**
+ * The one-era lab over stdio, `--era` `served`: the client that falls back
+ * (`auto`) reaches 6 in that era; a client of the other era, `other`, fails
+ * with `failure` (a pinned client's probe runs on a process of its own).
+ */
+async function oneEraOverStdio(
+  served: "2025" | "2026-07-28",
+  other: "legacy" | { pin: string },
+  failure: string,
+) {
+  await stdioFullFlow("auto", "--era", served);
+  const client = new Client({ name: "other-era", version: "1.0.0" }, {
+    versionNegotiation: { mode: other },
+  });
+  const { transport } = loggedStdioLab("--era", served);
+  await assert.rejects(client.connect(transport), (error: Error) => {
+    assert.equal(error.message, failure);
+    return true;
+  });
+  await transport.close();
+}
+
+Deno.test("stdio --era 2026-07-28: auto reaches 6; a 2025 client's initialize fails as on the SDK's legacy: 'reject' entry", async () => {
+  await oneEraOverStdio(
+    "2026-07-28",
+    "legacy",
+    "Unsupported protocol version: 2025-11-25",
+  );
+});
+
+Deno.test("stdio --era 2025: auto falls back and reaches 6; a client pinned to 2026-07-28 fails on server/discover", async () => {
+  await oneEraOverStdio(
+    "2025",
+    { pin: "2026-07-28" },
+    "Version negotiation failed: the server did not offer pinned protocol version 2026-07-28 via server/discover (no fallback in pin mode)",
+  );
+});
+
+Deno.test("stdio --era: the other era's requests get exact answers, each refusal logged in one line", async (t) => {
+  const _meta = modernMeta("other-era");
+  const cases = {
+    "2026-07-28": {
+      sent: [
+        initializeMessage({ name: "other-era", version: "1.0.0" }),
+        { jsonrpc: "2.0", id: 2, method: "resources/list", params: {} },
+      ],
+      errors: [{
+        code: -32022,
+        message: "Unsupported protocol version: 2025-06-18",
+        data: { supported: ["2026-07-28"], requested: "2025-06-18" },
+      }, {
+        code: -32022,
+        message:
+          "Unsupported protocol version: the request did not name a protocol version",
+        data: { supported: ["2026-07-28"] },
+      }],
+    },
+    "2025": {
+      sent: [
+        { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } },
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "subscriptions/listen",
+          params: { _meta, filter: { resourceSubscriptions: [REVIEW_URI] } },
+        },
+      ],
+      errors: [1, 2].map(() => ({ code: -32601, message: "Method not found" })),
+    },
+  };
+  for (const [era, { sent, errors }] of Object.entries(cases)) {
+    await t.step(era, async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN_PATH, "--stdio", "--era", era],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      const lines = sent.map((message) => `${JSON.stringify(message)}\n`);
+      await writer.write(new TextEncoder().encode(lines.join("")));
+      await writer.close();
+      const output = await within(child.output(), 30_000, "the lab's exit");
+      assert.equal(output.code, 0);
+      const answers = new TextDecoder().decode(output.stdout).split("\n")
+        .filter(Boolean).map((line) => JSON.parse(line));
+      assert.deepEqual(
+        answers,
+        errors.map((error, index) => ({
+          jsonrpc: "2.0",
+          id: index + 1,
+          error,
+        })),
+      );
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.doesNotMatch(stderr, /^\[mcp\/error\]/m);
+      const refusals = stderr.split("\n")
+        .filter((line) => line.startsWith("[request/rejected]"))
+        .map((line) => line.replace(/ client=.* at=\S+$| at=\S+$/, ""));
+      assert.deepEqual(
+        refusals,
+        errors.map(({ code, message }) =>
+          `[request/rejected] status=200 code=${code} message="${message}"`
+        ),
+      );
+    });
+  }
 });
 
 // ---------------------------------------------------------------------------

@@ -56,6 +56,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     port: 8089,
     host: "127.0.0.1",
     path: "/mcp",
+    era: "both",
     updateDelaySeconds: 5,
     updateCount: 1,
     updateIntervalSeconds: 5,
@@ -159,6 +160,11 @@ const BAD_VALUES: [string, string, string][] = [
     'config error: MCP_TEST_SEND_LIST_CHANGED="maybe" is not allowed: expected true/false/1/0/yes/no/on/off',
   ],
   [
+    "MCP_TEST_ERA",
+    "2026",
+    'config error: MCP_TEST_ERA="2026" is not allowed: expected both/2025/2026-07-28',
+  ],
+  [
     "MCP_TEST_LOG_LEVEL",
     "loud",
     'config error: MCP_TEST_LOG_LEVEL="loud" is not allowed: expected debug/info/warn/error/silent',
@@ -199,6 +205,18 @@ for (const [name, value, message] of BAD_VALUES) {
     assert.equal(new TextDecoder().decode(output.stdout), "");
   });
 }
+
+Deno.test("a bad --era exits 2 with one line, over HTTP and over stdio", async () => {
+  for (const args of [["--era", "modern"], ["--stdio", "--era=modern"]]) {
+    const output = await labCommand(args, { MCP_TEST_PORT: "0" }).output();
+    assert.equal(output.code, 2);
+    assert.equal(
+      new TextDecoder().decode(output.stderr),
+      'config error: --era="modern" is not allowed: expected both/2025/2026-07-28\n',
+    );
+    assert.equal(new TextDecoder().decode(output.stdout), "");
+  }
+});
 
 Deno.test("--help prints the configuration table and exits 0", async () => {
   const output = await labCommand(["--help"]).output();
@@ -243,7 +261,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 29);
+  assert.equal(help.length, 30);
   assert.deepEqual(await readmeSettings(), help);
 });
 

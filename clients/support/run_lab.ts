@@ -335,6 +335,7 @@ export function stdioLabReports(
       generatedAt: new Date().toISOString(),
       scenario: {
         ...scenario,
+        era: "both",
         updateCount: 1,
         updateIntervalSeconds: 5,
         sendListChanged: false,

@@ -286,6 +286,7 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       [["stdio", "lab-test", "1.0.0", "stdio", 3, labClient().steps, []]],
     );
     assert.deepEqual(labReport.scenario, {
+      era: "both",
       trigger: "subscribe",
       updateDelaySeconds: 3,
       updateCount: 1,

@@ -152,6 +152,7 @@ export function labReport(clients: ClientReport[]): LabReport {
     sdk: "2.4.0",
     generatedAt: at(30),
     scenario: {
+      era: "both",
       trigger: "read",
       updateDelaySeconds: 3,
       updateCount: 1,
