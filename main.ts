@@ -633,21 +633,17 @@ export function whenStreamEnds(
   const reader = source.getReader();
   let ended = false;
   const end = (byClient = false) => {
-    if (!ended) {
-      ended = true;
-      onEnd(byClient);
-    }
+    if (ended) return;
+    ended = true;
+    onEnd(byClient);
   };
   return new ReadableStream({
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
+        if (!done) return controller.enqueue(value);
+        end();
+        controller.close();
       } catch (error) {
         end();
         controller.error(error);
@@ -1243,6 +1239,8 @@ const lineOf = (step: Step, client: LabClient) =>
   renderEvidence(step.evidence, client, step.at);
 
 export type Logger = ReturnType<typeof createLogger>;
+/** The level of a line written (`silent` is a setting, never a line's). */
+type LineLevel = Exclude<LogLevel, "silent">;
 
 function createLogger(config: LabConfig, sink: LineSink) {
   const enabled = (level: LogLevel) =>
@@ -1250,7 +1248,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
   return {
     enabled,
     write(
-      level: Exclude<LogLevel, "silent">,
+      level: LineLevel,
       evidence: Evidence,
       client?: LabClient,
       at = Date.now(),
@@ -1260,11 +1258,7 @@ function createLogger(config: LabConfig, sink: LineSink) {
       sink(renderEvidence(evidence, client, at, config.logFormat));
     },
     /** `write`; if the log itself fails (often the cause), a line on stderr. */
-    writeOrStderr(
-      level: Exclude<LogLevel, "silent">,
-      evidence: Evidence,
-      client?: LabClient,
-    ) {
+    writeOrStderr(level: LineLevel, evidence: Evidence, client?: LabClient) {
       try {
         this.write(level, evidence, client);
       } catch {
@@ -1339,11 +1333,7 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 }
 
 /** Updates the progress a recorded step proves, keeping the first proof. */
-function noteProgress(
-  client: LabClient,
-  step: Step,
-  facts: StepFacts,
-) {
+function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
   if (!["update", "notify", "session-end"].includes(step.kind)) {
     proof.connected ??= step;
@@ -2024,11 +2014,7 @@ function readRoute(via?: ReadRoute): string {
 }
 
 /** The first step the client did not take natively (its own requests). */
-function missingStep(
-  client: LabClient,
-  config: LabConfig,
-  level: number,
-): string {
+function missingStep(client: LabClient, config: LabConfig, level: number) {
   const progress = client.progress;
   if (level >= 6) {
     return `level 7 (the agent's context shows the update) is not observable from the server${
@@ -2255,11 +2241,7 @@ function printVerdict(log: Logger, client: LabClient, config: LabConfig) {
 }
 
 /** The short block printed when a client's session ends, and at shutdown. */
-function verdictBlock(
-  client: LabClient,
-  config: LabConfig,
-  verdict: Verdict,
-): string[] {
+function verdictBlock(client: LabClient, config: LabConfig, verdict: Verdict) {
   return [
     `[verdict] level=${verdict.level} client=${
       lineValue(clientLabel(client))
@@ -2549,9 +2531,8 @@ function diagramArrow(
     case "read-unknown":
       return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
     case "subscribe":
-      return "C->>L: resources/subscribe";
     case "unsubscribe":
-      return "C->>L: resources/unsubscribe";
+      return `C->>L: ${evidence.tag}`;
     case "listen":
       return `C->>L: subscriptions/listen (${
         [
@@ -4727,7 +4708,6 @@ class StdioLab implements Transport {
   }
 
   #buildServer(sdkEra: "modern" | "legacy"): Server {
-    const { state } = this.ctx;
     const client = this.#client;
     const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
     client.era = era;
@@ -4737,7 +4717,7 @@ class StdioLab implements Transport {
         nameClient(client, server.getClientVersion());
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
-        state.connected(client);
+        this.ctx.state.connected(client);
       };
     }
     this.#server = server;
@@ -4763,7 +4743,6 @@ class StdioLab implements Transport {
 
   /** Names the client, sees discover and listens, narrows listen filters. */
   #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
-    const { state } = this.ctx;
     const client = this.#client;
     const meta = metaOf(message);
     if (meta?.[CLIENT_INFO_META_KEY]) {
@@ -4774,7 +4753,7 @@ class StdioLab implements Transport {
     const request = isJSONRPCRequest(message) ? message : undefined;
     if (request?.method === "server/discover") {
       client.era = "2026-07-28";
-      state.connected(client);
+      this.ctx.state.connected(client);
     }
     if (request?.method === "subscriptions/listen") {
       const listen = narrowListenFilter(request.params, request.id);
