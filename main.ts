@@ -143,17 +143,6 @@ const STATUS_WORD = {
   schema: z.string().regex(/^[^\r\n]{1,80}$/),
 };
 
-/** A level a CI gate requires: empty (none), or 1 to `max`. */
-function requiredLevel(max: number, allowed: string) {
-  return {
-    defaultValue: "",
-    allowed,
-    schema: z.string().regex(new RegExp(`^[1-${max}]?$`)).transform((
-      level,
-    ) => level === "" ? null : Number(level)),
-  };
-}
-
 /** An integer setting from `min` to `max`. */
 function integer(min: number, max: number) {
   const digits = new RegExp(`^\\d{1,${String(max).length}}$`);
@@ -162,6 +151,17 @@ function integer(min: number, max: number) {
     schema: z.string().regex(digits).transform(Number).pipe(
       z.number().min(min).max(max),
     ),
+  };
+}
+
+/** `integer`, or empty: `null` (no level required, no cap). */
+function optionalInteger(min: number, max: number, allowed?: string) {
+  const number = integer(min, max);
+  const orEmpty = z.string().transform((text) => text || null);
+  return {
+    defaultValue: "",
+    allowed: allowed ?? `empty, or ${number.allowed}`,
+    schema: orEmpty.pipe(number.schema.nullable()),
   };
 }
 
@@ -299,6 +299,11 @@ const SETTINGS = {
       "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
     ...integer(1, 1_000_000),
   },
+  maxWatches: {
+    description:
+      "Most watches a client holds (2025 subscribed URIs, open listens), more refused; 0 refuses all (empty: no cap)",
+    ...optionalInteger(0, 1_000_000),
+  },
   logLevel: {
     defaultValue: "debug",
     description: "Log verbosity",
@@ -336,7 +341,8 @@ const SETTINGS = {
   requireLevel: {
     description:
       "At shutdown, print a verdict line per client and exit 1 unless all reached it",
-    ...requiredLevel(
+    ...optionalInteger(
+      1,
       6,
       "a level from 1 to 6 (level 7, the agent's context, is not observable by the lab)",
     ),
@@ -344,7 +350,8 @@ const SETTINGS = {
   requireCatalogLevel: {
     description:
       "The same for the catalog ladder (needs --catalog-change): exit 1 unless all reached it",
-    ...requiredLevel(
+    ...optionalInteger(
+      1,
       4,
       "a catalog level from 1 to 4 (level 5, the model's request, is not observable by the lab)",
     ),
@@ -2162,6 +2169,7 @@ function scenarioOf(config: LabConfig) {
     inlineContent: config.inlineContent,
     catalogChange: config.catalogChange.join(",") || "off",
     toolEnabled: config.enableTool,
+    maxWatches: config.maxWatches,
   };
 }
 
@@ -2310,6 +2318,7 @@ function labReportMarkdown(
     inlineContent !== "off" && `content inline (${inlineContent})`,
     config.enableTool && `${REVIEW_TOOL} tool on`,
     catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
+    config.maxWatches !== null && `at most ${config.maxWatches} watches`,
   ].filter(Boolean).join(", ");
   const head = [
     "# MCP resource subscription lab report",
@@ -2721,6 +2730,11 @@ type Refused = { refusal: Refusal };
 function refused(status: number, code: number, message: string): Refused {
   return { refusal: { status, code, message } };
 }
+
+/** A watch past `--max-watches`: the SDK's answer past `maxSubscriptions`. */
+const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
+const watchLimitError = () =>
+  new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
 function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
@@ -3165,17 +3179,22 @@ function buildLabServer(
       log.write("info", { tag, fields: { uri, ...kind } }, client);
       return true;
     };
+    /** The URIs this session watches, at most `--max-watches`. */
+    const watched = new Set<string>();
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      if (fixture("resources/subscribe", uri)) return {};
-      onlyReview("resources/subscribe", uri);
-      state.record(client, "subscribe", {
-        tag: "resources/subscribe",
-        fields: { uri },
-      });
-      state.reached(client, "subscribe");
+      const cap = config.maxWatches ?? Infinity;
+      if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
+      if (!fixture("resources/subscribe", uri)) {
+        onlyReview("resources/subscribe", uri);
+        const line = { tag: "resources/subscribe", fields: { uri } };
+        state.record(client, "subscribe", line);
+        state.reached(client, "subscribe");
+      }
+      watched.add(uri);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+      watched.delete(uri);
       if (fixture("resources/unsubscribe", uri)) return {};
       state.record(client, "unsubscribe", {
         tag: "resources/unsubscribe",
@@ -3974,24 +3993,20 @@ class ModernEra implements EraServer {
   }
 
   /**
-   * A listen's filter, narrowed; or a refusal, also when this identity holds
-   * its share of the streams (a tenth of `--max-sessions`, at least one).
+   * A listen's filter, narrowed; or the SDK's refusal at `--max-watches` open
+   * under this identity (across replicas), or at its share of the streams (a
+   * tenth of `--max-sessions`, at least one), saying so.
    */
-  #listenFilter(
-    client: LabClient,
-    params: unknown,
-    id: RequestId | undefined,
-  ): ReturnType<typeof narrowListenFilter> {
+  #listenFilter(client: LabClient, params: unknown, id?: RequestId) {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
-    const full = openListens(client) >= share;
-    return filter && !("refusal" in filter) && full
-      ? refused(
-        200,
-        -32603,
-        `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
-      )
-      : filter;
+    const cap = this.ctx.config.maxWatches ?? Infinity;
+    const full = openListens(client) >= Math.min(cap, share);
+    if (!filter || "refusal" in filter || !full) return filter;
+    const why = cap <= share
+      ? ""
+      : ` for this client: ${share} listen streams are open under its clientInfo`;
+    return refused(200, WATCH_LIMIT.code, WATCH_LIMIT.message + why);
   }
 
   /** Open listen streams (for `/healthz`). */
@@ -4685,11 +4700,12 @@ class StdioLab implements Transport {
     };
   }
 
-  /** Serves the client; resolves once it has gone. */
+  /** Serves the client; resolves once it has gone; the SDK caps listens. */
   serve(): Promise<void> {
+    const { maxSessions, maxWatches } = this.ctx.config;
     serveStdio((context) => this.#buildServer(context.era), {
       transport: this,
-      maxSubscriptions: this.ctx.config.maxSessions,
+      maxSubscriptions: Math.min(maxSessions, maxWatches ?? Infinity),
       onerror: logSdkErrors(this.ctx.log),
     });
     return this.#gone.promise;
@@ -4795,6 +4811,10 @@ class StdioLab implements Transport {
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
+      if (isJSONRPCErrorResponse(message)) {
+        const refusal = { status: 200, ...message.error };
+        logRefusal(this.ctx.log, refusal, undefined, this.#client);
+      }
       this.#endListen(message.id as RequestId);
     }
     return message;

@@ -344,6 +344,7 @@ export function stdioLabReports(
           ? CATALOG_KINDS.join(",")
           : scenario.catalogChange ?? "off",
         toolEnabled: false,
+        maxWatches: null,
       },
       clients,
     },
