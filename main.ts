@@ -143,17 +143,6 @@ const STATUS_WORD = {
   schema: z.string().regex(/^[^\r\n]{1,80}$/),
 };
 
-/** A level a CI gate requires: empty (none), or 1 to `max`. */
-function requiredLevel(max: number, allowed: string) {
-  return {
-    defaultValue: "",
-    allowed,
-    schema: z.string().regex(new RegExp(`^[1-${max}]?$`)).transform((
-      level,
-    ) => level === "" ? null : Number(level)),
-  };
-}
-
 /** An integer setting from `min` to `max`. */
 function integer(min: number, max: number) {
   const digits = new RegExp(`^\\d{1,${String(max).length}}$`);
@@ -162,6 +151,17 @@ function integer(min: number, max: number) {
     schema: z.string().regex(digits).transform(Number).pipe(
       z.number().min(min).max(max),
     ),
+  };
+}
+
+/** `integer`, or empty: `null` (no level required, no cap). */
+function optionalInteger(min: number, max: number, allowed?: string) {
+  const number = integer(min, max);
+  const orEmpty = z.string().transform((text) => text || null);
+  return {
+    defaultValue: "",
+    allowed: allowed ?? `empty, or ${number.allowed}`,
+    schema: orEmpty.pipe(number.schema.nullable()),
   };
 }
 
@@ -305,6 +305,11 @@ const SETTINGS = {
       "Most 2025 sessions, open listen streams, and 2026-07-28 clients kept, at once",
     ...integer(1, 1_000_000),
   },
+  maxWatches: {
+    description:
+      "Most watches a client holds (2025 subscribed URIs, open listens), more refused; 0 refuses all (empty: no cap)",
+    ...optionalInteger(0, 1_000_000),
+  },
   logLevel: {
     defaultValue: "debug",
     description: "Log verbosity",
@@ -342,7 +347,8 @@ const SETTINGS = {
   requireLevel: {
     description:
       "At shutdown, print a verdict line per client and exit 1 unless all reached it",
-    ...requiredLevel(
+    ...optionalInteger(
+      1,
       6,
       "a level from 1 to 6 (level 7, the agent's context, is not observable by the lab)",
     ),
@@ -350,7 +356,8 @@ const SETTINGS = {
   requireCatalogLevel: {
     description:
       "The same for the catalog ladder (needs --catalog-change): exit 1 unless all reached it",
-    ...requiredLevel(
+    ...optionalInteger(
+      1,
       4,
       "a catalog level from 1 to 4 (level 5, the model's request, is not observable by the lab)",
     ),
@@ -1249,12 +1256,14 @@ const lineOf = (step: Step, client: LabClient) =>
   renderEvidence(step.evidence, client, step.at);
 
 export type Logger = ReturnType<typeof createLogger>;
+/** The level of a line written (`silent` is a setting, never a line's). */
+type LineLevel = Exclude<LogLevel, "silent">;
 
 function createLogger(config: LabConfig, sink: LineSink) {
   const enabled = (level: LogLevel) =>
     LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(config.logLevel);
   const write = (
-    level: Exclude<LogLevel, "silent">,
+    level: LineLevel,
     evidence: Evidence,
     client?: LabClient,
     at = Date.now(),
@@ -2023,11 +2032,7 @@ function readRoute(via?: ReadRoute): string {
 }
 
 /** The first step the client did not take natively (its own requests). */
-function missingStep(
-  client: LabClient,
-  config: LabConfig,
-  level: number,
-): string {
+function missingStep(client: LabClient, config: LabConfig, level: number) {
   const progress = client.progress;
   if (level >= 6) {
     return `level 7 (the agent's context shows the update) is not observable from the server${
@@ -2176,6 +2181,7 @@ function scenarioOf(config: LabConfig) {
     inlineContent: config.inlineContent,
     catalogChange: config.catalogChange.join(",") || "off",
     toolEnabled: config.enableTool,
+    maxWatches: config.maxWatches,
   };
 }
 
@@ -2255,11 +2261,7 @@ function printVerdict(log: Logger, client: LabClient, config: LabConfig) {
 }
 
 /** The short block printed when a client's session ends, and at shutdown. */
-function verdictBlock(
-  client: LabClient,
-  config: LabConfig,
-  verdict: Verdict,
-): string[] {
+function verdictBlock(client: LabClient, config: LabConfig, verdict: Verdict) {
   return [
     `[verdict] level=${verdict.level} client=${
       lineValue(clientLabel(client))
@@ -2322,6 +2324,7 @@ function labReportMarkdown(
     inlineContent !== "off" && `content inline (${inlineContent})`,
     config.enableTool && `${REVIEW_TOOL} tool on`,
     catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
+    config.maxWatches !== null && `at most ${config.maxWatches} watches`,
   ].filter(Boolean).join(", ");
   const head = [
     "# MCP resource subscription lab report",
@@ -2541,9 +2544,8 @@ function diagramArrow(
     case "read-unknown":
       return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
     case "subscribe":
-      return "C->>L: resources/subscribe";
     case "unsubscribe":
-      return "C->>L: resources/unsubscribe";
+      return `C->>L: ${evidence.tag}`;
     case "listen":
       return `C->>L: subscriptions/listen (${
         [
@@ -2732,6 +2734,11 @@ type Refused = { refusal: Refusal };
 function refused(status: number, code: number, message: string): Refused {
   return { refusal: { status, code, message } };
 }
+
+/** A watch past `--max-watches`: the SDK's answer past `maxSubscriptions`. */
+const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
+const watchLimitError = () =>
+  new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
 function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
@@ -3178,17 +3185,22 @@ function buildLabServer(
       log.write("info", { tag, fields: { uri, ...kind } }, client);
       return true;
     };
+    /** The URIs this session watches, at most `--max-watches`. */
+    const watched = new Set<string>();
     server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      if (fixture("resources/subscribe", uri)) return {};
-      onlyReview("resources/subscribe", uri);
-      state.record(client, "subscribe", {
-        tag: "resources/subscribe",
-        fields: { uri },
-      });
-      state.reached(client, "subscribe");
+      const cap = config.maxWatches ?? Infinity;
+      if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
+      if (!fixture("resources/subscribe", uri)) {
+        onlyReview("resources/subscribe", uri);
+        const line = { tag: "resources/subscribe", fields: { uri } };
+        state.record(client, "subscribe", line);
+        state.reached(client, "subscribe");
+      }
+      watched.add(uri);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+      watched.delete(uri);
       if (fixture("resources/unsubscribe", uri)) return {};
       state.record(client, "unsubscribe", {
         tag: "resources/unsubscribe",
@@ -3986,20 +3998,20 @@ class ModernEra implements EraServer {
   }
 
   /**
-   * A listen's filter, narrowed; or a refusal, also when this identity holds
-   * its share of the streams (a tenth of `--max-sessions`, at least one).
+   * A listen's filter, narrowed; or the SDK's refusal at `--max-watches` open
+   * under this identity (across replicas), or at its share of the streams (a
+   * tenth of `--max-sessions`, at least one), saying so.
    */
-  #listenFilter(client: LabClient, params: unknown, id: RequestId | undefined) {
+  #listenFilter(client: LabClient, params: unknown, id?: RequestId) {
     const filter = narrowListenFilter(params, id);
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
-    const full = openListens(client) >= share;
-    return filter && !("refusal" in filter) && full
-      ? refused(
-        200,
-        -32603,
-        `Subscription limit reached for this client: ${share} listen streams are open under its clientInfo`,
-      )
-      : filter;
+    const cap = this.ctx.config.maxWatches ?? Infinity;
+    const full = openListens(client) >= Math.min(cap, share);
+    if (!filter || "refusal" in filter || !full) return filter;
+    const why = cap <= share
+      ? ""
+      : ` for this client: ${share} listen streams are open under its clientInfo`;
+    return refused(200, WATCH_LIMIT.code, WATCH_LIMIT.message + why);
   }
 
   /** Open listen streams (for `/healthz`). */
@@ -4691,16 +4703,16 @@ class StdioLab implements Transport {
     };
   }
 
-  /** Serves the client; resolves once it has gone. */
+  /** Serves the client; resolves once it has gone; the SDK caps listens. */
   serve(): Promise<void> {
-    const { era, maxSessions } = this.ctx.config;
+    const { era, maxSessions, maxWatches } = this.ctx.config;
     // A 2025-only lab is the SDK's 2025 server alone, as such servers are.
     if (era === "2025") this.#buildServer("legacy").connect(this);
     else {
       serveStdio((context) => this.#buildServer(context.era), {
         transport: this,
         legacy: era === "2026-07-28" ? "reject" : "serve",
-        maxSubscriptions: maxSessions,
+        maxSubscriptions: Math.min(maxSessions, maxWatches ?? Infinity),
         onerror: logSdkErrors(this.ctx.log),
       });
     }
@@ -4720,7 +4732,6 @@ class StdioLab implements Transport {
   }
 
   #buildServer(sdkEra: "modern" | "legacy"): Server {
-    const { state } = this.ctx;
     const client = this.#client;
     const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
     client.era = era;
@@ -4730,7 +4741,7 @@ class StdioLab implements Transport {
         nameClient(client, server.getClientVersion());
         client.protocolVersion = server.getNegotiatedProtocolVersion() ??
           client.protocolVersion;
-        state.connected(client);
+        this.ctx.state.connected(client);
       };
     }
     this.#server = server;
@@ -4756,8 +4767,7 @@ class StdioLab implements Transport {
 
   /** Names the client, sees discover and listens, narrows listen filters. */
   #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
-    const { state, config } = this.ctx;
-    if (config.era === "2025") return message;
+    if (this.ctx.config.era === "2025") return message;
     const client = this.#client;
     const meta = metaOf(message);
     if (meta?.[CLIENT_INFO_META_KEY]) {
@@ -4768,7 +4778,7 @@ class StdioLab implements Transport {
     const request = isJSONRPCRequest(message) ? message : undefined;
     if (request?.method === "server/discover") {
       client.era = "2026-07-28";
-      state.connected(client);
+      this.ctx.state.connected(client);
     }
     if (request?.method === "subscriptions/listen") {
       const listen = narrowListenFilter(request.params, request.id);
@@ -4815,6 +4825,10 @@ class StdioLab implements Transport {
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
+      if (isJSONRPCErrorResponse(message)) {
+        const refusal = { status: 200, ...message.error };
+        logRefusal(this.ctx.log, refusal, undefined, this.#client);
+      }
       this.#endListen(message.id as RequestId);
     }
     return message;

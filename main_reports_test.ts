@@ -276,6 +276,7 @@ Deno.test("/report: stable fields for every client", async () => {
     inlineContent: "off",
     catalogChange: "off",
     toolEnabled: false,
+    maxWatches: null,
   });
   const [entry] = report.clients;
   assert.deepEqual(Object.keys(entry), [

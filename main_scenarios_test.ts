@@ -2,7 +2,8 @@
  * The lab's scenario switches and what each does to a client's flow and
  * verdict: the status words, a second MCP path, when the update starts
  * (`--trigger subscribe`, `read`, `connect`), a series of updates,
- * `list_changed` after the update, and the tool that reads the resource.
+ * `list_changed` after the update, the tool that reads the resource, and
+ * watches refused past `--max-watches` (both eras, HTTP and stdio).
  *
  * ```sh
  * deno test -P main_scenarios_test.ts
@@ -12,6 +13,7 @@
  */
 
 import assert from "node:assert/strict";
+import type { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { REVIEW_URI } from "./main.ts";
 import {
   prepareTestEnvironment,
@@ -23,11 +25,22 @@ import {
   assertLinesInOrder,
   connectClient,
   delay,
+  initializeMessage,
+  labCommand,
+  linesOf,
+  modernMeta,
   nextResourceUpdate,
+  openRawSession,
+  postModern,
+  rawSubscribe,
+  readJsonRpcAnswer,
   readReview,
   reportFor,
+  stdioClient,
   subscribeUntilUpdated,
+  within,
 } from "./testdata/lab_clients.ts";
+import { MAIN_PATH } from "./launch.ts";
 
 prepareTestEnvironment();
 
@@ -196,4 +209,254 @@ Deno.test("MCP_TEST_ENABLE_TOOL: get_review_status reads the same text, recorded
     entry.missing,
     `never subscribed to ${REVIEW_URI} (resources/subscribe) (through the get_review_status tool)`,
   );
+});
+
+// ---------------------------------------------------------------------------
+// Refused watches: --max-watches, both eras, HTTP and stdio
+// ---------------------------------------------------------------------------
+
+/** The TypeScript SDK's answer past its `maxSubscriptions`, word for word. */
+const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
+
+const ERAS = { "2025": "legacy", "2026-07-28": "auto" } as const;
+
+/** Watches `uri` the client's era's way: a subscribe, or a listen left open. */
+function watch(client: Client, uri = REVIEW_URI): Promise<unknown> {
+  return client.getNegotiatedProtocolVersion() === "2026-07-28"
+    ? client.listen({ resourceSubscriptions: [uri] })
+    : client.subscribeResource({ uri });
+}
+
+/** The watch was refused with the SDK's code and message, exactly. */
+async function assertWatchRefused(watching: Promise<unknown>) {
+  await assert.rejects(watching, (error: Error & { code?: number }) => {
+    assert.deepEqual(
+      { code: error.code, message: error.message },
+      WATCH_LIMIT,
+    );
+    return true;
+  });
+}
+
+/** The `[request/rejected]` lines a client's refused watches left. */
+const refusalLines = (lines: string[], name: string) =>
+  lines.filter((line) =>
+    line.startsWith("[request/rejected]") &&
+    line.includes(' code=-32603 message="Subscription limit reached" ') &&
+    line.includes(` client=${name}/1.0.0 `)
+  );
+
+/** What the verdict says a client that was refused its only watch never did. */
+const neverWatched = (era: string) =>
+  era === "2025"
+    ? `never subscribed to ${REVIEW_URI} (resources/subscribe)`
+    : `never opened subscriptions/listen for ${REVIEW_URI}`;
+
+Deno.test("MCP_TEST_MAX_WATCHES=0 (HTTP): the first subscribe (2025) and the first listen (2026-07-28) are refused with the SDK's subscription limit, one line each; the verdict, report and reproduce command say so", async (t) => {
+  await using lab = startLab({ MCP_TEST_MAX_WATCHES: "0" });
+  for (const [era, mode] of Object.entries(ERAS)) {
+    await t.step(era, async () => {
+      const name = `refused-${mode}`;
+      await using client = await connectClient(lab.url, name, mode);
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+      await assertWatchRefused(watch(client));
+      // The client is refused a watch, not served less: it still reads.
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+      assert.equal(refusalLines(lab.lines, name).length, 1);
+      const entry = reportFor(lab, name);
+      assert.equal(entry.level, 3);
+      assert.equal(entry.missing, neverWatched(era));
+    });
+  }
+  const report = lab.lab.report();
+  assert.equal(report.scenario.maxWatches, 0);
+  assert.match(report.reproduce?.command ?? "", / --max-watches=0( |$)/);
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.match(markdown, /, at most 0 watches\./);
+});
+
+Deno.test("MCP_TEST_MAX_WATCHES=0 (HTTP, raw): resources/subscribe and subscriptions/listen are answered with -32603 'Subscription limit reached'", async () => {
+  await using lab = startLab({ MCP_TEST_MAX_WATCHES: "0" });
+  const sessionId = await openRawSession(lab.url, "2025-11-25", "raw-refused");
+  const subscribe = await rawSubscribe(lab.url, sessionId);
+  assert.equal(subscribe.status, 200);
+  assert.deepEqual(await readJsonRpcAnswer(subscribe), {
+    jsonrpc: "2.0",
+    id: 2,
+    error: WATCH_LIMIT,
+  });
+  const notifications = { resourceSubscriptions: [REVIEW_URI] };
+  const listen = await postModern(lab.url, "subscriptions/listen", {
+    notifications,
+  }, { id: 7, client: "raw-refused-modern" });
+  assert.equal(listen.status, 200);
+  assert.deepEqual(await listen.json(), {
+    jsonrpc: "2.0",
+    id: 7,
+    error: WATCH_LIMIT,
+  });
+});
+
+Deno.test("MCP_TEST_MAX_WATCHES=1 (HTTP): one watch is accepted and the second refused; the refused client and a bystander still get their updates", async (t) => {
+  await using lab = startLab({ MCP_TEST_MAX_WATCHES: "1" });
+  for (const [era, mode] of Object.entries(ERAS)) {
+    await t.step(era, async () => {
+      const name = `capped-${mode}`;
+      await using client = await connectClient(lab.url, name, mode);
+      await using bystander = await connectClient(lab.url, `by-${mode}`, mode);
+      await readReview(client);
+      const updated = nextResourceUpdate(client);
+      const first = await watch(client);
+      // 2025: the same URI again is no second watch; another URI is one.
+      if (era === "2025") await watch(client);
+      await assertWatchRefused(watch(client, "test://review/other"));
+      assert.equal(refusalLines(lab.lines, name).length, 1);
+      assert.equal(await updated, REVIEW_URI);
+      assert.equal(await readReview(client), VERSION_2_TEXT);
+      assert.equal(reportFor(lab, name).level, 6);
+      await readReview(bystander);
+      await subscribeUntilUpdated(bystander);
+      assert.equal(await readReview(bystander), VERSION_2_TEXT);
+      assert.equal(refusalLines(lab.lines, `by-${mode}`).length, 0);
+      if (era === "2026-07-28") {
+        // Open listens are counted: once the first ends, another is taken.
+        await (first as { close(): Promise<void> }).close();
+        const again = await client.listen({ resourceSubscriptions: [] });
+        await again.close();
+      } else {
+        // Unsubscribed, the next URI is no longer over the cap: not found.
+        await client.unsubscribeResource({ uri: REVIEW_URI });
+        await assert.rejects(
+          watch(client, "test://review/other"),
+          /Resource not found: test:\/\/review\/other/,
+        );
+      }
+      assert.equal(refusalLines(lab.lines, name).length, 1);
+    });
+  }
+});
+
+Deno.test("--max-watches over stdio: 0 refuses the first watch, 1 the second, with the SDK's code and message, in both eras; the refusal is one line before the verdict", async (t) => {
+  for (const [era, mode] of Object.entries(ERAS)) {
+    for (const cap of [0, 1]) {
+      await t.step(`${era}, --max-watches ${cap}`, async () => {
+        const name = `stdio-${mode}-${cap}`;
+        const { client, verdictLog } = await stdioClient(
+          name,
+          mode,
+          "--max-watches",
+          String(cap),
+        );
+        await readReview(client);
+        if (cap === 1) await watch(client);
+        await assertWatchRefused(watch(client, "test://review/other"));
+        // Still served (at version 2 once an accepted watch's update came).
+        assert.match(await readReview(client), /^status: /);
+        await client.close();
+        const lines = (await verdictLog()).split("\n");
+        assert.equal(refusalLines(lines, name).length, 1);
+        const next = lines.find((line) => line.startsWith("  next: "));
+        // Refused its only watch, it stops where the ladder stops a client
+        // that never watched (level 3); with one accepted, it goes on.
+        const level = lines.find((line) => line.startsWith("[verdict] "));
+        assert.match(level ?? "", cap === 0 ? / level=3 / : / level=[4-6] /);
+        if (cap === 0) assert.equal(next, `  next: ${neverWatched(era)}`);
+        else assert.notEqual(next, `  next: ${neverWatched(era)}`);
+      });
+    }
+  }
+});
+
+Deno.test("--max-watches 0 over stdio, raw lines: a subscribe and a listen get the exact error, and the lab goes on answering", async (t) => {
+  const _meta = modernMeta("raw-stdio");
+  const eras = {
+    "2025": [
+      initializeMessage({ name: "raw-stdio", version: "1.0.0" }),
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "resources/subscribe",
+        params: { uri: REVIEW_URI },
+      },
+    ],
+    "2026-07-28": [
+      { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "subscriptions/listen",
+        params: {
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+          _meta,
+        },
+      },
+    ],
+  };
+  for (const [era, messages] of Object.entries(eras)) {
+    await t.step(era, async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN_PATH, "--stdio", "--max-watches", "0"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      const answers = linesOf(child.stdout);
+      const read = {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "resources/read",
+        params: { uri: REVIEW_URI, ...era === "2025" ? {} : { _meta } },
+      };
+      const lines = [...messages, read]
+        .map((message) => `${JSON.stringify(message)}\n`);
+      await writer.write(new TextEncoder().encode(lines.join("")));
+      const byId = new Map<number, unknown>();
+      while (!byId.has(2) || !byId.has(3)) {
+        const { value } = await within(answers.next(), 30_000, "answers");
+        const answer = JSON.parse(value as string);
+        if ("id" in answer) byId.set(answer.id, answer);
+      }
+      assert.deepEqual(byId.get(2), {
+        jsonrpc: "2.0",
+        id: 2,
+        error: WATCH_LIMIT,
+      });
+      const readAnswer = byId.get(3) as {
+        result: { contents: { text: string }[] };
+      };
+      assert.equal(readAnswer.result.contents[0].text, VERSION_1_TEXT);
+      await writer.close();
+      assert.equal((await child.status).code, 0);
+    });
+  }
+});
+
+Deno.test("--max-watches: a bad value exits 2 with one line, over HTTP and stdio", async (t) => {
+  const expected = "expected empty, or an integer from 0 to 1000000";
+  for (const value of ["-1", "1.5", "two", "1000001"]) {
+    await t.step(value, async () => {
+      for (const stdio of [[], ["--stdio"]]) {
+        const flag = await labCommand([...stdio, `--max-watches=${value}`], {
+          MCP_TEST_PORT: "0",
+        }).output();
+        assert.equal(flag.code, 2);
+        assert.equal(
+          new TextDecoder().decode(flag.stderr),
+          `config error: --max-watches="${value}" is not allowed: ${expected}\n`,
+        );
+        assert.equal(new TextDecoder().decode(flag.stdout), "");
+      }
+      const variable = await labCommand([], {
+        MCP_TEST_PORT: "0",
+        MCP_TEST_MAX_WATCHES: value,
+      }).output();
+      assert.equal(variable.code, 2);
+      assert.equal(
+        new TextDecoder().decode(variable.stderr),
+        `config error: MCP_TEST_MAX_WATCHES="${value}" is not allowed: ${expected}\n`,
+      );
+    });
+  }
 });

@@ -73,6 +73,7 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     sessionTtlSeconds: 1800,
     bodyTimeoutSeconds: 10,
     maxSessions: 1000,
+    maxWatches: null,
     logLevel: "debug",
     logFormat: "text",
     reportFile: "",
@@ -261,7 +262,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 30);
+  assert.equal(help.length, 31);
   assert.deepEqual(await readmeSettings(), help);
 });
 

@@ -345,6 +345,7 @@ export function stdioLabReports(
           ? CATALOG_KINDS.join(",")
           : scenario.catalogChange ?? "off",
         toolEnabled: false,
+        maxWatches: null,
       },
       clients,
     },

@@ -295,6 +295,7 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       inlineContent: "off",
       catalogChange: "off",
       toolEnabled: false,
+      maxWatches: null,
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
     assert.match(

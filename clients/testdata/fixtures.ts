@@ -161,6 +161,7 @@ export function labReport(clients: ClientReport[]): LabReport {
       inlineContent: "off",
       catalogChange: "off",
       toolEnabled: false,
+      maxWatches: null,
     },
     clients,
   };
