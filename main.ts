@@ -443,10 +443,9 @@ export function loadConfig(
     if (!parsed.success) {
       const source = flagged === undefined ? variable : `--${flag}`;
       const shown = name === "bus" && given ? withoutPassword(given) : given;
+      const value = JSON.stringify(shown);
       throw new ConfigError(
-        `${source}=${
-          JSON.stringify(shown)
-        } is not allowed: expected ${setting.allowed}`,
+        `${source}=${value} is not allowed: expected ${setting.allowed}`,
       );
     }
     config[name] = parsed.data;
@@ -497,12 +496,7 @@ export function parseCommandLine(args: string[]) {
     options[flagName(name, setting)] = { type };
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
-  return {
-    help: help === true,
-    version: version === true,
-    stdio: stdio === true,
-    flags,
-  };
+  return { help: !!help, version: !!version, stdio: !!stdio, flags };
 }
 
 /** The `--help` text: usage and the configuration table with defaults. */
@@ -2042,9 +2036,7 @@ function missingStep(client: LabClient, config: LabConfig, level: number) {
   if (!client.proof.listed && level < 2) {
     return "never listed resources (resources/list)";
   }
-  if (!client.proof.readV1) {
-    return `never read ${REVIEW_URI} (resources/read)`;
-  }
+  if (!client.proof.readV1) return `never read ${REVIEW_URI} (resources/read)`;
   const trigger = config.updateTrigger;
   if (!client.proof.subscribed && trigger === "subscribe") {
     if (client.era === "2025") {
@@ -4140,12 +4132,18 @@ async function serveMcp(
   eras: { legacy: LegacyEra; modern: ModernEra },
   request: Request,
 ): Promise<Response> {
-  if (!MCP_METHODS.includes(request.method)) {
-    const Allow = MCP_METHODS.join(", ");
+  // The stateless era has no GET stream and no session to delete.
+  const modern = request.headers.get("mcp-protocol-version") === "2026-07-28" &&
+    config.era !== "2025" && MCP_METHODS.includes(request.method);
+  const allowed = modern ? ["POST"] : MCP_METHODS;
+  if (!allowed.includes(request.method)) {
+    const Allow = allowed.join(", ");
     return refuse(log, request, {
       status: 405,
       code: -32000,
-      message: `Method Not Allowed: the MCP endpoint takes ${Allow}`,
+      message: modern
+        ? "Method Not Allowed: protocol 2026-07-28 uses POST only"
+        : `Method Not Allowed: the MCP endpoint takes ${Allow}`,
       headers: { Allow },
     });
   }
@@ -4154,17 +4152,6 @@ async function serveMcp(
     const read = await readMessage(config, request);
     if ("refusal" in read) return refuse(log, request, read.refusal);
     body = read.message;
-  } else if (
-    request.headers.get("mcp-protocol-version") === "2026-07-28" &&
-    config.era !== "2025"
-  ) {
-    // The stateless era has no GET stream and no session to delete.
-    return refuse(log, request, {
-      status: 405,
-      code: -32000,
-      message: "Method Not Allowed: protocol 2026-07-28 uses POST only",
-      headers: { Allow: "POST" },
-    });
   }
   // Deno aborts request.signal after every response, which the SDK would
   // take for a cancel: it gets a copy (a stream's own cancel still works).
