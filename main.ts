@@ -101,11 +101,10 @@ export const SDK_VERSION = "2.4.0";
 // Configuration
 // ---------------------------------------------------------------------------
 
-const TRUE_WORDS = ["true", "1", "yes", "on"];
-const FALSE_WORDS = ["false", "0", "no", "off"];
-const booleanWord = z.string().transform((word) => word.toLowerCase()).pipe(
-  z.enum([...TRUE_WORDS, ...FALSE_WORDS]),
-).transform((word) => TRUE_WORDS.includes(word));
+const booleanWord = z.stringbool({
+  truthy: ["true", "1", "yes", "on"],
+  falsy: ["false", "0", "no", "off"],
+});
 
 const seconds = z.string().regex(/^\d+(\.\d+)?$/).transform(Number);
 
