@@ -668,12 +668,10 @@ export function whenStreamEnds(
 
 /** `promise`'s value, or "late" once `ms` pass first; no timer outlives it. */
 export async function within<T>(promise: Promise<T>, ms: number) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), ms);
-  });
+  const late = Promise.withResolvers<"late">();
+  const timer = setTimeout(() => late.resolve("late"), ms);
   try {
-    return await Promise.race([promise, late]);
+    return await Promise.race([promise, late.promise]);
   } finally {
     clearTimeout(timer);
   }
