@@ -693,12 +693,16 @@ export async function* boundedLines(
   let size = 0;
   /** Bytes of the line being skipped; 0 when not skipping. */
   let skipped = 0;
+  /** The line that ends here: its text, or its size if it was skipped. */
   const finish = (): BoundedLine | undefined => {
     // Decoded as one text: a character split between parts is kept whole.
     const text = parts.map((part) => decoder.decode(part, { stream: true }));
     const line = (text.join("") + decoder.decode()).replace(/\r$/, "");
+    const tooLong = skipped;
     parts = [];
     size = 0;
+    skipped = 0;
+    if (tooLong > 0) return { tooLong };
     return line.trim() === "" ? undefined : { line };
   };
   for await (const chunk of stream) {
@@ -716,17 +720,11 @@ export async function* boundedLines(
       }
       if (end === -1) break;
       start = end + 1;
-      if (skipped > 0) {
-        yield { tooLong: skipped };
-        skipped = 0;
-        continue;
-      }
       const line = finish();
       if (line) yield line;
     }
   }
-  if (skipped > 0) yield { tooLong: skipped };
-  const last = size > 0 ? finish() : undefined;
+  const last = finish();
   if (last) yield last;
 }
 
