@@ -1626,25 +1626,22 @@ export class LabState {
     // Another replica serves it (`--bus`): it lets go here only.
     if (reason === "evicted" && this.peers.released(client)) return;
     this.#cancelUpdates(client);
+    const end = () => {
+      if (client.endedReason) return;
+      this.record(client, "session-end", {
+        tag: "session/end",
+        fields: { session: sessionId, reason },
+      });
+      this.#retire(client, reason);
+    };
     const sending = client.updates.sending;
-    if (!sending) return this.#end(client, reason, sessionId);
-    return within(sending, 1000).then(() =>
-      this.#end(client, reason, sessionId)
-    ).catch((error) =>
+    if (!sending) return end();
+    return within(sending, 1000).then(end).catch((error) =>
       this.log.writeOrStderr("error", {
         tag: "server/error",
         fields: { message: (error as Error).message },
       })
     );
-  }
-
-  #end(client: LabClient, reason: SessionEndReason, sessionId?: string) {
-    if (client.endedReason) return;
-    this.record(client, "session-end", {
-      tag: "session/end",
-      fields: { session: sessionId, reason },
-    });
-    this.#retire(client, reason);
   }
 
   /** Keeps an ended client for the reports; `onEnded` hears of it. */
