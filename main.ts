@@ -1863,22 +1863,17 @@ export function shellQuote(arg: string): string {
 
 /** Every setting whose value is not its default, as flags; never the token. */
 function settingFlags(config: LabConfig): string[] {
-  const flags: string[] = [];
-  for (const [name, setting] of Object.entries(SETTINGS)) {
-    if (name === "authToken") continue;
+  return Object.entries(SETTINGS).flatMap(([name, setting]) => {
+    if (name === "authToken") return [];
     const given = config[name as keyof LabConfig];
     const value = name === "bus" ? withoutPassword(String(given)) : given;
     const fallback = setting.schema.parse(setting.defaultValue);
-    if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
+    if (JSON.stringify(value) === JSON.stringify(fallback)) return [];
     const flag = `--${flagName(name, setting)}`;
-    if (value === true) flags.push(flag);
-    else {
-      // One word: a value that starts with "-" is not taken for a flag.
-      const text = Array.isArray(value) ? value.join(",") : String(value);
-      flags.push(`${flag}=${shellQuote(text)}`);
-    }
-  }
-  return flags;
+    // One word: a value that starts with "-" is not taken for a flag.
+    const text = Array.isArray(value) ? value.join(",") : String(value);
+    return value === true ? flag : `${flag}=${shellQuote(text)}`;
+  });
 }
 
 function reproduceOf(
