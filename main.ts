@@ -588,11 +588,7 @@ const defined = <T>(values: (T | undefined)[]) =>
 export const MARK = (reached: boolean) => reached ? "✅" : "❌";
 
 /** `&`, `<` and `>` by name; the other characters Markdown acts on by code. */
-const NAMED_ENTITIES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-};
+const NAMED_ENTITIES = new Map([["&", "&amp;"], ["<", "&lt;"], [">", "&gt;"]]);
 
 /**
  * Text a peer sent, inert in Markdown: `markdownText`, and a `<wbr>` where
@@ -614,7 +610,7 @@ export function markdownText(text: string): string {
   return lineText(
     text.replace(/\r\n|[\r\n\u2028\u2029]/g, " ⏎ ").replace(
       /[&<>|`[\]\\]/g,
-      (char) => NAMED_ENTITIES[char] ?? `&#${char.charCodeAt(0)};`,
+      (char) => NAMED_ENTITIES.get(char) ?? `&#${char.charCodeAt(0)};`,
     ),
   );
 }
