@@ -4841,13 +4841,11 @@ export async function main(
       return await probe.probeMain(args.slice(1));
     }
     commandLine = parseCommandLine(args);
-    if (commandLine.help) {
-      console.log(helpText());
-      return 0;
-    }
-    if (commandLine.version) {
+    if (commandLine.help || commandLine.version) {
       console.log(
-        `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})`,
+        commandLine.help
+          ? helpText()
+          : `mcp-subscription-lab ${LAB_VERSION} (MCP SDK ${SDK_VERSION}, Deno ${Deno.version.deno})`,
       );
       return 0;
     }
