@@ -4205,18 +4205,8 @@ export function createLab(
     const noToken = missingTokenRefusal(config, request);
     // What the other replicas recorded so far is part of every answer.
     await bus?.catchUp();
-    if (pathname === "/report" || pathname === "/report.md") {
-      if (noToken) return refuse(log, request, noToken);
-      return pathname === "/report"
-        ? Response.json(ctx.report())
-        : reportMarkdownResponse(
-          state.reportedClients(),
-          config,
-          URL.parse(request.url)?.searchParams.get("client") ?? null,
-          ctx.caveats(),
-        );
-    }
-    if (!mcpPaths.has(pathname)) {
+    const isReport = pathname === "/report" || pathname === "/report.md";
+    if (!isReport && !mcpPaths.has(pathname)) {
       return refuse(log, request, {
         status: 404,
         message: `Not Found: the MCP endpoint is ${
@@ -4224,9 +4214,15 @@ export function createLab(
         }`,
       });
     }
-    return noToken
-      ? refuse(log, request, noToken)
-      : await serveMcp(ctx, { legacy, modern }, request);
+    if (noToken) return refuse(log, request, noToken);
+    if (!isReport) return await serveMcp(ctx, { legacy, modern }, request);
+    if (pathname === "/report") return Response.json(ctx.report());
+    return reportMarkdownResponse(
+      state.reportedClients(),
+      config,
+      URL.parse(request.url)?.searchParams.get("client") ?? null,
+      ctx.caveats(),
+    );
   }
 
   async function fetch(request: Request): Promise<Response> {
