@@ -532,8 +532,6 @@ function helpText(): string {
 // Shared with the probe and the harness: inert text, bounded lines, streams
 // ---------------------------------------------------------------------------
 
-type FieldValue = string | number | boolean;
-
 /** What may not stand bare in a line's value (see `lineValue`). */
 const UNSAFE_IN_LINE = /[\s"'\\[\]\p{Cc}\p{Cf}]/u;
 
@@ -564,7 +562,7 @@ function unbracketed(text: string): string {
  * bracket, control or format character), else a JSON string with brackets
  * escaped, so no value can pose as a field, an event or a verdict.
  */
-export function lineValue(value: FieldValue): string {
+export function lineValue(value: string | number | boolean): string {
   const text = String(value);
   return UNSAFE_IN_LINE.test(text) ? unbracketed(jsonText(text)) : text;
 }
