@@ -723,16 +723,13 @@ export async function* boundedLines(
 }
 
 /** The named variables, each read on its own (unreadable counts as unset). */
-export function readEnvironment(
-  names: string[],
-): Record<string, string | undefined> {
-  return Object.fromEntries(names.map((variable) => {
+export function readEnvironment(names: string[]) {
+  const env: Record<string, string | undefined> = {};
+  for (const variable of names) {
     const access = Deno.permissions.querySync({ name: "env", variable });
-    return [
-      variable,
-      access.state === "granted" ? Deno.env.get(variable) : undefined,
-    ];
-  }));
+    if (access.state === "granted") env[variable] = Deno.env.get(variable);
+  }
+  return env;
 }
 
 // ---------------------------------------------------------------------------
