@@ -1521,8 +1521,7 @@ export class LabState {
       for (const call of client.waiting) call.settle("updated");
     }
     if (step.kind === "session-end") {
-      const reason = step.evidence.fields?.reason as SessionEndReason;
-      this.#retire(client, reason);
+      this.#retire(client, step.evidence.fields?.reason as SessionEndReason);
     }
   }
 
