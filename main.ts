@@ -4400,12 +4400,12 @@ function shutdownSignalled(
   due: Promise<string>,
 ) {
   const signalled = Promise.withResolvers<Deno.Signal>();
-  const listeners: [Deno.Signal, () => void][] = [];
+  const removals: (() => void)[] = [];
   for (const signal of shutdownSignals(Deno.build.os)) {
     const listener = () => signalled.resolve(signal);
     try {
       Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
+      removals.push(() => Deno.removeSignalListener(signal, listener));
     } catch (error) {
       const message = (error as Error).message;
       labLine(config, `[lab] not listening to ${signal}: ${message}`, {
@@ -4420,11 +4420,7 @@ function shutdownSignalled(
       signalled.promise.then((signal) => ({ why: signal, fields: { signal } })),
       due.then((reason) => ({ why: reason, fields: { reason } })),
     ]),
-    remove() {
-      for (const [name, listener] of listeners) {
-        Deno.removeSignalListener(name, listener);
-      }
-    },
+    remove: () => removals.forEach((remove) => remove()),
   };
 }
 
