@@ -1906,12 +1906,10 @@ function reproduceMarkdown(reproduce: Reproduce): string[] {
     reproduce.sourceUrl === null
       ? `Started from a local file, lab ${reproduce.lab}: to be sure of the same lab, run main.ts from a URL pinned at that version (a tag or a commit of the lab's repository).`
       : `Started from ${reproduce.sourceUrl}.`,
-    ...reproduce.tokenRequired
-      ? [
-        "",
-        "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
-      ]
-      : [],
+    ...!reproduce.tokenRequired ? [] : [
+      "",
+      "This lab required a bearer token (MCP_TEST_AUTH_TOKEN); set one of your own.",
+    ],
     "",
     `Lab ${reproduce.lab}, MCP SDK ${reproduce.sdk}, Deno ${reproduce.deno}, ${reproduce.os}.`,
     ...reproduce.clients.length === 0 ? [] : [
