@@ -4181,7 +4181,17 @@ export function createLab(
     ...bus && { bus: bus.status() },
   });
 
-  async function route(request: Request, pathname: string) {
+  async function route(request: Request) {
+    // Deno builds the URL from the Host header: "::1" or port 99999 break it.
+    const url = URL.parse(request.url);
+    if (!url) {
+      return refuse(log, request, {
+        status: 400,
+        code: -32000,
+        message: "Bad Request: the Host header is not a valid host[:port]",
+      });
+    }
+    const { pathname } = url;
     const foreign = foreignHost(request);
     if (foreign) return await logSdkRefusal(log, request, foreign);
     if (pathname === "/healthz") {
@@ -4212,26 +4222,15 @@ export function createLab(
     return reportMarkdownResponse(
       state.reportedClients(),
       config,
-      URL.parse(request.url)?.searchParams.get("client") ?? null,
+      url.searchParams.get("client"),
       ctx.caveats(),
     );
   }
 
   async function fetch(request: Request): Promise<Response> {
-    let response: Response;
-    try {
-      // Deno builds it from the Host header: "::1" or port 99999 break it.
-      const url = URL.parse(request.url);
-      response = url
-        ? await route(request, url.pathname)
-        : refuse(log, request, {
-          status: 400,
-          code: -32000,
-          message: "Bad Request: the Host header is not a valid host[:port]",
-        });
-    } catch (error) {
-      response = internalError(log, error);
-    }
+    const response = await route(request).catch((error) =>
+      internalError(log, error)
+    );
     if (log.enabled("debug")) {
       log.write("debug", {
         tag: "http",
