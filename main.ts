@@ -4300,7 +4300,11 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
       bound: every ? hostname : undefined,
     });
   }
-  labLine(config, `[lab] ${VERSION_WORDS}`, VERSIONS);
+  labLine(
+    config,
+    `[lab] version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    VERSIONS,
+  );
   const report = `http://${host}:${port}/report.md`;
   labLine(config, `[lab] report at ${report} (JSON: /report)`, {
     report,
@@ -4323,10 +4327,6 @@ const VERSIONS = {
   deno: Deno.version.deno,
   resource: REVIEW_URI,
 };
-/** The same as the banners' text lines say them: `version=… sdk=… …`. */
-const VERSION_WORDS = Object.entries(VERSIONS).map(([key, value]) =>
-  `${key}=${value}`
-).join(" ");
 
 /** How often a stopped accept loop tries to listen again. */
 const RELISTEN_MS = 250;
@@ -4850,10 +4850,12 @@ export async function main(
   if (!commandLine.stdio) return await serveHttp(config, bus);
   // stdout carries the protocol, so every log line goes to stderr.
   const stderrLine = (line: string) => console.error(line);
-  labLine(config, `[lab] stdio ${VERSION_WORDS}`, {
-    transport: "stdio",
-    ...VERSIONS,
-  }, stderrLine);
+  labLine(
+    config,
+    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
+    { transport: "stdio", ...VERSIONS },
+    stderrLine,
+  );
   return await serveLabOverStdio(config, stderrLine);
 }
 
