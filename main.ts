@@ -4273,14 +4273,12 @@ export const shutdownSignals = (os: typeof Deno.build.os): Deno.Signal[] =>
 
 /** One of the lab's own lines: `text`, or JSON `{"event":"lab",...fields}`. */
 function labLine(
-  config: LabConfig,
+  { logFormat }: LabConfig,
   text: string,
   fields: Record<string, unknown>,
   sink: LineSink = console.log,
 ) {
-  sink(
-    config.logFormat === "json" ? jsonText({ event: "lab", ...fields }) : text,
-  );
+  sink(logFormat === "json" ? jsonText({ event: "lab", ...fields }) : text);
 }
 
 /**
