@@ -555,25 +555,29 @@ export const LIBRARIES: LibraryDefinition[] = [
     id: "java-sdk",
     displayName: "Java SDK (io.modelcontextprotocol.sdk:mcp)",
     npmPackage: "io.modelcontextprotocol.sdk:mcp",
-    version: "2.1.0",
+    version: "2.2.0",
     dependencies: [],
     language: "java",
-    note:
-      "pinned at 2.1.0 (its jar built 2026-10-15): 2.2.0, Maven Central's newest since 2026-11-29, adds a second client, io.modelcontextprotocol.modern.client (McpSyncClient, StdioMcpClientTransport; its classes name subscriptions/listen and server/discover), not measured here yet; its io.modelcontextprotocol.client, the one this app uses, still stops at 2025-11-25 (ProtocolVersions)",
-    // McpClient.sync over HttpClientStreamableHttpTransport, and over
-    // StdioClientTransport; 2025 only.
-    modes: ["default", "stdio"],
-    gaps: {
-      "2026-07-28":
-        'the SDK speaks up to 2025-11-25 and has no option for a newer era: mcp-core-2.1.0.jar io/modelcontextprotocol/spec/ProtocolVersions.class (ProtocolVersions.java) holds MCP_2024_11_05 to MCP_2025_11_25 only, HttpClientStreamableHttpTransport.Builder offers "2025-03-26", "2025-06-18", "2025-11-25" (HttpClientStreamableHttpTransport.java:681) and McpTransport.protocolVersions() 2024-11-05 to 2025-11-25 (McpTransport.java:104); no class in the jar names 2026-07-28, subscriptions/listen or server/discover',
-    },
+    // One client per era, both in mcp-core-2.2.0.jar (no sources jar is
+    // served: lines from its classes' line tables). 2025:
+    // io.modelcontextprotocol.client's McpClient.sync over
+    // HttpClientStreamableHttpTransport or StdioClientTransport, an
+    // initialize up to 2025-11-25 (ProtocolVersions.java). 2026-07-28:
+    // io.modelcontextprotocol.modern.client's McpClient.sync over
+    // HttpClientMcpTransport or StdioMcpClientTransport, which speaks
+    // 2026-07-28 only (McpClient.java:91), connect a server/discover
+    // (McpSyncClient.java:187). A listen the server ends comes to the
+    // listener's onComplete (a result, JsonRpcRequestSender.java:190) or
+    // onError (McpSubscriptionLostException, the stream ended without one,
+    // line 181), and the SDK opens no other.
+    modes: ["default", "2026-07-28", "stdio", "stdio-2026-07-28"],
     subscribe: {
       call:
-        "client.subscribeResource(new McpSchema.SubscribeRequest(uri)) (McpSyncClient): resources/subscribe",
+        "client.subscribeResource(new McpSchema.SubscribeRequest(uri)) (McpSyncClient) in 2025: resources/subscribe; in 2026-07-28 client.listen().resourceUpdates(uri) (McpSyncClient.java:178, 896), with toolsChanged(), promptsChanged() and resourcesChanged() (lines 874-888), .open(listener) (line 927): one subscriptions/listen, whose acknowledgement comes to the listener as a Subscribed event with the honoured and the missing filter (SubscriptionStream.java:93-104)",
     },
     update: {
       call:
-        "McpClient.sync(transport).resourcesUpdateConsumer(…) (McpClient.SyncSpec): the SDK reads the URI itself and hands the consumer the contents it read (McpAsyncClient.java:995-999), so the lab sees a read before the app's own",
+        "McpClient.sync(transport).resourcesUpdateConsumer(…) (McpClient.SyncSpec) in 2025: the SDK reads the URI itself and hands the consumer the contents it read (McpAsyncClient.java:1010-1015), so the lab sees a read before the app's own; in 2026-07-28 McpSyncSubscriptionListener.onEvent gets a SubscriptionEvent.ResourceUpdated carrying the URI only (SubscriptionStream.java:139), on a thread of the SDK's (SyncClientRequester.java:186), and the SDK reads nothing",
     },
     sdkClient: "it is the SDK client",
   },

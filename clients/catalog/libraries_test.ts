@@ -887,13 +887,31 @@ Deno.test({
 // The Java SDK's app: its mvn package, its pom's pins, a run to level 6
 // ---------------------------------------------------------------------------
 
-Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/java/java-sdk, over HTTP and stdio in 2025, its pom pinning every version exactly", async () => {
+Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/java/java-sdk, over HTTP and stdio in both eras, its pom pinning every version exactly", async () => {
   const library = LIBRARIES.find((library) => library.id === "java-sdk")!;
   const app = libraryApp(library);
   assert.equal(library.language, "java");
-  assert.deepEqual(app.modes, ["default", "stdio"]);
-  assert.match(library.gaps?.["2026-07-28"] ?? "", /ProtocolVersions\.class/);
+  assert.deepEqual(app.modes, [
+    "default",
+    "2026-07-28",
+    "stdio",
+    "stdio-2026-07-28",
+  ]);
+  assert.equal(library.gaps, undefined);
   const dir = builtProgramDir("java", "java-sdk");
+  // Each era on its own client of the SDK: 2025 on io.modelcontextprotocol.
+  // client, 2026-07-28 on io.modelcontextprotocol.modern.client's listen.
+  const lab = `${dir}/src/main/java/lab`;
+  const legacy = await Deno.readTextFile(`${lab}/LegacyClient.java`);
+  const modern = await Deno.readTextFile(`${lab}/ModernClient.java`);
+  assert.ok(
+    legacy.includes("import io.modelcontextprotocol.client.McpClient;"),
+  );
+  assert.ok(legacy.includes("client.subscribeResource("));
+  assert.ok(
+    modern.includes("import io.modelcontextprotocol.modern.client.McpClient;"),
+  );
+  assert.ok(modern.includes(".listen()\n            .resourceUpdates(uri)"));
   assert.deepEqual("builtProgram" in app && app.builtProgram, {
     dir,
     name: "java-sdk",
@@ -904,9 +922,9 @@ Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/
   const pom = await Deno.readTextFile(`${dir}/pom.xml`);
   // The SDK at the row's version, the jar java -jar runs named for the app.
   assert.ok(pom.includes(
-    "<artifactId>mcp</artifactId>\n      <version>2.1.0</version>",
+    "<artifactId>mcp</artifactId>\n      <version>2.2.0</version>",
   ));
-  assert.equal(library.version, "2.1.0");
+  assert.equal(library.version, "2.2.0");
   assert.ok(pom.includes("<finalName>java-sdk</finalName>"));
   assert.ok(pom.includes("<mainClass>lab.App</mainClass>"));
   assert.ok(pom.includes("<classpathPrefix>lib/</classpathPrefix>"));
@@ -916,12 +934,17 @@ Deno.test("libraries: the Java SDK's app is its mvn package of clients/programs/
     ),
   );
   // Every dependency and plugin names one exact release: no range, no
-  // SNAPSHOT, no property, none left to Maven's defaults.
+  // SNAPSHOT, no property, none left to Maven's defaults. The one release
+  // candidate is the reactor-core mcp-core 2.2.0's pom names.
   const versions = [...pom.matchAll(/<version>([^<]*)<\/version>/g)]
     .map((match) => match[1]);
-  for (const version of versions) {
-    assert.match(version, /^\d+(\.\d+)*$/, version);
-  }
+  assert.deepEqual(
+    versions.filter((version) => !/^\d+(\.\d+)*$/.test(version)),
+    ["3.9.0-RC1"],
+  );
+  assert.ok(pom.includes(
+    "<artifactId>reactor-core</artifactId>\n        <version>3.9.0-RC1</version>",
+  ));
   const elements = (tag: string) =>
     [...pom.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))]
       .map((match) => match[1]);
@@ -960,7 +983,7 @@ if (javaMissing) {
 
 Deno.test({
   name:
-    "deno task clients java-sdk --check: the Java SDK's app, built once, reaches level 6 over HTTP in 2025",
+    "deno task clients java-sdk --check: the Java SDK's app, built once, reaches level 6 over HTTP in 2025 and, listening, in 2026-07-28",
   ignore: javaMissing !== undefined,
   async fn() {
     // Built into the harness's cache the first time (Maven downloads
@@ -969,7 +992,7 @@ Deno.test({
       [
         "java-sdk",
         "--mode",
-        "default",
+        "default,2026-07-28",
         "--trigger",
         "subscribe",
         "--delay",
@@ -978,7 +1001,7 @@ Deno.test({
         "60",
       ],
       900_000,
-      (_resultsDir, document) => {
+      async (resultsDir, document) => {
         assert.deepEqual(
           document.rows.map((row) => [
             row.clientId,
@@ -988,16 +1011,37 @@ Deno.test({
             row.rereadAfterNotification,
             row.level,
           ]),
-          [[
-            "java-sdk",
-            "default",
-            "2025",
-            "lab-library-java-sdk/1.0.0",
-            true,
-            6,
-          ]],
+          [
+            [
+              "java-sdk",
+              "default",
+              "2025",
+              "lab-library-java-sdk/1.0.0",
+              true,
+              6,
+            ],
+            [
+              "java-sdk",
+              "2026-07-28",
+              "2026-07-28",
+              "lab-library-java-sdk/1.0.0",
+              true,
+              6,
+            ],
+          ],
         );
-        return Promise.resolve();
+        const evidence = await Deno.readTextFile(
+          `${resultsDir}/runs/java-sdk-2.2.0-2026-07-28.md`,
+        );
+        assert.match(evidence, /connected http 2026-07-28/);
+        assert.match(
+          evidence,
+          /subscribed client\.listen\(\)\.resourceUpdates\(uri\)/,
+        );
+        assert.match(
+          evidence,
+          /notification-received test:\/\/review\/status via=McpSyncSubscriptionListener\.onEvent\(SubscriptionEvent\.ResourceUpdated\)/,
+        );
       },
     );
   },

@@ -489,7 +489,7 @@ Deno.test("lockedPinsOf: the pins behind lock files, each on its registry: the N
     {
       registry: "maven",
       name: "io.modelcontextprotocol.sdk:mcp",
-      version: "2.1.0",
+      version: "2.2.0",
     },
   ]);
   // FastRMCP's program has no lock file (crates.io has no fastrmcp): no pin.

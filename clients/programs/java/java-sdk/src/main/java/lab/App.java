@@ -1,16 +1,7 @@
 package lab;
 
-import io.modelcontextprotocol.client.McpClient;
-import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.client.transport.StdioClientTransport;
-import io.modelcontextprotocol.json.McpJsonDefaults;
-import io.modelcontextprotocol.spec.McpClientTransport;
-import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,36 +16,41 @@ import java.util.concurrent.atomic.AtomicReference;
  * An app on the official Java MCP SDK client (io.modelcontextprotocol.sdk:mcp), the Java
  * counterpart of clients/programs/go/go-sdk/main.go: it connects over Streamable HTTP (or starts
  * the server over stdio), lists, reads, subscribes, waits for the update and reads again, printing
- * the same fact lines, one `key value` a line.
+ * the same fact lines, one `key value` a line. The steps are this class's; each era's calls are its
+ * client's (EraClient): 2025 on the SDK's io.modelcontextprotocol.client (LegacyClient), 2026-07-28
+ * on its io.modelcontextprotocol.modern.client (ModernClient).
  *
  * <pre>
  *   java-sdk app --url URL [--era 2025|2026-07-28] [--wait SECONDS]
  *   java-sdk app --stdio [--era …] [--wait …] -- COMMAND [ARGS…]
  * </pre>
  *
- * <p>The SDK speaks MCP up to 2025-11-25 and has no option for 2026-07-28: asked for it, the app
- * connects as the SDK does and says which era it spoke. McpSyncClient.subscribeResource sends
- * resources/subscribe; on notifications/resources/updated the SDK reads the resource itself and
- * hands what it read to the resourcesUpdateConsumer, so the lab sees that read before the app's
- * own second one.
- *
- * <p>The catalog: it lists tools and prompts at connect (resources by the resource steps); on
- * notifications/…/list_changed the SDK lists again and hands the new list to the matching
- * consumer, and once the update has come the app uses what is new in each changed list.
+ * <p>The catalog: it lists tools and prompts at connect (resources by the resource steps); once the
+ * update has come, it uses what is new in each list that changed: as the SDK listed it again
+ * (2025), or as the app lists it again (2026-07-28, whose events carry no list).
  */
-public final class App {
+public final class App implements EraClient.Hooks {
   static final String SDK = "io.modelcontextprotocol.sdk:mcp";
+
   /** The lab's resource. */
   static final String RESOURCE = "test://review/status";
+
   /** How long a list-changed notification gets to follow the update. */
   static final long LIST_CHANGED_GRACE_MS = 2_000;
+
   /** The lists the app watches, in the lab's order. */
   static final List<String> CATALOG_KINDS = List.of("tools", "prompts", "resources");
+
   /**
    * A request's limit (the SDK's is 20 s): the lab answers at once, and an app whose requests all
    * go unanswered still ends, with its errors, within the harness's two minutes.
    */
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The app as its clientInfo names it, in either era. */
+  static final String CLIENT_NAME = "lab-library-java-sdk";
+
+  static final String CLIENT_VERSION = "1.0.0";
 
   record Options(String url, String era, double waitSeconds, List<String> server) {}
 
@@ -65,10 +61,15 @@ public final class App {
 
   private int status = 0;
   private final CountDownLatch updated = new CountDownLatch(1);
+
+  /** The resource's text as the SDK read it on the update, where it read it (2025). */
   private final AtomicReference<String> updateText = new AtomicReference<>();
+
   private final Map<String, CountDownLatch> changed = new ConcurrentHashMap<>();
-  /** Each list as the SDK listed it again after its list-changed notification. */
+
+  /** Each list as the SDK listed it again after its list-changed notification (2025). */
   private final Map<String, List<String>> relisted = new ConcurrentHashMap<>();
+
   /** Each list as first listed. */
   private final Map<String, List<String>> first = new ConcurrentHashMap<>();
 
@@ -201,20 +202,25 @@ public final class App {
 
   private int run(Options options) {
     System.out.println("library " + SDK + "@" + sdkVersion());
-    McpClientTransport transport =
-        options.server() == null ? httpTransport(options.url()) : stdioTransport(options.server());
     String mode = options.server() == null ? "http" : "stdio";
-    McpSyncClient client = newClient(transport);
+    EraClient client;
+    try {
+      client =
+          options.era().equals("2025")
+              ? new LegacyClient(options, this)
+              : new ModernClient(options, this);
+    } catch (RuntimeException e) {
+      // The modern client's stdio transport starts the server as it is built.
+      System.out.println("error connect " + show(messageOf(e)));
+      return 1;
+    }
     boolean connected =
         step(
             "connect",
             () -> {
-              McpSchema.InitializeResult result = client.initialize();
-              String spoken =
-                  result.protocolVersion().compareTo("2026-07-28") >= 0 ? "2026-07-28" : "2025";
+              String spoken = client.connect();
               if (!spoken.equals(options.era())) {
-                throw new IllegalStateException(
-                    "asked for " + options.era() + ", spoke " + spoken);
+                throw new IllegalStateException("asked for " + options.era() + ", spoke " + spoken);
               }
               System.out.println("connected " + mode + " " + spoken);
             });
@@ -223,92 +229,43 @@ public final class App {
       resourceSteps(client, options);
       catalogSteps(client);
     }
-    step(
-        "close",
-        () -> {
-          if (!client.closeGracefully()) {
-            throw new IllegalStateException("the SDK did not close gracefully");
-          }
-        });
+    step("close", client::close);
     return status;
   }
 
-  /** Streamable HTTP to the URL: the SDK takes its origin and its path apart. */
-  static McpClientTransport httpTransport(String url) {
-    URI parsed = URI.create(url);
-    String endpoint = parsed.getRawPath().isEmpty() ? "/" : parsed.getRawPath();
-    if (parsed.getRawQuery() != null) {
-      endpoint += "?" + parsed.getRawQuery();
-    }
-    return HttpClientStreamableHttpTransport.builder(
-            parsed.getScheme() + "://" + parsed.getRawAuthority())
-        .endpoint(endpoint)
-        .build();
-  }
-
-  static McpClientTransport stdioTransport(List<String> server) {
-    ServerParameters parameters =
-        ServerParameters.builder(server.get(0)).args(server.subList(1, server.size())).build();
-    return new StdioClientTransport(parameters, McpJsonDefaults.getMapper());
-  }
-
-  private McpSyncClient newClient(McpClientTransport transport) {
-    return McpClient.sync(transport)
-        .clientInfo(new McpSchema.Implementation("lab-library-java-sdk", "1.0.0"))
-        .requestTimeout(REQUEST_TIMEOUT)
-        .resourcesUpdateConsumer(this::onResourceUpdated)
-        .toolsChangeConsumer(
-            tools -> onListChanged("tools", tools.stream().map(McpSchema.Tool::name).toList()))
-        .promptsChangeConsumer(
-            prompts ->
-                onListChanged("prompts", prompts.stream().map(McpSchema.Prompt::name).toList()))
-        .resourcesChangeConsumer(
-            resources ->
-                onListChanged(
-                    "resources", resources.stream().map(McpSchema.Resource::uri).toList()))
-        .build();
-  }
-
-  /** The SDK's read of an updated resource: the lab's one marks the update as come. */
-  private void onResourceUpdated(List<McpSchema.ResourceContents> contents) {
-    for (McpSchema.ResourceContents content : contents) {
-      if (RESOURCE.equals(content.uri())) {
-        updateText.compareAndSet(null, textOf(content));
-        updated.countDown();
+  /** The SDK's news of an updated resource: the lab's one marks the update as come. */
+  @Override
+  public void updated(String uri, String readBySdk) {
+    if (RESOURCE.equals(uri)) {
+      if (readBySdk != null) {
+        updateText.compareAndSet(null, readBySdk);
       }
+      updated.countDown();
     }
   }
 
-  private void onListChanged(String kind, List<String> names) {
-    relisted.put(kind, names);
+  @Override
+  public void listChanged(String kind, List<String> listedBySdk) {
+    if (listedBySdk != null) {
+      relisted.put(kind, listedBySdk);
+    }
     changed.get(kind).countDown();
   }
 
-  static String textOf(McpSchema.ResourceContents content) {
-    return content instanceof McpSchema.TextResourceContents text ? text.text() : "";
-  }
-
-  private String read(McpSyncClient client) {
-    List<McpSchema.ResourceContents> contents =
-        client.readResource(new McpSchema.ReadResourceRequest(RESOURCE)).contents();
-    return contents == null || contents.isEmpty() ? "" : textOf(contents.get(0));
-  }
-
   /** List, read, subscribe, wait for the update, read again. */
-  private void resourceSteps(McpSyncClient client, Options options) {
+  private void resourceSteps(EraClient client, Options options) {
     step(
         "list",
         () -> {
           List<String> uris = list(client, "resources");
           System.out.println("resource-found " + (uris.contains(RESOURCE) ? RESOURCE : "none"));
         });
-    step("read", () -> System.out.println("initial " + show(read(client))));
+    step("read", () -> System.out.println("initial " + show(client.read(RESOURCE))));
     step(
         "subscribe",
         () -> {
-          client.subscribeResource(new McpSchema.SubscribeRequest(RESOURCE));
-          System.out.println(
-              "subscribed client.subscribeResource(new McpSchema.SubscribeRequest(uri))");
+          client.subscribe(RESOURCE);
+          System.out.println("subscribed " + client.subscribeCall());
         });
     long waitMs = Math.round(options.waitSeconds() * 1000);
     boolean received = false;
@@ -318,14 +275,15 @@ public final class App {
       Thread.currentThread().interrupt();
     }
     if (received) {
-      System.out.println(
-          "notification-received " + RESOURCE + " via=McpClient.SyncSpec.resourcesUpdateConsumer");
-      // The consumer gets contents, not the notification: the SDK read them first.
-      System.out.println("update-read-by-sdk " + show(updateText.get()));
+      System.out.println("notification-received " + RESOURCE + " via=" + client.updateVia());
+      if (updateText.get() != null) {
+        // The consumer got contents, not the notification: the SDK read them first.
+        System.out.println("update-read-by-sdk " + show(updateText.get()));
+      }
     } else {
       System.out.println("notification-received none after=" + wait(options.waitSeconds()) + "s");
     }
-    step("reread", () -> System.out.println("final " + show(read(client))));
+    step("reread", () -> System.out.println("final " + show(client.read(RESOURCE))));
   }
 
   /** Seconds as Go's %g and JavaScript print them: 8, not 8.0. */
@@ -334,30 +292,21 @@ public final class App {
   }
 
   /** A list's names (resources by URI); the first time, kept. */
-  private List<String> list(McpSyncClient client, String kind) {
-    List<String> names =
-        switch (kind) {
-          case "tools" -> client.listTools().tools().stream().map(McpSchema.Tool::name).toList();
-          case "prompts" ->
-              client.listPrompts().prompts().stream().map(McpSchema.Prompt::name).toList();
-          default ->
-              client.listResources().resources().stream().map(McpSchema.Resource::uri).toList();
-        };
+  private List<String> list(EraClient client, String kind) {
+    List<String> names = client.list(kind);
     first.putIfAbsent(kind, names);
     return names;
   }
 
   /** Tools and prompts listed at connect, before anything changes. */
-  private void listCatalog(McpSyncClient client) {
+  private void listCatalog(EraClient client) {
     for (String kind : CATALOG_KINDS.subList(0, 2)) {
-      step(
-          "list-" + kind,
-          () -> System.out.println(kind + "-listed " + list(client, kind).size()));
+      step("list-" + kind, () -> System.out.println(kind + "-listed " + list(client, kind).size()));
     }
   }
 
   /** Each list changed since connect (or within the grace): what is new in it, used. */
-  private void catalogSteps(McpSyncClient client) {
+  private void catalogSteps(EraClient client) {
     long deadline = System.currentTimeMillis() + LIST_CHANGED_GRACE_MS;
     for (String kind : CATALOG_KINDS) {
       boolean came = false;
@@ -371,37 +320,33 @@ public final class App {
         System.out.println(kind + "-changed none");
         continue;
       }
-      // The SDK listed again before calling the consumer: the app uses that list.
+      List<String> listedBySdk = relisted.get(kind);
+      String listedBy = listedBySdk == null ? "app" : "sdk";
       System.out.println(
-          kind + "-changed via=McpClient.SyncSpec." + kind + "ChangeConsumer listed-by=sdk");
-      List<String> before = first.getOrDefault(kind, List.of());
-      for (String name : relisted.get(kind)) {
-        if (before.contains(name)) {
-          continue;
-        }
-        System.out.println(kind + "-new " + show(name));
-        step(
-            "use-" + kind,
-            () -> {
-              use(client, kind, name);
-              System.out.println(kind + "-used " + show(name));
-            });
+          kind + "-changed via=" + client.changedVia(kind) + " listed-by=" + listedBy);
+      if (listedBySdk != null) {
+        useNew(client, kind, listedBySdk);
+      } else {
+        // The event carries no list: the app lists again itself.
+        step("relist-" + kind, () -> useNew(client, kind, client.list(kind)));
       }
     }
   }
 
-  /** Calls a new tool, gets a new prompt or reads a new resource. */
-  static void use(McpSyncClient client, String kind, String name) {
-    switch (kind) {
-      case "tools" -> {
-        McpSchema.CallToolResult result =
-            client.callTool(new McpSchema.CallToolRequest(name, Map.of()));
-        if (Boolean.TRUE.equals(result.isError())) {
-          throw new IllegalStateException("the tool answered with isError");
-        }
+  /** Whatever in the list was not there at first, used. */
+  private void useNew(EraClient client, String kind, List<String> names) {
+    List<String> before = first.getOrDefault(kind, List.of());
+    for (String name : names) {
+      if (before.contains(name)) {
+        continue;
       }
-      case "prompts" -> client.getPrompt(new McpSchema.GetPromptRequest(name, Map.of()));
-      default -> client.readResource(new McpSchema.ReadResourceRequest(name));
+      System.out.println(kind + "-new " + show(name));
+      step(
+          "use-" + kind,
+          () -> {
+            client.use(kind, name);
+            System.out.println(kind + "-used " + show(name));
+          });
     }
   }
 }
