@@ -14,7 +14,7 @@
  *
  * ```sh
  * deno run -A main.ts              # -> listening on http://127.0.0.1:8089/mcp
- * deno run -A main.ts --stdio      # one client over stdin/stdout
+ * deno run -A main.ts --stdio      # one client over stdin/stdout (stdio.ts)
  * deno run -P main.ts              # only the permissions deno.json declares
  * deno run -A main.ts probe --url http://127.0.0.1:8080/mcp --uri review://pr/42
  * deno run -A main.ts --bus redis://127.0.0.1:6379   # one of several replicas
@@ -23,11 +23,13 @@
  *
  * Settings come from `MCP_TEST_*` environment variables or flags (`--help`);
  * `GET /report` and `GET /report.md` give the verdicts. `probe.ts` (which
- * checks any server: `main.ts probe`) and `bus.ts` (the replicas' Redis bus:
+ * checks any server: `main.ts probe`), `bus.ts` (the replicas' Redis bus:
  * `--bus`, whose seam here is `Peers`, `LabState`'s `mirror…` methods and
- * `ReplicaLink`) stand beside this file, loaded only when used, so
- * `main.ts` alone still runs. The sections, in reading order
- * (`docs/architecture.md` walks them), and what each exports:
+ * `ReplicaLink`) and `stdio.ts` (one client over stdin/stdout: `--stdio`,
+ * built from the sections the HTTP lab is, from Refusals on) stand beside
+ * this file, loaded only when used, so `main.ts` alone still runs.
+ * The sections, in reading order (`docs/architecture.md` walks them), and
+ * what each exports:
  *
  * 1. Configuration: `LAB_VERSION`, `SDK_VERSION`, `UpdateTrigger`,
  *    `CATALOG_KINDS`, `CatalogKind`, `withoutPassword`, `LabConfig`,
@@ -41,19 +43,28 @@
  * 4. Clients: `Era`, `LabTransportKind`, `ChangeNotification`, `busName`,
  *    `deliverySchema`, `Delivery`, `sendFailed`, `STEP_KINDS`, `StepKind`,
  *    `READ_ROUTES`, `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`,
- *    `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ *    `SESSION_END_REASONS`, `newLabClient`, `MAX_NAME_LENGTH`,
+ *    `MAX_URI_LENGTH`, `nameClient`
  * 5. The evidence log: `LineSink`, `Logger`
  * 6. Steps: `stepFactsSchema`, `StepFacts`
  * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
  * 8. Reproduce: `DOCUMENTED_CLIENTS`, `Reproduce`, `shellQuote`
  * 9. Verdicts: `VerdictSteps`, `ClientReport`, `LabReport`
  * 10. The Markdown report: `REPORT_LIMIT`
- * 11. The CI gate; 12. Refusals; 13. The lab's MCP server, shared by both
- *     eras and both transports; 14. Listen streams and client identities
- *     (2026-07-28, HTTP and stdio); 15. HTTP; 16. The 2025 era; 17. The
- *     2026-07-28 era
- * 18. Serving HTTP: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`
- * 19. Serving stdio; 20. Entry: `main`
+ * 11. The CI gate
+ * 12. Refusals: `Refusal`, `refused`, `errorAnswer`, `logRefusal`,
+ *     `logSdkErrors`
+ * 13. The lab's MCP server, shared by both eras and both transports:
+ *     `LabContext`, `createLabContext`, `buildLabServer`, `sendThrough`
+ * 14. Listen streams and client identities (2026-07-28, HTTP and stdio):
+ *     `narrowListenFilter`, `ListenFilter`, `ListenStream`, `recordListen`,
+ *     `ListenSet`, `modernMessageSchema`, `modernIdentity`
+ * 15. HTTP: `MAX_BODY_BYTES`, `parseMessage`
+ * 16. The 2025 era: `sendLegacyChange`
+ * 17. The 2026-07-28 era
+ * 18. Serving HTTP: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`,
+ *     `labLine`, `VERSIONS`, `shutdownSignalled`
+ * 19. Entry: `main`
  *
  * @module
  */
@@ -69,7 +80,6 @@ import {
   isInitializeRequest,
   isJsonContentType,
   isJSONRPCErrorResponse,
-  isJSONRPCNotification,
   isJSONRPCRequest,
   isLegacyRequest,
   type JSONRPCMessage,
@@ -85,12 +95,9 @@ import {
   type ServerContext,
   type ServerEvent,
   type ServerEventBus,
-  SUBSCRIPTION_ID_META_KEY,
   type Transport,
-  type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -1136,7 +1143,7 @@ function freshRun(): Pick<
   };
 }
 
-function newLabClient(
+export function newLabClient(
   { clientInfo, ...fields }:
     & Pick<LabClient, "id" | "era" | "transport" | "protocolVersion">
     & { clientInfo?: unknown },
@@ -1179,7 +1186,7 @@ const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
   .partial().catch({});
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
-function nameClient(client: LabClient, clientInfo: unknown) {
+export function nameClient(client: LabClient, clientInfo: unknown) {
   const info = clientInfoSchema.parse(clientInfo ?? {});
   client.name = info.name ?? client.name;
   client.version = info.version ?? client.version;
@@ -2687,7 +2694,7 @@ class Gate {
 // ---------------------------------------------------------------------------
 
 /** A request the lab turns away: its HTTP answer, and the JSON-RPC code. */
-interface Refusal {
+export interface Refusal {
   status: number;
   /** The JSON-RPC error code; none for a plain-text answer. */
   code?: number;
@@ -2698,7 +2705,11 @@ interface Refusal {
 /** What a check that can fail returns when it does. */
 type Refused = { refusal: Refusal };
 
-function refused(status: number, code: number, message: string): Refused {
+export function refused(
+  status: number,
+  code: number,
+  message: string,
+): Refused {
   return { refusal: { status, code, message } };
 }
 
@@ -2708,7 +2719,7 @@ const watchLimitError = () =>
   new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
-function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
+export function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
   return {
     jsonrpc: "2.0" as const,
     id: id as RequestId,
@@ -2723,7 +2734,7 @@ function pathOf(request: Request): string {
 }
 
 /** One `[request/rejected]` line, with the request's method and path. */
-function logRefusal(
+export function logRefusal(
   log: Logger,
   { status, code, message }: Refusal,
   request?: Request,
@@ -2768,7 +2779,7 @@ async function logSdkRefusal(
 }
 
 /** Logs each error the SDK reports outside any answer (not `--era`'s refusals). */
-const logSdkErrors = (log: Logger) => ({ message }: Error) =>
+export const logSdkErrors = (log: Logger) => ({ message }: Error) =>
   message.startsWith("Rejected 2025-era request") ||
   log.write("warn", { tag: "mcp/error", fields: { message } });
 
@@ -2777,7 +2788,7 @@ const logSdkErrors = (log: Logger) => ({ message }: Error) =>
 // ---------------------------------------------------------------------------
 
 /** What every era and transport of one lab shares. */
-interface LabContext {
+export interface LabContext {
   config: LabConfig;
   log: Logger;
   state: LabState;
@@ -2792,7 +2803,7 @@ interface LabContext {
 }
 
 /** A lab's context: each client that ends prints its verdict, and more. */
-function createLabContext(
+export function createLabContext(
   config: LabConfig,
   sink: LineSink,
   transport: LabTransportKind,
@@ -3024,7 +3035,7 @@ class LabServer extends Server {
  * The MCP server of one client (a 2025 session's or stdio's, or one request's
  * in 2026-07-28); error answers are 200 refusals unless `onErrorAnswer` says.
  */
-function buildLabServer(
+export function buildLabServer(
   labContext: LabContext,
   client: LabClient,
   era: Era,
@@ -3181,7 +3192,7 @@ function buildLabServer(
 }
 
 /** Sends a change notification through the SDK, which routes it itself. */
-function sendThrough(
+export function sendThrough(
   server: Server,
   notification: ChangeNotification,
   params?: Record<string, unknown>,
@@ -3214,7 +3225,7 @@ const MAX_LISTEN_ID_LENGTH = 256;
  * the client will hear about, or refuses it past the bounds above. The lab
  * keeps `filter`, bounded; the SDK answers from `params`, all that was sent.
  */
-function narrowListenFilter(params: unknown, id: RequestId | undefined) {
+export function narrowListenFilter(params: unknown, id: RequestId | undefined) {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
@@ -3252,15 +3263,17 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
 }
 
 /** A listen's filter as the lab keeps it: the URI it serves, once. */
-type ListenFilter = Extract<
+export type ListenFilter = Extract<
   ReturnType<typeof narrowListenFilter>,
   { filter: unknown }
 >["filter"];
 
 /** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
-type ListenStream = ListenFilter & { push?: (event: ServerEvent) => void };
+export type ListenStream = ListenFilter & {
+  push?: (event: ServerEvent) => void;
+};
 
-function recordListen(
+export function recordListen(
   state: LabState,
   client: LabClient,
   filter: ListenFilter,
@@ -3282,7 +3295,7 @@ function recordListen(
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
-class ListenSet {
+export class ListenSet {
   #streams = new Map<LabClient, Set<ListenStream>>();
 
   constructor(
@@ -3380,7 +3393,7 @@ class ListenSet {
 const protocolVersionSchema = clippedName.catch("2026-07-28");
 
 /** What the lab reads of a 2026-07-28 message before the SDK sees it. */
-const modernMessageSchema = z.object({
+export const modernMessageSchema = z.object({
   method: z.string(),
   params: z.object({
     _meta: z.record(z.string(), z.unknown()).optional().catch(undefined),
@@ -3388,7 +3401,7 @@ const modernMessageSchema = z.object({
 }).passthrough();
 
 /** The stateless era's identity of a client: its `clientInfo` name@version. */
-function modernIdentity(meta: Record<string, unknown> | undefined) {
+export function modernIdentity(meta: Record<string, unknown> | undefined) {
   const info = clientInfoSchema.parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   return {
@@ -3403,7 +3416,7 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 // ---------------------------------------------------------------------------
 
 /** Bound on a POST body or stdio line: any client's message is a few KiB. */
-const MAX_BODY_BYTES = 256 * 1024;
+export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
  * DNS-rebinding protection: only loopback names (and the configured ones)
@@ -3450,7 +3463,7 @@ function missingTokenRefusal(
 }
 
 /** One JSON-RPC message from a POST body or stdio line, or why not. */
-function parseMessage(text: string): { message: unknown } | Refused {
+export function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -3864,7 +3877,7 @@ async function legacyDelivery(
 }
 
 /** Sends a 2025 change notification, with any `--inline-content` shape. */
-async function sendLegacyChange(
+export async function sendLegacyChange(
   server: Server,
   notification: ChangeNotification,
   config: LabConfig,
@@ -4272,7 +4285,7 @@ export const shutdownSignals = (os: typeof Deno.build.os): Deno.Signal[] =>
   os === "windows" ? ["SIGINT", "SIGBREAK", "SIGTERM"] : ["SIGINT", "SIGTERM"];
 
 /** One of the lab's own lines: `text`, or JSON `{"event":"lab",...fields}`. */
-function labLine(
+export function labLine(
   { logFormat }: LabConfig,
   text: string,
   fields: Record<string, unknown>,
@@ -4319,7 +4332,7 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
 }
 
 /** The lab's versions and resource, as the banners' JSON lines name them. */
-const VERSIONS = {
+export const VERSIONS = {
   version: LAB_VERSION,
   sdk: SDK_VERSION,
   deno: Deno.version.deno,
@@ -4389,7 +4402,7 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
  * `ending` settles with the first shutdown signal this platform allows, or
  * `due`: why, in words and as the JSON line's fields.
  */
-function shutdownSignalled(
+export function shutdownSignalled(
   config: LabConfig,
   sink: LineSink,
   due: Promise<string>,
@@ -4452,347 +4465,6 @@ async function serveHttp(config: LabConfig, bus?: ReplicaLink) {
 }
 
 // ---------------------------------------------------------------------------
-// Serving stdio: one client over stdin/stdout
-// ---------------------------------------------------------------------------
-
-/** Requests or replies in waiting at which the lab stops reading stdin. */
-const STDIO_BACKLOG = 256;
-
-/**
- * The lab's stdio wire: one JSON-RPC message per line. A bad line (a line
- * over `MAX_BODY_BYTES` is never held) gets an error with id null, logged
- * through `refused`. Input waits at `STDIO_BACKLOG`, so a client that never
- * reads cannot grow the lab; a closed stdout is `outputClosed`, then EOF.
- */
-class LineTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #encoder = new TextEncoder();
-  #closed = false;
-  /** Requests read and not answered yet, and replies not written yet. */
-  #backlog = 0;
-  /** Listens read and not ended: they count apart from the backlog. */
-  #listens = new Set<RequestId>();
-  #room?: () => void;
-  #outputGone = false;
-
-  constructor(
-    private readonly input: ReadableStream<Uint8Array>,
-    output: WritableStream<Uint8Array>,
-    private readonly refused: (refusal: Refusal) => void,
-    private readonly outputClosed: (message: string) => void = () => {},
-  ) {
-    this.#writer = output.getWriter();
-  }
-
-  start(): Promise<void> {
-    this.#read();
-    return Promise.resolve();
-  }
-
-  async #read() {
-    try {
-      for await (const read of boundedLines(this.input, MAX_BODY_BYTES)) {
-        if (this.#closed) break;
-        const parsed = "line" in read ? parseMessage(read.line) : refused(
-          413,
-          -32700,
-          `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
-        );
-        if ("message" in parsed) {
-          const message = parsed.message as JSONRPCMessage;
-          // A listen is answered when it ends: an open stream, not a wait.
-          if (isJSONRPCRequest(message)) {
-            if (message.method === "subscriptions/listen") {
-              this.#listens.add(message.id);
-            } else this.#backlog++;
-          }
-          this.onmessage?.(message);
-        } else {
-          this.refused(parsed.refusal);
-          this.#write(errorAnswer(null, parsed.refusal));
-        }
-        await this.#until(() => this.#backlog < STDIO_BACKLOG || this.#closed);
-      }
-    } catch (error) {
-      if (!this.#closed) this.onerror?.(error as Error);
-    }
-    await this.close();
-  }
-
-  async #write(message: unknown): Promise<void> {
-    if (this.#outputGone) return;
-    const line = this.#encoder.encode(`${JSON.stringify(message)}\n`);
-    this.#backlog++;
-    try {
-      await this.#writer.write(line);
-    } catch (error) {
-      if (this.#outputGone) return;
-      this.#outputGone = true;
-      this.outputClosed((error as Error).message);
-      this.close();
-    } finally {
-      this.#backlog--;
-      this.#room?.();
-    }
-  }
-
-  /** Settles once `done()`, asked again as each reply goes out. */
-  async #until(done: () => boolean) {
-    while (!done()) await new Promise<void>((resolve) => this.#room = resolve);
-  }
-
-  send(message: JSONRPCMessage): Promise<void> {
-    // A reply settles the request it answers (a listen's, its stream).
-    if (
-      "id" in message && ("result" in message || "error" in message) &&
-      !this.#listens.delete(message.id as RequestId)
-    ) {
-      this.#backlog = Math.max(0, this.#backlog - 1);
-    }
-    return this.#write(message);
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#room?.();
-    // Requests read are answered, replies written, before the SDK hears of
-    // the end (it drops answers then): a moment, as the client may not read.
-    const answered = () => this.#backlog === 0 || this.#outputGone;
-    await within(this.#until(answered), 1000);
-    this.#outputGone = true;
-    this.#writer.releaseLock();
-    this.onclose?.();
-  }
-}
-
-/** The `_meta` object of a message's params, if it has one. */
-const metaOf = (message: JSONRPCMessage) =>
-  modernMessageSchema.safeParse(message).data?.params?._meta;
-
-/**
- * Serves one client over stdin/stdout, either era, logging to `sink`; resolves
- * with the exit status once the client has gone and the report is written.
- */
-async function serveLabOverStdio(
-  config: LabConfig,
-  sink: LineSink,
-): Promise<number> {
-  const context = createLabContext(config, sink, "stdio");
-  const transport = new LineTransport(
-    Deno.stdin.readable,
-    Deno.stdout.writable,
-    (refusal) => logRefusal(context.log, refusal),
-    (message) =>
-      context.log.write("warn", {
-        tag: "stdio/closed",
-        words: "the client closed its end of stdout: no more replies",
-        fields: { message },
-      }),
-  );
-  const served = new StdioLab(context, transport).serve();
-  // A signal ends the client as its EOF would, report file written.
-  const signalled = shutdownSignalled(config, sink, context.gate.due);
-  const ending = await Promise.race([
-    served.then(() => null),
-    signalled.ending,
-  ]);
-  if (ending !== null) {
-    labLine(config, `[lab] ${ending.why}: closing stdio`, {
-      ...ending.fields,
-      closing: true,
-    }, sink);
-    await transport.close();
-    await served;
-  }
-  signalled.remove();
-  context.gate.stop();
-  // The client's verdict has been printed; its report must reach the file.
-  await context.reportFile?.flush();
-  return context.gate.status(context.state, sink, context.caveats());
-}
-
-/**
- * The one client of a stdio connection, as a transport around its wire: the
- * SDK's stdio entry serves listens itself, so the lab watches messages here.
- */
-class StdioLab implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-  #client: LabClient;
-  #server?: Server;
-  #listens: ListenSet;
-  /** Listens asked for, by request id; `stream` once acknowledged. */
-  #asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
-  #gone = Promise.withResolvers<void>();
-
-  constructor(
-    private readonly ctx: LabContext,
-    private readonly wire: Transport,
-  ) {
-    this.#listens = new ListenSet(ctx.state, ctx.config);
-    this.#client = ctx.state.track(newLabClient({
-      id: "stdio",
-      era: "2025",
-      transport: "stdio",
-      protocolVersion: "unknown",
-    }));
-    this.#client.deliver = (notification) => this.#deliver(notification);
-    wire.onmessage = (message, extra) => {
-      const passed = this.#inbound(message);
-      if (passed) this.onmessage?.(passed, extra);
-    };
-    wire.onerror = (error) => this.onerror?.(error);
-    wire.onclose = async () => {
-      await ctx.state.endClient(this.#client, "closed");
-      this.#gone.resolve();
-      this.onclose?.();
-    };
-  }
-
-  /** Serves the client; resolves once it has gone; the SDK caps listens. */
-  serve(): Promise<void> {
-    const { era, maxSessions, maxWatches } = this.ctx.config;
-    // A 2025-only lab is the SDK's 2025 server alone, as such servers are.
-    if (era === "2025") this.#buildServer("legacy").connect(this);
-    else {
-      serveStdio((context) => this.#buildServer(context.era), {
-        transport: this,
-        legacy: era === "2026-07-28" ? "reject" : "serve",
-        maxSubscriptions: Math.min(maxSessions, maxWatches ?? Infinity),
-        onerror: logSdkErrors(this.ctx.log),
-      });
-    }
-    return this.#gone.promise;
-  }
-
-  start(): Promise<void> {
-    return this.wire.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions) {
-    return this.wire.send(this.#outbound(message), options);
-  }
-
-  close(): Promise<void> {
-    return this.wire.close();
-  }
-
-  #buildServer(sdkEra: "modern" | "legacy"): Server {
-    const client = this.#client;
-    const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
-    client.era = era;
-    const server = buildLabServer(this.ctx, client, era);
-    if (era === "2025") {
-      server.oninitialized = () => {
-        nameClient(client, server.getClientVersion());
-        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
-          client.protocolVersion;
-        this.ctx.state.connected(client);
-      };
-    }
-    this.#server = server;
-    return server;
-  }
-
-  async #deliver(notification: ChangeNotification): Promise<Delivery> {
-    const server = this.#server;
-    if (!server) return { delivered: false, reason: "no server yet" };
-    const { config } = this.ctx;
-    const client = this.#client;
-    // The SDK's entry routes these to listens; `#outbound` adds inline text.
-    if (client.era === "2026-07-28") {
-      return await this.#listens.deliver(
-        client,
-        notification,
-        () => sendThrough(server, notification),
-      );
-    }
-    const inline = await sendLegacyChange(server, notification, config, client);
-    return { delivered: true, inline };
-  }
-
-  /** Names the client, sees discover and listens, narrows listen filters. */
-  #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
-    if (this.ctx.config.era === "2025") return message;
-    const client = this.#client;
-    const meta = metaOf(message);
-    if (meta?.[CLIENT_INFO_META_KEY]) {
-      const identity = modernIdentity(meta);
-      nameClient(client, identity.clientInfo);
-      client.protocolVersion = identity.protocolVersion;
-    }
-    const request = isJSONRPCRequest(message) ? message : undefined;
-    if (request?.method === "server/discover") {
-      client.era = "2026-07-28";
-      this.ctx.state.connected(client);
-    }
-    if (request?.method === "subscriptions/listen") {
-      const listen = narrowListenFilter(request.params, request.id);
-      if (listen && "refusal" in listen) {
-        // Answered here: the SDK never sees a filter past the bound.
-        logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.wire.send(errorAnswer(request.id, listen.refusal));
-        return null;
-      }
-      if (listen) {
-        this.#asked.set(request.id, listen.filter);
-        return { ...request, params: listen.params };
-      }
-    }
-    const notification = isJSONRPCNotification(message) ? message : undefined;
-    if (notification?.method === "notifications/cancelled") {
-      const id = (notification.params as { requestId?: RequestId }).requestId;
-      if (id !== undefined) this.#endListen(id);
-    }
-    return message;
-  }
-
-  /** A listen opens when acknowledged, ends with its response; adds inline. */
-  #outbound(message: JSONRPCMessage): JSONRPCMessage {
-    const refused = isJSONRPCErrorResponse(message) ? message.error : null;
-    // -32022 (unsupported version): the SDK's entry refused a 2025 request.
-    if (refused?.code === -32022 && this.ctx.config.era === "2026-07-28") {
-      logRefusal(this.ctx.log, { status: 200, ...refused });
-    }
-    const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
-    const notification = isJSONRPCNotification(message) ? message : undefined;
-    if (notification?.method === "notifications/resources/updated") {
-      const stream = this.#asked.get(id)?.stream;
-      const inline = stream && this.#listens.inlineOn(this.#client, stream);
-      const params = { ...notification.params, ...inline?.params };
-      return inline ? { ...notification, params } : message;
-    }
-    if (notification?.method === "notifications/subscriptions/acknowledged") {
-      const listen = this.#asked.get(id);
-      if (listen && !listen.stream) {
-        recordListen(this.ctx.state, this.#client, listen);
-        listen.stream = { ...listen };
-        this.#listens.open(this.#client, listen.stream);
-      }
-    } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
-      // The listen's own response (an error, or the graceful end).
-      if (isJSONRPCErrorResponse(message)) {
-        const refusal = { status: 200, ...message.error };
-        logRefusal(this.ctx.log, refusal, undefined, this.#client);
-      }
-      this.#endListen(message.id as RequestId);
-    }
-    return message;
-  }
-
-  #endListen(id: RequestId) {
-    const stream = this.#asked.get(id)?.stream;
-    this.#asked.delete(id);
-    if (stream) this.#listens.close(this.#client, stream);
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Entry: command line
 // ---------------------------------------------------------------------------
 
@@ -4815,6 +4487,7 @@ export async function main(
   let commandLine: ReturnType<typeof parseCommandLine>;
   let config: LabConfig;
   let bus: ReplicaLink | undefined;
+  let stdio: typeof import("./stdio.ts") | undefined;
   try {
     if (args[0] === "probe") {
       type ProbeModule = typeof import("./probe.ts");
@@ -4836,6 +4509,10 @@ export async function main(
         "--bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
       );
     }
+    type StdioModule = typeof import("./stdio.ts");
+    stdio = commandLine.stdio
+      ? await besideMain<StdioModule>("stdio.ts", "--stdio")
+      : undefined;
     type BusModule = typeof import("./bus.ts");
     const replicas = config.bus &&
       await besideMain<BusModule>("bus.ts", "--bus");
@@ -4845,16 +4522,7 @@ export async function main(
     console.error(`config error: ${error.message}`);
     return 2;
   }
-  if (!commandLine.stdio) return await serveHttp(config, bus);
-  // stdout carries the protocol, so every log line goes to stderr.
-  const stderrLine = (line: string) => console.error(line);
-  labLine(
-    config,
-    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    { transport: "stdio", ...VERSIONS },
-    stderrLine,
-  );
-  return await serveLabOverStdio(config, stderrLine);
+  return stdio ? await stdio.serveLabOverStdio(config) : serveHttp(config, bus);
 }
 
 // No top-level await: probe.ts imports this module back and would wait.
