@@ -1180,9 +1180,8 @@ const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
 function nameClient(client: LabClient, clientInfo: unknown) {
-  const info = clientInfoSchema.parse(clientInfo ?? {});
-  client.name = info.name ?? client.name;
-  client.version = info.version ?? client.version;
+  // The schema leaves out what is missing or malformed, so it stays as it was.
+  Object.assign(client, clientInfoSchema.parse(clientInfo));
 }
 
 const clientLabel = (client: LabClient) => `${client.name}/${client.version}`;
@@ -1396,9 +1395,8 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
   if (timeline.length >= TIMELINE_LIMIT) client.droppedSteps++;
   else {
     // Another replica's step may arrive after a later one of this replica.
-    let at = timeline.length;
-    while (at > 0 && timeline[at - 1].at > step.at) at--;
-    timeline.splice(at, 0, step);
+    const earlier = timeline.findLastIndex(({ at }) => at <= step.at);
+    timeline.splice(earlier + 1, 0, step);
   }
   noteProgress(client, step, facts);
 }
@@ -1992,12 +1990,9 @@ function verdictOf(client: LabClient, config: LabConfig) {
 }
 
 /** The tool a read went through, in words, if it was not a resource read. */
-function readRoute(via?: ReadRoute): string {
-  return via === "tool"
-    ? ` (through the ${REVIEW_TOOL} tool)`
-    : via === "wait-tool"
-    ? ` (through the ${WAIT_TOOL} tool)`
-    : "";
+function readRoute(via: ReadRoute = "resource"): string {
+  const tool = { resource: "", tool: REVIEW_TOOL, "wait-tool": WAIT_TOOL }[via];
+  return tool && ` (through the ${tool} tool)`;
 }
 
 /** The first step the client did not take natively (its own requests). */
