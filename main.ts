@@ -979,8 +979,8 @@ export type Step = z.output<typeof stepSchema>;
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
   /** A listen stream without the resource in its filter (list changes only). */
-  listenedWithoutResource: boolean;
-  getStreamOpened: boolean;
+  listenedWithoutResource?: true;
+  getStreamOpened?: true;
   /** A change notification reached the client (beside any wait tool answer). */
   notified?: true;
   /** Why notifications did not reach the client, in order. */
@@ -1121,9 +1121,7 @@ function freshRun(): Pick<
   return {
     reviewVersion: 1,
     progress: {
-      listenedWithoutResource: false,
       embedAsked: false,
-      getStreamOpened: false,
       lost: [],
       lastVersionRead: 0,
       closedBeforeUpdate: false,
@@ -2108,11 +2106,9 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
 
 /** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
 function catalogSummary(catalog: ReturnType<typeof catalogVerdictOf>) {
-  return catalog
-    ? Object.entries(catalog.kinds).map(([kind, { level }]) =>
-      `${kind} ${level}`
-    ).join(", ")
-    : "off";
+  if (!catalog) return "off";
+  const kinds = Object.entries(catalog.kinds);
+  return kinds.map(([kind, { level }]) => `${kind} ${level}`).join(", ");
 }
 
 /** One client in `GET /report`: stable fields (docs/reports.md). */
