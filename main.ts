@@ -1070,10 +1070,9 @@ type ListenCounts = { open: number; watching: number };
 /** A client's open listen streams across replicas; `watching` or all. */
 function openListens(client: LabClient, watching = false): number {
   const { here, elsewhere } = client.listens;
-  return [here, ...elsewhere.values()].reduce(
-    (sum, counts) => sum + (watching ? counts.watching : counts.open),
-    0,
-  );
+  const key = watching ? "watching" : "open";
+  const replicas = [here, ...elsewhere.values()];
+  return replicas.reduce((sum, counts) => sum + counts[key], 0);
 }
 
 /** A client with a listen open or a wait in progress is not idle. */
@@ -1330,6 +1329,7 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 /** Updates the progress a recorded step proves, keeping the first proof. */
 function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
+  const { delivery } = facts;
   if (!["update", "notify", "session-end"].includes(step.kind)) {
     proof.connected ??= step;
   }
@@ -1370,16 +1370,14 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.getStreamOpened = true;
       break;
     case "notify":
-      if (facts.delivery?.delivered) {
+      if (delivery?.delivered) {
         progress.notified = true;
         proof.notified ??= step;
-        if (facts.delivery.inline?.asked) {
-          progress.deliveredInline ??= facts.version;
-        }
+        if (delivery.inline?.asked) progress.deliveredInline ??= facts.version;
         proof.reread ??= progress.readWhileNotifying;
-      } else if (facts.delivery) {
+      } else if (delivery) {
         progress.readWhileNotifying = undefined;
-        progress.lost.push(facts.delivery.reason);
+        progress.lost.push(delivery.reason);
         proof.lost ??= step;
       }
       break;
