@@ -986,7 +986,7 @@ interface Progress {
   /** Why notifications did not reach the client, in order. */
   lost: string[];
   /** A listen asked for the content in its notifications (SEP-3119). */
-  embedAsked: boolean;
+  embedAsked?: true;
   /** The version the client asked for and received inside a notification. */
   deliveredInline?: number;
   /** A notification is being written to the client right now. */
@@ -1120,7 +1120,6 @@ function freshRun(): Pick<
   return {
     reviewVersion: 1,
     progress: {
-      embedAsked: false,
       lost: [],
       lastVersionRead: 0,
       closedBeforeUpdate: false,
@@ -2175,7 +2174,7 @@ function clientReport(
     },
     // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
-    embedResources: client.progress.embedAsked,
+    embedResources: client.progress.embedAsked ?? false,
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
