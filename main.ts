@@ -1138,7 +1138,7 @@ function newLabClient(
     & { clientInfo?: unknown },
 ): LabClient {
   const now = Date.now();
-  const client: LabClient = {
+  return nameClient({
     ...fields,
     ...freshRun(),
     name: "unknown",
@@ -1151,9 +1151,7 @@ function newLabClient(
     peakListens: 0,
     listens: { here: { open: 0, watching: 0 }, elsewhere: new Map() },
     waiting: new Set(),
-  };
-  nameClient(client, clientInfo);
-  return client;
+  }, clientInfo);
 }
 
 /** The longest client-supplied name, version or protocol version kept. */
@@ -1175,9 +1173,9 @@ const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
   .partial().catch({});
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
-function nameClient(client: LabClient, clientInfo: unknown) {
+function nameClient(client: LabClient, clientInfo: unknown): LabClient {
   // The schema leaves out what is missing or malformed, so it stays as it was.
-  Object.assign(client, clientInfoSchema.parse(clientInfo));
+  return Object.assign(client, clientInfoSchema.parse(clientInfo));
 }
 
 const clientLabel = (client: LabClient) => `${client.name}/${client.version}`;
