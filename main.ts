@@ -1340,10 +1340,6 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.lastVersionRead = version;
       if (version === 1) proof.readV1 ??= step;
       // A read through the wait tool is never the client's own re-read.
-      if (version >= 2 && !proof.reread && facts.via !== "wait-tool") {
-        if (progress.notified) proof.reread = step;
-        else if (progress.notifying) progress.readWhileNotifying ??= step;
-      }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
         wait.calls++;
@@ -1352,6 +1348,9 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
           wait.deliveredVersion ??= version;
           proof.notified ??= step;
         }
+      } else if (version >= 2 && !proof.reread) {
+        if (progress.notified) proof.reread = step;
+        else if (progress.notifying) progress.readWhileNotifying ??= step;
       }
       break;
     }
