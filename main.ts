@@ -1326,11 +1326,11 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 /** Updates the progress a recorded step proves, keeping the first proof. */
 function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
-  const { delivery } = facts;
   if (!["update", "notify", "session-end"].includes(step.kind)) {
     proof.connected ??= step;
   }
   noteCatalog(client, step, facts);
+  const { delivery } = facts;
   switch (step.kind) {
     case "list":
       if (facts.catalog?.includes("resources")) proof.listed ??= step;
