@@ -986,14 +986,14 @@ export type Step = z.output<typeof stepSchema>;
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
   /** A listen stream without the resource in its filter (list changes only). */
-  listenedWithoutResource: boolean;
-  getStreamOpened: boolean;
+  listenedWithoutResource?: true;
+  getStreamOpened?: true;
   /** A change notification reached the client (beside any wait tool answer). */
   notified?: true;
   /** Why notifications did not reach the client, in order. */
   lost: string[];
   /** A listen asked for the content in its notifications (SEP-3119). */
-  embedAsked: boolean;
+  embedAsked?: true;
   /** The version the client asked for and received inside a notification. */
   deliveredInline?: number;
   /** A notification is being written to the client right now. */
@@ -1077,10 +1077,9 @@ type ListenCounts = { open: number; watching: number };
 /** A client's open listen streams across replicas; `watching` or all. */
 function openListens(client: LabClient, watching = false): number {
   const { here, elsewhere } = client.listens;
-  return [here, ...elsewhere.values()].reduce(
-    (sum, counts) => sum + (watching ? counts.watching : counts.open),
-    0,
-  );
+  const key = watching ? "watching" : "open";
+  const replicas = [here, ...elsewhere.values()];
+  return replicas.reduce((sum, counts) => sum + counts[key], 0);
 }
 
 /** A client with a listen open or a wait in progress is not idle. */
@@ -1128,9 +1127,6 @@ function freshRun(): Pick<
   return {
     reviewVersion: 1,
     progress: {
-      listenedWithoutResource: false,
-      embedAsked: false,
-      getStreamOpened: false,
       lost: [],
       lastVersionRead: 0,
       closedBeforeUpdate: false,
@@ -1149,7 +1145,7 @@ export function newLabClient(
     & { clientInfo?: unknown },
 ): LabClient {
   const now = Date.now();
-  const client: LabClient = {
+  return nameClient({
     ...fields,
     ...freshRun(),
     name: "unknown",
@@ -1162,9 +1158,7 @@ export function newLabClient(
     peakListens: 0,
     listens: { here: { open: 0, watching: 0 }, elsewhere: new Map() },
     waiting: new Set(),
-  };
-  nameClient(client, clientInfo);
-  return client;
+  }, clientInfo);
 }
 
 /** The longest client-supplied name, version or protocol version kept. */
@@ -1186,10 +1180,9 @@ const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
   .partial().catch({});
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
-export function nameClient(client: LabClient, clientInfo: unknown) {
-  const info = clientInfoSchema.parse(clientInfo ?? {});
-  client.name = info.name ?? client.name;
-  client.version = info.version ?? client.version;
+export function nameClient(client: LabClient, clientInfo: unknown): LabClient {
+  // The schema leaves out what is missing or malformed, so it stays as it was.
+  return Object.assign(client, clientInfoSchema.parse(clientInfo));
 }
 
 const clientLabel = (client: LabClient) => `${client.name}/${client.version}`;
@@ -1344,6 +1337,7 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
     proof.connected ??= step;
   }
   noteCatalog(client, step, facts);
+  const { delivery } = facts;
   switch (step.kind) {
     case "list":
       if (facts.catalog?.includes("resources")) proof.listed ??= step;
@@ -1353,10 +1347,6 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.lastVersionRead = version;
       if (version === 1) proof.readV1 ??= step;
       // A read through the wait tool is never the client's own re-read.
-      if (version >= 2 && !proof.reread && facts.via !== "wait-tool") {
-        if (progress.notified) proof.reread = step;
-        else if (progress.notifying) progress.readWhileNotifying ??= step;
-      }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
         wait.calls++;
@@ -1365,6 +1355,9 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
           wait.deliveredVersion ??= version;
           proof.notified ??= step;
         }
+      } else if (version >= 2 && !proof.reread) {
+        if (progress.notified) proof.reread = step;
+        else if (progress.notifying) progress.readWhileNotifying ??= step;
       }
       break;
     }
@@ -1380,16 +1373,14 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.getStreamOpened = true;
       break;
     case "notify":
-      if (facts.delivery?.delivered) {
+      if (delivery?.delivered) {
         progress.notified = true;
         proof.notified ??= step;
-        if (facts.delivery.inline?.asked) {
-          progress.deliveredInline ??= facts.version;
-        }
+        if (delivery.inline?.asked) progress.deliveredInline ??= facts.version;
         proof.reread ??= progress.readWhileNotifying;
-      } else if (facts.delivery) {
+      } else if (delivery) {
         progress.readWhileNotifying = undefined;
-        progress.lost.push(facts.delivery.reason);
+        progress.lost.push(delivery.reason);
         proof.lost ??= step;
       }
       break;
@@ -1403,9 +1394,8 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
   if (timeline.length >= TIMELINE_LIMIT) client.droppedSteps++;
   else {
     // Another replica's step may arrive after a later one of this replica.
-    let at = timeline.length;
-    while (at > 0 && timeline[at - 1].at > step.at) at--;
-    timeline.splice(at, 0, step);
+    const earlier = timeline.findLastIndex(({ at }) => at <= step.at);
+    timeline.splice(earlier + 1, 0, step);
   }
   noteProgress(client, step, facts);
 }
@@ -1999,12 +1989,9 @@ function verdictOf(client: LabClient, config: LabConfig) {
 }
 
 /** The tool a read went through, in words, if it was not a resource read. */
-function readRoute(via?: ReadRoute): string {
-  return via === "tool"
-    ? ` (through the ${REVIEW_TOOL} tool)`
-    : via === "wait-tool"
-    ? ` (through the ${WAIT_TOOL} tool)`
-    : "";
+function readRoute(via: ReadRoute = "resource"): string {
+  const tool = { resource: "", tool: REVIEW_TOOL, "wait-tool": WAIT_TOOL }[via];
+  return tool && ` (through the ${tool} tool)`;
 }
 
 /** The first step the client did not take natively (its own requests). */
@@ -2120,11 +2107,9 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
 
 /** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
 function catalogSummary(catalog: ReturnType<typeof catalogVerdictOf>) {
-  return catalog
-    ? Object.entries(catalog.kinds).map(([kind, { level }]) =>
-      `${kind} ${level}`
-    ).join(", ")
-    : "off";
+  if (!catalog) return "off";
+  const kinds = Object.entries(catalog.kinds);
+  return kinds.map(([kind, { level }]) => `${kind} ${level}`).join(", ");
 }
 
 /** One client in `GET /report`: stable fields (docs/reports.md). */
@@ -2193,7 +2178,7 @@ function clientReport(
     },
     // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
-    embedResources: client.progress.embedAsked,
+    embedResources: client.progress.embedAsked ?? false,
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
