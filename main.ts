@@ -57,8 +57,9 @@
  * 13. The lab's MCP server, shared by both eras and both transports:
  *     `LabContext`, `createLabContext`, `buildLabServer`, `sendThrough`
  * 14. Listen streams and client identities (2026-07-28, HTTP and stdio):
- *     `narrowListenFilter`, `ListenFilter`, `ListenStream`, `recordListen`,
- *     `ListenSet`, `modernMessageSchema`, `modernIdentity`
+ *     `narrowListenFilter`, `ListenFilter`, `ListenStream`, `atLifetime`,
+ *     `listenResult`, `recordListen`, `ListenSet`, `modernMessageSchema`,
+ *     `modernIdentity`
  * 15. HTTP: `MAX_BODY_BYTES`, `parseMessage`
  * 16. The 2025 era: `sendLegacyChange`
  * 17. The 2026-07-28 era
@@ -95,6 +96,7 @@ import {
   type ServerContext,
   type ServerEvent,
   type ServerEventBus,
+  SUBSCRIPTION_ID_META_KEY,
   type Transport,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
@@ -315,6 +317,23 @@ const SETTINGS = {
     description:
       "Most watches a client holds (2025 subscribed URIs, open listens), more refused; 0 refuses all (empty: no cap)",
     ...optionalInteger(0, 1_000_000),
+  },
+  streamLifetimeSeconds: {
+    flag: "stream-lifetime",
+    description:
+      "The lab ends each GET stream and listen this many seconds after it opens (empty: never)",
+    defaultValue: "",
+    allowed:
+      "empty, or a number of seconds above 0 up to 86400, fractions allowed",
+    schema: z.string().transform((text) => text || null)
+      .pipe(seconds.pipe(z.number().positive().max(86400)).nullable()),
+  },
+  streamEnd: {
+    defaultValue: "graceful",
+    description:
+      "How the lab ends a stream at its lifetime: graceful (a listen's result last) or abrupt",
+    allowed: "graceful/abrupt",
+    schema: z.enum(["graceful", "abrupt"]),
   },
   logLevel: {
     defaultValue: "debug",
@@ -2141,6 +2160,8 @@ function scenarioOf(config: LabConfig) {
     catalogChange: config.catalogChange.join(",") || "off",
     toolEnabled: config.enableTool,
     maxWatches: config.maxWatches,
+    streamLifetimeSeconds: config.streamLifetimeSeconds,
+    streamEnd: config.streamEnd,
   };
 }
 
@@ -2284,6 +2305,8 @@ function labReportMarkdown(
     config.enableTool && `${REVIEW_TOOL} tool on`,
     catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
     config.maxWatches !== null && `at most ${config.maxWatches} watches`,
+    config.streamLifetimeSeconds !== null &&
+    `streams ended after ${config.streamLifetimeSeconds} s (${config.streamEnd})`,
   ].filter(Boolean).join(", ");
   const head = [
     "# MCP resource subscription lab report",
@@ -3253,10 +3276,33 @@ export type ListenFilter = Extract<
   { filter: unknown }
 >["filter"];
 
+/** How the lab ends a stream at `--stream-lifetime`. */
+type StreamEnd = LabConfig["streamEnd"];
+
 /** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
 export type ListenStream = ListenFilter & {
   push?: (event: ServerEvent) => void;
+  /** How the lab ended it at its lifetime, once it has. */
+  end?: StreamEnd;
 };
+
+/** A close step's fields when the lab ended the stream (contract C1). */
+const byLab = (end?: StreamEnd) => end && { by: "lab", end };
+
+/** Calls `cut` once `--stream-lifetime` has passed, if set; returns the stop. */
+export function atLifetime(config: LabConfig, cut: (end: StreamEnd) => void) {
+  const seconds = config.streamLifetimeSeconds;
+  if (seconds === null) return () => {};
+  const timer = setTimeout(() => cut(config.streamEnd), seconds * 1000);
+  return () => clearTimeout(timer);
+}
+
+/** A listen's deliberate end as the spec has it: its result, complete. */
+export const listenResult = (id: RequestId): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  id,
+  result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_META_KEY]: id } },
+});
 
 export function recordListen(
   state: LabState,
@@ -3319,10 +3365,12 @@ export class ListenSet {
     this.state.record(client, "listen-closed", {
       tag: "subscriptions/listen",
       words: "closed",
+      fields: byLab(stream.end),
     });
-    // A stream on another replica may still watch for the client.
+    // A stream on another replica may still watch for the client; one the
+    // lab ended is no withdrawal: its updates go on, as on a real server.
     const watching = openListens(client, true) > 0;
-    if (stream.watches && !watching) this.state.withdrew(client);
+    if (stream.watches && !watching && !stream.end) this.state.withdrew(client);
   }
 
   /** The client's streams whose filter lets the notification through. */
@@ -3533,18 +3581,28 @@ function isJSONRPCMessage(message: unknown): boolean {
  * An event stream passed on as its source writes it, so what its client has
  * not read shows: past `maxUnread` bytes the lab drops them, cancels the
  * source (no more frames), ends the stream and logs `[stream/stalled]`.
- * `onEnd` once at its end (`byClient`: cancelled).
+ * At `--stream-lifetime` the lab stops the source and ends the stream as
+ * `cut.end` then says: graceful, `lastFrame` and the body's clean end;
+ * abrupt, the body errored. `onEnd` once at its end (`byClient`: cancelled).
  */
 function drainedResponse(
-  { log, maxUnread }: LabContext & { maxUnread: number },
+  { config, log, maxUnread }: LabContext & { maxUnread: number },
   client: LabClient,
   response: Response,
-  onEnd: (byClient: boolean) => void = () => {},
+  { cut = {}, lastFrame = "", onEnd = () => {} }: {
+    cut?: { end?: StreamEnd };
+    lastFrame?: string;
+    onEnd?: (byClient: boolean) => void;
+  } = {},
 ): Response {
   const source = response.body!.getReader();
   let byClient = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      const stopLifetime = atLifetime(config, (end) => {
+        cut.end = end;
+        source.cancel(`the stream's lifetime is over`).catch(() => {});
+      });
       (async () => {
         try {
           for (let read; !(read = await source.read()).done;) {
@@ -3558,12 +3616,16 @@ function drainedResponse(
             }, client);
             throw new Error(`${unread} bytes were left unread`);
           }
+          // Deno drops the connection of a body that errors.
+          if (cut.end === "abrupt") throw new Error("dropped at its lifetime");
+          if (cut.end) controller.enqueue(new TextEncoder().encode(lastFrame));
           controller.close();
         } catch (error) {
           // Also after the client's cancel, as its stream cannot close.
           controller.error(error);
           await source.cancel(error).catch(() => {});
         }
+        stopLifetime();
         onEnd(byClient);
       })().catch((error) => controller.error(error));
     },
@@ -3824,7 +3886,8 @@ class LegacyEra implements EraServer {
       words: "opened",
       fields: { session: session.client.id },
     });
-    return drainedResponse(this.ctx, session.client, response, (byClient) => {
+    const cut: { end?: StreamEnd } = {};
+    const onEnd = (byClient: boolean) => {
       session.getStreams--;
       this.#touch(session);
       if (!this.#sessions.has(session.id)) return;
@@ -3839,10 +3902,12 @@ class LegacyEra implements EraServer {
         words: "closed",
         fields: {
           session: session.client.id,
+          ...byLab(cut.end),
           resetAfterNotificationMs: reset ? sinceNotified : undefined,
         },
       });
-    });
+    };
+    return drainedResponse(this.ctx, session.client, response, { cut, onEnd });
   }
 }
 
@@ -3887,6 +3952,8 @@ export async function sendLegacyChange(
 interface ModernExchange {
   client: LabClient;
   listen?: ListenFilter;
+  /** Its listen stream, once the SDK opened it. */
+  stream?: ListenStream;
   /** The JSON-RPC error the request was answered with, if any. */
   errorAnswer?: ErrorAnswer;
 }
@@ -3954,7 +4021,10 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
-      return drainedResponse(this.ctx, client, response);
+      const result = JSON.stringify(listenResult(id!));
+      const lastFrame = `event: message\ndata: ${result}\n\n`;
+      const cut = exchange.stream;
+      return drainedResponse(this.ctx, client, response, { cut, lastFrame });
     }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
@@ -4030,7 +4100,7 @@ class ModernEra implements EraServer {
         const exchange = this.#exchanges.getStore();
         if (!exchange?.listen) return () => {};
         const { client, listen } = exchange;
-        const stream = { ...listen, push };
+        const stream = exchange.stream = { ...listen, push };
         this.#listens.open(client, stream);
         return () => this.#listens.close(client, stream);
       },
@@ -4492,6 +4562,12 @@ export async function main(
     if (config.bus && commandLine.stdio) {
       throw new ConfigError(
         "--bus (MCP_TEST_BUS) shares clients between replicas over HTTP; --stdio serves one client",
+      );
+    }
+    const { streamLifetimeSeconds, streamEnd } = config;
+    if (commandLine.stdio && streamLifetimeSeconds && streamEnd === "abrupt") {
+      throw new ConfigError(
+        "--stream-end abrupt (MCP_TEST_STREAM_END) drops a stream's connection; over --stdio the only connection is the process's pipes: use graceful",
       );
     }
     type StdioModule = typeof import("./stdio.ts");

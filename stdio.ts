@@ -25,6 +25,7 @@ import {
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 import {
+  atLifetime,
   boundedLines,
   buildLabServer,
   type ChangeNotification,
@@ -38,6 +39,7 @@ import {
   type LabContext,
   labLine,
   type ListenFilter,
+  listenResult,
   ListenSet,
   type ListenStream,
   logRefusal,
@@ -386,8 +388,22 @@ class StdioLab implements Transport {
       const listen = this.#asked.get(id);
       if (listen && !listen.stream) {
         recordListen(this.ctx.state, this.#client, listen);
-        listen.stream = { ...listen };
-        this.#listens.open(this.#client, listen.stream);
+        const stream: ListenStream = listen.stream = { ...listen };
+        this.#listens.open(this.#client, stream);
+        // At its lifetime, the spec's deliberate close: the SDK's entry forgets
+        // a listen only on a `notifications/cancelled`, handed to it here so
+        // nothing more is routed to it; then the listen's result.
+        atLifetime(this.ctx.config, () => {
+          if (this.#asked.get(id)?.stream !== stream) return;
+          stream.end = "graceful";
+          const method = "notifications/cancelled";
+          this.onmessage?.({
+            jsonrpc: "2.0",
+            method,
+            params: { requestId: id },
+          });
+          this.send(listenResult(id));
+        });
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
