@@ -2465,26 +2465,19 @@ function sharedIdentityNote(client: LabClient): string {
 
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
-  const diagram = [
-    "sequenceDiagram",
-    `    participant C as ${mermaidText(clientLabel(client))}`,
-    "    participant L as Lab",
+  const { timeline, droppedSteps: dropped } = client;
+  // "C->>L: label": only the label may hold what the client sent.
+  const arrows = defined(timeline.map((step) => diagramArrow(step, client)))
+    .map((arrow) =>
+      arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
+    );
+  const lines = [
+    `participant C as ${mermaidText(clientLabel(client))}`,
+    "participant L as Lab",
+    ...arrows,
+    ...dropped > 0 ? [`Note over C,L: ${dropped} later steps left out`] : [],
   ];
-  for (const step of client.timeline) {
-    const arrow = diagramArrow(step, client);
-    if (!arrow) continue;
-    // "C->>L: label": only the label may hold what the client sent.
-    const colon = arrow.indexOf(": ");
-    diagram.push(
-      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
-    );
-  }
-  if (client.droppedSteps > 0) {
-    diagram.push(
-      `    Note over C,L: ${client.droppedSteps} later steps left out`,
-    );
-  }
-  return diagram;
+  return ["sequenceDiagram", ...lines.map((line) => `    ${line}`)];
 }
 
 function diagramArrow(
