@@ -2491,29 +2491,25 @@ function diagramArrow(
         ? `C->>L: initialize (${client.protocolVersion})`
         : "C->>L: server/discover";
     case "list":
+    case "subscribe":
+    case "unsubscribe":
       return `C->>L: ${evidence.tag}${
         fields.added ? ` (${fields.count}, with ${fields.added})` : ""
       }`;
     case "read":
-      if (fields.name === WAIT_TOOL) {
-        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
-      }
-      return evidence.tag === "tools/call"
+      return fields.name === WAIT_TOOL
+        ? `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`
+        : evidence.tag === "tools/call"
         ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
         : `C->>L: resources/read (v${fields.version})`;
     case "read-unknown":
       return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
-    case "subscribe":
-    case "unsubscribe":
-      return `C->>L: ${evidence.tag}`;
-    case "listen":
-      return `C->>L: subscriptions/listen (${
-        [
-          fields.uris || undefined,
-          fields.listChanged && `${fields.listChanged} list changes`,
-        ]
-          .filter(Boolean).join(", ") || "nothing the lab serves"
-      })`;
+    case "listen": {
+      const lists = fields.listChanged && `${fields.listChanged} list changes`;
+      const asked = [fields.uris, lists].filter(Boolean).join(", ") ||
+        "nothing the lab serves";
+      return `C->>L: subscriptions/listen (${asked})`;
+    }
     case "listen-closed":
       return "Note over C,L: listen stream closed";
     case "stream-opened":
