@@ -2293,12 +2293,11 @@ function labReportMarkdown(
     catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
     config.maxWatches !== null && `at most ${config.maxWatches} watches`,
   ].filter(Boolean).join(", ");
+  const generated = new Date().toISOString();
   const head = [
     "# MCP resource subscription lab report",
     "",
-    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${
-      new Date().toISOString()
-    }; ${scenario}.`,
+    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${generated}; ${scenario}.`,
     "",
     ...caveats.flatMap((caveat) => [`> ${caveat}`, ""]),
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Catalog | Notes |",
@@ -2312,21 +2311,17 @@ function labReportMarkdown(
       reportDetail(client),
     ];
   });
-  const tail = [
-    "",
-    ...reproduceMarkdown(reproduceOf(config, transport, clients)),
-  ];
+  const reproduce = reproduceOf(config, transport, clients);
+  const tail = ["", ...reproduceMarkdown(reproduce)];
   // Room for the note that says what was trimmed.
   const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
-  const dropped = trimToFit(parts, room).map((left) => clients.length - left);
-  const trimmed = dropped[2] === 0 ? [] : [
+  const [rows, verdicts, details] = trimToFit(parts, room);
+  const trimmed = details === 0 ? [] : [
     "",
-    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${
-      dropped[2]
-    } oldest client(s)${
-      dropped[1] > 0 ? `, the verdicts of the ${dropped[1]} oldest` : ""
+    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${details} oldest client(s)${
+      verdicts > 0 ? `, the verdicts of the ${verdicts} oldest` : ""
     }${
-      dropped[0] > 0 ? `, and the table rows of the ${dropped[0]} oldest` : ""
+      rows > 0 ? `, and the table rows of the ${rows} oldest` : ""
     } are left out. The full report is JSON at /report.`,
   ];
   return [
@@ -2341,19 +2336,19 @@ function labReportMarkdown(
 /**
  * Drops (as undefined) the oldest clients' details, then verdicts, then rows
  * of `parts` (`[row, verdict, detail]` each) until the rest fits in `room`;
- * returns how many of each are left.
+ * returns how many of each were dropped.
  */
 function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   let size = parts.flat().reduce((sum, text) => sum + text!.length + 1, 0);
-  const left = [parts.length, parts.length, parts.length];
+  const dropped = [0, 0, 0];
   for (const kind of [2, 1, 0]) {
-    for (let index = 0; size > room && index < parts.length; index++) {
-      size -= parts[index][kind]!.length + 1;
-      parts[index][kind] = undefined;
-      left[kind]--;
+    while (size > room && dropped[kind] < parts.length) {
+      const part = parts[dropped[kind]++];
+      size -= part[kind]!.length + 1;
+      part[kind] = undefined;
     }
   }
-  return left;
+  return dropped;
 }
 
 function reportRow(client: LabClient, verdict: Verdict): string {
