@@ -2352,32 +2352,26 @@ function trimToFit(parts: (string | undefined)[][], room: number): number[] {
 }
 
 function reportRow(client: LabClient, verdict: Verdict): string {
-  const { steps } = verdict;
-  return `| ${
-    [
-      cell(client.name),
-      cell(client.version),
-      `${client.era} (${cell(client.protocolVersion)})`,
-      client.transport,
-      MARK(steps.connected),
-      MARK(steps.listed),
-      MARK(steps.readV1),
-      MARK(steps.subscribed),
-      byRoute(steps.notificationDelivered, verdict.waitToolLevel),
-      steps.deliveredInline
-        ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
-        : byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
-      "not observable",
-      verdict.waitToolLevel === null
-        ? `${verdict.level}`
-        : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
-      catalogSummary(verdict.catalog),
-      cell(
-        verdict.missing + sharedIdentityNote(client) +
-          (verdict.catalog ? `; catalog ${verdict.catalog.missing}` : ""),
-      ),
-    ].join(" | ")
-  } |`;
+  const { steps, level, waitToolLevel: viaWait, catalog } = verdict;
+  const { connected, listed, readV1, subscribed } = steps;
+  const notes = verdict.missing + sharedIdentityNote(client) +
+    (catalog ? `; catalog ${catalog.missing}` : "");
+  const cells = [
+    cell(client.name),
+    cell(client.version),
+    `${client.era} (${cell(client.protocolVersion)})`,
+    client.transport,
+    ...[connected, listed, readV1, subscribed].map(MARK),
+    byRoute(steps.notificationDelivered, viaWait),
+    steps.deliveredInline
+      ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
+      : byRoute(steps.rereadAfterNotification, viaWait),
+    steps.contextUpdated,
+    viaWait === null ? `${level}` : `${level} (${viaWait} via wait tool)`,
+    catalogSummary(catalog),
+    cell(notes),
+  ];
+  return `| ${cells.join(" | ")} |`;
 }
 
 function reportVerdict(client: LabClient, verdict: Verdict): string {
