@@ -2416,22 +2416,18 @@ function reportMarkdownResponse(
   caveats: readonly string[] = [],
 ): Response {
   // The name as sent, or as the report's table shows it (`a&#124;b`).
-  const chosen = name === null
-    ? clients
-    : clients.filter((client) =>
-      client.name === name || cell(client.name) === name
-    );
+  const chosen = clients.filter((client) =>
+    name === null || client.name === name || cell(client.name) === name
+  );
   if (chosen.length === 0 && name !== null) {
     const names = [...new Set(clients.map((client) => client.name))];
+    const more = names.length > 50 ? `, and ${names.length - 50} more` : "";
+    const held = names.length === 0
+      ? "no client yet"
+      : names.slice(0, 50).map(lineValue).join(", ") + more;
+    const sought = lineValue(clip(name, MAX_NAME_LENGTH));
     return new Response(
-      `Not Found: no client named ${
-        lineValue(clip(name, 64))
-      } in the report; it holds ${
-        names.length === 0
-          ? "no client yet"
-          : names.slice(0, 50).map(lineValue).join(", ") +
-            (names.length > 50 ? `, and ${names.length - 50} more` : "")
-      }\n`,
+      `Not Found: no client named ${sought} in the report; it holds ${held}\n`,
       { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
     );
   }
