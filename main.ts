@@ -2354,7 +2354,11 @@ function trimToFit(parts: (string | undefined)[][], room: number): number[] {
 function reportRow(client: LabClient, verdict: Verdict): string {
   const { steps, level, waitToolLevel: viaWait, catalog } = verdict;
   const { connected, listed, readV1, subscribed } = steps;
-  const notes = verdict.missing + sharedIdentityNote(client) +
+  // Several listen streams at once under one identity (2026-07-28).
+  const shared = client.peakListens > 1
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
+    : "";
+  const notes = verdict.missing + shared +
     (catalog ? `; catalog ${catalog.missing}` : "");
   const cells = [
     cell(client.name),
@@ -2440,13 +2444,6 @@ function reportMarkdownResponse(
 /** A level step's cell: reached natively, or only through the wait tool. */
 const byRoute = (native: boolean, waitToolLevel: number | null) =>
   native || waitToolLevel === null ? MARK(native) : "via wait tool";
-
-/** Says when several listen streams were open at once under one identity. */
-function sharedIdentityNote(client: LabClient): string {
-  return client.peakListens > 1
-    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
-    : "";
-}
 
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
