@@ -2521,15 +2521,14 @@ function diagramArrow(
 /** `--report-file`, written whole (a temporary file renamed), one at a time. */
 class ReportFile {
   #last: Promise<void> = Promise.resolve();
+  /** A write is queued and has not started: it will render the latest. */
+  #queued = false;
 
   constructor(
     private readonly path: string,
     private readonly render: () => string,
     private readonly log: Logger,
   ) {}
-
-  /** A write is queued and has not started: it will render the latest. */
-  #queued = false;
 
   /** Writes the report after the writes before it; waiting ends share one. */
   schedule() {
@@ -2542,9 +2541,7 @@ class ReportFile {
   }
 
   /** Resolves once every write asked for so far is done. */
-  flush(): Promise<void> {
-    return this.#last;
-  }
+  flush = (): Promise<void> => this.#last;
 
   async #write() {
     // Unguessable, and created only if nothing is there (not a planted link).
