@@ -2379,21 +2379,18 @@ function reportRow(client: LabClient, verdict: Verdict): string {
 }
 
 function reportVerdict(client: LabClient, verdict: Verdict): string {
+  const { level, levelName, missing, catalog } = verdict;
   return [
     "",
     `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
     "",
-    `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
-      cell(verdict.missing)
-    }.`,
-    ...verdict.catalog
-      ? [
-        "",
-        `Catalog level ${verdict.catalog.level} of 5 (${
-          catalogSummary(verdict.catalog)
-        }). Next: ${cell(verdict.catalog.missing)}.`,
-      ]
-      : [],
+    `Level ${level} of 7, ${levelName}. Next: ${cell(missing)}.`,
+    ...!catalog ? [] : [
+      "",
+      `Catalog level ${catalog.level} of 5 (${
+        catalogSummary(catalog)
+      }). Next: ${cell(catalog.missing)}.`,
+    ],
   ].join("\n");
 }
 
