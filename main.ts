@@ -2446,7 +2446,7 @@ const byRoute = (native: boolean, waitToolLevel: number | null) =>
 function sequenceDiagram(client: LabClient): string[] {
   const { timeline, droppedSteps: dropped } = client;
   // "C->>L: label": only the label may hold what the client sent.
-  const arrows = defined(timeline.map((step) => diagramArrow(step, client)))
+  const arrows = timeline.map((step) => diagramArrow(step, client))
     .map((arrow) =>
       arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
     );
@@ -2459,10 +2459,7 @@ function sequenceDiagram(client: LabClient): string[] {
   return ["sequenceDiagram", ...lines.map((line) => `    ${line}`)];
 }
 
-function diagramArrow(
-  { kind, evidence }: Step,
-  client: LabClient,
-): string | undefined {
+function diagramArrow({ kind, evidence }: Step, client: LabClient): string {
   const fields = evidence.fields ?? {};
   switch (kind) {
     case "connect":
