@@ -2445,15 +2445,13 @@ const byRoute = (native: boolean, waitToolLevel: number | null) =>
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
   const { timeline, droppedSteps: dropped } = client;
-  // "C->>L: label": only the label may hold what the client sent.
-  const arrows = timeline.map((step) => diagramArrow(step, client))
-    .map((arrow) =>
-      arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
-    );
   const lines = [
     `participant C as ${mermaidText(clientLabel(client))}`,
     "participant L as Lab",
-    ...arrows,
+    // "C->>L: label": only the label may hold what the client sent.
+    ...timeline.map((step) => diagramArrow(step, client)).map((arrow) =>
+      arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
+    ),
     ...dropped > 0 ? [`Note over C,L: ${dropped} later steps left out`] : [],
   ];
   return ["sequenceDiagram", ...lines.map((line) => `    ${line}`)];
