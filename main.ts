@@ -2354,6 +2354,9 @@ function trimToFit(parts: (string | undefined)[][], room: number): number[] {
 function reportRow(client: LabClient, verdict: Verdict): string {
   const { steps, level, waitToolLevel: viaWait, catalog } = verdict;
   const { connected, listed, readV1, subscribed } = steps;
+  // A later step's cell: reached natively, or only through the wait tool.
+  const byRoute = (native: boolean) =>
+    native || viaWait === null ? MARK(native) : "via wait tool";
   // Several listen streams at once under one identity (2026-07-28).
   const shared = client.peakListens > 1
     ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
@@ -2366,10 +2369,10 @@ function reportRow(client: LabClient, verdict: Verdict): string {
     `${client.era} (${cell(client.protocolVersion)})`,
     client.transport,
     ...[connected, listed, readV1, subscribed].map(MARK),
-    byRoute(steps.notificationDelivered, viaWait),
+    byRoute(steps.notificationDelivered),
     steps.deliveredInline
       ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
-      : byRoute(steps.rereadAfterNotification, viaWait),
+      : byRoute(steps.rereadAfterNotification),
     steps.contextUpdated,
     viaWait === null ? `${level}` : `${level} (${viaWait} via wait tool)`,
     catalogSummary(catalog),
@@ -2437,10 +2440,6 @@ function reportMarkdownResponse(
     { headers: { "content-type": "text/markdown; charset=utf-8" } },
   );
 }
-
-/** A level step's cell: reached natively, or only through the wait tool. */
-const byRoute = (native: boolean, waitToolLevel: number | null) =>
-  native || waitToolLevel === null ? MARK(native) : "via wait tool";
 
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
