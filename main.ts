@@ -2567,12 +2567,10 @@ class Gate {
   readonly due = this.#reached.promise;
 
   constructor(private readonly config: LabConfig) {
-    const { deadlineSeconds } = config;
-    if (deadlineSeconds > 0) {
-      this.#timer = setTimeout(
-        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
-        deadlineSeconds * 1000,
-      );
+    const { deadlineSeconds: seconds } = config;
+    const reason = `deadline of ${seconds} s reached`;
+    if (seconds > 0) {
+      this.#timer = setTimeout(this.#reached.resolve, seconds * 1000, reason);
     }
   }
 
