@@ -2308,12 +2308,11 @@ function labReportMarkdown(
     config.streamLifetimeSeconds !== null &&
     `streams ended after ${config.streamLifetimeSeconds} s (${config.streamEnd})`,
   ].filter(Boolean).join(", ");
+  const generated = new Date().toISOString();
   const head = [
     "# MCP resource subscription lab report",
     "",
-    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${
-      new Date().toISOString()
-    }; ${scenario}.`,
+    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${generated}; ${scenario}.`,
     "",
     ...caveats.flatMap((caveat) => [`> ${caveat}`, ""]),
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Catalog | Notes |",
@@ -2327,21 +2326,17 @@ function labReportMarkdown(
       reportDetail(client),
     ];
   });
-  const tail = [
-    "",
-    ...reproduceMarkdown(reproduceOf(config, transport, clients)),
-  ];
+  const reproduce = reproduceOf(config, transport, clients);
+  const tail = ["", ...reproduceMarkdown(reproduce)];
   // Room for the note that says what was trimmed.
   const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
-  const dropped = trimToFit(parts, room).map((left) => clients.length - left);
-  const trimmed = dropped[2] === 0 ? [] : [
+  const [rows, verdicts, details] = trimToFit(parts, room);
+  const trimmed = details === 0 ? [] : [
     "",
-    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${
-      dropped[2]
-    } oldest client(s)${
-      dropped[1] > 0 ? `, the verdicts of the ${dropped[1]} oldest` : ""
+    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${details} oldest client(s)${
+      verdicts > 0 ? `, the verdicts of the ${verdicts} oldest` : ""
     }${
-      dropped[0] > 0 ? `, and the table rows of the ${dropped[0]} oldest` : ""
+      rows > 0 ? `, and the table rows of the ${rows} oldest` : ""
     } are left out. The full report is JSON at /report.`,
   ];
   return [
@@ -2356,66 +2351,64 @@ function labReportMarkdown(
 /**
  * Drops (as undefined) the oldest clients' details, then verdicts, then rows
  * of `parts` (`[row, verdict, detail]` each) until the rest fits in `room`;
- * returns how many of each are left.
+ * returns how many of each were dropped.
  */
 function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   let size = parts.flat().reduce((sum, text) => sum + text!.length + 1, 0);
-  const left = [parts.length, parts.length, parts.length];
+  const dropped = [0, 0, 0];
   for (const kind of [2, 1, 0]) {
-    for (let index = 0; size > room && index < parts.length; index++) {
-      size -= parts[index][kind]!.length + 1;
-      parts[index][kind] = undefined;
-      left[kind]--;
+    while (size > room && dropped[kind] < parts.length) {
+      const part = parts[dropped[kind]++];
+      size -= part[kind]!.length + 1;
+      part[kind] = undefined;
     }
   }
-  return left;
+  return dropped;
 }
 
 function reportRow(client: LabClient, verdict: Verdict): string {
-  const { steps } = verdict;
-  return `| ${
-    [
-      cell(client.name),
-      cell(client.version),
-      `${client.era} (${cell(client.protocolVersion)})`,
-      client.transport,
-      MARK(steps.connected),
-      MARK(steps.listed),
-      MARK(steps.readV1),
-      MARK(steps.subscribed),
-      byRoute(steps.notificationDelivered, verdict.waitToolLevel),
-      steps.deliveredInline
-        ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
-        : byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
-      "not observable",
-      verdict.waitToolLevel === null
-        ? `${verdict.level}`
-        : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
-      catalogSummary(verdict.catalog),
-      cell(
-        verdict.missing + sharedIdentityNote(client) +
-          (verdict.catalog ? `; catalog ${verdict.catalog.missing}` : ""),
-      ),
-    ].join(" | ")
-  } |`;
+  const { steps, level, waitToolLevel: viaWait, catalog } = verdict;
+  const { connected, listed, readV1, subscribed } = steps;
+  // A later step's cell: reached natively, or only through the wait tool.
+  const byRoute = (native: boolean) =>
+    native || viaWait === null ? MARK(native) : "via wait tool";
+  // Several listen streams at once under one identity (2026-07-28).
+  const shared = client.peakListens > 1
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
+    : "";
+  const notes = verdict.missing + shared +
+    (catalog ? `; catalog ${catalog.missing}` : "");
+  const cells = [
+    cell(client.name),
+    cell(client.version),
+    `${client.era} (${cell(client.protocolVersion)})`,
+    client.transport,
+    ...[connected, listed, readV1, subscribed].map(MARK),
+    byRoute(steps.notificationDelivered),
+    steps.deliveredInline
+      ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
+      : byRoute(steps.rereadAfterNotification),
+    steps.contextUpdated,
+    viaWait === null ? `${level}` : `${level} (${viaWait} via wait tool)`,
+    catalogSummary(catalog),
+    cell(notes),
+  ];
+  return `| ${cells.join(" | ")} |`;
 }
 
 function reportVerdict(client: LabClient, verdict: Verdict): string {
+  const { level, levelName, missing, catalog } = verdict;
   return [
     "",
     `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
     "",
-    `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
-      cell(verdict.missing)
-    }.`,
-    ...verdict.catalog
-      ? [
-        "",
-        `Catalog level ${verdict.catalog.level} of 5 (${
-          catalogSummary(verdict.catalog)
-        }). Next: ${cell(verdict.catalog.missing)}.`,
-      ]
-      : [],
+    `Level ${level} of 7, ${levelName}. Next: ${cell(missing)}.`,
+    ...!catalog ? [] : [
+      "",
+      `Catalog level ${catalog.level} of 5 (${
+        catalogSummary(catalog)
+      }). Next: ${cell(catalog.missing)}.`,
+    ],
   ].join("\n");
 }
 
@@ -2442,22 +2435,18 @@ function reportMarkdownResponse(
   caveats: readonly string[] = [],
 ): Response {
   // The name as sent, or as the report's table shows it (`a&#124;b`).
-  const chosen = name === null
-    ? clients
-    : clients.filter((client) =>
-      client.name === name || cell(client.name) === name
-    );
+  const chosen = clients.filter((client) =>
+    name === null || client.name === name || cell(client.name) === name
+  );
   if (chosen.length === 0 && name !== null) {
     const names = [...new Set(clients.map((client) => client.name))];
+    const more = names.length > 50 ? `, and ${names.length - 50} more` : "";
+    const held = names.length === 0
+      ? "no client yet"
+      : names.slice(0, 50).map(lineValue).join(", ") + more;
+    const sought = lineValue(clip(name, MAX_NAME_LENGTH));
     return new Response(
-      `Not Found: no client named ${
-        lineValue(clip(name, 64))
-      } in the report; it holds ${
-        names.length === 0
-          ? "no client yet"
-          : names.slice(0, 50).map(lineValue).join(", ") +
-            (names.length > 50 ? `, and ${names.length - 50} more` : "")
-      }\n`,
+      `Not Found: no client named ${sought} in the report; it holds ${held}\n`,
       { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
     );
   }
@@ -2467,45 +2456,22 @@ function reportMarkdownResponse(
   );
 }
 
-/** A level step's cell: reached natively, or only through the wait tool. */
-const byRoute = (native: boolean, waitToolLevel: number | null) =>
-  native || waitToolLevel === null ? MARK(native) : "via wait tool";
-
-/** Says when several listen streams were open at once under one identity. */
-function sharedIdentityNote(client: LabClient): string {
-  return client.peakListens > 1
-    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
-    : "";
-}
-
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
-  const diagram = [
-    "sequenceDiagram",
-    `    participant C as ${mermaidText(clientLabel(client))}`,
-    "    participant L as Lab",
-  ];
-  for (const step of client.timeline) {
-    const arrow = diagramArrow(step, client);
-    if (!arrow) continue;
+  const { timeline, droppedSteps: dropped } = client;
+  const lines = [
+    `participant C as ${mermaidText(clientLabel(client))}`,
+    "participant L as Lab",
     // "C->>L: label": only the label may hold what the client sent.
-    const colon = arrow.indexOf(": ");
-    diagram.push(
-      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
-    );
-  }
-  if (client.droppedSteps > 0) {
-    diagram.push(
-      `    Note over C,L: ${client.droppedSteps} later steps left out`,
-    );
-  }
-  return diagram;
+    ...timeline.map((step) => diagramArrow(step, client)).map((arrow) =>
+      arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
+    ),
+    ...dropped > 0 ? [`Note over C,L: ${dropped} later steps left out`] : [],
+  ];
+  return ["sequenceDiagram", ...lines.map((line) => `    ${line}`)];
 }
 
-function diagramArrow(
-  { kind, evidence }: Step,
-  client: LabClient,
-): string | undefined {
+function diagramArrow({ kind, evidence }: Step, client: LabClient): string {
   const fields = evidence.fields ?? {};
   switch (kind) {
     case "connect":
@@ -2513,29 +2479,25 @@ function diagramArrow(
         ? `C->>L: initialize (${client.protocolVersion})`
         : "C->>L: server/discover";
     case "list":
+    case "subscribe":
+    case "unsubscribe":
       return `C->>L: ${evidence.tag}${
         fields.added ? ` (${fields.count}, with ${fields.added})` : ""
       }`;
     case "read":
-      if (fields.name === WAIT_TOOL) {
-        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
-      }
-      return evidence.tag === "tools/call"
+      return fields.name === WAIT_TOOL
+        ? `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`
+        : evidence.tag === "tools/call"
         ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
         : `C->>L: resources/read (v${fields.version})`;
     case "read-unknown":
       return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
-    case "subscribe":
-    case "unsubscribe":
-      return `C->>L: ${evidence.tag}`;
-    case "listen":
-      return `C->>L: subscriptions/listen (${
-        [
-          fields.uris || undefined,
-          fields.listChanged && `${fields.listChanged} list changes`,
-        ]
-          .filter(Boolean).join(", ") || "nothing the lab serves"
-      })`;
+    case "listen": {
+      const lists = fields.listChanged && `${fields.listChanged} list changes`;
+      const asked = [fields.uris, lists].filter(Boolean).join(", ") ||
+        "nothing the lab serves";
+      return `C->>L: subscriptions/listen (${asked})`;
+    }
     case "listen-closed":
       return "Note over C,L: listen stream closed";
     case "stream-opened":
@@ -2565,15 +2527,14 @@ function diagramArrow(
 /** `--report-file`, written whole (a temporary file renamed), one at a time. */
 class ReportFile {
   #last: Promise<void> = Promise.resolve();
+  /** A write is queued and has not started: it will render the latest. */
+  #queued = false;
 
   constructor(
     private readonly path: string,
     private readonly render: () => string,
     private readonly log: Logger,
   ) {}
-
-  /** A write is queued and has not started: it will render the latest. */
-  #queued = false;
 
   /** Writes the report after the writes before it; waiting ends share one. */
   schedule() {
@@ -2586,9 +2547,7 @@ class ReportFile {
   }
 
   /** Resolves once every write asked for so far is done. */
-  flush(): Promise<void> {
-    return this.#last;
-  }
+  flush = (): Promise<void> => this.#last;
 
   async #write() {
     // Unguessable, and created only if nothing is there (not a planted link).
@@ -2623,12 +2582,10 @@ class Gate {
   readonly due = this.#reached.promise;
 
   constructor(private readonly config: LabConfig) {
-    const { deadlineSeconds } = config;
-    if (deadlineSeconds > 0) {
-      this.#timer = setTimeout(
-        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
-        deadlineSeconds * 1000,
-      );
+    const { deadlineSeconds: seconds } = config;
+    const reason = `deadline of ${seconds} s reached`;
+    if (seconds > 0) {
+      this.#timer = setTimeout(this.#reached.resolve, seconds * 1000, reason);
     }
   }
 
