@@ -3095,6 +3095,7 @@ function buildLabServer(
     return listed;
   };
   const reviewToolOn = config.enableTool || changing("tools");
+  const prompts = changing("prompts") ? [checklistPrompt] : [];
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
   }));
@@ -3148,11 +3149,7 @@ function buildLabServer(
     return { content: [{ type: "text" as const, text }] };
   });
   server.setRequestHandler("prompts/list", () => ({
-    prompts: list(
-      "prompts",
-      { tag: "prompts/list" },
-      changing("prompts") ? [checklistPrompt] : [],
-    ),
+    prompts: list("prompts", { tag: "prompts/list" }, prompts),
   }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
     if (added("prompts", name, { tag: "prompts/get", fields: { name } })) {
@@ -3168,41 +3165,56 @@ function buildLabServer(
     throw invalidParams(`Unknown prompt: ${name}`);
   });
   if (era === "2025") {
-    /** Watching the suite's fixture or the new resource counts for nothing. */
-    const fixture = (tag: string, uri: string) => {
-      const kind = uri === CONFORMANCE_URI
-        ? { fixture: "conformance" }
-        : added("resources", uri) && { catalog: "added" };
-      if (!kind) return false;
-      log.write("info", { tag, fields: { uri, ...kind } }, client);
-      return true;
-    };
-    /** The URIs this session watches, at most `--max-watches`. */
-    const watched = new Set<string>();
-    server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      const cap = config.maxWatches ?? Infinity;
-      if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
-      if (!fixture("resources/subscribe", uri)) {
-        onlyReview("resources/subscribe", uri);
-        const line = { tag: "resources/subscribe", fields: { uri } };
-        state.record(client, "subscribe", line);
-        state.reached(client, "subscribe");
-      }
-      watched.add(uri);
-      return {};
-    });
-    server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
-      watched.delete(uri);
-      if (fixture("resources/unsubscribe", uri)) return {};
-      state.record(client, "unsubscribe", {
-        tag: "resources/unsubscribe",
-        fields: { uri: clip(uri, MAX_URI_LENGTH) },
-      });
-      if (uri === REVIEW_URI) state.withdrew(client);
-      return {};
-    });
+    serveLegacyWatches(labContext, client, server, { added, onlyReview });
   }
   return server;
+}
+
+/**
+ * 2025's `resources/subscribe` and `unsubscribe` for one session. Watching
+ * the suite's fixture or the new resource counts for nothing.
+ */
+function serveLegacyWatches(
+  { config, log, state }: LabContext,
+  client: LabClient,
+  server: Server,
+  { added, onlyReview }: {
+    added: (kind: CatalogKind, name: string) => boolean;
+    onlyReview: (tag: string, uri: string) => void;
+  },
+) {
+  const fixture = (tag: string, uri: string) => {
+    const kind = uri === CONFORMANCE_URI
+      ? { fixture: "conformance" }
+      : added("resources", uri) && { catalog: "added" };
+    if (!kind) return false;
+    log.write("info", { tag, fields: { uri, ...kind } }, client);
+    return true;
+  };
+  /** The URIs this session watches, at most `--max-watches`. */
+  const watched = new Set<string>();
+  server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
+    const cap = config.maxWatches ?? Infinity;
+    if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
+    if (!fixture("resources/subscribe", uri)) {
+      onlyReview("resources/subscribe", uri);
+      const line = { tag: "resources/subscribe", fields: { uri } };
+      state.record(client, "subscribe", line);
+      state.reached(client, "subscribe");
+    }
+    watched.add(uri);
+    return {};
+  });
+  server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+    watched.delete(uri);
+    if (fixture("resources/unsubscribe", uri)) return {};
+    state.record(client, "unsubscribe", {
+      tag: "resources/unsubscribe",
+      fields: { uri: clip(uri, MAX_URI_LENGTH) },
+    });
+    if (uri === REVIEW_URI) state.withdrew(client);
+    return {};
+  });
 }
 
 /** Sends a change notification through the SDK, which routes it itself. */
