@@ -2825,13 +2825,13 @@ function createLabContext(
 ): LabContext {
   const log = createLogger(config, sink);
   const caveats = () => bus?.caveats() ?? [];
+  const clients = () => ctx.state.reportedClients();
   const ctx: LabContext = {
     config,
     log,
     bus,
     caveats,
-    report: () =>
-      labReport(ctx.state.reportedClients(), config, transport, caveats()),
+    report: () => labReport(clients(), config, transport, caveats()),
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -2842,17 +2842,11 @@ function createLabContext(
   if (config.reportFile) {
     // A CI step reads a `.json` report with jq; people read the Markdown.
     const json = config.reportFile.toLowerCase().endsWith(".json");
-    ctx.reportFile = new ReportFile(
-      config.reportFile,
-      () =>
-        json ? `${JSON.stringify(ctx.report(), null, 2)}\n` : labReportMarkdown(
-          ctx.state.reportedClients(),
-          config,
-          transport,
-          caveats(),
-        ),
-      log,
-    );
+    const text = () =>
+      json
+        ? `${JSON.stringify(ctx.report(), null, 2)}\n`
+        : labReportMarkdown(clients(), config, transport, caveats());
+    ctx.reportFile = new ReportFile(config.reportFile, text, log);
   }
   return ctx;
 }
@@ -2892,7 +2886,7 @@ function waitForUpdate(
   client: LabClient,
   seconds: number,
   { ends, progress }: WaitCallOptions,
-): Promise<{ end: WaitEnd; progressSent: number }> {
+) {
   const { promise, resolve } = Promise.withResolvers<
     { end: WaitEnd; progressSent: number }
   >();
@@ -2949,19 +2943,15 @@ async function waitToolCall(
   const since = parsed.data.since_version ?? client.progress.lastVersionRead;
   const seconds = parsed.data.timeout_seconds;
   const progressToken = mcpReq._meta?.progressToken;
+  const message = `waiting for ${REVIEW_URI} to change`;
   const call: WaitCallOptions = {
     ends: [mcpReq.signal, http?.req && departures.get(http.req)],
     progress: progressToken === undefined
       ? undefined
-      : (elapsed, total) =>
+      : (progress, total) =>
         mcpReq.notify({
           method: "notifications/progress",
-          params: {
-            progressToken,
-            progress: elapsed,
-            total,
-            message: `waiting for ${REVIEW_URI} to change`,
-          },
+          params: { progressToken, progress, total, message },
         }),
   };
   state.askedToWait(client);
@@ -3302,20 +3292,17 @@ function recordListen(
   client: LabClient,
   filter: ListenFilter,
 ) {
+  const { watches, embed, listChanges: catalog } = filter;
   state.record(client, "listen", {
     tag: "subscriptions/listen",
     fields: {
-      uris: filter.watches ? REVIEW_URI : "",
+      uris: watches ? REVIEW_URI : "",
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
-      listChanged: filter.listChanges.join(",") || undefined,
-      embedResources: filter.embed || undefined,
+      listChanged: catalog.join(",") || undefined,
+      embedResources: embed || undefined,
     },
-  }, {
-    watches: filter.watches,
-    embed: filter.embed,
-    catalog: filter.listChanges,
-  });
+  }, { watches, embed, catalog });
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
