@@ -310,6 +310,16 @@ const SETTINGS = {
       "Most watches a client holds (2025 subscribed URIs, open listens), more refused; 0 refuses all (empty: no cap)",
     ...optionalInteger(0, 1_000_000),
   },
+  listenAck: {
+    defaultValue: "full",
+    description: "What a listen's ack honours: lists (no URI), none; or refuse",
+    allowed: "full/lists/none/not-permitted",
+    schema: z.enum(["full", "lists", "none", "not-permitted"]),
+  },
+  withoutSubscribe: {
+    description: "Advertise no resources.subscribe (both eras)",
+    ...SWITCH,
+  },
   logLevel: {
     defaultValue: "debug",
     description: "Log verbosity",
@@ -2174,6 +2184,8 @@ function scenarioOf(config: LabConfig) {
     catalogChange: config.catalogChange.join(",") || "off",
     toolEnabled: config.enableTool,
     maxWatches: config.maxWatches,
+    listenAck: config.listenAck,
+    withoutSubscribe: config.withoutSubscribe,
   };
 }
 
@@ -2317,6 +2329,8 @@ function labReportMarkdown(
     config.enableTool && `${REVIEW_TOOL} tool on`,
     catalogChange.length > 0 && `catalog change: ${catalogChange.join(", ")}`,
     config.maxWatches !== null && `at most ${config.maxWatches} watches`,
+    config.listenAck !== "full" && `listens acknowledged ${config.listenAck}`,
+    config.withoutSubscribe && "no resources.subscribe",
   ].filter(Boolean).join(", ");
   const head = [
     "# MCP resource subscription lab report",
@@ -2731,6 +2745,8 @@ function refused(status: number, code: number, message: string): Refused {
 const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
 const watchLimitError = () =>
   new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
+/** `--listen-ack not-permitted`: the Python SDK v2 middleware's refusal. */
+const NOT_PERMITTED = "not permitted to watch the requested resources";
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
 function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
@@ -2985,24 +3001,30 @@ async function waitToolCall(
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
 
+/** Whether the lab announces changes of `kind`'s list (`listChanged`). */
+const announcesChanges = ({ catalogChange }: LabConfig, kind: CatalogKind) =>
+  kind === "resources" || catalogChange.includes(kind);
+
 /**
  * The MCP server: sees its error answers; "not found" is -32002 for 2025.
- * It announces list changes for the lists that change (`changing`).
+ * It announces list changes for the lists that change, and advertises
+ * `resources.subscribe` unless `--without-subscribe`.
  */
 class LabServer extends Server {
   constructor(
     private readonly era: Era,
     private readonly onErrorAnswer: (error: ErrorAnswer) => void,
-    changing: readonly CatalogKind[],
+    config: LabConfig,
   ) {
     // Even empty: some clients drop a server whose lists are unknown.
     const lists = (kind: CatalogKind) =>
-      changing.includes(kind) ? { listChanged: true } : {};
+      announcesChanges(config, kind) ? { listChanged: true } : {};
+    const subscribe = config.withoutSubscribe ? {} : { subscribe: true };
     super(
       { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
       {
         capabilities: {
-          resources: { subscribe: true, listChanged: true },
+          resources: { ...subscribe, ...lists("resources") },
           tools: lists("tools"),
           prompts: lists("prompts"),
         },
@@ -3047,7 +3069,7 @@ function buildLabServer(
     logRefusal(labContext.log, { status: 200, ...error }, undefined, client),
 ): Server {
   const { config, log, state } = labContext;
-  const server = new LabServer(era, onErrorAnswer, config.catalogChange);
+  const server = new LabServer(era, onErrorAnswer, config);
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = logSdkErrors(log);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
@@ -3072,7 +3094,7 @@ function buildLabServer(
   ) => {
     const changed = catalog[kind].changed !== undefined;
     const listed = changed ? [...items, CATALOG_ITEMS[kind]] : items;
-    if (changing(kind) || kind === "resources") {
+    if (announcesChanges(config, kind)) {
       state.record(client, "list", {
         tag,
         words: "requested",
@@ -3154,7 +3176,8 @@ function buildLabServer(
     }
     throw invalidParams(`Unknown prompt: ${name}`);
   });
-  if (era === "2025") {
+  // Without the capability, no handler: the SDK answers -32601.
+  if (era === "2025" && !config.withoutSubscribe) {
     serveLegacyWatches(labContext, client, server, { added, onlyReview });
   }
   return server;
@@ -3237,11 +3260,17 @@ const MAX_LISTEN_URIS = 100;
 const MAX_LISTEN_ID_LENGTH = 256;
 
 /**
- * Narrows a listen filter to the lab's URI, so the acknowledgement says what
- * the client will hear about, or refuses it past the bounds above. The lab
- * keeps `filter`, bounded; the SDK answers from `params`, all that was sent.
+ * Narrows a listen filter to what the lab honours, so the acknowledgement
+ * says what the client will hear about: its URI (none with `--listen-ack
+ * lists` or `none`, or `--without-subscribe`) and the lists whose changes it
+ * announces (none with `none`). Refused past the bounds above, and with
+ * `not-permitted` when it names a URI, as the Python SDK's middleware does.
+ * The lab keeps `filter`, bounded; the SDK answers from `params`.
  */
-function narrowListenFilter(params: unknown, id: RequestId | undefined) {
+function narrowListenFilter(
+  config: LabConfig,
+  { params, id }: { params?: unknown; id?: RequestId },
+) {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
@@ -3254,27 +3283,41 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
     ? `a listen's id is ${subscriptionId.length} characters; at most ${MAX_LISTEN_ID_LENGTH}, as every notification on its stream carries it`
     : undefined;
   if (invalid) return refused(200, -32602, `Invalid params: ${invalid}`);
-  const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
+  const { listenAck, withoutSubscribe } = config;
+  // As the Python SDK maps -32600 over HTTP: 400.
+  if (listenAck === "not-permitted" && requested?.length) {
+    return refused(400, -32600, NOT_PERMITTED);
+  }
+  const urisOff = withoutSubscribe || ["lists", "none"].includes(listenAck);
+  const asked = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
+  const announced = CATALOG_KINDS.filter((kind) =>
+    notifications[`${kind}ListChanged`] === true &&
+    announcesChanges(config, kind)
+  );
+  const listsOff = listenAck === "none";
+  const served = urisOff ? [] : asked;
   return {
     filter: {
       // Of the other URIs, distinct: how many, and the first, clipped.
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
       watches: served.length > 0,
-      /** The lists whose changes it asked for. */
-      listChanges: CATALOG_KINDS.filter((kind) =>
-        notifications[`${kind}ListChanged`] === true
-      ),
+      /** The lists whose changes it asked for and is told of. */
+      listChanges: listsOff ? [] : announced,
+      /** What the lab serves but its setting left out of the acknowledgement. */
+      narrowed: [...urisOff ? asked : [], ...listsOff ? announced : []],
       embed: listen.data.embedResources === true,
       subscriptionId,
     },
-    params: requested
-      ? {
-        ...listen.data,
-        notifications: { ...notifications, resourceSubscriptions: served },
-      }
-      : listen.data,
+    // `none`: a filter the SDK keeps a stream open for; the lab sends
+    // nothing on it, and its acknowledgement says so (`acknowledgement`).
+    params: {
+      ...listen.data,
+      notifications: listsOff
+        ? { resourcesListChanged: true }
+        : { ...notifications, resourceSubscriptions: served },
+    },
   };
 }
 
@@ -3300,9 +3343,42 @@ function recordListen(
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
       listChanged: catalog.join(",") || undefined,
+      narrowed: filter.narrowed.join(",") || undefined,
       embedResources: embed || undefined,
     },
   }, { watches, embed, catalog });
+}
+
+/**
+ * The acknowledgement the lab sends: the SDK's, or at `--listen-ack none` one
+ * that honours nothing, on a stream kept open as before the SDK's fix of
+ * typescript-sdk #2650 (2.4.0 ends such a listen at once over HTTP).
+ */
+const acknowledgement = <Ack extends { params?: object }>(
+  config: LabConfig,
+  ack: Ack,
+): Ack =>
+  config.listenAck === "none"
+    ? { ...ack, params: { ...ack.params, notifications: {} } }
+    : ack;
+
+/** A listen's event stream; the SDK writes each frame whole, this one first. */
+function acknowledgedStream(config: LabConfig, response: Response) {
+  if (config.listenAck !== "none") return response;
+  let first = true;
+  const frames = new TransformStream<string, string>({
+    transform(text, controller) {
+      const [, json] = first ? text.match(/^data: (.*)$/m) ?? [] : [];
+      const ack = json && acknowledgement(config, JSON.parse(json));
+      controller.enqueue(
+        ack ? text.replace(json, () => JSON.stringify(ack)) : text,
+      );
+      first = false;
+    },
+  });
+  const body = response.body!.pipeThrough(new TextDecoderStream())
+    .pipeThrough(frames).pipeThrough(new TextEncoderStream());
+  return new Response(body, response);
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
@@ -3967,7 +4043,8 @@ class ModernEra implements EraServer {
       : undefined;
     if (listen && "refusal" in listen) {
       logRefusal(log, listen.refusal, request, client);
-      return Response.json(errorAnswer(id ?? null, listen.refusal));
+      const { status } = listen.refusal;
+      return Response.json(errorAnswer(id ?? null, listen.refusal), { status });
     }
     // The exchange outlives the request with its stream: the filter alone.
     const exchange: ModernExchange = { client, listen: listen?.filter };
@@ -3980,7 +4057,8 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
-      return drainedResponse(this.ctx, client, response);
+      const stream = acknowledgedStream(this.ctx.config, response);
+      return drainedResponse(this.ctx, client, stream);
     }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
@@ -3994,7 +4072,7 @@ class ModernEra implements EraServer {
    * tenth of `--max-sessions`, at least one), saying so.
    */
   #listenFilter(client: LabClient, params: unknown, id?: RequestId) {
-    const filter = narrowListenFilter(params, id);
+    const filter = narrowListenFilter(this.ctx.config, { params, id });
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     const cap = this.ctx.config.maxWatches ?? Infinity;
     const full = openListens(client) >= Math.min(cap, share);
@@ -4767,11 +4845,12 @@ class StdioLab implements Transport {
       this.ctx.state.connected(client);
     }
     if (request?.method === "subscriptions/listen") {
-      const listen = narrowListenFilter(request.params, request.id);
+      const listen = narrowListenFilter(this.ctx.config, request);
       if (listen && "refusal" in listen) {
-        // Answered here: the SDK never sees a filter past the bound.
-        logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.wire.send(errorAnswer(request.id, listen.refusal));
+        // Answered here: the SDK never sees a filter the lab refuses.
+        const refusal = { ...listen.refusal, status: 200 }; // no HTTP here
+        logRefusal(this.ctx.log, refusal, undefined, client);
+        this.wire.send(errorAnswer(request.id, refusal));
         return null;
       }
       if (listen) {
@@ -4809,6 +4888,7 @@ class StdioLab implements Transport {
         listen.stream = { ...listen };
         this.#listens.open(this.#client, listen.stream);
       }
+      return acknowledgement(this.ctx.config, notification);
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
       if (isJSONRPCErrorResponse(message)) {

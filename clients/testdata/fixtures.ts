@@ -162,6 +162,8 @@ export function labReport(clients: ClientReport[]): LabReport {
       catalogChange: "off",
       toolEnabled: false,
       maxWatches: null,
+      listenAck: "full",
+      withoutSubscribe: false,
     },
     clients,
   };
