@@ -3078,7 +3078,6 @@ function buildLabServer(
     return reviewStatus(config, client.reviewVersion);
   };
   const catalog = client.progress.catalog;
-  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
   /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
     if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
@@ -3106,8 +3105,8 @@ function buildLabServer(
     }
     return listed;
   };
-  const reviewToolOn = config.enableTool || changing("tools");
-  const prompts = changing("prompts") ? [checklistPrompt] : [];
+  const reviewToolOn = config.enableTool || announcesChanges(config, "tools");
+  const prompts = announcesChanges(config, "prompts") ? [checklistPrompt] : [];
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
   }));
@@ -3169,7 +3168,7 @@ function buildLabServer(
         `Summarize the review: its status is at ${REVIEW_URI}, its comments at ${CATALOG_ADDED.resources}.`,
       );
     }
-    if (name === checklistPrompt.name && changing("prompts")) {
+    if (prompts.some((prompt) => prompt.name === name)) {
       return promptMessages(
         `What is the status of the review at ${REVIEW_URI}?`,
       );
