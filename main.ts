@@ -57,7 +57,8 @@
  * 13. The lab's MCP server, shared by both eras and both transports:
  *     `LabContext`, `createLabContext`, `buildLabServer`, `sendThrough`
  * 14. Listen streams and client identities (2026-07-28, HTTP and stdio):
- *     `narrowListenFilter`, `ListenFilter`, `ListenStream`, `atLifetime`,
+ *     `narrowListenFilter`, `ListenFilter`, `acknowledgement`,
+ *     `ListenStream`, `atLifetime`,
  *     `listenResult`, `recordListen`, `ListenSet`, `modernMessageSchema`,
  *     `modernIdentity`
  * 15. HTTP: `MAX_BODY_BYTES`, `parseMessage`
@@ -335,6 +336,16 @@ const SETTINGS = {
     allowed: "graceful/abrupt",
     schema: z.enum(["graceful", "abrupt"]),
   },
+  listenAck: {
+    defaultValue: "full",
+    description: "What a listen's ack honours: lists (no URI), none; or refuse",
+    allowed: "full/lists/none/not-permitted",
+    schema: z.enum(["full", "lists", "none", "not-permitted"]),
+  },
+  withoutSubscribe: {
+    description: "Advertise no resources.subscribe (both eras)",
+    ...SWITCH,
+  },
   logLevel: {
     defaultValue: "debug",
     description: "Log verbosity",
@@ -522,36 +533,6 @@ export function parseCommandLine(args: string[]) {
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
   return { help: !!help, version: !!version, stdio: !!stdio, flags };
-}
-
-/** The `--help` text: usage and the configuration table with defaults. */
-function helpText(): string {
-  const rows = Object.entries(SETTINGS).map(([name, setting]) =>
-    [
-      `  --${flagName(name, setting)}`.padEnd(28),
-      envName(name).padEnd(34),
-      (setting.defaultValue || '""').padEnd(11),
-      setting.description,
-    ].join("")
-  );
-  return [
-    `MCP resource subscription lab ${LAB_VERSION}`,
-    "",
-    "Usage: deno run -A main.ts [--stdio] [options]",
-    "       deno run -A main.ts probe --help   (check a server's subscriptions;",
-    "                                          the same as probe.ts --help)",
-    "",
-    "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
-    "  --help            print this help",
-    "  --version         print the lab's version",
-    "",
-    "Options (each also read from its environment variable; a flag wins):",
-    `${"  FLAG".padEnd(28)}${"VARIABLE".padEnd(34)}${
-      "DEFAULT".padEnd(11)
-    }MEANING`,
-    ...rows,
-    "",
-  ].join("\n");
 }
 
 // ---------------------------------------------------------------------------
@@ -2162,6 +2143,8 @@ function scenarioOf(config: LabConfig) {
     maxWatches: config.maxWatches,
     streamLifetimeSeconds: config.streamLifetimeSeconds,
     streamEnd: config.streamEnd,
+    listenAck: config.listenAck,
+    withoutSubscribe: config.withoutSubscribe,
   };
 }
 
@@ -2307,6 +2290,8 @@ function labReportMarkdown(
     config.maxWatches !== null && `at most ${config.maxWatches} watches`,
     config.streamLifetimeSeconds !== null &&
     `streams ended after ${config.streamLifetimeSeconds} s (${config.streamEnd})`,
+    config.listenAck !== "full" && `listens acknowledged ${config.listenAck}`,
+    config.withoutSubscribe && "no resources.subscribe",
   ].filter(Boolean).join(", ");
   const generated = new Date().toISOString();
   const head = [
@@ -2682,6 +2667,8 @@ export function refused(
 const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
 const watchLimitError = () =>
   new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
+/** `--listen-ack not-permitted`: the Python SDK v2 middleware's refusal. */
+const NOT_PERMITTED = "not permitted to watch the requested resources";
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
 export function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
@@ -2776,13 +2763,13 @@ export function createLabContext(
 ): LabContext {
   const log = createLogger(config, sink);
   const caveats = () => bus?.caveats() ?? [];
+  const clients = () => ctx.state.reportedClients();
   const ctx: LabContext = {
     config,
     log,
     bus,
     caveats,
-    report: () =>
-      labReport(ctx.state.reportedClients(), config, transport, caveats()),
+    report: () => labReport(clients(), config, transport, caveats()),
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -2793,17 +2780,11 @@ export function createLabContext(
   if (config.reportFile) {
     // A CI step reads a `.json` report with jq; people read the Markdown.
     const json = config.reportFile.toLowerCase().endsWith(".json");
-    ctx.reportFile = new ReportFile(
-      config.reportFile,
-      () =>
-        json ? `${JSON.stringify(ctx.report(), null, 2)}\n` : labReportMarkdown(
-          ctx.state.reportedClients(),
-          config,
-          transport,
-          caveats(),
-        ),
-      log,
-    );
+    const text = () =>
+      json
+        ? `${JSON.stringify(ctx.report(), null, 2)}\n`
+        : labReportMarkdown(clients(), config, transport, caveats());
+    ctx.reportFile = new ReportFile(config.reportFile, text, log);
   }
   return ctx;
 }
@@ -2843,7 +2824,7 @@ function waitForUpdate(
   client: LabClient,
   seconds: number,
   { ends, progress }: WaitCallOptions,
-): Promise<{ end: WaitEnd; progressSent: number }> {
+) {
   const { promise, resolve } = Promise.withResolvers<
     { end: WaitEnd; progressSent: number }
   >();
@@ -2900,19 +2881,15 @@ async function waitToolCall(
   const since = parsed.data.since_version ?? client.progress.lastVersionRead;
   const seconds = parsed.data.timeout_seconds;
   const progressToken = mcpReq._meta?.progressToken;
+  const message = `waiting for ${REVIEW_URI} to change`;
   const call: WaitCallOptions = {
     ends: [mcpReq.signal, http?.req && departures.get(http.req)],
     progress: progressToken === undefined
       ? undefined
-      : (elapsed, total) =>
+      : (progress, total) =>
         mcpReq.notify({
           method: "notifications/progress",
-          params: {
-            progressToken,
-            progress: elapsed,
-            total,
-            message: `waiting for ${REVIEW_URI} to change`,
-          },
+          params: { progressToken, progress, total, message },
         }),
   };
   state.askedToWait(client);
@@ -2946,24 +2923,30 @@ async function waitToolCall(
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
 
+/** Whether the lab announces changes of `kind`'s list (`listChanged`). */
+const announcesChanges = ({ catalogChange }: LabConfig, kind: CatalogKind) =>
+  kind === "resources" || catalogChange.includes(kind);
+
 /**
  * The MCP server: sees its error answers; "not found" is -32002 for 2025.
- * It announces list changes for the lists that change (`changing`).
+ * It announces list changes for the lists that change, and advertises
+ * `resources.subscribe` unless `--without-subscribe`.
  */
 class LabServer extends Server {
   constructor(
     private readonly era: Era,
     private readonly onErrorAnswer: (error: ErrorAnswer) => void,
-    changing: readonly CatalogKind[],
+    config: LabConfig,
   ) {
     // Even empty: some clients drop a server whose lists are unknown.
     const lists = (kind: CatalogKind) =>
-      changing.includes(kind) ? { listChanged: true } : {};
+      announcesChanges(config, kind) ? { listChanged: true } : {};
+    const subscribe = config.withoutSubscribe ? {} : { subscribe: true };
     super(
       { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
       {
         capabilities: {
-          resources: { subscribe: true, listChanged: true },
+          resources: { ...subscribe, ...lists("resources") },
           tools: lists("tools"),
           prompts: lists("prompts"),
         },
@@ -3008,7 +2991,7 @@ export function buildLabServer(
     logRefusal(labContext.log, { status: 200, ...error }, undefined, client),
 ): Server {
   const { config, log, state } = labContext;
-  const server = new LabServer(era, onErrorAnswer, config.catalogChange);
+  const server = new LabServer(era, onErrorAnswer, config);
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = logSdkErrors(log);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
@@ -3017,7 +3000,6 @@ export function buildLabServer(
     return reviewStatus(config, client.reviewVersion);
   };
   const catalog = client.progress.catalog;
-  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
   /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
     if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
@@ -3033,7 +3015,7 @@ export function buildLabServer(
   ) => {
     const changed = catalog[kind].changed !== undefined;
     const listed = changed ? [...items, CATALOG_ITEMS[kind]] : items;
-    if (changing(kind) || kind === "resources") {
+    if (announcesChanges(config, kind)) {
       state.record(client, "list", {
         tag,
         words: "requested",
@@ -3045,7 +3027,8 @@ export function buildLabServer(
     }
     return listed;
   };
-  const reviewToolOn = config.enableTool || changing("tools");
+  const reviewToolOn = config.enableTool || announcesChanges(config, "tools");
+  const prompts = announcesChanges(config, "prompts") ? [checklistPrompt] : [];
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
   }));
@@ -3099,11 +3082,7 @@ export function buildLabServer(
     return { content: [{ type: "text" as const, text }] };
   });
   server.setRequestHandler("prompts/list", () => ({
-    prompts: list(
-      "prompts",
-      { tag: "prompts/list" },
-      changing("prompts") ? [checklistPrompt] : [],
-    ),
+    prompts: list("prompts", { tag: "prompts/list" }, prompts),
   }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
     if (added("prompts", name, { tag: "prompts/get", fields: { name } })) {
@@ -3111,49 +3090,65 @@ export function buildLabServer(
         `Summarize the review: its status is at ${REVIEW_URI}, its comments at ${CATALOG_ADDED.resources}.`,
       );
     }
-    if (name === checklistPrompt.name && changing("prompts")) {
+    if (prompts.some((prompt) => prompt.name === name)) {
       return promptMessages(
         `What is the status of the review at ${REVIEW_URI}?`,
       );
     }
     throw invalidParams(`Unknown prompt: ${name}`);
   });
-  if (era === "2025") {
-    /** Watching the suite's fixture or the new resource counts for nothing. */
-    const fixture = (tag: string, uri: string) => {
-      const kind = uri === CONFORMANCE_URI
-        ? { fixture: "conformance" }
-        : added("resources", uri) && { catalog: "added" };
-      if (!kind) return false;
-      log.write("info", { tag, fields: { uri, ...kind } }, client);
-      return true;
-    };
-    /** The URIs this session watches, at most `--max-watches`. */
-    const watched = new Set<string>();
-    server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      const cap = config.maxWatches ?? Infinity;
-      if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
-      if (!fixture("resources/subscribe", uri)) {
-        onlyReview("resources/subscribe", uri);
-        const line = { tag: "resources/subscribe", fields: { uri } };
-        state.record(client, "subscribe", line);
-        state.reached(client, "subscribe");
-      }
-      watched.add(uri);
-      return {};
-    });
-    server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
-      watched.delete(uri);
-      if (fixture("resources/unsubscribe", uri)) return {};
-      state.record(client, "unsubscribe", {
-        tag: "resources/unsubscribe",
-        fields: { uri: clip(uri, MAX_URI_LENGTH) },
-      });
-      if (uri === REVIEW_URI) state.withdrew(client);
-      return {};
-    });
+  // Without the capability, no handler: the SDK answers -32601.
+  if (era === "2025" && !config.withoutSubscribe) {
+    serveLegacyWatches(labContext, client, server, { added, onlyReview });
   }
   return server;
+}
+
+/**
+ * 2025's `resources/subscribe` and `unsubscribe` for one session. Watching
+ * the suite's fixture or the new resource counts for nothing.
+ */
+function serveLegacyWatches(
+  { config, log, state }: LabContext,
+  client: LabClient,
+  server: Server,
+  { added, onlyReview }: {
+    added: (kind: CatalogKind, name: string) => boolean;
+    onlyReview: (tag: string, uri: string) => void;
+  },
+) {
+  const fixture = (tag: string, uri: string) => {
+    const kind = uri === CONFORMANCE_URI
+      ? { fixture: "conformance" }
+      : added("resources", uri) && { catalog: "added" };
+    if (!kind) return false;
+    log.write("info", { tag, fields: { uri, ...kind } }, client);
+    return true;
+  };
+  /** The URIs this session watches, at most `--max-watches`. */
+  const watched = new Set<string>();
+  server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
+    const cap = config.maxWatches ?? Infinity;
+    if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
+    if (!fixture("resources/subscribe", uri)) {
+      onlyReview("resources/subscribe", uri);
+      const line = { tag: "resources/subscribe", fields: { uri } };
+      state.record(client, "subscribe", line);
+      state.reached(client, "subscribe");
+    }
+    watched.add(uri);
+    return {};
+  });
+  server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+    watched.delete(uri);
+    if (fixture("resources/unsubscribe", uri)) return {};
+    state.record(client, "unsubscribe", {
+      tag: "resources/unsubscribe",
+      fields: { uri: clip(uri, MAX_URI_LENGTH) },
+    });
+    if (uri === REVIEW_URI) state.withdrew(client);
+    return {};
+  });
 }
 
 /** Sends a change notification through the SDK, which routes it itself. */
@@ -3186,11 +3181,17 @@ const MAX_LISTEN_URIS = 100;
 const MAX_LISTEN_ID_LENGTH = 256;
 
 /**
- * Narrows a listen filter to the lab's URI, so the acknowledgement says what
- * the client will hear about, or refuses it past the bounds above. The lab
- * keeps `filter`, bounded; the SDK answers from `params`, all that was sent.
+ * Narrows a listen filter to what the lab honours, so the acknowledgement
+ * says what the client will hear about: its URI (none with `--listen-ack
+ * lists` or `none`, or `--without-subscribe`) and the lists whose changes it
+ * announces (none with `none`). Refused past the bounds above, and with
+ * `not-permitted` when it names a URI, as the Python SDK's middleware does.
+ * The lab keeps `filter`, bounded; the SDK answers from `params`.
  */
-export function narrowListenFilter(params: unknown, id: RequestId | undefined) {
+export function narrowListenFilter(
+  config: LabConfig,
+  { params, id }: { params?: unknown; id?: RequestId },
+) {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
@@ -3203,27 +3204,41 @@ export function narrowListenFilter(params: unknown, id: RequestId | undefined) {
     ? `a listen's id is ${subscriptionId.length} characters; at most ${MAX_LISTEN_ID_LENGTH}, as every notification on its stream carries it`
     : undefined;
   if (invalid) return refused(200, -32602, `Invalid params: ${invalid}`);
-  const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
+  const { listenAck, withoutSubscribe } = config;
+  // As the Python SDK maps -32600 over HTTP: 400.
+  if (listenAck === "not-permitted" && requested?.length) {
+    return refused(400, -32600, NOT_PERMITTED);
+  }
+  const urisOff = withoutSubscribe || ["lists", "none"].includes(listenAck);
+  const asked = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
+  const announced = CATALOG_KINDS.filter((kind) =>
+    notifications[`${kind}ListChanged`] === true &&
+    announcesChanges(config, kind)
+  );
+  const listsOff = listenAck === "none";
+  const served = urisOff ? [] : asked;
   return {
     filter: {
       // Of the other URIs, distinct: how many, and the first, clipped.
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
       watches: served.length > 0,
-      /** The lists whose changes it asked for. */
-      listChanges: CATALOG_KINDS.filter((kind) =>
-        notifications[`${kind}ListChanged`] === true
-      ),
+      /** The lists whose changes it asked for and is told of. */
+      listChanges: listsOff ? [] : announced,
+      /** What the lab serves but its setting left out of the acknowledgement. */
+      narrowed: [...urisOff ? asked : [], ...listsOff ? announced : []],
       embed: listen.data.embedResources === true,
       subscriptionId,
     },
-    params: requested
-      ? {
-        ...listen.data,
-        notifications: { ...notifications, resourceSubscriptions: served },
-      }
-      : listen.data,
+    // `none`: a filter the SDK keeps a stream open for; the lab sends
+    // nothing on it, and its acknowledgement says so (`acknowledgement`).
+    params: {
+      ...listen.data,
+      notifications: listsOff
+        ? { resourcesListChanged: true }
+        : { ...notifications, resourceSubscriptions: served },
+    },
   };
 }
 
@@ -3266,20 +3281,50 @@ export function recordListen(
   client: LabClient,
   filter: ListenFilter,
 ) {
+  const { watches, embed, listChanges: catalog } = filter;
   state.record(client, "listen", {
     tag: "subscriptions/listen",
     fields: {
-      uris: filter.watches ? REVIEW_URI : "",
+      uris: watches ? REVIEW_URI : "",
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
-      listChanged: filter.listChanges.join(",") || undefined,
-      embedResources: filter.embed || undefined,
+      listChanged: catalog.join(",") || undefined,
+      narrowed: filter.narrowed.join(",") || undefined,
+      embedResources: embed || undefined,
     },
-  }, {
-    watches: filter.watches,
-    embed: filter.embed,
-    catalog: filter.listChanges,
+  }, { watches, embed, catalog });
+}
+
+/**
+ * The acknowledgement the lab sends: the SDK's, or at `--listen-ack none` one
+ * that honours nothing, on a stream kept open as before the SDK's fix of
+ * typescript-sdk #2650 (2.4.0 ends such a listen at once over HTTP).
+ */
+export const acknowledgement = <Ack extends { params?: object }>(
+  config: LabConfig,
+  ack: Ack,
+): Ack =>
+  config.listenAck === "none"
+    ? { ...ack, params: { ...ack.params, notifications: {} } }
+    : ack;
+
+/** A listen's event stream; the SDK writes each frame whole, this one first. */
+function acknowledgedStream(config: LabConfig, response: Response) {
+  if (config.listenAck !== "none") return response;
+  let first = true;
+  const frames = new TransformStream<string, string>({
+    transform(text, controller) {
+      const [, json] = first ? text.match(/^data: (.*)$/m) ?? [] : [];
+      const ack = json && acknowledgement(config, JSON.parse(json));
+      controller.enqueue(
+        ack ? text.replace(json, () => JSON.stringify(ack)) : text,
+      );
+      first = false;
+    },
   });
+  const body = response.body!.pipeThrough(new TextDecoderStream())
+    .pipeThrough(frames).pipeThrough(new TextEncoderStream());
+  return new Response(body, response);
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
@@ -3965,7 +4010,8 @@ class ModernEra implements EraServer {
       : undefined;
     if (listen && "refusal" in listen) {
       logRefusal(log, listen.refusal, request, client);
-      return Response.json(errorAnswer(id ?? null, listen.refusal));
+      const { status } = listen.refusal;
+      return Response.json(errorAnswer(id ?? null, listen.refusal), { status });
     }
     // The exchange outlives the request with its stream: the filter alone.
     const exchange: ModernExchange = { client, listen: listen?.filter };
@@ -3978,10 +4024,11 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
+      const stream = acknowledgedStream(this.ctx.config, response);
       const result = JSON.stringify(listenResult(id!));
       const lastFrame = `event: message\ndata: ${result}\n\n`;
       const cut = exchange.stream;
-      return drainedResponse(this.ctx, client, response, { cut, lastFrame });
+      return drainedResponse(this.ctx, client, stream, { cut, lastFrame });
     }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
@@ -3995,7 +4042,7 @@ class ModernEra implements EraServer {
    * tenth of `--max-sessions`, at least one), saying so.
    */
   #listenFilter(client: LabClient, params: unknown, id?: RequestId) {
-    const filter = narrowListenFilter(params, id);
+    const filter = narrowListenFilter(this.ctx.config, { params, id });
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     const cap = this.ctx.config.maxWatches ?? Infinity;
     const full = openListens(client) >= Math.min(cap, share);
@@ -4479,6 +4526,36 @@ async function serveHttp(config: LabConfig, bus?: ReplicaLink) {
 // ---------------------------------------------------------------------------
 // Entry: command line
 // ---------------------------------------------------------------------------
+
+/** The `--help` text: usage and the configuration table with defaults. */
+function helpText(): string {
+  const rows = Object.entries(SETTINGS).map(([name, setting]) =>
+    [
+      `  --${flagName(name, setting)}`.padEnd(28),
+      envName(name).padEnd(34),
+      (setting.defaultValue || '""').padEnd(11),
+      setting.description,
+    ].join("")
+  );
+  return [
+    `MCP resource subscription lab ${LAB_VERSION}`,
+    "",
+    "Usage: deno run -A main.ts [--stdio] [options]",
+    "       deno run -A main.ts probe --help   (check a server's subscriptions;",
+    "                                          the same as probe.ts --help)",
+    "",
+    "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
+    "  --help            print this help",
+    "  --version         print the lab's version",
+    "",
+    "Options (each also read from its environment variable; a flag wins):",
+    `${"  FLAG".padEnd(28)}${"VARIABLE".padEnd(34)}${
+      "DEFAULT".padEnd(11)
+    }MEANING`,
+    ...rows,
+    "",
+  ].join("\n");
+}
 
 /**
  * `probe.ts` or `bus.ts` from beside this file, only when `use` asks: a

@@ -25,6 +25,7 @@ import {
 } from "npm:@modelcontextprotocol/server@2.4.0";
 import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 import {
+  acknowledgement,
   atLifetime,
   boundedLines,
   buildLabServer,
@@ -349,11 +350,12 @@ class StdioLab implements Transport {
       this.ctx.state.connected(client);
     }
     if (request?.method === "subscriptions/listen") {
-      const listen = narrowListenFilter(request.params, request.id);
+      const listen = narrowListenFilter(this.ctx.config, request);
       if (listen && "refusal" in listen) {
-        // Answered here: the SDK never sees a filter past the bound.
-        logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.wire.send(errorAnswer(request.id, listen.refusal));
+        // Answered here: the SDK never sees a filter the lab refuses.
+        const refusal = { ...listen.refusal, status: 200 }; // no HTTP here
+        logRefusal(this.ctx.log, refusal, undefined, client);
+        this.wire.send(errorAnswer(request.id, refusal));
         return null;
       }
       if (listen) {
@@ -405,6 +407,7 @@ class StdioLab implements Transport {
           this.send(listenResult(id));
         });
       }
+      return acknowledgement(this.ctx.config, notification);
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
       if (isJSONRPCErrorResponse(message)) {

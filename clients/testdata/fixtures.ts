@@ -164,6 +164,8 @@ export function labReport(clients: ClientReport[]): LabReport {
       maxWatches: null,
       streamLifetimeSeconds: null,
       streamEnd: "graceful",
+      listenAck: "full",
+      withoutSubscribe: false,
     },
     clients,
   };
