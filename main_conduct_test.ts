@@ -16,21 +16,25 @@ import assert from "node:assert/strict";
 import {
   conductOf,
   type ConductRecord,
+  type LabReport,
   REVIEW_URI,
   type Step,
   type StepKind,
 } from "./main.ts";
+import { MAIN_PATH } from "./launch.ts";
 import { prepareTestEnvironment, startLab } from "./testdata/lab.ts";
 import {
   connectClient,
   eventually,
   gateRun,
+  initializeMessage,
   openRawSession,
   postModern,
   rawSubscribe,
   readReview,
   reportFor,
   subscribeUntilUpdated,
+  within,
 } from "./testdata/lab_clients.ts";
 
 prepareTestEnvironment();
@@ -462,4 +466,40 @@ Deno.test("conduct: against --era 2026-07-28 a 2025 client that cannot talk to i
     refusedRequests: 1,
   });
   assert.deepEqual(fell.conduct.diagnoses, []);
+});
+
+Deno.test("conduct: over stdio a 2025 client that cannot talk to --era 2026-07-28 is diagnosed in its verdict block and the JSON report file", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/report.json`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio", "--era", "2026-07-28"],
+    env: { MCP_TEST_REPORT_FILE: path },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const initialize = initializeMessage({ name: "stuck", version: "1.0.0" });
+  const twice = [initialize, { ...initialize, id: 2 }];
+  await writer.write(
+    new TextEncoder().encode(
+      twice.map((message) => `${JSON.stringify(message)}\n`).join(""),
+    ),
+  );
+  await writer.close();
+  const output = await within(child.output(), 30_000, "the lab's exit");
+  assert.equal(output.code, 0);
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.match(
+    stderr,
+    /^ {2}conduct: 0 listen\(s\) and 0 GET stream\(s\) opened, at most 0 at once; could not talk to a 2026-07-28-only server$/m,
+  );
+  const report = JSON.parse(await Deno.readTextFile(path)) as LabReport;
+  const [entry] = report.clients;
+  assert.equal(entry.level, 0);
+  assert.deepEqual(entry.conduct.era, { settled: null, refusedRequests: 2 });
+  assert.deepEqual(entry.conduct.diagnoses, [
+    "could not talk to a 2026-07-28-only server",
+  ]);
+  await Deno.remove(dir, { recursive: true });
 });
