@@ -2939,11 +2939,8 @@ class Gate {
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    const [name, bound] = ladders[0] ?? bounds[0];
-    const who = `clients=${clients.length} ${
-      ladders[0] ? "required" : name
-    }=${bound}`;
-    verdictLine(who, false, problem);
+    const [name, bound] = ladders[0] ? ["required", ladders[0][1]] : bounds[0];
+    verdictLine(`clients=${clients.length} ${name}=${bound}`, false, problem);
     return 1;
   }
 }

@@ -503,3 +503,14 @@ Deno.test("conduct: over stdio a 2025 client that cannot talk to --era 2026-07-2
   ]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("conduct: a gate with only a conduct bound and no client fails, naming the bound", async () => {
+  const run = await gateRun({
+    MCP_TEST_REQUIRE_MAX_STREAMS: "1",
+    MCP_TEST_DEADLINE_SECONDS: "0.5",
+  });
+  assert.equal(run.code, 1, run.lines.join("\n"));
+  assert.deepEqual(run.lines.filter((line) => line.startsWith("verdict ")), [
+    'verdict clients=0 streamsAtOnce=1 fail missing="no client came before the lab shut down"',
+  ]);
+});
