@@ -46,7 +46,7 @@
  *    `SESSION_END_REASONS`, `newLabClient`, `MAX_NAME_LENGTH`,
  *    `MAX_URI_LENGTH`, `nameClient`
  * 5. The evidence log: `LineSink`, `Logger`
- * 6. Steps: `stepFactsSchema`, `StepFacts`
+ * 6. Steps: `stepFactsSchema`, `StepFacts`, `ConductRecord`, `conductOf`
  * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
  * 8. Reproduce: `DOCUMENTED_CLIENTS`, `Reproduce`, `shellQuote`
  * 9. Verdicts: `VerdictSteps`, `ClientReport`, `LabReport`
@@ -397,6 +397,16 @@ const SETTINGS = {
       4,
       "a catalog level from 1 to 4 (level 5, the model's request, is not observable by the lab)",
     ),
+  },
+  requireMaxStreams: {
+    description:
+      "The same for conduct: exit 1 if a client held more streams (GET, listens) open at once",
+    ...optionalInteger(1, 1_000_000),
+  },
+  requireMaxReopens: {
+    description:
+      "The same: exit 1 if a client re-opened a stream more often than this within a minute",
+    ...optionalInteger(0, 1_000_000),
   },
   gateClient: {
     defaultValue: "",
@@ -953,6 +963,7 @@ export const STEP_KINDS = [
   "catalog-change",
   "catalog-notify",
   "catalog-use",
+  "refused",
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
@@ -1119,8 +1130,11 @@ type ProofKey =
   | "lost"
   | "reread";
 
-/** A client's run as it starts: version 1, nothing shown yet. */
-function freshRun(): Pick<
+/**
+ * A client's run as it starts: version 1, nothing shown yet, but for the
+ * `previous` run's refusals: its conduct (the era it fell back from) spans runs.
+ */
+function freshRun(previous?: LabClient): Pick<
   LabClient,
   "reviewVersion" | "progress" | "timeline" | "droppedSteps" | "proof"
 > {
@@ -1133,7 +1147,7 @@ function freshRun(): Pick<
       waitTool: { calls: 0, longestSeconds: 0 },
       catalog: { tools: {}, prompts: {}, resources: {} },
     },
-    timeline: [],
+    timeline: previous?.timeline.filter(({ kind }) => kind === "refused") ?? [],
     droppedSteps: 0,
     proof: {},
   };
@@ -1333,7 +1347,8 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 /** Updates the progress a recorded step proves, keeping the first proof. */
 function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
-  if (!["update", "notify", "session-end"].includes(step.kind)) {
+  // A refused request: of a client that may never have got through.
+  if (!["update", "notify", "session-end", "refused"].includes(step.kind)) {
     proof.connected ??= step;
   }
   noteCatalog(client, step, facts);
@@ -1399,6 +1414,184 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
   }
   noteProgress(client, step, facts);
 }
+
+/** What a client's conduct is judged from: its kept steps, and the lab's era. */
+export interface ConductRecord {
+  /** The era it spoke; whether it connected (refused for its era: never). */
+  era: Era;
+  connected: boolean;
+  steps: readonly Step[];
+  /** The most listens it had open at once, across replicas. */
+  peakListens: number;
+  labEra: LabConfig["era"];
+  /** For a stream still open. */
+  now: number;
+}
+
+/** Where conduct becomes a diagnosis (docs/reports.md, "Conduct"). */
+const CONDUCT_LIMITS = {
+  streamsAtOnce: 1, // more of one kind open at once
+  reopensAMinute: 60, // re-opens of one kind within a minute, at least
+  retriesAMinute: 10, // watches asked again within a minute of a refusal
+  uselessSeconds: 5, // a listen that honoured nothing, held at least
+};
+
+/** A 2025 request refused by a 2026-07-28-only lab (the SDK's -32022). */
+const refusedForEra = ({ kind, evidence }: Step) =>
+  kind === "refused" && evidence.fields?.code === -32022;
+
+/** The most of `steps` (in time order) within any one minute. */
+function mostInAMinute(steps: readonly Step[]): number {
+  let most = 0;
+  for (let first = 0, last = 0; last < steps.length; last++) {
+    while (steps[last].at - steps[first].at >= 60_000) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+/** One kind of stream: opened, at once, ended by whom, opened again. */
+function streamConduct(steps: readonly Step[], [open, close]: StepKind[]) {
+  const opens = steps.filter((step) => step.kind === open);
+  const closes = steps.filter((step) => step.kind === close);
+  const byLab = closes.filter(({ evidence }) => evidence.fields?.by === "lab");
+  const ended = (end: string) =>
+    byLab.filter(({ evidence }) => evidence.fields?.end === end).length;
+  let [atOnce, mostAtOnce] = [0, 0];
+  for (const { kind } of steps) {
+    if (kind === open) mostAtOnce = Math.max(mostAtOnce, ++atOnce);
+    if (kind === close) atOnce = Math.max(0, atOnce - 1);
+  }
+  const gaps = opens.slice(1).map((step, index) => step.at - opens[index].at);
+  // Growing: each gap at least nine tenths of the last, the last twice the first.
+  const growing = gaps.every((gap, at) => gap >= 0.9 * (gaps[at - 1] ?? 0));
+  const cut = byLab[0];
+  const again = cut && opens.find((step) => step.at >= cut.at);
+  return {
+    opened: opens.length,
+    mostAtOnce,
+    endedByLab: { graceful: ended("graceful"), abrupt: ended("abrupt") },
+    endedByClient: closes.length - byLab.length,
+    reopensAMinute: mostInAMinute(opens.slice(1)),
+    backoff: gaps.length < 2 ? null : growing && gaps.at(-1)! >= 2 * gaps[0],
+    /** After the first stream the lab ended: seconds to the next, or never. */
+    afterLabEnd: !cut
+      ? null
+      : again
+      ? { reopenedAfterSeconds: (again.at - cut.at) / 1000 }
+      : "never" as const,
+  };
+}
+
+/** Refused watches (not for their era), then what the client did. */
+function refusalConduct(steps: readonly Step[]) {
+  const refused = steps.filter((step) =>
+    step.kind === "refused" && !refusedForEra(step)
+  );
+  const later = steps.filter((step) => refused[0] && step.at >= refused[0].at);
+  const retries = later.slice(1).filter((step) =>
+    ["subscribe", "listen"].includes(step.kind) || refused.includes(step)
+  );
+  const read = later.some((step) => step.kind === "read");
+  const after = retries.length > 0 ? "retried" : read && "read the resource";
+  return {
+    refusedWatches: refused.length,
+    afterRefusal: refused[0] ? after || "nothing" : null,
+    retriesAMinute: mostInAMinute(retries),
+  };
+}
+
+/** What a client did with its streams, refused watches and era. */
+function conductFacts({ steps, now, ...record }: ConductRecord) {
+  const getStreams = streamConduct(steps, ["stream-opened", "stream-closed"]);
+  const listens = streamConduct(steps, ["listen", "listen-closed"]);
+  listens.mostAtOnce = Math.max(listens.mostAtOnce, record.peakListens);
+  const cut = steps.find(({ kind, evidence }) =>
+    kind.endsWith("-closed") && evidence.fields?.by === "lab"
+  );
+  const update = cut &&
+    steps.find((step) => step.kind === "update" && step.at >= cut.at);
+  const received = (update: Step) =>
+    steps.some(({ kind, at, evidence }) =>
+      kind === "notify" && at >= update.at && evidence.fields?.delivered
+    );
+  // A listen honouring nothing (no URI, no list) held until a close, or now.
+  const useless = steps.filter(({ kind, evidence: { fields } }) =>
+    kind === "listen" && !fields?.uris && !fields?.listChanged
+  ).map(({ at }) =>
+    ((steps.find((step) => step.kind === "listen-closed" && step.at >= at)
+      ?.at ?? now) - at) / 1000
+  );
+  const kinds = [getStreams, listens];
+  return {
+    // The gate's measures (`--require-max-…`): the larger of the two kinds.
+    streamsAtOnce: Math.max(...kinds.map((kind) => kind.mostAtOnce)),
+    reopensAMinute: Math.max(...kinds.map((kind) => kind.reopensAMinute)),
+    getStreams,
+    listens,
+    ...refusalConduct(steps),
+    uselessListens: {
+      count: useless.length,
+      longestSeconds: Math.max(0, ...useless),
+    },
+    era: {
+      settled: record.connected ? record.era : null,
+      refusedRequests: steps.filter(refusedForEra).length,
+    },
+    updateAfterCut: update
+      ? { at: isoTime(update.at), received: received(update) }
+      : null,
+  };
+}
+
+type Conduct = ReturnType<typeof conductOf>;
+
+/** A client's conduct, and the diagnoses naming its defects (none if good). */
+export function conductOf(record: ConductRecord) {
+  const conduct = conductFacts(record);
+  const { updateAfterCut: cut, uselessListens: { longestSeconds } } = conduct;
+  const lost = cut?.received === false
+    ? `: the update at ${cut.at} was lost`
+    : "";
+  const kinds = [["GET stream", conduct.getStreams], [
+    "listen",
+    conduct.listens,
+  ]] as const;
+  const diagnoses = [
+    ...kinds.flatMap(([name, streams]) => [
+      streams.afterLabEnd === "never" &&
+      `never ${
+        name === "listen" ? "listened" : "opened its GET stream"
+      } again after the stream ended${lost}`,
+      streams.reopensAMinute >= CONDUCT_LIMITS.reopensAMinute &&
+      `re-opened the ${name} ${streams.reopensAMinute} times a minute (${
+        streams.backoff ? "backing off too little" : "no backoff"
+      })`,
+      streams.mostAtOnce > CONDUCT_LIMITS.streamsAtOnce &&
+      `${streams.mostAtOnce} ${name}s open at once`,
+    ]),
+    longestSeconds >= CONDUCT_LIMITS.uselessSeconds &&
+    `held a listen whose acknowledgement honoured nothing (${longestSeconds} s)`,
+    conduct.retriesAMinute >= CONDUCT_LIMITS.retriesAMinute &&
+    `retried a refused ${
+      record.era === "2025" ? "subscribe" : "listen"
+    } ${conduct.retriesAMinute} times a minute`,
+    !record.connected && conduct.era.refusedRequests > 0 &&
+    `could not talk to a ${record.labEra}-only server`,
+  ];
+  return { ...conduct, diagnoses: diagnoses.filter((text) => text !== false) };
+}
+
+/** A client's conduct now, judged from what the lab kept of it. */
+const clientConduct = (client: LabClient, config: LabConfig) =>
+  conductOf({
+    era: client.era,
+    connected: client.proof.connected !== undefined,
+    steps: client.timeline,
+    peakListens: client.peakListens,
+    labEra: config.era,
+    now: Date.now(),
+  });
 
 // ---------------------------------------------------------------------------
 // Lab state: update series and their timers, the trigger policy
@@ -1538,7 +1731,7 @@ export class LabState {
   mirrorRestart(client: LabClient) {
     this.#stopTimer(client);
     client.updates.started = false;
-    Object.assign(client, freshRun());
+    Object.assign(client, freshRun(client));
   }
 
   /** Another replica is writing (or has written) the client's notification. */
@@ -1593,7 +1786,7 @@ export class LabState {
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
-    Object.assign(client, freshRun());
+    Object.assign(client, freshRun(client));
     this.peers.restarted(client);
   }
 
@@ -1985,6 +2178,8 @@ function verdictOf(client: LabClient, config: LabConfig) {
     // A wait that returned a newer version is levels 5 and 6, by its route.
     waitToolLevel: waited === undefined ? null : 6 as number,
     catalog: catalogVerdictOf(client, config),
+    // Beside the ladders, never part of a level.
+    conduct: clientConduct(client, config),
   };
 }
 
@@ -2183,6 +2378,7 @@ function clientReport(
     // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
     embedResources: client.progress.embedAsked ?? false,
+    conduct: verdict.conduct,
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
@@ -2243,8 +2439,15 @@ function verdictBlock(client: LabClient, config: LabConfig, verdict: Verdict) {
         }); next: ${lineWords(verdict.catalog.missing)}`,
       ]
       : [],
+    `  conduct: ${lineWords(conductSummary(verdict.conduct))}`,
     ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
+}
+
+/** Conduct in a few words: streams opened and at once, and its diagnoses. */
+function conductSummary({ getStreams, listens, ...conduct }: Conduct) {
+  const defects = conduct.diagnoses.join("; ") || "no defect seen";
+  return `${listens.opened} listen(s) and ${getStreams.opened} GET stream(s) opened, at most ${conduct.streamsAtOnce} at once; ${defects}`;
 }
 
 /** The lines that prove how far a client got (subscription to re-read). */
@@ -2394,7 +2597,20 @@ function reportVerdict(client: LabClient, verdict: Verdict): string {
         catalogSummary(catalog)
       }). Next: ${cell(catalog.missing)}.`,
     ],
+    ...conductBlock(verdict.conduct),
   ].join("\n");
+}
+
+/** A client's conduct: its diagnoses, then each fact as `/report` has it. */
+function conductBlock({ diagnoses, ...facts }: Conduct): string[] {
+  return [
+    "",
+    `Conduct: ${diagnoses.join("; ") || "no defect seen"}.`,
+    "",
+    ...Object.entries(facts).map(([name, fact]) =>
+      `- ${name}: \`${jsonText(fact)}\``
+    ),
+  ];
 }
 
 /** A client's key evidence as a list, and what it did as a diagram. */
@@ -2506,6 +2722,8 @@ function diagramArrow({ kind, evidence }: Step, client: LabClient): string {
         : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
     case "session-end":
       return `Note over C,L: session ended (${fields.reason})`;
+    case "refused":
+      return `L--xC: refused: ${fields.message}`;
   }
 }
 
@@ -2577,7 +2795,8 @@ class Gate {
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
   judges = ({ name }: LabClient): boolean => {
     const { exitAfterClients, gateClient } = this.config;
-    return (this.#required().length > 0 || exitAfterClients > 0) &&
+    const bounds = this.#required().length + this.#bounds().length;
+    return (bounds > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
   };
 
@@ -2586,6 +2805,15 @@ class Gate {
     const { requireLevel: level, requireCatalogLevel: catalog } = this.config;
     const ladders = [["level", level], ["catalog", catalog]] as const;
     return ladders.filter(([, required]) => required !== null);
+  }
+
+  /** The conduct bounds set: the measure bound, the bound, the measure in words. */
+  #bounds() {
+    const { requireMaxStreams, requireMaxReopens } = this.config;
+    return ([
+      ["streamsAtOnce", requireMaxStreams, "streams open at once"],
+      ["reopensAMinute", requireMaxReopens, "re-opens within a minute"],
+    ] as const).filter(([, bound]) => bound !== null);
   }
 
   clientEnded(client: LabClient) {
@@ -2602,14 +2830,14 @@ class Gate {
 
   /**
    * The exit status of a lab that has shut down: 0, or with `--require-level`
-   * a `caveat "…"` line for each reason its view may be partial (a replica's)
+   * (or a conduct bound) a `caveat "…"` line for each reason its view may be partial (a replica's)
    * and one stable line per judged client on `sink` (`verdict client=… level=…
    * required=… pass|fail missing=…`), or one saying none came or some were
    * dropped, and 0 only when every judged client reached the level.
    */
   status(state: LabState, sink: LineSink, caveats: readonly string[]): number {
-    const ladders = this.#required();
-    if (ladders.length === 0) return 0;
+    const [ladders, bounds] = [this.#required(), this.#bounds()];
+    if (ladders.length + bounds.length === 0) return 0;
     for (const caveat of caveats) sink(`caveat ${lineValue(caveat)}`);
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter(this.judges);
@@ -2627,14 +2855,21 @@ class Gate {
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
         verdictLine(`${who} required=${required}`, level >= required!, missing);
       }
+      for (const [name, bound, words] of bounds) {
+        const value = verdict.conduct[name];
+        if (value > bound!) status = 1;
+        const who = `client=${lineValue(clientLabel(client))} ${name}=${value}`;
+        const why = `${value} ${words}, at most ${bound} allowed`;
+        verdictLine(`${who} allowed=${bound}`, value <= bound!, why);
+      }
     }
     const problem = clients.length === 0
       ? `no client${named && ` named ${named}`} came before the lab shut down`
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    const who = `clients=${clients.length} required=${ladders[0][1]}`;
-    verdictLine(who, false, problem);
+    const [name, bound] = ladders[0] ? ["required", ladders[0][1]] : bounds[0];
+    verdictLine(`clients=${clients.length} ${name}=${bound}`, false, problem);
     return 1;
   }
 }
@@ -2665,8 +2900,6 @@ export function refused(
 
 /** A watch past `--max-watches`: the SDK's answer past `maxSubscriptions`. */
 const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
-const watchLimitError = () =>
-  new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 /** `--listen-ack not-permitted`: the Python SDK v2 middleware's refusal. */
 const NOT_PERMITTED = "not permitted to watch the requested resources";
 
@@ -2685,18 +2918,39 @@ function pathOf(request: Request): string {
     request.url.replace(/^[a-z]+:\/\/[^/]*/i, "");
 }
 
-/** One `[request/rejected]` line, with the request's method and path. */
+/**
+ * One `[request/rejected]` line, with the request's method and path; with
+ * `state`, a refused watch or era: the client's `refused` step (its conduct).
+ */
 export function logRefusal(
   log: Logger,
   { status, code, message }: Refusal,
   request?: Request,
   client?: LabClient,
+  state?: LabState,
 ) {
-  log.write("warn", {
+  const evidence = {
     tag: "request/rejected",
     words: request && `${request.method} ${pathOf(request)}`,
     fields: { status, code, message: clip(message, MAX_MESSAGE_LENGTH) },
-  }, client);
+  };
+  log.write("warn", evidence, client);
+  if (client && state) keepRefused(state, client, evidence);
+}
+
+/** A refused request as the client's `refused` step, on every replica. */
+function keepRefused(state: LabState, client: LabClient, evidence: Evidence) {
+  const step: Step = { at: Date.now(), kind: "refused", evidence };
+  keepStep(client, step, {});
+  state.peers.recorded(client, step, {});
+}
+
+/** A 2025 subscribe past `--max-watches`: kept (its line is the SDK answer's). */
+function refusedSubscribe(state: LabState, client: LabClient) {
+  const fields = { status: 200, ...WATCH_LIMIT };
+  const words = "resources/subscribe";
+  keepRefused(state, client, { tag: "request/rejected", words, fields });
+  return new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 }
 
 /** Logs a refusal where it is produced, then builds its answer. */
@@ -2713,8 +2967,10 @@ async function logSdkRefusal(
   log: Logger,
   request: Request,
   response: Response,
+  client?: LabClient,
+  state?: LabState,
 ): Promise<Response> {
-  if (response.ok || !log.enabled("warn")) return response;
+  if (response.ok || !log.enabled("warn") && !client) return response;
   const text = await response.clone().text();
   let error: { code?: number; message?: string } | undefined;
   try {
@@ -2722,11 +2978,9 @@ async function logSdkRefusal(
   } catch {
     // An answer without a JSON-RPC body: its text says what went wrong.
   }
-  logRefusal(log, {
-    status: response.status,
-    code: error?.code,
-    message: error?.message ?? text.trim(),
-  }, request);
+  const message = error?.message ?? text.trim();
+  const refusal = { status: response.status, code: error?.code, message };
+  logRefusal(log, refusal, request, client, state);
   return response;
 }
 
@@ -3129,7 +3383,9 @@ function serveLegacyWatches(
   const watched = new Set<string>();
   server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
     const cap = config.maxWatches ?? Infinity;
-    if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
+    if (!watched.has(uri) && watched.size >= cap) {
+      throw refusedSubscribe(state, client);
+    }
     if (!fixture("resources/subscribe", uri)) {
       onlyReview("resources/subscribe", uri);
       const line = { tag: "resources/subscribe", fields: { uri } };
@@ -3991,7 +4247,18 @@ class ModernEra implements EraServer {
     const message = modernMessageSchema.safeParse(body);
     if (legacy || !message.success) {
       const response = await this.#handler.fetch(request, { parsedBody: body });
-      return await logSdkRefusal(log, request, response);
+      // A 2025 client refused (`--era`), named by its initialize's clientInfo.
+      const { clientInfo, protocolVersion } = isInitializeRequest(body)
+        ? body.params
+        : {};
+      const named = legacy && clientInfo
+        ? this.#clientFor({
+          [CLIENT_INFO_META_KEY]: clientInfo,
+          [PROTOCOL_VERSION_META_KEY]: protocolVersion,
+        })
+        : undefined;
+      if (named && !named.proof.connected) named.era = "2025";
+      return await logSdkRefusal(log, request, response, named, state);
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
@@ -4003,13 +4270,15 @@ class ModernEra implements EraServer {
           `Client limit reached: the lab holds ${this.ctx.config.maxSessions} client identities (MCP_TEST_MAX_SESSIONS), and the idle ones are judged by the CI gate`,
       });
     }
+    // Refused in 2025 (`--era 2026-07-28`), a client may come back in this era.
+    client.era = "2026-07-28";
     if (method === "server/discover") this.#discovered(client);
     const id = (message.data as { id?: RequestId }).id;
     const listen = method === "subscriptions/listen"
       ? this.#listenFilter(client, params, id)
       : undefined;
     if (listen && "refusal" in listen) {
-      logRefusal(log, listen.refusal, request, client);
+      logRefusal(log, listen.refusal, request, client, state);
       const { status } = listen.refusal;
       return Response.json(errorAnswer(id ?? null, listen.refusal), { status });
     }

@@ -306,6 +306,7 @@ Deno.test("/report: stable fields for every client", async () => {
     "waitTool",
     "listenStreamsAtOnce",
     "embedResources",
+    "conduct",
     "catalog",
     "timeline",
     "timelineDropped",

@@ -354,7 +354,7 @@ class StdioLab implements Transport {
       if (listen && "refusal" in listen) {
         // Answered here: the SDK never sees a filter the lab refuses.
         const refusal = { ...listen.refusal, status: 200 }; // no HTTP here
-        logRefusal(this.ctx.log, refusal, undefined, client);
+        this.#refused(refusal);
         this.wire.send(errorAnswer(request.id, refusal));
         return null;
       }
@@ -376,7 +376,7 @@ class StdioLab implements Transport {
     const refused = isJSONRPCErrorResponse(message) ? message.error : null;
     // -32022 (unsupported version): the SDK's entry refused a 2025 request.
     if (refused?.code === -32022 && this.ctx.config.era === "2026-07-28") {
-      logRefusal(this.ctx.log, { status: 200, ...refused });
+      this.#refused({ status: 200, ...refused });
     }
     const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
     const notification = isJSONRPCNotification(message) ? message : undefined;
@@ -411,12 +411,16 @@ class StdioLab implements Transport {
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
       if (isJSONRPCErrorResponse(message)) {
-        const refusal = { status: 200, ...message.error };
-        logRefusal(this.ctx.log, refusal, undefined, this.#client);
+        this.#refused({ status: 200, ...message.error });
       }
       this.#endListen(message.id as RequestId);
     }
     return message;
+  }
+
+  /** A refusal of this client: logged, and kept as its conduct. */
+  #refused(refusal: Refusal) {
+    logRefusal(this.ctx.log, refusal, undefined, this.#client, this.ctx.state);
   }
 
   #endListen(id: RequestId) {
