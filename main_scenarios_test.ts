@@ -650,7 +650,7 @@ async function cutClient(
   return { client, updated };
 }
 
-Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the cut; a client that opens its stream again gets it and reaches 6, one that does not stays at 4, graceful and abrupt, both eras; the report, its first line and the reproduce command name the lifetime", async (t) => {
+Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the cut; a client that opens its stream again gets it and reaches 6, one that does not stays at 4 and is diagnosed by name, graceful and abrupt, both eras; the report, its first line and the reproduce command name the lifetime", async (t) => {
   for (const end of ["graceful", "abrupt"]) {
     await t.step(end, async () => {
       await using lab = startLab({
@@ -684,10 +684,25 @@ Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the
             );
             assert.match(cutLine ?? "", new RegExp(` by=lab end=${end} `));
             assertLinesInOrder(lab.lines.filter(mine), [closeTag, update]);
+            // Its conduct: what it did after the cut, and the update after it.
+            const conductOfIt = () => {
+              const { conduct } = reportFor(lab, name);
+              const streams = era === "2025"
+                ? conduct.getStreams
+                : conduct.listens;
+              return { ...conduct, afterLabEnd: streams.afterLabEnd };
+            };
             if (reopens) {
               assert.equal(await within(updated, 5_000, name), REVIEW_URI);
               assert.equal(await readReview(client), VERSION_2_TEXT);
               assert.equal(reportFor(lab, name).level, 6);
+              const conduct = conductOfIt();
+              assert.notEqual(conduct.afterLabEnd, "never");
+              assert.equal(conduct.updateAfterCut?.received, true);
+              assert.deepEqual(
+                conduct.diagnoses.filter((text) => text.startsWith("never")),
+                [],
+              );
             } else {
               await eventually(
                 () =>
@@ -701,6 +716,18 @@ Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the
               assert.equal(
                 entry.missing,
                 NOT_NOTIFIED[era as keyof typeof ERAS],
+              );
+              const conduct = conductOfIt();
+              assert.equal(conduct.afterLabEnd, "never");
+              assert.equal(conduct.updateAfterCut?.received, false);
+              const again = era === "2025"
+                ? "opened its GET stream"
+                : "listened";
+              assert.ok(
+                conduct.diagnoses.includes(
+                  `never ${again} again after the stream ended: the update at ${conduct.updateAfterCut.at} was lost`,
+                ),
+                conduct.diagnoses.join("\n"),
               );
             }
             await within(client.close(), 5_000, `${name} closed`);
