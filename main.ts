@@ -3835,6 +3835,9 @@ function isJSONRPCMessage(message: unknown): boolean {
   return "id" in fields && ("result" in fields || "error" in fields);
 }
 
+/** How a body dropped at `--stream-lifetime` ends: Deno drops the connection. */
+const DROPPED_AT_LIFETIME = new Error("dropped at its lifetime");
+
 /**
  * An event stream passed on as its source writes it, so what its client has
  * not read shows: past `maxUnread` bytes the lab drops them, cancels the
@@ -3874,8 +3877,7 @@ function drainedResponse(
             }, client);
             throw new Error(`${unread} bytes were left unread`);
           }
-          // Deno drops the connection of a body that errors.
-          if (cut.end === "abrupt") throw new Error("dropped at its lifetime");
+          if (cut.end === "abrupt") throw DROPPED_AT_LIFETIME;
           if (cut.end) controller.enqueue(new TextEncoder().encode(lastFrame));
           controller.close();
         } catch (error) {
@@ -4432,6 +4434,8 @@ const MCP_METHODS = ["GET", "POST", "DELETE"];
  * after one `[server/error]` line; the lab serves everyone else on.
  */
 function internalError(log: Logger, error: unknown, body?: unknown): Response {
+  // A stream dropped at its lifetime is the lab's intent: its close is logged.
+  if (error === DROPPED_AT_LIFETIME) return new Response(null, { status: 500 });
   const message = error instanceof Error ? error.message : String(error);
   log.writeOrStderr("error", { tag: "server/error", fields: { message } });
   const id = (body as { id?: unknown } | undefined)?.id;

@@ -44,7 +44,7 @@ import {
   subscribeUntilUpdated,
   within,
 } from "./testdata/lab_clients.ts";
-import { MAIN_PATH } from "./launch.ts";
+import { MAIN_PATH, spawnLab } from "./launch.ts";
 
 prepareTestEnvironment();
 
@@ -596,6 +596,9 @@ Deno.test("--stream-lifetime 0.5 (HTTP, raw sockets): the GET stream and the lis
           `^\\[subscriptions/listen\\] closed by=lab end=${end} client=${name}-modern/1\\.0\\.0 era=2026-07-28 `,
         ),
       );
+      // A drop at the lifetime is the lab's intent, not a server error.
+      const errors = lab.lines.filter((line) => line.includes("server/error"));
+      assert.deepEqual(errors, []);
     });
   }
 });
@@ -607,6 +610,30 @@ const NOT_NOTIFIED = {
   "2026-07-28":
     `the notification was not delivered: no listen stream watches ${REVIEW_URI}`,
 };
+
+Deno.test("--stream-end abrupt in a lab process: a listen dropped at its lifetime leaves its close line, and no [server/error]", async () => {
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: ["--stream-lifetime", "0.3", "--stream-end", "abrupt"],
+  });
+  try {
+    const listen = await postModern(new URL(lab.url), "subscriptions/listen", {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+    }, { headers: { accept: "application/json, text/event-stream" } });
+    // Dropped: the body ends in an error, with no result.
+    await listen.body?.pipeTo(new WritableStream()).catch(() => {});
+    await eventually(
+      () => lab.lines.some((line) => line.includes(" by=lab end=abrupt ")),
+      "the cut's close line",
+    );
+  } finally {
+    await lab.stop();
+  }
+  assert.deepEqual(
+    lab.lines.filter((line) => line.includes("server/error")),
+    [],
+  );
+});
 
 /**
  * An SDK client in `mode`'s era that watches the resource and, when
