@@ -996,8 +996,8 @@ export type Step = z.output<typeof stepSchema>;
 
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
-  /** A listen stream without the resource in its filter (list changes only). */
-  listenedWithoutResource?: true;
+  /** A listen without the resource: not asked for, or narrowed by the lab. */
+  listenedWithoutResource?: "not asked" | "narrowed";
   getStreamOpened?: true;
   /** A change notification reached the client (beside any wait tool answer). */
   notified?: true;
@@ -1382,7 +1382,12 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
     case "listen":
       if (facts.embed) progress.embedAsked = true;
       if (facts.watches) proof.subscribed ??= step;
-      else progress.listenedWithoutResource = true;
+      else {
+        const left = String(step.evidence.fields?.narrowed).split(",");
+        progress.listenedWithoutResource = left.includes(REVIEW_URI)
+          ? "narrowed"
+          : "not asked";
+      }
       break;
     case "stream-opened":
       progress.getStreamOpened = true;
@@ -1553,16 +1558,15 @@ export function conductOf(record: ConductRecord) {
   const lost = cut?.received === false
     ? `: the update at ${cut.at} was lost`
     : "";
-  const kinds = [["GET stream", conduct.getStreams], [
-    "listen",
-    conduct.listens,
-  ]] as const;
+  const kinds = [
+    ["GET stream", "opened its GET stream", conduct.getStreams],
+    ["listen", "listened", conduct.listens],
+  ] as const;
+  const watch = record.era === "2025" ? "subscribe" : "listen";
   const diagnoses = [
-    ...kinds.flatMap(([name, streams]) => [
+    ...kinds.flatMap(([name, again, streams]) => [
       streams.afterLabEnd === "never" &&
-      `never ${
-        name === "listen" ? "listened" : "opened its GET stream"
-      } again after the stream ended${lost}`,
+      `never ${again} again after the stream ended${lost}`,
       streams.reopensAMinute >= CONDUCT_LIMITS.reopensAMinute &&
       `re-opened the ${name} ${streams.reopensAMinute} times a minute (${
         streams.backoff ? "backing off too little" : "no backoff"
@@ -1573,25 +1577,12 @@ export function conductOf(record: ConductRecord) {
     longestSeconds >= CONDUCT_LIMITS.uselessSeconds &&
     `held a listen whose acknowledgement honoured nothing (${longestSeconds} s)`,
     conduct.retriesAMinute >= CONDUCT_LIMITS.retriesAMinute &&
-    `retried a refused ${
-      record.era === "2025" ? "subscribe" : "listen"
-    } ${conduct.retriesAMinute} times a minute`,
+    `retried a refused ${watch} ${conduct.retriesAMinute} times a minute`,
     !record.connected && conduct.era.refusedRequests > 0 &&
     `could not talk to a ${record.labEra}-only server`,
   ];
   return { ...conduct, diagnoses: diagnoses.filter((text) => text !== false) };
 }
-
-/** A client's conduct now, judged from what the lab kept of it. */
-const clientConduct = (client: LabClient, config: LabConfig) =>
-  conductOf({
-    era: client.era,
-    connected: client.proof.connected !== undefined,
-    steps: client.timeline,
-    peakListens: client.peakListens,
-    labEra: config.era,
-    now: Date.now(),
-  });
 
 // ---------------------------------------------------------------------------
 // Lab state: update series and their timers, the trigger policy
@@ -2178,8 +2169,15 @@ function verdictOf(client: LabClient, config: LabConfig) {
     // A wait that returned a newer version is levels 5 and 6, by its route.
     waitToolLevel: waited === undefined ? null : 6 as number,
     catalog: catalogVerdictOf(client, config),
-    // Beside the ladders, never part of a level.
-    conduct: clientConduct(client, config),
+    // Beside the ladders, never part of a level: judged from what was kept.
+    conduct: conductOf({
+      era: client.era,
+      connected: client.proof.connected !== undefined,
+      steps: client.timeline,
+      peakListens: client.peakListens,
+      labEra: config.era,
+      now: Date.now(),
+    }),
   };
 }
 
@@ -2208,7 +2206,11 @@ function missingStep(client: LabClient, config: LabConfig, level: number) {
         readRoute(client.proof.readV1.via)
       }`;
     }
-    return progress.listenedWithoutResource
+    const without = progress.listenedWithoutResource;
+    if (without === "narrowed") {
+      return `the lab's acknowledgement left ${REVIEW_URI} out of the listen`;
+    }
+    return without
       ? `opened subscriptions/listen without ${REVIEW_URI} in resourceSubscriptions`
       : `never opened subscriptions/listen for ${REVIEW_URI}`;
   }

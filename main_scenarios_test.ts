@@ -982,7 +982,7 @@ async function sseMessages(
 
 /** What the verdict says of a client whose listen's acknowledgement left the URI out. */
 const LISTENED_WITHOUT =
-  `opened subscriptions/listen without ${REVIEW_URI} in resourceSubscriptions`;
+  `the lab's acknowledgement left ${REVIEW_URI} out of the listen`;
 
 /** Posts a raw listen for the resource and resource list changes, as `client`. */
 const rawListen = (url: URL, client: string, id = 7) =>
