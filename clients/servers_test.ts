@@ -184,6 +184,26 @@ const ROWS: ServerRow[] = [
           { tools: 3, prompts: 3, resources: 3 },
           EVERY_LIST_CHANGED,
         ),
+        serverFacts: {
+          measured: true,
+          bound: 10,
+          eras: {
+            "2025": { spoken: true, detail: "initialize answered 2025-11-25" },
+            "2026-07-28": { spoken: false, detail: "HTTP 404, no answer" },
+          },
+          getStream: {
+            ended: "graceful",
+            seconds: 1.5,
+            detail: "the server ended the stream cleanly",
+          },
+          listen: {
+            ended: "not-opened",
+            seconds: null,
+            detail: "the server does not speak 2026-07-28",
+          },
+          gracefulListenEnd: "not-seen",
+          listenCap: null,
+        },
       },
     ),
     seconds: 2,
@@ -395,14 +415,14 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   const proxies = lines.indexOf("## Proxies");
   assert.ok(servers > 0 && proxies > servers);
   assert.deepEqual(lines.slice(servers + 4, servers + 8), [
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
-    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
-    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | — | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | — | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — | — |",
   ]);
   assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
-    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
-    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | 0 | [report](servers/gateway-stateful-2025.md) |",
+    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | — | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
+    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | eras 2025; GET stream graceful 1.5 s | 0 | [report](servers/gateway-stateful-2025.md) |",
   ]);
   assert.deepEqual(findings(ROWS), [
     "- **demo-server** 1.0.0: delivers over stdio 2025; its catalog change reaches a client over stdio 2025 (catalog only).",
