@@ -3417,6 +3417,16 @@ interface HeldStream {
   openedAt: number;
 }
 
+/**
+ * What the facts' listens ask for: the watched URI, or with
+ * `--catalog-only`, where no URI is the server's, the watched lists.
+ */
+function factsFilter(options: ProbeOptions): SubscriptionFilter {
+  return options.catalogOnly
+    ? catalogFlags(options.catalog)
+    : { resourceSubscriptions: [options.uri] };
+}
+
 /** A listen opened and acknowledged, or the server's refusal of it. */
 async function openListen(
   run: ProbeRun,
@@ -3432,10 +3442,7 @@ async function openListen(
     const response = await factsPost(run, {
       id,
       method: "subscriptions/listen",
-      params: {
-        notifications: { resourceSubscriptions: [run.options.uri] },
-        _meta: FACTS_META,
-      },
+      params: { notifications: factsFilter(run.options), _meta: FACTS_META },
     }, {
       "mcp-protocol-version": "2026-07-28",
       "mcp-method": "subscriptions/listen",

@@ -1328,6 +1328,26 @@ Deno.test("probe --server-facts: a server that ends a listen after 1 s with its 
   }
 });
 
+Deno.test("probe --server-facts --catalog-only: the facts' listens ask for the watched lists, no URI, so a server that refuses unknown URIs takes them; the SDK, honouring nothing of them (no tools.listChanged), ends each at once with its result", async () => {
+  await using server = startOddServer({ watchGate: "not yours" });
+  const result = await probeServer(
+    probeOptions({ url: server.url }, {
+      era: "2026-07-28",
+      catalog: ["tools"],
+      catalogOnly: true,
+      serverFacts: 1,
+    }),
+  );
+  assert.deepEqual(factLines(result).slice(4), [
+    "listen-lifetime graceful seconds=S the listen's result came as its last frame",
+    "listen-graceful-end yes",
+    "listen-cap at-least-8",
+  ]);
+  const facts = result.serverFacts;
+  assert.ok(facts?.measured);
+  assert.ok(facts.listen.seconds! < 1);
+});
+
 Deno.test("probe --server-facts: a refusal's message is escaped and bounded on its line; over stdio the facts are not measured, said so", async (t) => {
   await t.step("escaped and bounded", async () => {
     await using server = startOddServer({
