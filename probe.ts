@@ -211,8 +211,8 @@ export interface ProbeOptions {
   unreadableUri?: string;
   /**
    * `--server-facts SECONDS`: once the rest is done, which eras the server
-   * speaks, how long it keeps an idle stream open (up to SECONDS) and how
-   * many listens it takes at once; unset for none.
+   * speaks; over HTTP, how long it keeps an idle stream open (up to
+   * SECONDS) and how many listens it takes at once; unset for none.
    */
   serverFacts?: number;
   headers: Record<string, string>;
@@ -376,21 +376,20 @@ export interface StreamLifetime {
 
 /** `--server-facts`: the server's conduct, reported and never graded. */
 export type ServerFacts = {
-  measured: true;
   /** The most seconds an idle stream was held (`--server-facts`'s value). */
   bound: number;
   /** Whether the server answers each era's opening, and its answer. */
   eras: Record<Era, { spoken: boolean; detail: string }>;
-  /** An idle 2025 GET stream of a session of the probe's own. */
-  getStream: StreamLifetime;
-  /** An idle 2026-07-28 listen on the watched URI. */
-  listen: StreamLifetime;
+  /** An idle 2025 GET stream of a session of the probe's own; null over stdio. */
+  getStream: StreamLifetime | null;
+  /** An idle 2026-07-28 listen on the watched URI; null over stdio. */
+  listen: StreamLifetime | null;
   /** Whether the listen ended with its result: `not-seen` when it did not end. */
   gracefulListenEnd: "yes" | "no" | "not-seen";
   /**
    * Listens held open at once before one was refused (`refusal`), or
    * `atLeast` when all `LISTEN_CAP_TRIED` were taken; null when the server
-   * does not speak 2026-07-28.
+   * does not speak 2026-07-28, or over stdio.
    */
   listenCap:
     | {
@@ -399,7 +398,7 @@ export type ServerFacts = {
       refusal: { code: number | null; message: string } | null;
     }
     | null;
-} | { measured: false; why: string };
+};
 
 /** Everything a probe found, in every output form (`--json` is this). */
 export interface ProbeResult {
@@ -768,7 +767,7 @@ function probeHelpText(): string {
     "  --watch-gate         at the end, also try to watch a URI the server does not serve",
     "                       (a subscribe, or a listen); reported, never graded",
     "  --unreadable-uri URI and one the server refuses to read (implies --watch-gate)",
-    "  --server-facts SECONDS  at the end, over HTTP: the eras the server speaks, how",
+    "  --server-facts SECONDS  at the end: the eras the server speaks; over HTTP, how",
     "                       long it keeps an idle GET stream and listen open (held up",
     "                       to SECONDS), the listens it takes at once; never graded",
     '  --header "N: v"      extra HTTP header, repeatable',
@@ -3305,10 +3304,17 @@ async function* bodyMessages(
 /** A JSON-RPC error's code and message, or the HTTP status without one. */
 function answerError(
   message: Record<string, unknown> | undefined,
-  status: number,
+  status?: number,
 ): { code: number | null; message: string } {
   const error = isRecord(message?.error) ? message.error : undefined;
-  if (!error) return { code: null, message: `HTTP ${status}, no answer` };
+  if (!error) {
+    return {
+      code: null,
+      message: status === undefined
+        ? "no answer with an error"
+        : `HTTP ${status}, no answer`,
+    };
+  }
   return {
     code: typeof error.code === "number" ? error.code : null,
     message: clipped(String(error.message ?? ""), 200),
@@ -3339,12 +3345,58 @@ async function factsPost(
   });
 }
 
-/** A request's answer, the first message with its id; undefined for none. */
+/**
+ * Over stdio: `message` to a fresh process of the server command, its
+ * answer within `--timeout`, then the process group ended.
+ */
+async function stdioAnswer(run: ProbeRun, message: Record<string, unknown>) {
+  const [program, ...args] = run.options.command!;
+  const child = new Deno.Command(program, {
+    args,
+    clearEnv: true,
+    env: serverEnvironment(),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+    detached: true,
+  }).spawn();
+  const stdin = child.stdin.getWriter();
+  const answered = (async () => {
+    const line = `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
+    await stdin.write(new TextEncoder().encode(line));
+    for await (const read of boundedLines(child.stdout, run.options.maxBytes)) {
+      const answer = "line" in read ? parsedObject(read.line) : undefined;
+      if (answer?.id === message.id) return { answer, detail: undefined };
+    }
+    return { answer: undefined, detail: "the server ended without an answer" };
+  })().catch((error: Error) => ({
+    answer: undefined,
+    detail: shown(error.message),
+  }));
+  const outcome = await within(answered, run.options.timeoutSeconds * 1000);
+  await endGroup(child);
+  await stdin.close().catch(() => {});
+  await child.status;
+  await answered;
+  return outcome === "late"
+    ? { answer: undefined, detail: `no answer within --timeout` }
+    : outcome;
+}
+
+/**
+ * A request's answer, the first message with its id; undefined for none.
+ * Over stdio, from a process of its own (no headers, no response).
+ */
 async function answerTo(
   run: ProbeRun,
   message: Record<string, unknown>,
   headers: Record<string, string> = {},
-) {
+): Promise<{
+  response?: Response;
+  answer?: Record<string, unknown>;
+  detail?: string;
+}> {
+  if (!run.options.url) return await stdioAnswer(run, message);
   const signal = AbortSignal.timeout(run.options.timeoutSeconds * 1000);
   try {
     const response = await factsPost(run, message, headers, signal);
@@ -3375,20 +3427,22 @@ async function speaks2025(run: ProbeRun) {
   const version = typeof result?.protocolVersion === "string"
     ? result.protocolVersion
     : undefined;
-  const spoken = version !== undefined && version.startsWith("2025-");
+  // The handshake era: an older version it offers instead (2024-11-05)
+  // is still `initialize` and sessions.
+  const spoken = version !== undefined && version !== "2026-07-28";
   const session = response?.headers.get("mcp-session-id") ?? undefined;
   const headers: Record<string, string> = session && version
     ? { "mcp-session-id": session, "mcp-protocol-version": version }
     : {};
-  if (spoken) {
+  if (spoken && run.options.url) {
     await answerTo(run, { method: "notifications/initialized" }, headers);
   }
   return {
     fact: {
       spoken,
-      detail: spoken
-        ? `initialize answered ${shown(version)}`
-        : detail ?? errorText(answerError(answer, response!.status)),
+      detail: result
+        ? `initialize answered ${shown(version ?? "with no protocol version")}`
+        : detail ?? errorText(answerError(answer, response?.status)),
     },
     headers,
   };
@@ -3406,7 +3460,7 @@ async function speaks2026(run: ProbeRun) {
     spoken,
     detail: spoken
       ? "server/discover answered with a result"
-      : detail ?? errorText(answerError(answer, response!.status)),
+      : detail ?? errorText(answerError(answer, response?.status)),
   };
 }
 
@@ -3576,40 +3630,36 @@ async function measureServerFacts(run: ProbeRun) {
   const { options, result } = run;
   const bound = options.serverFacts;
   if (bound === undefined) return;
-  if (!options.url) {
-    result.serverFacts = {
-      measured: false,
-      why: "over HTTP only: a stdio server's streams are its process's",
-    };
-    return;
-  }
   run.step("note", `server facts: eras, idle streams held up to ${bound} s`);
   const legacy = await speaks2025(run);
   const modern = await speaks2026(run);
   const unspoken = (era: Era) => notOpened(`the server does not speak ${era}`);
+  // A stdio server's streams are its one process's, for as long as it runs.
+  const http = options.url !== undefined;
   const [getStream, listened] = await Promise.all([
-    legacy.fact.spoken
+    !http
+      ? null
+      : legacy.fact.spoken
       ? getStreamLifetime(run, legacy.headers, bound)
       : unspoken("2025"),
-    modern.spoken ? listenFacts(run, bound) : undefined,
+    http && modern.spoken ? listenFacts(run, bound) : undefined,
   ]);
-  if (legacy.headers["mcp-session-id"]) {
+  if (options.url && legacy.headers["mcp-session-id"]) {
     await run.factsFetch(options.url, {
       method: "DELETE",
       headers: legacy.headers,
       signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
     }).then((response) => response.body?.cancel()).catch(() => {});
   }
-  const listen = listened?.listen ?? unspoken("2026-07-28");
+  const listen = !http ? null : listened?.listen ?? unspoken("2026-07-28");
   result.serverFacts = {
-    measured: true,
     bound,
     eras: { "2025": legacy.fact, "2026-07-28": modern },
     getStream,
     listen,
-    gracefulListenEnd: listen.ended === "graceful"
+    gracefulListenEnd: listen?.ended === "graceful"
       ? "yes"
-      : listen.ended === "abrupt"
+      : listen?.ended === "abrupt"
       ? "no"
       : "not-seen",
     listenCap: listened?.cap ?? null,
@@ -3619,12 +3669,11 @@ async function measureServerFacts(run: ProbeRun) {
 
 /** The facts in one line, for the steps and the servers table. */
 export function serverFactsSummary(facts: ServerFacts): string {
-  if (!facts.measured) return `not measured: ${facts.why}`;
   const eras = (["2025", "2026-07-28"] as const).filter((era) =>
     facts.eras[era].spoken
   );
-  const lifetime = (name: string, stream: StreamLifetime) =>
-    stream.ended === "not-opened"
+  const lifetime = (name: string, stream: StreamLifetime | null) =>
+    stream === null || stream.ended === "not-opened"
       ? []
       : [`${name} ${stream.ended} ${stream.seconds} s`];
   const cap = facts.listenCap;
@@ -3637,9 +3686,7 @@ export function serverFactsSummary(facts: ServerFacts): string {
 }
 
 /** The cap as the lines show it: "2", "at least 8", "0". */
-function listenCapText(
-  cap: NonNullable<Extract<ServerFacts, { measured: true }>["listenCap"]>,
-): string {
+function listenCapText(cap: NonNullable<ServerFacts["listenCap"]>): string {
   return cap.atLeast ? `at least ${cap.accepted}` : `${cap.accepted}`;
 }
 
@@ -3918,11 +3965,12 @@ function watchGateLines(result: ProbeResult): string[] {
 function serverFactsLines(result: ProbeResult): string[] {
   const facts = result.serverFacts;
   if (!facts) return [];
-  if (!facts.measured) return [`server-facts not-measured ${facts.why}`];
-  const stream = (name: string, lifetime: StreamLifetime) =>
-    `${name} ${lifetime.ended}${
-      lifetime.seconds === null ? "" : ` seconds=${lifetime.seconds}`
-    } ${lifetime.detail}`;
+  const stream = (name: string, lifetime: StreamLifetime | null) =>
+    lifetime === null
+      ? `${name} not-measured over stdio: the server's streams are its process's`
+      : `${name} ${lifetime.ended}${
+        lifetime.seconds === null ? "" : ` seconds=${lifetime.seconds}`
+      } ${lifetime.detail}`;
   const cap = facts.listenCap;
   return [
     `server-facts bound=${facts.bound}`,
@@ -3938,7 +3986,11 @@ function serverFactsLines(result: ProbeResult): string[] {
       ? `listen-cap ${cap.atLeast ? "at-least-" : ""}${cap.accepted}${
         cap.refusal ? ` refused=${errorText(cap.refusal)}` : ""
       }`
-      : "listen-cap not-measured the server does not speak 2026-07-28",
+      : `listen-cap not-measured ${
+        facts.listen === null
+          ? "over stdio"
+          : "the server does not speak 2026-07-28"
+      }`,
   ];
 }
 
@@ -4155,11 +4207,12 @@ function serverFactsReport(result: ProbeResult): string[] {
     "Never part of the level: what a client meets here, measured on connections of the probe's own once the run was over.",
     "",
   ];
-  if (!facts.measured) return [...heading, `Not measured: ${facts.why}.`, ""];
-  const stream = (lifetime: StreamLifetime) =>
-    `${lifetime.ended}${
-      lifetime.seconds === null ? "" : ` after ${lifetime.seconds} s`
-    }: ${lifetime.detail}`;
+  const stream = (lifetime: StreamLifetime | null) =>
+    lifetime === null
+      ? "not measured over stdio: the server's streams are its process's"
+      : `${lifetime.ended}${
+        lifetime.seconds === null ? "" : ` after ${lifetime.seconds} s`
+      }: ${lifetime.detail}`;
   const cap = facts.listenCap;
   const rows = [
     ...(["2025", "2026-07-28"] as const).map((era) => [
@@ -4178,6 +4231,8 @@ function serverFactsReport(result: ProbeResult): string[] {
         ? `${listenCapText(cap)}${
           cap.refusal ? `, then refused: ${errorText(cap.refusal)}` : ""
         }`
+        : facts.listen === null
+        ? "not measured over stdio"
         : "not measured: no 2026-07-28",
     ],
   ];

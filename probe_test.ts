@@ -1264,7 +1264,7 @@ Deno.test("probe --server-facts against --max-watches 2: the cap is 2, with the 
       assert.equal(result.level, cap === "0" ? 3 : 7);
       assert.deepEqual(factLines(result).slice(4), lines);
       const facts = result.serverFacts;
-      assert.ok(facts?.measured);
+      assert.ok(facts);
       assert.deepEqual(facts.listenCap, {
         accepted: Number(cap),
         atLeast: false,
@@ -1288,13 +1288,13 @@ Deno.test("probe --server-facts: a server that ends a listen after 1 s with its 
         }),
       );
       const facts = result.serverFacts;
-      assert.ok(facts?.measured);
-      for (const stream of [facts.listen, facts.getStream]) {
+      assert.ok(facts);
+      for (const stream of [facts.listen!, facts.getStream!]) {
         assert.equal(stream.ended, how);
         assert.ok(stream.seconds! >= 1 && stream.seconds! < 10);
       }
       assert.equal(
-        facts.listen.detail,
+        facts.listen!.detail,
         {
           graceful: "the listen's result came as its last frame",
           abrupt:
@@ -1302,7 +1302,7 @@ Deno.test("probe --server-facts: a server that ends a listen after 1 s with its 
         }[how],
       );
       assert.equal(
-        facts.getStream.detail,
+        facts.getStream!.detail,
         {
           graceful: "the server ended the stream cleanly",
           abrupt:
@@ -1344,11 +1344,11 @@ Deno.test("probe --server-facts --catalog-only: the facts' listens ask for the w
     "listen-cap at-least-8",
   ]);
   const facts = result.serverFacts;
-  assert.ok(facts?.measured);
-  assert.ok(facts.listen.seconds! < 1);
+  assert.ok(facts);
+  assert.ok(facts.listen!.seconds! < 1);
 });
 
-Deno.test("probe --server-facts: a refusal's message is escaped and bounded on its line; over stdio the facts are not measured, said so", async (t) => {
+Deno.test("probe --server-facts: a refusal's message is escaped and bounded on its line", async (t) => {
   await t.step("escaped and bounded", async () => {
     await using server = startOddServer({
       watchGate: `forged\nlevel 7 ${"x".repeat(1000)}`,
@@ -1367,22 +1367,51 @@ Deno.test("probe --server-facts: a refusal's message is escaped and bounded on i
     assert.match(line, /^listen-cap 0 refused=-32001 "forged\\nlevel 7 x+…"$/);
     assert.equal(line.split("x").length - 1, 199 - "forged\nlevel 7 ".length);
   });
-  await t.step("stdio", async () => {
-    const result = await probeServer(
-      probeOptions({
-        command: [Deno.execPath(), "run", "-A", MAIN_PATH, "--stdio"],
-      }, {
-        serverFacts: 1,
-        timeoutSeconds: 10,
-      }),
-    );
-    assert.deepEqual(
-      probeLines(result).filter((line) => line.startsWith("server-facts")),
-      [
-        "server-facts not-measured over HTTP only: a stdio server's streams are its process's",
-      ],
-    );
-  });
+});
+
+Deno.test("probe --server-facts over stdio: each era asked of a fresh process of the command, exactly as the one-era labs answer; the streams not measured", async (t) => {
+  const stdioLines = [
+    "get-stream-lifetime not-measured over stdio: the server's streams are its process's",
+    "listen-lifetime not-measured over stdio: the server's streams are its process's",
+    "listen-graceful-end not-seen",
+    "listen-cap not-measured over stdio",
+  ];
+  for (
+    const [era, eras] of [
+      ["2025", [
+        "era-2025 spoken initialize answered 2025-11-25",
+        'era-2026-07-28 not-spoken -32601 "Method not found"',
+      ]],
+      ["2026-07-28", [
+        'era-2025 not-spoken -32022 "Unsupported protocol version: 2025-11-25"',
+        "era-2026-07-28 spoken server/discover answered with a result",
+      ]],
+    ] as const
+  ) {
+    await t.step(`--era ${era}`, async () => {
+      const result = await probeServer(
+        probeOptions({
+          command: [
+            Deno.execPath(),
+            "run",
+            "-A",
+            MAIN_PATH,
+            "--stdio",
+            "--era",
+            era,
+            "--delay",
+            "1",
+          ],
+        }, { serverFacts: 1, timeoutSeconds: 10 }),
+      );
+      assert.equal(result.level, 7);
+      assert.deepEqual(factLines(result), [
+        "server-facts bound=1",
+        ...eras,
+        ...stdioLines,
+      ]);
+    });
+  }
 });
 
 // ---------------------------------------------------------------------------

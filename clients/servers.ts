@@ -500,13 +500,13 @@ export async function runProbe(
 
 /**
  * How long each HTTP row holds an idle stream for `--server-facts`: long
- * enough for a short cut, short enough for 40 rows in a run.
+ * enough for a short cut, short enough for 40 such rows in a run.
  */
 const SERVER_FACTS_BOUND_SECONDS = 10;
 
 /**
- * The probe's flags for a row: era, the row's own, then the target; over
- * HTTP with `--server-facts` (a stdio server's streams are its process's).
+ * The probe's flags for a row: era, the row's own, `--server-facts`, then
+ * the target (over stdio the facts are the eras alone).
  */
 function probeArguments(
   row: ServerRowDefinition,
@@ -517,13 +517,10 @@ function probeArguments(
     "--era",
     row.era,
     ...row.probeArgs(context),
+    "--server-facts",
+    String(SERVER_FACTS_BOUND_SECONDS),
     ...target.kind === "http"
-      ? [
-        "--server-facts",
-        String(SERVER_FACTS_BOUND_SECONDS),
-        "--url",
-        target.url,
-      ]
+      ? ["--url", target.url]
       : ["--stdio", "--", ...target.command],
   ];
 }
@@ -708,7 +705,7 @@ function catalogCell(row: ServerRow): string {
  */
 function factsCell(row: ServerRow): string {
   const facts = row.result?.serverFacts;
-  return facts?.measured ? cell(serverFactsSummary(facts)) : "—";
+  return facts ? cell(serverFactsSummary(facts)) : "—";
 }
 
 /**
@@ -888,15 +885,15 @@ export function serversMarkdown(
     "may read (`unreadable`) and on one it does not serve (`unknown`):",
     "`accepted`, `refused` or `filtered`; — where not tried.",
     "",
-    "The Server facts column (`probe.ts --server-facts 10`, over HTTP, once",
-    "the row's check is over, on connections of the probe's own): the eras the",
-    "server answers (`initialize`, `server/discover`); how an idle 2025 GET",
-    "stream and an idle listen ended: `graceful` (the server ended it: a",
+    "The Server facts column (`probe.ts --server-facts 10`, once the row's",
+    "check is over, on connections of the probe's own): the eras the server",
+    "answers (`initialize`, `server/discover`); over HTTP, how an idle 2025",
+    "GET stream and an idle listen ended: `graceful` (the server ended it: a",
     "listen with its result), `abrupt` (dropped), or `open-at-bound` (still",
     "open after 10 s), with its seconds; and the listens it took at once before",
-    "refusing one (`at least 8`: none refused). Reported, never graded; — over",
-    "stdio, where the streams are the process's, and in rows that could not",
-    "run.",
+    "refusing one (`at least 8`: none refused). Over stdio the eras alone,",
+    "each asked of a fresh process: the streams are the process's. Reported,",
+    "never graded; — in rows that could not run.",
     "",
     "What a server author takes from it: advertising `resources.subscribe`",
     "and answering `resources/subscribe` is not delivering, and neither is a",

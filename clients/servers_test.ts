@@ -185,7 +185,6 @@ const ROWS: ServerRow[] = [
           EVERY_LIST_CHANGED,
         ),
         serverFacts: {
-          measured: true,
           bound: 10,
           eras: {
             "2025": { spoken: true, detail: "initialize answered 2025-11-25" },
