@@ -1369,6 +1369,50 @@ Deno.test("probe --server-facts: a refusal's message is escaped and bounded on i
   });
 });
 
+Deno.test("probe --server-facts: a server that offers 2024-11-05 to initialize speaks the handshake era, the version shown; its 405 to GET is a stream never opened", async () => {
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const body = await request.json();
+      if (body.method !== "initialize") {
+        return Response.json({
+          jsonrpc: "2.0",
+          id: body.id ?? null,
+          error: { code: -32601, message: "Method not found" },
+        }, { status: body.id === undefined ? 202 : 200 });
+      }
+      return Response.json({
+        jsonrpc: "2.0",
+        id: body.id,
+        result: {
+          protocolVersion: "2024-11-05",
+          capabilities: {},
+          serverInfo: { name: "old", version: "1" },
+        },
+      }, { headers: { "mcp-session-id": "old-session" } });
+    },
+  );
+  try {
+    const result = await probeServer(
+      probeOptions({
+        url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+      }, { era: "2025", serverFacts: 1 }),
+    );
+    assert.deepEqual(factLines(result), [
+      "server-facts bound=1",
+      "era-2025 spoken initialize answered 2024-11-05",
+      'era-2026-07-28 not-spoken -32601 "Method not found"',
+      "get-stream-lifetime not-opened HTTP 405, no event stream",
+      "listen-lifetime not-opened the server does not speak 2026-07-28",
+      "listen-graceful-end not-seen",
+      "listen-cap not-measured the server does not speak 2026-07-28",
+    ]);
+  } finally {
+    await http.shutdown();
+  }
+});
+
 Deno.test("probe --server-facts over stdio: each era asked of a fresh process of the command, exactly as the one-era labs answer; the streams not measured", async (t) => {
   const stdioLines = [
     "get-stream-lifetime not-measured over stdio: the server's streams are its process's",
