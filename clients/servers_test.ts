@@ -499,7 +499,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| eras 2025(; GET stream open-at-bound 10(\.\d+)? s)? +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -521,7 +521,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| eras 2025(; GET stream open-at-bound 10(\.\d+)? s)? +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -977,11 +977,11 @@ Deno.test({
     await withServerRows(rows, ({ row }) => {
       assert.match(
         row(rows[0]),
-        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| 16 \(notification-timeout\) \|/,
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 16 \(notification-timeout\) \|/,
       );
       assert.match(
         row(rows[1]),
-        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
     });
   },
@@ -1066,11 +1066,11 @@ Deno.test({
     await withServerRows(rows, async ({ row, report }) => {
       assert.match(
         row("go-sdk-server-stdio-2025"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28 +\| 0 +\|/,
       );
       assert.match(
         row("go-sdk-server-catalog-http-2026-07-28"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
       assert.match(
         await report("go-sdk-server-catalog-http-2026-07-28"),
@@ -1150,11 +1150,11 @@ Deno.test({
     await withServerRows(rows, ({ row }) => {
       assert.match(
         row(rows[0]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
       assert.match(
         row(rows[1]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| eras 2025, 2026-07-28 +\| 0 +\|/,
       );
     });
   },
