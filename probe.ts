@@ -209,6 +209,12 @@ export interface ProbeOptions {
   watchGate: boolean;
   /** And one it refuses to read (`--unreadable-uri`, which implies the gate). */
   unreadableUri?: string;
+  /**
+   * `--server-facts SECONDS`: once the rest is done, which eras the server
+   * speaks; over HTTP, how long it keeps an idle stream open (up to
+   * SECONDS) and how many listens it takes at once; unset for none.
+   */
+  serverFacts?: number;
   headers: Record<string, string>;
   /** Sent as a bearer token; never printed. */
   authToken?: string;
@@ -354,6 +360,46 @@ export interface WatchGateResult {
   unreadableUri: WatchGateCheck | null;
 }
 
+/** How an idle stream the probe held ended, measured from its opening. */
+export interface StreamLifetime {
+  /**
+   * `graceful`: the server ended it (a listen with its result as the last
+   * frame, a GET stream with a clean end); `abrupt`: the connection dropped,
+   * or a listen closed without its result; `open-at-bound`: still open when
+   * the probe stopped holding it; `not-opened`: never opened (`detail`).
+   */
+  ended: "graceful" | "abrupt" | "open-at-bound" | "not-opened";
+  /** Seconds from opening to its end, or to the bound; null when not opened. */
+  seconds: number | null;
+  detail: string;
+}
+
+/** `--server-facts`: the server's conduct, reported and never graded. */
+export type ServerFacts = {
+  /** The most seconds an idle stream was held (`--server-facts`'s value). */
+  bound: number;
+  /** Whether the server answers each era's opening, and its answer. */
+  eras: Record<Era, { spoken: boolean; detail: string }>;
+  /** An idle 2025 GET stream of a session of the probe's own; null over stdio. */
+  getStream: StreamLifetime | null;
+  /** An idle 2026-07-28 listen on the watched URI; null over stdio. */
+  listen: StreamLifetime | null;
+  /** Whether the listen ended with its result: `not-seen` when it did not end. */
+  gracefulListenEnd: "yes" | "no" | "not-seen";
+  /**
+   * Listens held open at once before one was refused (`refusal`), or
+   * `atLeast` when all `LISTEN_CAP_TRIED` were taken; null when the server
+   * does not speak 2026-07-28, or over stdio.
+   */
+  listenCap:
+    | {
+      accepted: number;
+      atLeast: boolean;
+      refusal: { code: number | null; message: string } | null;
+    }
+    | null;
+};
+
 /** Everything a probe found, in every output form (`--json` is this). */
 export interface ProbeResult {
   probe: string;
@@ -416,6 +462,8 @@ export interface ProbeResult {
   catalog: CatalogResult | null;
   /** `--watch-gate`: who may watch what; never part of the level. */
   watchGate: WatchGateResult | null;
+  /** `--server-facts`: eras, stream lifetimes, the listen cap; never graded. */
+  serverFacts: ServerFacts | null;
   level: number;
   levelName: string;
   missing: string;
@@ -471,6 +519,14 @@ const probeFlagsSchema = z.object({
   "watch-gate": z.boolean().default(false),
   "unreadable-uri": z.string().min(1, "--unreadable-uri must not be empty")
     .optional(),
+  "server-facts": z.string().regex(/^\d+(\.\d+)?$/, {
+    error: "--server-facts must be a number of seconds above 0",
+  }).transform(Number).pipe(
+    z.number().positive("--server-facts must be above 0").max(
+      3600,
+      "--server-facts must be at most 3600 seconds",
+    ),
+  ).optional(),
   header: z.array(z.string()).default([]),
   "auth-token": z.string().optional(),
   json: z.boolean().default(false),
@@ -607,6 +663,7 @@ export function parseProbeArgs(
       "catalog-only": { type: "boolean" },
       "watch-gate": { type: "boolean" },
       "unreadable-uri": { type: "string" },
+      "server-facts": { type: "string" },
       header: { type: "string", multiple: true },
       "auth-token": { type: "string" },
       json: { type: "boolean" },
@@ -669,6 +726,7 @@ export function parseProbeArgs(
     catalogOnly: flags["catalog-only"],
     watchGate: flags["watch-gate"] || flags["unreadable-uri"] !== undefined,
     unreadableUri: flags["unreadable-uri"],
+    serverFacts: flags["server-facts"],
     headers: headerFlags(flags.header),
     authToken: flags["auth-token"] ?? (env.MCP_PROBE_AUTH_TOKEN || undefined),
     json: flags.json,
@@ -709,6 +767,9 @@ function probeHelpText(): string {
     "  --watch-gate         at the end, also try to watch a URI the server does not serve",
     "                       (a subscribe, or a listen); reported, never graded",
     "  --unreadable-uri URI and one the server refuses to read (implies --watch-gate)",
+    "  --server-facts SECONDS  at the end: the eras the server speaks; over HTTP, how",
+    "                       long it keeps an idle GET stream and listen open (held up",
+    "                       to SECONDS), the listens it takes at once; never graded",
     '  --header "N: v"      extra HTTP header, repeatable',
     "  --auth-token TOKEN   bearer token (visible in process lists; prefer MCP_PROBE_AUTH_TOKEN)",
     "  --json               print one JSON object instead of key value lines",
@@ -1327,6 +1388,7 @@ class ProbeRun {
       quietAfterStop: null,
       catalog: null,
       watchGate: null,
+      serverFacts: null,
       level: 0,
       levelName: PROBE_LEVEL_NAMES[0],
       missing: "",
@@ -1587,6 +1649,10 @@ class ProbeRun {
     }
     return response;
   };
+
+  /** `--server-facts`' requests: `--header`'s and the token, nothing watched. */
+  factsFetch = (input: URL, init: RequestInit) =>
+    fetch(input, { ...init, headers: this.#headers(init) });
 
   /** A request's headers with `--header`'s and the token added. */
   #headers(init?: RequestInit): Headers {
@@ -3181,6 +3247,450 @@ async function checkWatchGate(run: ProbeRun, client: Client) {
 }
 
 // ---------------------------------------------------------------------------
+// Server facts: the eras spoken, how long an idle stream lives, the cap
+// ---------------------------------------------------------------------------
+
+/** `--server-facts`: the most listens held open at once to find the cap. */
+const LISTEN_CAP_TRIED = 8;
+
+/** Who the facts' requests say they are: apart from the run's own client. */
+const FACTS_CLIENT = { name: "mcp-subscription-probe-facts", version: "1" };
+
+/** The 2026-07-28 `_meta` envelope every request of that era carries. */
+const FACTS_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": FACTS_CLIENT,
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** A JSON object, or undefined for anything else. */
+function parsedObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A response's JSON-RPC messages: a JSON body's one, or an event stream's
+ * each `data:` line; a line over `--max-bytes` ends it with an error, as a
+ * dropped connection does.
+ */
+async function* bodyMessages(
+  response: Response,
+  maxBytes: number,
+): AsyncGenerator<Record<string, unknown>> {
+  if (!response.body) return;
+  const events = isEventStream(response);
+  let json = "";
+  for await (const line of boundedLines(response.body, maxBytes)) {
+    if ("tooLong" in line) {
+      throw new Error(`a line of ${line.tooLong} bytes, over --max-bytes`);
+    }
+    if (!events) {
+      json += line.line;
+      if (json.length > maxBytes) throw new Error("a body over --max-bytes");
+    } else if (line.line.startsWith("data:")) {
+      const message = parsedObject(line.line.slice(5).trim());
+      if (message) yield message;
+    }
+  }
+  const message = events ? undefined : parsedObject(json);
+  if (message) yield message;
+}
+
+/** A JSON-RPC error's code and message, or the HTTP status without one. */
+function answerError(
+  message: Record<string, unknown> | undefined,
+  status?: number,
+): { code: number | null; message: string } {
+  const error = isRecord(message?.error) ? message.error : undefined;
+  if (!error) {
+    return {
+      code: null,
+      message: status === undefined
+        ? "no answer with an error"
+        : `HTTP ${status}, no answer`,
+    };
+  }
+  return {
+    code: typeof error.code === "number" ? error.code : null,
+    message: clipped(String(error.message ?? ""), 200),
+  };
+}
+
+/** How an error answer reads on a line: its code, then its message, shown. */
+function errorText(error: { code: number | null; message: string }): string {
+  return `${error.code ?? ""} ${shown(error.message)}`.trim();
+}
+
+/** One request of the facts: its response, opened within `--timeout`. */
+async function factsPost(
+  run: ProbeRun,
+  message: Record<string, unknown>,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
+  return await run.factsFetch(run.options.url!, {
+    method: "POST",
+    headers: {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+    signal,
+  });
+}
+
+/**
+ * Over stdio: `message` to a fresh process of the server command, its
+ * answer within `--timeout`, then the process group ended.
+ */
+async function stdioAnswer(run: ProbeRun, message: Record<string, unknown>) {
+  const [program, ...args] = run.options.command!;
+  const child = new Deno.Command(program, {
+    args,
+    clearEnv: true,
+    env: serverEnvironment(),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+    detached: true,
+  }).spawn();
+  const stdin = child.stdin.getWriter();
+  const answered = (async () => {
+    const line = `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
+    await stdin.write(new TextEncoder().encode(line));
+    for await (const read of boundedLines(child.stdout, run.options.maxBytes)) {
+      const answer = "line" in read ? parsedObject(read.line) : undefined;
+      if (answer?.id === message.id) return { answer, detail: undefined };
+    }
+    return { answer: undefined, detail: "the server ended without an answer" };
+  })().catch((error: Error) => ({
+    answer: undefined,
+    detail: shown(error.message),
+  }));
+  const outcome = await within(answered, run.options.timeoutSeconds * 1000);
+  await endGroup(child);
+  await stdin.close().catch(() => {});
+  await child.status;
+  await answered;
+  return outcome === "late"
+    ? { answer: undefined, detail: `no answer within --timeout` }
+    : outcome;
+}
+
+/**
+ * A request's answer, the first message with its id; undefined for none.
+ * Over stdio, from a process of its own (no headers, no response).
+ */
+async function answerTo(
+  run: ProbeRun,
+  message: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{
+  response?: Response;
+  answer?: Record<string, unknown>;
+  detail?: string;
+}> {
+  if (!run.options.url) return await stdioAnswer(run, message);
+  const signal = AbortSignal.timeout(run.options.timeoutSeconds * 1000);
+  try {
+    const response = await factsPost(run, message, headers, signal);
+    let unmatched: Record<string, unknown> | undefined;
+    for await (const answer of bodyMessages(response, run.options.maxBytes)) {
+      if (answer.id === message.id) return { response, answer };
+      // Some errors (a 400 before the body is read) carry no id.
+      if (answer.error !== undefined) unmatched ??= answer;
+    }
+    return { response, answer: unmatched };
+  } catch (error) {
+    return { response: undefined, detail: shown((error as Error).message) };
+  }
+}
+
+/** 2025: `initialize`, and the session it opens when the server speaks it. */
+async function speaks2025(run: ProbeRun) {
+  const { response, answer, detail } = await answerTo(run, {
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: FACTS_CLIENT,
+    },
+  });
+  const result = isRecord(answer?.result) ? answer.result : undefined;
+  const version = typeof result?.protocolVersion === "string"
+    ? result.protocolVersion
+    : undefined;
+  // The handshake era: an older version it offers instead (2024-11-05)
+  // is still `initialize` and sessions.
+  const spoken = version !== undefined && version !== "2026-07-28";
+  const session = response?.headers.get("mcp-session-id") ?? undefined;
+  const headers: Record<string, string> = session && version
+    ? { "mcp-session-id": session, "mcp-protocol-version": version }
+    : {};
+  if (spoken && run.options.url) {
+    await answerTo(run, { method: "notifications/initialized" }, headers);
+  }
+  return {
+    fact: {
+      spoken,
+      detail: result
+        ? `initialize answered ${shown(version ?? "with no protocol version")}`
+        : detail ?? errorText(answerError(answer, response?.status)),
+    },
+    headers,
+  };
+}
+
+/** 2026-07-28: `server/discover`, a stateless request. */
+async function speaks2026(run: ProbeRun) {
+  const { response, answer, detail } = await answerTo(run, {
+    id: 2,
+    method: "server/discover",
+    params: { _meta: FACTS_META },
+  }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" });
+  const spoken = isRecord(answer?.result);
+  return {
+    spoken,
+    detail: spoken
+      ? "server/discover answered with a result"
+      : detail ?? errorText(answerError(answer, response?.status)),
+  };
+}
+
+/** A stream the probe holds, once the server took it. */
+interface HeldStream {
+  messages: AsyncGenerator<Record<string, unknown>>;
+  stop: AbortController;
+  openedAt: number;
+}
+
+/**
+ * What the facts' listens ask for: the watched URI, or with
+ * `--catalog-only`, where no URI is the server's, the watched lists.
+ */
+function factsFilter(options: ProbeOptions): SubscriptionFilter {
+  return options.catalogOnly
+    ? catalogFlags(options.catalog)
+    : { resourceSubscriptions: [options.uri] };
+}
+
+/** A listen opened and acknowledged, or the server's refusal of it. */
+async function openListen(
+  run: ProbeRun,
+  id: number,
+): Promise<HeldStream | { code: number | null; message: string }> {
+  const stop = new AbortController();
+  const opening = setTimeout(
+    () => stop.abort(),
+    run.options.timeoutSeconds * 1000,
+  );
+  try {
+    const openedAt = performance.now();
+    const response = await factsPost(run, {
+      id,
+      method: "subscriptions/listen",
+      params: { notifications: factsFilter(run.options), _meta: FACTS_META },
+    }, {
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+    }, stop.signal);
+    const messages = bodyMessages(response, run.options.maxBytes);
+    const first = (await messages.next()).value;
+    if (first?.method === "notifications/subscriptions/acknowledged") {
+      return { messages, stop, openedAt };
+    }
+    stop.abort();
+    return answerError(first || undefined, response.status);
+  } catch (error) {
+    stop.abort();
+    return { code: null, message: (error as Error).message };
+  } finally {
+    clearTimeout(opening);
+  }
+}
+
+/**
+ * Holds a stream idle up to `bound` seconds and says how it ended; a listen
+ * (`listenId`) ends gracefully with its result, a GET stream with a clean end.
+ */
+async function holdIdle(
+  run: ProbeRun,
+  held: HeldStream,
+  bound: number,
+  listenId?: number,
+): Promise<StreamLifetime> {
+  const timer = setTimeout(() => held.stop.abort(), bound * 1000);
+  const ended = (how: StreamLifetime["ended"], detail: string) => ({
+    ended: how,
+    seconds: run.elapsed(held.openedAt),
+    detail,
+  });
+  try {
+    for await (const message of held.messages) {
+      if (listenId === undefined || message.id !== listenId) continue;
+      if (isRecord(message.result)) {
+        return ended("graceful", "the listen's result came as its last frame");
+      }
+      return ended(
+        "abrupt",
+        `ended with an error: ${errorText(answerError(message, 200))}`,
+      );
+    }
+    return listenId === undefined
+      ? ended("graceful", "the server ended the stream cleanly")
+      : ended("abrupt", "the stream closed without the listen's result");
+  } catch (error) {
+    if (held.stop.signal.aborted) {
+      return ended("open-at-bound", `still open after ${bound} s`);
+    }
+    return ended(
+      "abrupt",
+      `the connection dropped: ${shown((error as Error).message)}`,
+    );
+  } finally {
+    clearTimeout(timer);
+    held.stop.abort();
+  }
+}
+
+/** A stream that was never opened, and why. */
+function notOpened(detail: string): StreamLifetime {
+  return { ended: "not-opened", seconds: null, detail };
+}
+
+/** An idle 2025 GET stream on the facts' own session, held up to `bound`. */
+async function getStreamLifetime(
+  run: ProbeRun,
+  headers: Record<string, string>,
+  bound: number,
+): Promise<StreamLifetime> {
+  const stop = new AbortController();
+  const openedAt = performance.now();
+  const opening = setTimeout(
+    () => stop.abort(),
+    run.options.timeoutSeconds * 1000,
+  );
+  try {
+    const response = await run.factsFetch(run.options.url!, {
+      method: "GET",
+      headers: { accept: "text/event-stream", ...headers },
+      signal: stop.signal,
+    });
+    clearTimeout(opening);
+    if (!isEventStream(response)) {
+      await response.body?.cancel();
+      return notOpened(`HTTP ${response.status}, no event stream`);
+    }
+    const messages = bodyMessages(response, run.options.maxBytes);
+    return await holdIdle(run, { messages, stop, openedAt }, bound);
+  } catch (error) {
+    return notOpened(shown((error as Error).message));
+  } finally {
+    clearTimeout(opening);
+  }
+}
+
+/**
+ * An idle listen held up to `bound` seconds while more are opened beside
+ * it, up to `LISTEN_CAP_TRIED` at once or the first refused.
+ */
+async function listenFacts(run: ProbeRun, bound: number) {
+  const first = await openListen(run, 100);
+  if (!("messages" in first)) {
+    return {
+      listen: notOpened(`refused: ${errorText(first)}`),
+      cap: { accepted: 0, atLeast: false, refusal: first },
+    };
+  }
+  const lifetime = holdIdle(run, first, bound, 100);
+  const beside: HeldStream[] = [];
+  let refusal: { code: number | null; message: string } | null = null;
+  while (beside.length + 1 < LISTEN_CAP_TRIED && refusal === null) {
+    const next = await openListen(run, 101 + beside.length);
+    if ("messages" in next) beside.push(next);
+    else refusal = next;
+  }
+  for (const held of beside) held.stop.abort();
+  const accepted = beside.length + 1;
+  return {
+    listen: await lifetime,
+    cap: { accepted, atLeast: refusal === null, refusal },
+  };
+}
+
+/** `--server-facts`, once the run is over: never changes the level. */
+async function measureServerFacts(run: ProbeRun) {
+  const { options, result } = run;
+  const bound = options.serverFacts;
+  if (bound === undefined) return;
+  run.step("note", `server facts: eras, idle streams held up to ${bound} s`);
+  const legacy = await speaks2025(run);
+  const modern = await speaks2026(run);
+  const unspoken = (era: Era) => notOpened(`the server does not speak ${era}`);
+  // A stdio server's streams are its one process's, for as long as it runs.
+  const http = options.url !== undefined;
+  const [getStream, listened] = await Promise.all([
+    !http
+      ? null
+      : legacy.fact.spoken
+      ? getStreamLifetime(run, legacy.headers, bound)
+      : unspoken("2025"),
+    http && modern.spoken ? listenFacts(run, bound) : undefined,
+  ]);
+  if (options.url && legacy.headers["mcp-session-id"]) {
+    await run.factsFetch(options.url, {
+      method: "DELETE",
+      headers: legacy.headers,
+      signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
+    }).then((response) => response.body?.cancel()).catch(() => {});
+  }
+  const listen = !http ? null : listened?.listen ?? unspoken("2026-07-28");
+  result.serverFacts = {
+    bound,
+    eras: { "2025": legacy.fact, "2026-07-28": modern },
+    getStream,
+    listen,
+    gracefulListenEnd: listen?.ended === "graceful"
+      ? "yes"
+      : listen?.ended === "abrupt"
+      ? "no"
+      : "not-seen",
+    listenCap: listened?.cap ?? null,
+  };
+  run.step("note", `server facts: ${serverFactsSummary(result.serverFacts)}`);
+}
+
+/** The facts in one line, for the steps and the servers table. */
+export function serverFactsSummary(facts: ServerFacts): string {
+  const eras = (["2025", "2026-07-28"] as const).filter((era) =>
+    facts.eras[era].spoken
+  );
+  const lifetime = (name: string, stream: StreamLifetime | null) =>
+    stream === null || stream.ended === "not-opened"
+      ? []
+      : [`${name} ${stream.ended} ${stream.seconds} s`];
+  const cap = facts.listenCap;
+  return [
+    `eras ${eras.join(", ") || "none"}`,
+    ...lifetime("GET stream", facts.getStream),
+    ...lifetime("listen", facts.listen),
+    ...cap ? [`listen cap ${listenCapText(cap)}`] : [],
+  ].join("; ");
+}
+
+/** The cap as the lines show it: "2", "at least 8", "0". */
+function listenCapText(cap: NonNullable<ServerFacts["listenCap"]>): string {
+  return cap.atLeast ? `at least ${cap.accepted}` : `${cap.accepted}`;
+}
+
+// ---------------------------------------------------------------------------
 // A probe run: connect, read, subscribe, wait, re-read, stop
 // ---------------------------------------------------------------------------
 
@@ -3279,6 +3789,8 @@ export async function probeServer(
     // The client does not wait for its transport: a stdio server must be
     // gone before the probe exits.
     await transport.close();
+    // Which eras a server speaks matters most when the asked one failed.
+    await measureServerFacts(run);
     return run.finish();
   }
   // An error answered while connecting (a 2025 server's to
@@ -3289,6 +3801,7 @@ export async function probeServer(
   } finally {
     await closeProbe(run, client, transport);
   }
+  await measureServerFacts(run);
   return run.finish();
 }
 
@@ -3411,7 +3924,11 @@ export function probeLines(
   if (result.quietAfterStop !== null) {
     lines.push(`quiet-after-unsubscribe ${result.quietAfterStop}`);
   }
-  lines.push(...catalogLines(result), ...watchGateLines(result));
+  lines.push(
+    ...catalogLines(result),
+    ...watchGateLines(result),
+    ...serverFactsLines(result),
+  );
   lines.push(
     `level ${result.level} ${result.levelName}`,
     `missing ${result.missing}`,
@@ -3442,6 +3959,39 @@ function watchGateLines(result: ProbeResult): string[] {
       ]
       : []
   );
+}
+
+/** `--server-facts`: a line per fact, each never part of the level. */
+function serverFactsLines(result: ProbeResult): string[] {
+  const facts = result.serverFacts;
+  if (!facts) return [];
+  const stream = (name: string, lifetime: StreamLifetime | null) =>
+    lifetime === null
+      ? `${name} not-measured over stdio: the server's streams are its process's`
+      : `${name} ${lifetime.ended}${
+        lifetime.seconds === null ? "" : ` seconds=${lifetime.seconds}`
+      } ${lifetime.detail}`;
+  const cap = facts.listenCap;
+  return [
+    `server-facts bound=${facts.bound}`,
+    ...(["2025", "2026-07-28"] as const).map((era) =>
+      `era-${era} ${facts.eras[era].spoken ? "spoken" : "not-spoken"} ${
+        facts.eras[era].detail
+      }`
+    ),
+    stream("get-stream-lifetime", facts.getStream),
+    stream("listen-lifetime", facts.listen),
+    `listen-graceful-end ${facts.gracefulListenEnd}`,
+    cap
+      ? `listen-cap ${cap.atLeast ? "at-least-" : ""}${cap.accepted}${
+        cap.refusal ? ` refused=${errorText(cap.refusal)}` : ""
+      }`
+      : `listen-cap not-measured ${
+        facts.listen === null
+          ? "over stdio"
+          : "the server does not speak 2026-07-28"
+      }`,
+  ];
 }
 
 /** `--catalog`: a line per list, then the catalog's level and next step. */
@@ -3647,6 +4197,54 @@ function watchGateReport(result: ProbeResult): string[] {
   ];
 }
 
+/** `--server-facts`: a row per fact, with how it was measured. */
+function serverFactsReport(result: ProbeResult): string[] {
+  const facts = result.serverFacts;
+  if (!facts) return [];
+  const heading = [
+    "### Server facts",
+    "",
+    "Never part of the level: what a client meets here, measured on connections of the probe's own once the run was over.",
+    "",
+  ];
+  const stream = (lifetime: StreamLifetime | null) =>
+    lifetime === null
+      ? "not measured over stdio: the server's streams are its process's"
+      : `${lifetime.ended}${
+        lifetime.seconds === null ? "" : ` after ${lifetime.seconds} s`
+      }: ${lifetime.detail}`;
+  const cap = facts.listenCap;
+  const rows = [
+    ...(["2025", "2026-07-28"] as const).map((era) => [
+      `Speaks ${era}`,
+      `${facts.eras[era].spoken ? "yes" : "no"}: ${facts.eras[era].detail}`,
+    ]),
+    [
+      `An idle GET stream (held up to ${facts.bound} s)`,
+      stream(facts.getStream),
+    ],
+    [`An idle listen (held up to ${facts.bound} s)`, stream(facts.listen)],
+    ["Ends a listen gracefully", facts.gracefulListenEnd],
+    [
+      "Listens at once",
+      cap
+        ? `${listenCapText(cap)}${
+          cap.refusal ? `, then refused: ${errorText(cap.refusal)}` : ""
+        }`
+        : facts.listen === null
+        ? "not measured over stdio"
+        : "not measured: no 2026-07-28",
+    ],
+  ];
+  return [
+    ...heading,
+    "| Fact | Seen |",
+    "| --- | --- |",
+    ...rows.map(([fact, seen]) => `| ${cell(fact)} | ${cell(seen)} |`),
+    "",
+  ];
+}
+
 /** `--catalog`: the catalog's level, and a row per list of each step. */
 function catalogReport(result: ProbeResult): string[] {
   const catalog = result.catalog;
@@ -3746,6 +4344,7 @@ export function probeMarkdown(result: ProbeResult): string {
     ...probeFindings(result),
     ...catalogReport(result),
     ...watchGateReport(result),
+    ...serverFactsReport(result),
     "```mermaid",
     ...diagram,
     "```",

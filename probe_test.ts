@@ -574,6 +574,12 @@ interface OddServer {
   embed?: boolean;
   /** Inline in place of the text: content that its own read contradicts. */
   inlineText?: string;
+  /**
+   * Ends every 2026-07-28 listen and 2025 GET stream this many ms after it
+   * opened: `graceful` (a listen's result as its last frame, a GET stream's
+   * clean end) or `abrupt` (the connection dropped).
+   */
+  streamEnd?: { afterMs: number; how: "graceful" | "abrupt" };
 }
 
 const ODD_URI = "odd://thing";
@@ -729,9 +735,19 @@ function startOddServer(odd: OddServer) {
           },
         }
         : body;
-      return modern.fetch(forwarded, { parsedBody });
+      const answer = await modern.fetch(forwarded, { parsedBody });
+      return odd.streamEnd && body?.method === "subscriptions/listen"
+        ? endedAfter(answer, odd.streamEnd, timers, {
+          jsonrpc: "2.0",
+          id: body.id,
+          result: {},
+        })
+        : answer;
     }
-    return sessions.handle(forwarded, body);
+    const answer = await sessions.handle(forwarded, body);
+    return odd.streamEnd && request.method === "GET"
+      ? endedAfter(answer, odd.streamEnd, timers)
+      : answer;
   };
   const listen = { hostname: "127.0.0.1", port: 0, onListen() {} };
   const http = Deno.serve(listen, handler);
@@ -748,6 +764,55 @@ function startOddServer(odd: OddServer) {
       await second?.shutdown();
     },
   };
+}
+
+/**
+ * `response` as it came until `afterMs`, then ended as `OddServer.streamEnd`
+ * says, with `lastFrame` (an SSE event) sent first when graceful.
+ */
+function endedAfter(
+  response: Response,
+  { afterMs, how }: NonNullable<OddServer["streamEnd"]>,
+  timers: Set<ReturnType<typeof setTimeout>>,
+  lastFrame?: unknown,
+): Response {
+  if (!response.body) return response;
+  const reader = response.body.getReader();
+  let ended = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      timer = setTimeout(() => {
+        ended = true;
+        reader.cancel().catch(() => {});
+        if (how === "abrupt") return controller.error(new Error("dropped"));
+        if (lastFrame !== undefined) {
+          controller.enqueue(
+            new TextEncoder().encode(
+              `event: message\ndata: ${JSON.stringify(lastFrame)}\n\n`,
+            ),
+          );
+        }
+        controller.close();
+      }, afterMs);
+      timers.add(timer);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (ended) return;
+      if (done) {
+        ended = true;
+        clearTimeout(timer);
+        controller.close();
+      } else controller.enqueue(value);
+    },
+    cancel() {
+      ended = true;
+      clearTimeout(timer);
+      return reader.cancel();
+    },
+  });
+  return new Response(body, response);
 }
 
 /** Notifies whenever `path`'s text changes, checking every 50 ms. */
@@ -1112,6 +1177,288 @@ Deno.test("probe --watch-gate: a refusal's message is escaped and bounded on its
 });
 
 // ---------------------------------------------------------------------------
+// Server facts: the eras spoken, an idle stream's lifetime, the listen cap
+// ---------------------------------------------------------------------------
+
+/** The `--server-facts` lines of a run, its seconds as `S`. */
+function factLines(result: ProbeResult): string[] {
+  const first = probeLines(result).findIndex((line) =>
+    line.startsWith("server-facts ")
+  );
+  return probeLines(result).slice(first, first + 7).map((line) =>
+    line.replace(/ seconds=\d+(\.\d+)? /, " seconds=S ")
+  );
+}
+
+Deno.test("probe --server-facts against one-era labs: each era spoken or not, as a fact beside the era the probe used; the level never moves", async (t) => {
+  const cases = [
+    ["2025", "2025", [
+      "server-facts bound=1",
+      "era-2025 spoken initialize answered 2025-11-25",
+      'era-2026-07-28 not-spoken -32000 "Bad Request: Mcp-Session-Id header is required; send initialize first"',
+      "get-stream-lifetime open-at-bound seconds=S still open after 1 s",
+      "listen-lifetime not-opened the server does not speak 2026-07-28",
+      "listen-graceful-end not-seen",
+      "listen-cap not-measured the server does not speak 2026-07-28",
+    ]],
+    ["2026-07-28", "2026-07-28", [
+      "server-facts bound=1",
+      'era-2025 not-spoken -32022 "Unsupported protocol version: 2025-11-25"',
+      "era-2026-07-28 spoken server/discover answered with a result",
+      "get-stream-lifetime not-opened the server does not speak 2025",
+      "listen-lifetime open-at-bound seconds=S still open after 1 s",
+      "listen-graceful-end not-seen",
+      "listen-cap at-least-8",
+    ]],
+  ] as const;
+  for (const [labEra, probeEra, lines] of cases) {
+    await t.step(`--era ${labEra}`, async () => {
+      await using lab = startLab({
+        MCP_TEST_ERA: labEra,
+        MCP_TEST_UPDATE_DELAY_SECONDS: "1",
+      });
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { serverFacts: 1 }),
+      );
+      assert.equal(result.level, 7);
+      assert.equal(result.exitStatus, 0);
+      assert.equal(result.era, probeEra);
+      assert.deepEqual(factLines(result), lines);
+    });
+  }
+  await t.step("a probe pinned to the era the lab does not speak", async () => {
+    await using lab = startLab({ MCP_TEST_ERA: "2026-07-28" });
+    const result = await probeServer(
+      probeOptions({ url: lab.url }, { era: "2025", serverFacts: 1 }),
+    );
+    assert.equal(result.errorCode, "not-mcp");
+    assert.equal(result.exitStatus, 11);
+    assert.deepEqual(factLines(result), cases[1][2]);
+  });
+});
+
+Deno.test("probe --server-facts against --max-watches 2: the cap is 2, with the lab's refusal; 0 refuses the idle listen too", async (t) => {
+  for (
+    const [cap, lines] of [
+      ["2", [
+        "listen-lifetime open-at-bound seconds=S still open after 1 s",
+        "listen-graceful-end not-seen",
+        'listen-cap 2 refused=-32603 "Subscription limit reached"',
+      ]],
+      ["0", [
+        'listen-lifetime not-opened refused: -32603 "Subscription limit reached"',
+        "listen-graceful-end not-seen",
+        'listen-cap 0 refused=-32603 "Subscription limit reached"',
+      ]],
+    ] as const
+  ) {
+    await t.step(`--max-watches ${cap}`, async () => {
+      await using lab = startLab({
+        MCP_TEST_MAX_WATCHES: cap,
+        MCP_TEST_UPDATE_DELAY_SECONDS: "1",
+      });
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { era: "2025", serverFacts: 1 }),
+      );
+      // The run's own watches are the lab's to refuse too: 0 stops it at 3.
+      assert.equal(result.level, cap === "0" ? 3 : 7);
+      assert.deepEqual(factLines(result).slice(4), lines);
+      const facts = result.serverFacts;
+      assert.ok(facts);
+      assert.deepEqual(facts.listenCap, {
+        accepted: Number(cap),
+        atLeast: false,
+        refusal: { code: -32603, message: "Subscription limit reached" },
+      });
+    });
+  }
+});
+
+Deno.test("probe --server-facts: a server that ends a listen after 1 s with its result ends it gracefully; one that drops it, abruptly; a 2025 GET stream ended cleanly is graceful", async (t) => {
+  for (const how of ["graceful", "abrupt"] as const) {
+    await t.step(how, async () => {
+      await using server = startOddServer({
+        streamEnd: { afterMs: 1000, how },
+      });
+      const result = await probeServer(
+        probeOptions({ url: server.url }, {
+          era: "2026-07-28",
+          uri: ODD_URI,
+          serverFacts: 10,
+        }),
+      );
+      const facts = result.serverFacts;
+      assert.ok(facts);
+      for (const stream of [facts.listen!, facts.getStream!]) {
+        assert.equal(stream.ended, how);
+        assert.ok(stream.seconds! >= 1 && stream.seconds! < 10);
+      }
+      assert.equal(
+        facts.listen!.detail,
+        {
+          graceful: "the listen's result came as its last frame",
+          abrupt:
+            `the connection dropped: "error reading a body from connection"`,
+        }[how],
+      );
+      assert.equal(
+        facts.getStream!.detail,
+        {
+          graceful: "the server ended the stream cleanly",
+          abrupt:
+            `the connection dropped: "error reading a body from connection"`,
+        }[how],
+      );
+      assert.equal(facts.gracefulListenEnd, how === "graceful" ? "yes" : "no");
+      const markdown = probeMarkdown(result);
+      assert.match(
+        markdown,
+        new RegExp(
+          `^\\| Ends a listen gracefully \\| ${
+            how === "graceful" ? "yes" : "no"
+          } \\|$`,
+          "m",
+        ),
+      );
+      assert.match(
+        markdown,
+        /^\| An idle listen \(held up to 10 s\) \| (graceful|abrupt) after \d/m,
+      );
+    });
+  }
+});
+
+Deno.test("probe --server-facts --catalog-only: the facts' listens ask for the watched lists, no URI, so a server that refuses unknown URIs takes them; the SDK, honouring nothing of them (no tools.listChanged), ends each at once with its result", async () => {
+  await using server = startOddServer({ watchGate: "not yours" });
+  const result = await probeServer(
+    probeOptions({ url: server.url }, {
+      era: "2026-07-28",
+      catalog: ["tools"],
+      catalogOnly: true,
+      serverFacts: 1,
+    }),
+  );
+  assert.deepEqual(factLines(result).slice(4), [
+    "listen-lifetime graceful seconds=S the listen's result came as its last frame",
+    "listen-graceful-end yes",
+    "listen-cap at-least-8",
+  ]);
+  const facts = result.serverFacts;
+  assert.ok(facts);
+  assert.ok(facts.listen!.seconds! < 1);
+});
+
+Deno.test("probe --server-facts: a refusal's message is escaped and bounded on its line", async (t) => {
+  await t.step("escaped and bounded", async () => {
+    await using server = startOddServer({
+      watchGate: `forged\nlevel 7 ${"x".repeat(1000)}`,
+    });
+    const result = await probeServer(
+      probeOptions({ url: server.url }, {
+        era: "2026-07-28",
+        uri: unknownUri(ODD_URI),
+        skipListCheck: true,
+        serverFacts: 1,
+      }),
+    );
+    const line = probeLines(result).find((line) =>
+      line.startsWith("listen-cap ")
+    )!;
+    assert.match(line, /^listen-cap 0 refused=-32001 "forged\\nlevel 7 x+…"$/);
+    assert.equal(line.split("x").length - 1, 199 - "forged\nlevel 7 ".length);
+  });
+});
+
+Deno.test("probe --server-facts: a server that offers 2024-11-05 to initialize speaks the handshake era, the version shown; its 405 to GET is a stream never opened", async () => {
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const body = await request.json();
+      if (body.method !== "initialize") {
+        return Response.json({
+          jsonrpc: "2.0",
+          id: body.id ?? null,
+          error: { code: -32601, message: "Method not found" },
+        }, { status: body.id === undefined ? 202 : 200 });
+      }
+      return Response.json({
+        jsonrpc: "2.0",
+        id: body.id,
+        result: {
+          protocolVersion: "2024-11-05",
+          capabilities: {},
+          serverInfo: { name: "old", version: "1" },
+        },
+      }, { headers: { "mcp-session-id": "old-session" } });
+    },
+  );
+  try {
+    const result = await probeServer(
+      probeOptions({
+        url: new URL(`http://127.0.0.1:${http.addr.port}/mcp`),
+      }, { era: "2025", serverFacts: 1 }),
+    );
+    assert.deepEqual(factLines(result), [
+      "server-facts bound=1",
+      "era-2025 spoken initialize answered 2024-11-05",
+      'era-2026-07-28 not-spoken -32601 "Method not found"',
+      "get-stream-lifetime not-opened HTTP 405, no event stream",
+      "listen-lifetime not-opened the server does not speak 2026-07-28",
+      "listen-graceful-end not-seen",
+      "listen-cap not-measured the server does not speak 2026-07-28",
+    ]);
+  } finally {
+    await http.shutdown();
+  }
+});
+
+Deno.test("probe --server-facts over stdio: each era asked of a fresh process of the command, exactly as the one-era labs answer; the streams not measured", async (t) => {
+  const stdioLines = [
+    "get-stream-lifetime not-measured over stdio: the server's streams are its process's",
+    "listen-lifetime not-measured over stdio: the server's streams are its process's",
+    "listen-graceful-end not-seen",
+    "listen-cap not-measured over stdio",
+  ];
+  for (
+    const [era, eras] of [
+      ["2025", [
+        "era-2025 spoken initialize answered 2025-11-25",
+        'era-2026-07-28 not-spoken -32601 "Method not found"',
+      ]],
+      ["2026-07-28", [
+        'era-2025 not-spoken -32022 "Unsupported protocol version: 2025-11-25"',
+        "era-2026-07-28 spoken server/discover answered with a result",
+      ]],
+    ] as const
+  ) {
+    await t.step(`--era ${era}`, async () => {
+      const result = await probeServer(
+        probeOptions({
+          command: [
+            Deno.execPath(),
+            "run",
+            "-A",
+            MAIN_PATH,
+            "--stdio",
+            "--era",
+            era,
+            "--delay",
+            "1",
+          ],
+        }, { serverFacts: 1, timeoutSeconds: 10 }),
+      );
+      assert.equal(result.level, 7);
+      assert.deepEqual(factLines(result), [
+        "server-facts bound=1",
+        ...eras,
+        ...stdioLines,
+      ]);
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------
 // Flags: bad ones, --help, and docs/probe.md's exit table
 // ---------------------------------------------------------------------------
 
@@ -1171,6 +1518,18 @@ Deno.test("probe: bad flags are one line and exit 2 before connecting", async (t
     [
       ["--url", "http://127.0.0.1:1/mcp", "--timeout", "-1"],
       "probe error: --timeout must be a number of seconds above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--server-facts", "soon"],
+      "probe error: --server-facts must be a number of seconds above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--server-facts", "0"],
+      "probe error: --server-facts must be above 0\n",
+    ],
+    [
+      ["--url", "http://127.0.0.1:1/mcp", "--server-facts", "3601"],
+      "probe error: --server-facts must be at most 3600 seconds\n",
     ],
     [
       ["--url", "http://127.0.0.1:1/mcp", "--max-bytes", "10"],
@@ -1261,6 +1620,7 @@ Deno.test("probe --help: every flag, the same through probe.ts and main.ts probe
       "--json",
       "--report",
       "--stdio",
+      "--server-facts",
     ]
   ) {
     assert.match(help.stdout, new RegExp(`^ {2}${flag} `, "m"));

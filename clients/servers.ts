@@ -21,7 +21,7 @@ import {
   markdownText,
   parseFlags,
 } from "../main.ts";
-import type { ProbeResult } from "../probe.ts";
+import { type ProbeResult, serverFactsSummary } from "../probe.ts";
 import {
   failureLine,
   folderFlag,
@@ -254,6 +254,7 @@ export type ServerResult = Pick<
   | "catalog"
   | "changeVia"
   | "watchGate"
+  | "serverFacts"
 >;
 
 /** One row of a table: what the probe found, or why it could not run. */
@@ -497,7 +498,16 @@ export async function runProbe(
   }
 }
 
-/** The probe's flags for a row: era, the row's own, then the target. */
+/**
+ * How long each HTTP row holds an idle stream for `--server-facts`: long
+ * enough for a short cut, short enough for 40 such rows in a run.
+ */
+const SERVER_FACTS_BOUND_SECONDS = 10;
+
+/**
+ * The probe's flags for a row: era, the row's own, `--server-facts`, then
+ * the target (over stdio the facts are the eras alone).
+ */
 function probeArguments(
   row: ServerRowDefinition,
   target: RowTarget,
@@ -507,6 +517,8 @@ function probeArguments(
     "--era",
     row.era,
     ...row.probeArgs(context),
+    "--server-facts",
+    String(SERVER_FACTS_BOUND_SECONDS),
     ...target.kind === "http"
       ? ["--url", target.url]
       : ["--stdio", "--", ...target.command],
@@ -582,6 +594,7 @@ async function runRow(
       catalog,
       changeVia,
       watchGate,
+      serverFacts,
     } = await runProbe(probeArguments(row, target, context), {
       cwd: workDir,
       env: target.kind === "stdio" ? target.env : undefined,
@@ -598,6 +611,7 @@ async function runRow(
       catalog,
       changeVia,
       watchGate,
+      serverFacts,
     };
     return { ...base, transport, result, seconds: seconds() };
   } catch (error) {
@@ -686,6 +700,15 @@ function catalogCell(row: ServerRow): string {
 }
 
 /**
+ * The Server facts column (`probe.ts --server-facts`): the eras the server
+ * speaks, how its idle streams ended, its listen cap; — where not measured.
+ */
+function factsCell(row: ServerRow): string {
+  const facts = row.result?.serverFacts;
+  return facts ? cell(serverFactsSummary(facts)) : "—";
+}
+
+/**
  * The Replicas or watch gate column: for a row across replicas
  * (`--change-via`), whether the change made on one reached the stream on
  * the other; for a row that tried watches nobody may hold
@@ -723,12 +746,13 @@ export function deploymentCell(row: ServerRow): string {
 function outcomeCells(row: ServerRow): string[] {
   const result = row.result;
   if (!result) {
-    return ["—", cell(`could not run: ${row.reason}`), "—", "—", "—"];
+    return ["—", cell(`could not run: ${row.reason}`), "—", "—", "—", "—"];
   }
   return [
     levelCell(row),
     cell(result.missing),
     catalogCell(row),
+    factsCell(row),
     `${result.exitStatus}${result.errorCode ? ` (${result.errorCode})` : ""}`,
     `[report](servers/${row.slug}.md)`,
   ];
@@ -861,6 +885,16 @@ export function serversMarkdown(
     "may read (`unreadable`) and on one it does not serve (`unknown`):",
     "`accepted`, `refused` or `filtered`; — where not tried.",
     "",
+    "The Server facts column (`probe.ts --server-facts 10`, once the row's",
+    "check is over, on connections of the probe's own): the eras the server",
+    "answers (`initialize`, `server/discover`); over HTTP, how an idle 2025",
+    "GET stream and an idle listen ended: `graceful` (the server ended it: a",
+    "listen with its result), `abrupt` (dropped), or `open-at-bound` (still",
+    "open after 10 s), with its seconds; and the listens it took at once before",
+    "refusing one (`at least 8`: none refused). Over stdio the eras alone,",
+    "each asked of a fresh process: the streams are the process's. Reported,",
+    "never graded; — in rows that could not run.",
+    "",
     "What a server author takes from it: advertising `resources.subscribe`",
     "and answering `resources/subscribe` is not delivering, and neither is a",
     "notification whose re-read shows nothing new. The stack users run",
@@ -871,8 +905,8 @@ export function serversMarkdown(
     "",
     "## Servers",
     "",
-    "| Server | Version | Transport | Era (protocol) | Replicas or watch gate | Level | First missing step | Catalog | Exit | Report |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Server | Version | Transport | Era (protocol) | Replicas or watch gate | Level | First missing step | Catalog | Server facts | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...servers.map((row) =>
       `| ${
         [
@@ -891,8 +925,8 @@ export function serversMarkdown(
     "Each proxy with the lab behind it (update 1 s after the subscription, when",
     "its tools, prompts and resources lists each gain an item).",
     "",
-    "| Proxy | Version | Mode | In front of | Transport | Era (protocol) | Update passed through | Level | First missing step | Catalog | Exit | Report |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Proxy | Version | Mode | In front of | Transport | Era (protocol) | Update passed through | Level | First missing step | Catalog | Server facts | Exit | Report |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...proxies.map((row) =>
       `| ${
         [

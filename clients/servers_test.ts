@@ -184,6 +184,25 @@ const ROWS: ServerRow[] = [
           { tools: 3, prompts: 3, resources: 3 },
           EVERY_LIST_CHANGED,
         ),
+        serverFacts: {
+          bound: 10,
+          eras: {
+            "2025": { spoken: true, detail: "initialize answered 2025-11-25" },
+            "2026-07-28": { spoken: false, detail: "HTTP 404, no answer" },
+          },
+          getStream: {
+            ended: "graceful",
+            seconds: 1.5,
+            detail: "the server ended the stream cleanly",
+          },
+          listen: {
+            ended: "not-opened",
+            seconds: null,
+            detail: "the server does not speak 2026-07-28",
+          },
+          gracefulListenEnd: "not-seen",
+          listenCap: null,
+        },
       },
     ),
     seconds: 2,
@@ -395,14 +414,14 @@ Deno.test("serversMarkdown: the servers table, the proxies table, and the paragr
   const proxies = lines.indexOf("## Proxies");
   assert.ok(servers > 0 && proxies > servers);
   assert.deepEqual(lines.slice(servers + 4, servers + 8), [
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | 0 | [report](servers/demo-stdio-2025.md) |",
-    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
-    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
-    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | 7 | nothing: the server delivers the update and stops cleanly | — | — | 0 | [report](servers/demo-stdio-2025.md) |",
+    "| demo-server | 1.0.0 | stdio | 2025 (2025-11-25) | — | — | no resource watched (--catalog-only) | resources 3 | — | 0 | [report](servers/demo-catalog-stdio-2025.md) |",
+    "| notifier&#124;server | 2.0.0 | stdio | 2025 (2025-11-25) | — | 1 | the server does not advertise resources.subscribe | — | — | 13 (subscribe-not-advertised) | [report](servers/notifier-stdio-2025.md) |",
+    "| browserless | 3.0.0 | stdio | 2025 (none) | — | — | could not run: needs Chromium at /usr/bin/chromium | — | — | — | — |",
   ]);
   assert.deepEqual(lines.slice(proxies + 7, proxies + 9), [
-    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
-    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | 0 | [report](servers/gateway-stateful-2025.md) |",
+    "| gateway | 4.0.0 | default | the lab over stdio | streamable-http | 2025 (2025-11-25) | no | 4 | no notifications/resources/updated for test://review/status within 8 s | tools 1, prompts 1, resources 1 | — | 16 (notification-timeout) | [report](servers/gateway-default-2025.md) |",
+    "| gateway | 4.0.0 | stateful | the lab over stdio | streamable-http | 2025 (2025-11-25) | yes | 7 | nothing: the server delivers the update and stops cleanly | tools 3, prompts 3, resources 3 | eras 2025; GET stream graceful 1.5 s | 0 | [report](servers/gateway-stateful-2025.md) |",
   ]);
   assert.deepEqual(findings(ROWS), [
     "- **demo-server** 1.0.0: delivers over stdio 2025; its catalog change reaches a client over stdio 2025 (catalog only).",
@@ -480,7 +499,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly \| — +\| eras 2025(; GET stream open-at-bound 10(\.\d+)? s)? +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -502,7 +521,7 @@ Deno.test("deno task servers --only everything: its dynamic resource changes on 
       );
       assert.match(
         row ?? "",
-        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| 0 +\|/,
+        /^\| @modelcontextprotocol\/server-everything \| 2026\.8\.31 \| (streamable-http|stdio) +\| 2025 \(2025-11-25\) \| — +\| — +\| no resource watched \(--catalog-only\) +\| resources 3 +\| eras 2025(; GET stream open-at-bound 10(\.\d+)? s)? +\| 0 +\|/,
       );
       const report = await Deno.readTextFile(
         `${resultsDir}/servers/${slug}.md`,
@@ -958,11 +977,11 @@ Deno.test({
     await withServerRows(rows, ({ row }) => {
       assert.match(
         row(rows[0]),
-        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| 16 \(notification-timeout\) \|/,
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas, in-memory bus: change-via lost +\| 4 +\| no notifications\/resources\/updated for board:\/\/sprint within 8 s: lost, the change made through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp never reached the stream held through http:<wbr>\/\/127\.0\.0\.1:\d+\/mcp \| — +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 16 \(notification-timeout\) \|/,
       );
       assert.match(
         row(rows[1]),
-        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| mcp \(PyPI\), board_server\.py \| 2\.3\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) \| 2 replicas behind HAProxy, Redis bus and board: change-via delivered \| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
     });
   },
@@ -1047,11 +1066,11 @@ Deno.test({
     await withServerRows(rows, async ({ row, report }) => {
       assert.match(
         row("go-sdk-server-stdio-2025"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28 +\| 0 +\|/,
       );
       assert.match(
         row("go-sdk-server-catalog-http-2026-07-28"),
-        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| go-sdk \(Go\), go-sdk-server \| 1\.8\.0 +\| streamable-http \| 2026-07-28 \(2026-07-28\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
       assert.match(
         await report("go-sdk-server-catalog-http-2026-07-28"),
@@ -1131,11 +1150,11 @@ Deno.test({
     await withServerRows(rows, ({ row }) => {
       assert.match(
         row(rows[0]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| streamable-http +\| 2026-07-28 \(2026-07-28\) \| — +\| 7 +\| nothing: the server delivers the update and stops cleanly +\| — +\| eras 2025, 2026-07-28; GET stream open-at-bound 10(\.\d+)? s; listen open-at-bound 10(\.\d+)? s; listen cap at least 8 +\| 0 +\|/,
       );
       assert.match(
         row(rows[1]),
-        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| 0 +\|/,
+        /^\| rmcp \(crates\.io\), rmcp-server +\| 3\.11\.0 +\| stdio +\| 2025 \(2025-11-25\) +\| — +\| — +\| no resource watched \(--catalog-only\) +\| tools 3 +\| eras 2025, 2026-07-28 +\| 0 +\|/,
       );
     });
   },
