@@ -1328,6 +1328,29 @@ Deno.test("probe --server-facts: a server that ends a listen after 1 s with its 
   }
 });
 
+Deno.test("probe --server-facts against the lab's --stream-lifetime 1: its idle GET stream and listen end after about 1 s, gracefully (the listen's result last) or abruptly, as --stream-end says; the level stays 7", async (t) => {
+  for (const how of ["graceful", "abrupt"] as const) {
+    await t.step(how, async () => {
+      await using lab = startLab({
+        MCP_TEST_STREAM_LIFETIME_SECONDS: "1",
+        MCP_TEST_STREAM_END: how,
+        MCP_TEST_UPDATE_DELAY_SECONDS: "0.2",
+      });
+      const result = await probeServer(
+        probeOptions({ url: lab.url }, { serverFacts: 5 }),
+      );
+      assert.equal(result.level, 7);
+      const facts = result.serverFacts;
+      assert.ok(facts);
+      for (const stream of [facts.listen!, facts.getStream!]) {
+        assert.equal(stream.ended, how);
+        assert.ok(stream.seconds! >= 0.9 && stream.seconds! < 5);
+      }
+      assert.equal(facts.gracefulListenEnd, how === "graceful" ? "yes" : "no");
+    });
+  }
+});
+
 Deno.test("probe --server-facts --catalog-only: the facts' listens ask for the watched lists, no URI, so a server that refuses unknown URIs takes them; the SDK, honouring nothing of them (no tools.listChanged), ends each at once with its result", async () => {
   await using server = startOddServer({ watchGate: "not yours" });
   const result = await probeServer(
