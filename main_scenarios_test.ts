@@ -460,3 +460,138 @@ Deno.test("--max-watches: a bad value exits 2 with one line, over HTTP and stdio
     });
   }
 });
+
+// ---------------------------------------------------------------------------
+// Stream lifetime: --stream-lifetime, --stream-end, both eras, HTTP and stdio
+// ---------------------------------------------------------------------------
+
+/** How an HTTP/1.1 response read off a raw socket ended, and its body. */
+type RawEnd = { end: "clean" | "dropped"; ms: number; body: string };
+
+/**
+ * Sends `request` over a raw socket and reads the response to its end: the
+ * chunked body's last chunk (`0\r\n\r\n`: clean) or the connection closed
+ * without it (dropped). `ms` from the response head to that end; `body`
+ * de-chunked.
+ */
+async function rawHttp(port: number, request: string): Promise<RawEnd> {
+  const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+  await connection.write(new TextEncoder().encode(request));
+  const decoder = new TextDecoder();
+  let text = "";
+  let headAt: number | undefined;
+  let end: RawEnd["end"] = "dropped";
+  for await (const chunk of connection.readable) {
+    text += decoder.decode(chunk, { stream: true });
+    if (headAt === undefined && text.includes("\r\n\r\n")) headAt = Date.now();
+    if (text.endsWith("\r\n0\r\n\r\n")) {
+      end = "clean";
+      break;
+    }
+  }
+  // Leaving the loop closed the connection (a clean end); or the lab did.
+  const ms = Date.now() - (headAt ?? NaN);
+  const [head, ...rest] = text.split("\r\n\r\n");
+  assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(head, /\r\ntransfer-encoding: chunked\r\n/);
+  let chunked = rest.join("\r\n\r\n");
+  let body = "";
+  for (let size; (size = parseInt(chunked, 16)) > 0;) {
+    const start = chunked.indexOf("\r\n") + 2;
+    body += chunked.slice(start, start + size);
+    chunked = chunked.slice(start + size + 2);
+  }
+  return { end, ms, body };
+}
+
+/** A raw HTTP/1.1 request to the lab's `/mcp`. */
+function rawRequest(
+  method: string,
+  headers: Record<string, string>,
+  body = "",
+) {
+  const lines = Object.entries({ Host: "127.0.0.1", ...headers })
+    .map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const length = body ? `Content-Length: ${body.length}\r\n` : "";
+  return `${method} /mcp HTTP/1.1\r\n${lines}${length}\r\n${body}`;
+}
+
+/** The SSE frame the lab writes for `message`. */
+const sseFrame = (message: unknown) =>
+  `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+Deno.test("--stream-lifetime 0.5 (HTTP, raw sockets): the GET stream and the listen end at the lifetime; graceful is the chunked body's clean end, the listen's result its last frame; abrupt drops the connection, no result; the close step says by=lab end=…", async (t) => {
+  for (const end of ["graceful", "abrupt"]) {
+    await t.step(end, async () => {
+      await using lab = startLab({
+        MCP_TEST_STREAM_LIFETIME_SECONDS: "0.5",
+        MCP_TEST_STREAM_END: end,
+        // The update falls after the cut: the streams carry no more frames.
+        MCP_TEST_UPDATE_DELAY_SECONDS: "5",
+      });
+      const port = Number(new URL(lab.base).port);
+      const name = `raw-cut-${end}`;
+      const sessionId = await openRawSession(lab.url, "2025-11-25", name);
+      const get = await rawHttp(
+        port,
+        rawRequest("GET", {
+          Accept: "text/event-stream",
+          "Mcp-Session-Id": sessionId,
+          "MCP-Protocol-Version": "2025-11-25",
+        }),
+      );
+      assert.equal(get.end, end === "graceful" ? "clean" : "dropped");
+      assert.equal(get.body, "");
+      assert.ok(get.ms >= 450 && get.ms < 2000, `${get.ms} ms`);
+      const listen = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "subscriptions/listen",
+        params: {
+          _meta: modernMeta(`${name}-modern`),
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+        },
+      });
+      const listened = await rawHttp(
+        port,
+        rawRequest("POST", {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2026-07-28",
+          "Mcp-Method": "subscriptions/listen",
+        }, listen),
+      );
+      const subscriptionId = { "io.modelcontextprotocol/subscriptionId": 7 };
+      const ack = sseFrame({
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: {
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+          _meta: subscriptionId,
+        },
+      });
+      const result = sseFrame({
+        jsonrpc: "2.0",
+        id: 7,
+        result: { resultType: "complete", _meta: subscriptionId },
+      });
+      assert.equal(listened.end, end === "graceful" ? "clean" : "dropped");
+      assert.equal(listened.body, end === "graceful" ? ack + result : ack);
+      assert.ok(listened.ms >= 450 && listened.ms < 2000, `${listened.ms} ms`);
+      const closes = lab.lines.filter((line) => line.includes(" closed "));
+      assert.equal(closes.length, 2, closes.join("\n"));
+      assert.match(
+        closes[0],
+        new RegExp(
+          `^\\[stream/get\\] closed session=[0-9a-f]{8} by=lab end=${end} client=${name}/0\\.0\\.1 era=2025 `,
+        ),
+      );
+      assert.match(
+        closes[1],
+        new RegExp(
+          `^\\[subscriptions/listen\\] closed by=lab end=${end} client=${name}-modern/1\\.0\\.0 era=2026-07-28 `,
+        ),
+      );
+    });
+  }
+});
