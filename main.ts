@@ -136,16 +136,6 @@ const UP_TO_A_DAY = {
   schema: seconds.pipe(z.number().max(86400)),
 };
 
-/** Empty (`null`: off), or a number of seconds above 0 up to a day. */
-const optionalSeconds = {
-  defaultValue: "",
-  allowed:
-    "empty, or a number of seconds above 0 up to 86400, fractions allowed",
-  schema: z.string().transform((text) => text || null).pipe(
-    seconds.pipe(z.number().positive().max(86400)).nullable(),
-  ),
-};
-
 /** A status word: one short line of visible text. */
 const STATUS_WORD = {
   allowed: "1 to 80 characters on one line",
@@ -323,7 +313,11 @@ const SETTINGS = {
     flag: "stream-lifetime",
     description:
       "The lab ends each GET stream and listen this many seconds after it opens (empty: never)",
-    ...optionalSeconds,
+    defaultValue: "",
+    allowed:
+      "empty, or a number of seconds above 0 up to 86400, fractions allowed",
+    schema: z.string().transform((text) => text || null)
+      .pipe(seconds.pipe(z.number().positive().max(86400)).nullable()),
   },
   streamEnd: {
     defaultValue: "graceful",
@@ -3287,12 +3281,10 @@ type ListenFilter = Extract<
 /** How the lab ends a stream at `--stream-lifetime`. */
 type StreamEnd = LabConfig["streamEnd"];
 
-/**
- * An open listen stream; `push` writes on it (HTTP; stdio routes its own);
- * `end` once the lab has ended it at its lifetime.
- */
+/** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
 type ListenStream = ListenFilter & {
   push?: (event: ServerEvent) => void;
+  /** How the lab ended it at its lifetime, once it has. */
   end?: StreamEnd;
 };
 
@@ -3626,7 +3618,8 @@ function drainedResponse(
             }, client);
             throw new Error(`${unread} bytes were left unread`);
           }
-          if (cut.end === "abrupt") throw new Error(DROPPED);
+          // Deno drops the connection of a body that errors.
+          if (cut.end === "abrupt") throw new Error("dropped at its lifetime");
           if (cut.end) controller.enqueue(new TextEncoder().encode(lastFrame));
           controller.close();
         } catch (error) {
@@ -3645,10 +3638,6 @@ function drainedResponse(
   }, new ByteLengthQueuingStrategy({ highWaterMark: maxUnread }));
   return new Response(body, response);
 }
-
-/** Why a stream's body errors at its lifetime: Deno then drops the connection. */
-const DROPPED =
-  "the lab dropped the stream at its lifetime (--stream-end abrupt)";
 
 /** Whether a body calls the wait tool (only those notice a client leave). */
 const isWaitCall = (body: unknown) =>
@@ -4034,9 +4023,8 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
-      const lastFrame = `event: message\ndata: ${
-        JSON.stringify(listenResult(id!))
-      }\n\n`;
+      const result = JSON.stringify(listenResult(id!));
+      const lastFrame = `event: message\ndata: ${result}\n\n`;
       const cut = exchange.stream;
       return drainedResponse(this.ctx, client, response, { cut, lastFrame });
     }
@@ -4855,7 +4843,20 @@ class StdioLab implements Transport {
         recordListen(this.ctx.state, this.#client, listen);
         const stream: ListenStream = listen.stream = { ...listen };
         this.#listens.open(this.#client, stream);
-        atLifetime(this.ctx.config, () => this.#cut(id, stream));
+        // At its lifetime, the spec's deliberate close: the SDK's entry forgets
+        // a listen only on a `notifications/cancelled`, handed to it here so
+        // nothing more is routed to it; then the listen's result.
+        atLifetime(this.ctx.config, () => {
+          if (this.#asked.get(id)?.stream !== stream) return;
+          stream.end = "graceful";
+          const method = "notifications/cancelled";
+          this.onmessage?.({
+            jsonrpc: "2.0",
+            method,
+            params: { requestId: id },
+          });
+          this.send(listenResult(id));
+        });
       }
     } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
       // The listen's own response (an error, or the graceful end).
@@ -4866,23 +4867,6 @@ class StdioLab implements Transport {
       this.#endListen(message.id as RequestId);
     }
     return message;
-  }
-
-  /**
-   * Ends a listen at its lifetime as the spec's deliberate close does: the
-   * SDK's entry forgets a listen only on a `notifications/cancelled`, handed
-   * to it here so nothing more is routed to it; then the listen's result.
-   */
-  #cut(id: RequestId, stream: ListenStream) {
-    if (this.#asked.get(id)?.stream !== stream) return;
-    stream.end = "graceful";
-    const params = { requestId: id };
-    this.onmessage?.({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params,
-    });
-    this.send(listenResult(id));
   }
 
   #endListen(id: RequestId) {
