@@ -1401,11 +1401,12 @@ Deno.test("reference host through a cut: the lab ends every stream 1 s after it 
       assert.equal(match?.[1], how, run.stderr);
       const wait = Number(match?.[2]);
       assert.ok(wait >= 750 && wait <= 1000, `${wait} ms`);
-      // The next wait, after a stream as short, is twice as long.
-      for (const line of later) {
+      // Each next wait, after a stream as short, is twice as long.
+      later.forEach((line, n) => {
         const next = Number(line.match(/opened again in (\d+) ms$/)?.[1]);
-        assert.ok(next >= 1500 && next <= 2000, line);
-      }
+        const ceiling = 1000 * 2 ** (n + 1);
+        assert.ok(next >= ceiling * 0.75 && next <= ceiling, line);
+      });
       if (!report) {
         assert.match(
           run.stderr,
@@ -1577,4 +1578,103 @@ Deno.test("reference host against --max-watches 1 over stdio (2026-07-28): it cl
     run.stderr,
     /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
   );
+});
+
+// ---------------------------------------------------------------------------
+// Acknowledgements narrowed in flight: a proxy before the lab
+// ---------------------------------------------------------------------------
+
+/**
+ * A proxy before the lab at `target` that passes every request and answer
+ * on, but in each listen's acknowledgement (an event stream's
+ * `notifications/subscriptions/acknowledged`) replaces what the lab
+ * honoured with `narrow` of it.
+ */
+function startNarrowingProxy(
+  target: string,
+  narrow: (honoured: Record<string, unknown>) => Record<string, unknown>,
+) {
+  const rewrite = (line: string) => {
+    if (!line.startsWith("data: ") || !line.includes("/acknowledged")) {
+      return line;
+    }
+    const message = JSON.parse(line.slice("data: ".length));
+    message.params.notifications = narrow(message.params.notifications);
+    return `data: ${JSON.stringify(message)}`;
+  };
+  /** An event stream's lines, each rewritten; a line split across chunks whole. */
+  const lines = () => {
+    let partial = "";
+    return new TransformStream<string, string>({
+      transform(chunk, controller) {
+        const parts = (partial + chunk).split("\n");
+        partial = parts.pop()!;
+        for (const part of parts) controller.enqueue(`${rewrite(part)}\n`);
+      },
+    });
+  };
+  return serveLocal(async (request) => {
+    const url = new URL(request.url);
+    const answer = await fetch(`${target}${url.pathname}`, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body && await request.arrayBuffer(),
+      signal: request.signal,
+    });
+    if (!answer.headers.get("content-type")?.includes("event-stream")) {
+      return answer;
+    }
+    const body = answer.body!.pipeThrough(new TextDecoderStream())
+      .pipeThrough(lines()).pipeThrough(new TextEncoderStream());
+    return new Response(body, answer);
+  });
+}
+
+Deno.test("reference host (2026-07-28, HTTP) with a narrowed acknowledgement: the resource left out is not asked again and the model is told; a listen that honours nothing is closed, not held", async (t) => {
+  const cases = {
+    "the resource left out": (honoured: Record<string, unknown>) => {
+      const { resourceSubscriptions: _, ...lists } = honoured;
+      return lists;
+    },
+    "nothing honoured": () => ({}),
+  };
+  for (const [name, narrow] of Object.entries(cases)) {
+    await t.step(name, async () => {
+      const lab = await spawnLab({
+        mainPath: MAIN_PATH,
+        args: ["--delay", "5"],
+      });
+      const proxy = startNarrowingProxy(lab.origin, narrow);
+      const model = startModel(500);
+      try {
+        const run = await runHost(
+          ["--era", "2026-07-28", "--url", `${proxy.origin}/mcp`, "Go"],
+          model.baseUrl,
+        );
+        assert.equal(run.code, 0, run.stderr);
+        const why = "the server's acknowledgement of the listen left it out";
+        assert.deepEqual(updatesIn(model.requests[1]), [notWatched(why)]);
+        assert.ok(
+          run.stderr.split("\n").includes(
+            `[host] "${REVIEW_URI}" is not watched: ${why}`,
+          ),
+          run.stderr,
+        );
+        assert.doesNotMatch(run.stderr, /watching/);
+        // The lists' listen and the resource's: each honouring nothing.
+        const closed = run.stderr.match(
+          /^\[host\] the listen's acknowledgement honours nothing: the host closes it$/gm,
+        );
+        assert.equal(closed?.length ?? 0, name === "nothing honoured" ? 2 : 0);
+        const leftOut = run.stderr.match(
+          /^\[host\] the listen's acknowledgement left out resourcesListChanged$/gm,
+        );
+        assert.equal(leftOut?.length ?? 0, name === "nothing honoured" ? 1 : 0);
+      } finally {
+        await model.close();
+        await proxy.close();
+        await lab.stop();
+      }
+    });
+  }
 });
