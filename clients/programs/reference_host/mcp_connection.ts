@@ -48,25 +48,29 @@ async function boundedFetch(url: string | URL, init?: RequestInit) {
   const events = isEventStream(response);
   let size = 0;
   let previous = 0;
-  const body = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (!events) size += chunk.length;
-        else {
-          for (const byte of chunk) {
-            if (byte === 13) continue; // CRLF ends a line as LF does
-            size = byte === 10 && previous === 10 ? 0 : size + 1;
-            previous = byte;
-          }
+  const bound: Transformer<Uint8Array, Uint8Array> & { fetched: Response } = {
+    // Once the Response a fetch returned is garbage collected, Deno no
+    // longer ends its body on the signal's abort: the SDK's close of a
+    // listen would leave the stream open on the server. The body passed on
+    // holds it.
+    fetched: response,
+    transform(chunk, controller) {
+      if (!events) size += chunk.length;
+      else {
+        for (const byte of chunk) {
+          if (byte === 13) continue; // CRLF ends a line as LF does
+          size = byte === 10 && previous === 10 ? 0 : size + 1;
+          previous = byte;
         }
-        if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
-        const tooLarge =
-          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
-        say(`${tooLarge}: not read`);
-        controller.error(new Error(tooLarge));
-      },
-    }),
-  );
+      }
+      if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
+      const tooLarge =
+        `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
+      say(`${tooLarge}: not read`);
+      controller.error(new Error(tooLarge));
+    },
+  };
+  const body = response.body.pipeThrough(new TransformStream(bound));
   return new Response(body, response);
 }
 

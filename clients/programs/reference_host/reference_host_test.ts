@@ -1565,19 +1565,38 @@ Deno.test("reference host --era auto against a one-era lab: 2025 against --era 2
   }
 });
 
-Deno.test("reference host against --max-watches 1 over stdio (2026-07-28): it closes its listen before it opens the wider one, so the cap never refuses it, and the update reaches the model", async () => {
-  const { run, requests } = await runWithLab({
-    stdio: true,
-    labFlags: ["--max-watches", "1"],
-    hostFlags: ["--era", "2026-07-28"],
-  }, 4000);
-  assert.equal(run.code, 0, run.stderr);
-  assertUpdateReached(requests, run.stderr);
-  assert.doesNotMatch(run.stderr, /refused|\[request\/rejected\]/);
-  assert.match(
-    run.stderr,
-    /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
-  );
+Deno.test("reference host against --max-watches 1 (2026-07-28, HTTP and stdio): it closes its listen before it opens the wider one, so the cap never refuses it, and the update reaches the model", async (t) => {
+  for (const stdio of [false, true]) {
+    await t.step(stdio ? "stdio" : "HTTP", async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio,
+        labFlags: ["--max-watches", "1"],
+        hostFlags: ["--era", "2026-07-28"],
+      }, 4000);
+      assert.equal(run.code, 0, run.stderr);
+      assertUpdateReached(requests, run.stderr);
+      assert.doesNotMatch(run.stderr, /refused|\[request\/rejected\]/);
+      const lines = stdio
+        ? run.stderr.split("\n").map((line) => line.replace(/^\[server\] /, ""))
+        : labLines;
+      // The lists' listen closed, then the resource's opened.
+      const listens = lines.filter((line) =>
+        line.startsWith("[subscriptions/listen] ")
+      ).map((line) => line.split(" ")[1]);
+      assert.deepEqual(listens.slice(0, 3), [
+        "uris=",
+        "closed",
+        `uris=${REVIEW_URI}`,
+      ]);
+      if (report) assert.equal(report.clients[0].level, 6);
+      else {
+        assert.match(
+          run.stderr,
+          /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+        );
+      }
+    });
+  }
 });
 
 // ---------------------------------------------------------------------------
