@@ -23,7 +23,8 @@
  * each stream in a row that lived under 60 s, at most 60 s, each cut by up
  * to a quarter at random. A watch the server refuses (an error answer to
  * `resources/subscribe` or `subscriptions/listen`) is never asked again,
- * and one its listen's acknowledgement left out is not asked again either:
+ * one its listen's acknowledgement left out is not asked again either, and
+ * a server that does not offer `resources.subscribe` is not asked at all:
  * before the next model request the model gets a message, marked as the
  * updates are, that the resource is not watched and why (the server's
  * words escaped and cut), so it can read it again itself. A listen that

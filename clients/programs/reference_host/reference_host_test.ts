@@ -234,7 +234,8 @@ function serveLocal(
  * With `endlessTools`, `tools/list` never ends: page N holds `page<N>` and
  * `filler<N>`, described in that many characters, and points to page N + 1.
  * With `refuseSubscribe`, `resources/subscribe` is answered with error
- * -32603 and that message.
+ * -32603 and that message; with `withoutSubscribe`, the capabilities do
+ * not offer it.
  */
 function startJsonServer(
   options: {
@@ -243,6 +244,7 @@ function startJsonServer(
     streamTools?: boolean;
     endlessTools?: number;
     refuseSubscribe?: string;
+    withoutSubscribe?: boolean;
   } = {},
 ) {
   type Params = Record<string, unknown>;
@@ -251,7 +253,10 @@ function startJsonServer(
   const results: Record<string, (params: Params) => object> = {
     initialize: (params) => ({
       protocolVersion: params.protocolVersion,
-      capabilities: { tools: {}, resources: { subscribe: true } },
+      capabilities: {
+        tools: {},
+        resources: options.withoutSubscribe ? {} : { subscribe: true },
+      },
       serverInfo: { name: "json", version: "0.0.1" },
     }),
     "tools/list": (params) =>
@@ -1530,6 +1535,35 @@ Deno.test("reference host: a refusal's message reaches the model escaped and cut
     assert.deepEqual(updatesIn(model.requests[1]), [
       `${UPDATE_MARK} big://a is not watched: ${why}. The host will not hear when it changes: read it again to see its content now.`,
     ]);
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+Deno.test("reference host: a server whose capabilities do not offer resources.subscribe is not asked to watch; the model is told", async () => {
+  const server = startJsonServer({
+    withoutSubscribe: true,
+    // Asked all the same, the refusal would be the reason told.
+    refuseSubscribe: "asked",
+  });
+  const model = startModel(200, "big://a");
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const why = "the server does not offer resources.subscribe";
+    assert.deepEqual(updatesIn(model.requests[1]), [
+      `${UPDATE_MARK} big://a is not watched: ${why}. The host will not hear when it changes: read it again to see its content now.`,
+    ]);
+    assert.ok(
+      run.stderr.split("\n").includes(
+        `[host] "big://a" is not watched: ${why}`,
+      ),
+      run.stderr,
+    );
   } finally {
     await model.close();
     await server.close();

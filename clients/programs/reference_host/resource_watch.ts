@@ -57,7 +57,10 @@ export class ResourceWatch {
     if (!this.on || this.#read.has(uri)) return text;
     this.#read.add(uri);
     this.inline?.watch(uri);
-    if (!isModern(this.client)) {
+    if (!this.client.getServerCapabilities()?.resources?.subscribe) {
+      // A server that does not offer it is not asked.
+      this.#unwatch(uri, "the server does not offer resources.subscribe");
+    } else if (!isModern(this.client)) {
       // Refused, it is not asked again: the model is told, and can read it.
       await this.client.subscribeResource({ uri }).catch((error) =>
         this.#unwatch(uri, refusalWords(error))
