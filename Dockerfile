@@ -29,17 +29,17 @@ FROM denoland/deno:2.9.6
 
 WORKDIR /app
 RUN mkdir /reports && chown deno:deno /reports
-COPY --chown=deno:deno deno.json deno.lock main.ts probe.ts bus.ts ./
+COPY --chown=deno:deno deno.json deno.lock main.ts probe.ts bus.ts stdio.ts ./
 # deno.lock also pins the tests' packages (fast-check, playwright-core,
 # xmldom), and Deno installs every npm package of the lockfile unless npm
-# caching is lazy: then only what main.ts, probe.ts and bus.ts import is
+# caching is lazy: then only what main.ts and the files beside it import is
 # cached, and --cached-only runs need nothing else. Integrity is still
 # checked against deno.lock, which stays frozen.
 ENV DENO_UNSTABLE_NPM_LAZY_CACHING=1
 # The image's "deno" user owns DENO_DIR, so the cache written here is the
 # one it reads at run time, with no network needed.
 USER deno
-RUN deno cache main.ts probe.ts bus.ts
+RUN deno cache main.ts probe.ts bus.ts stdio.ts
 
 ENV MCP_TEST_HOST=0.0.0.0 \
     MCP_TEST_PORT=8089
@@ -47,8 +47,8 @@ EXPOSE 8089
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('MCP_TEST_PORT')}/healthz`); Deno.exit(r.ok ? 0 : 1);"]
 # deno.json's permissions (-P), plus the report folder: a flag replaces the
-# config's list of its kind, so read repeats probe.ts and bus.ts (for
-# `main.ts probe` and `--bus`).
+# config's list of its kind, so read repeats probe.ts, bus.ts and stdio.ts
+# (for `main.ts probe`, `--bus` and `--stdio`).
 # The report is written to a temporary file beside it, then renamed, which
 # needs read and write there.
-CMD ["deno", "run", "-P", "--allow-read=probe.ts,bus.ts,/reports", "--allow-write=/reports", "--cached-only", "main.ts"]
+CMD ["deno", "run", "-P", "--allow-read=probe.ts,bus.ts,stdio.ts,/reports", "--allow-write=/reports", "--cached-only", "main.ts"]

@@ -683,7 +683,7 @@ Deno.test({
   },
 });
 
-Deno.test("main.ts copied alone: it serves, and --bus or probe is one line naming the file beside it that is missing, exit 2", async () => {
+Deno.test("main.ts copied alone: it serves, and --bus, --stdio or probe is one line naming the file beside it that is missing, exit 2", async () => {
   const folder = await Deno.makeTempDir({ prefix: "main-alone-" });
   try {
     await Deno.copyFile(MAIN_PATH, `${folder}/main.ts`);
@@ -716,6 +716,10 @@ Deno.test("main.ts copied alone: it serves, and --bus or probe is one line namin
     assert.deepEqual(
       await run(["probe", "--help"]),
       missing("probe.ts", "main.ts probe"),
+    );
+    assert.deepEqual(
+      await run(["--stdio"]),
+      missing("stdio.ts", "--stdio"),
     );
     const version = await run(["--version"]);
     assert.equal(version.code, 0, version.stderr);

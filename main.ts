@@ -14,7 +14,7 @@
  *
  * ```sh
  * deno run -A main.ts              # -> listening on http://127.0.0.1:8089/mcp
- * deno run -A main.ts --stdio      # one client over stdin/stdout
+ * deno run -A main.ts --stdio      # one client over stdin/stdout (stdio.ts)
  * deno run -P main.ts              # only the permissions deno.json declares
  * deno run -A main.ts probe --url http://127.0.0.1:8080/mcp --uri review://pr/42
  * deno run -A main.ts --bus redis://127.0.0.1:6379   # one of several replicas
@@ -23,11 +23,13 @@
  *
  * Settings come from `MCP_TEST_*` environment variables or flags (`--help`);
  * `GET /report` and `GET /report.md` give the verdicts. `probe.ts` (which
- * checks any server: `main.ts probe`) and `bus.ts` (the replicas' Redis bus:
+ * checks any server: `main.ts probe`), `bus.ts` (the replicas' Redis bus:
  * `--bus`, whose seam here is `Peers`, `LabState`'s `mirror…` methods and
- * `ReplicaLink`) stand beside this file, loaded only when used, so
- * `main.ts` alone still runs. The sections, in reading order
- * (`docs/architecture.md` walks them), and what each exports:
+ * `ReplicaLink`) and `stdio.ts` (one client over stdin/stdout: `--stdio`,
+ * built from the sections the HTTP lab is, from Refusals on) stand beside
+ * this file, loaded only when used, so `main.ts` alone still runs.
+ * The sections, in reading order (`docs/architecture.md` walks them), and
+ * what each exports:
  *
  * 1. Configuration: `LAB_VERSION`, `SDK_VERSION`, `UpdateTrigger`,
  *    `CATALOG_KINDS`, `CatalogKind`, `withoutPassword`, `LabConfig`,
@@ -41,19 +43,30 @@
  * 4. Clients: `Era`, `LabTransportKind`, `ChangeNotification`, `busName`,
  *    `deliverySchema`, `Delivery`, `sendFailed`, `STEP_KINDS`, `StepKind`,
  *    `READ_ROUTES`, `stepSchema`, `Step`, `LabClient`, `WAIT_ENDS`,
- *    `SESSION_END_REASONS`, `MAX_NAME_LENGTH`, `MAX_URI_LENGTH`
+ *    `SESSION_END_REASONS`, `newLabClient`, `MAX_NAME_LENGTH`,
+ *    `MAX_URI_LENGTH`, `nameClient`
  * 5. The evidence log: `LineSink`, `Logger`
- * 6. Steps: `stepFactsSchema`, `StepFacts`
+ * 6. Steps: `stepFactsSchema`, `StepFacts`, `ConductRecord`, `conductOf`
  * 7. Lab state: `Peers`, `clientIdentitySchema`, `LabState`, `ReplicaLink`
  * 8. Reproduce: `DOCUMENTED_CLIENTS`, `Reproduce`, `shellQuote`
  * 9. Verdicts: `VerdictSteps`, `ClientReport`, `LabReport`
  * 10. The Markdown report: `REPORT_LIMIT`
- * 11. The CI gate; 12. Refusals; 13. The lab's MCP server, shared by both
- *     eras and both transports; 14. Listen streams and client identities
- *     (2026-07-28, HTTP and stdio); 15. HTTP; 16. The 2025 era; 17. The
- *     2026-07-28 era
- * 18. Serving HTTP: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`
- * 19. Serving stdio; 20. Entry: `main`
+ * 11. The CI gate
+ * 12. Refusals: `Refusal`, `refused`, `errorAnswer`, `logRefusal`,
+ *     `logSdkErrors`
+ * 13. The lab's MCP server, shared by both eras and both transports:
+ *     `LabContext`, `createLabContext`, `buildLabServer`, `sendThrough`
+ * 14. Listen streams and client identities (2026-07-28, HTTP and stdio):
+ *     `narrowListenFilter`, `ListenFilter`, `acknowledgement`,
+ *     `ListenStream`, `atLifetime`,
+ *     `listenResult`, `recordListen`, `ListenSet`, `modernMessageSchema`,
+ *     `modernIdentity`
+ * 15. HTTP: `MAX_BODY_BYTES`, `parseMessage`
+ * 16. The 2025 era: `sendLegacyChange`
+ * 17. The 2026-07-28 era
+ * 18. Serving HTTP: `Lab`, `LabCounts`, `createLab`, `shutdownSignals`,
+ *     `labLine`, `VERSIONS`, `shutdownSignalled`
+ * 19. Entry: `main`
  *
  * @module
  */
@@ -69,7 +82,6 @@ import {
   isInitializeRequest,
   isJsonContentType,
   isJSONRPCErrorResponse,
-  isJSONRPCNotification,
   isJSONRPCRequest,
   isLegacyRequest,
   type JSONRPCMessage,
@@ -87,10 +99,8 @@ import {
   type ServerEventBus,
   SUBSCRIPTION_ID_META_KEY,
   type Transport,
-  type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from "npm:@modelcontextprotocol/server@2.4.0";
-import { serveStdio } from "npm:@modelcontextprotocol/server@2.4.0/stdio";
 
 /** The lab's own version, reported by `/healthz`, the banner and reports. */
 export const LAB_VERSION = "0.2.0";
@@ -326,6 +336,16 @@ const SETTINGS = {
     allowed: "graceful/abrupt",
     schema: z.enum(["graceful", "abrupt"]),
   },
+  listenAck: {
+    defaultValue: "full",
+    description: "What a listen's ack honours: lists (no URI), none; or refuse",
+    allowed: "full/lists/none/not-permitted",
+    schema: z.enum(["full", "lists", "none", "not-permitted"]),
+  },
+  withoutSubscribe: {
+    description: "Advertise no resources.subscribe (both eras)",
+    ...SWITCH,
+  },
   logLevel: {
     defaultValue: "debug",
     description: "Log verbosity",
@@ -377,6 +397,16 @@ const SETTINGS = {
       4,
       "a catalog level from 1 to 4 (level 5, the model's request, is not observable by the lab)",
     ),
+  },
+  requireMaxStreams: {
+    description:
+      "The same for conduct: exit 1 if a client held more streams (GET, listens) open at once",
+    ...optionalInteger(1, 1_000_000),
+  },
+  requireMaxReopens: {
+    description:
+      "The same: exit 1 if a client re-opened a stream more often than this within a minute",
+    ...optionalInteger(0, 1_000_000),
   },
   gateClient: {
     defaultValue: "",
@@ -513,36 +543,6 @@ export function parseCommandLine(args: string[]) {
   }
   const { help, version, stdio, ...flags } = parseFlags(args, options).values;
   return { help: !!help, version: !!version, stdio: !!stdio, flags };
-}
-
-/** The `--help` text: usage and the configuration table with defaults. */
-function helpText(): string {
-  const rows = Object.entries(SETTINGS).map(([name, setting]) =>
-    [
-      `  --${flagName(name, setting)}`.padEnd(28),
-      envName(name).padEnd(34),
-      (setting.defaultValue || '""').padEnd(11),
-      setting.description,
-    ].join("")
-  );
-  return [
-    `MCP resource subscription lab ${LAB_VERSION}`,
-    "",
-    "Usage: deno run -A main.ts [--stdio] [options]",
-    "       deno run -A main.ts probe --help   (check a server's subscriptions;",
-    "                                          the same as probe.ts --help)",
-    "",
-    "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
-    "  --help            print this help",
-    "  --version         print the lab's version",
-    "",
-    "Options (each also read from its environment variable; a flag wins):",
-    `${"  FLAG".padEnd(28)}${"VARIABLE".padEnd(34)}${
-      "DEFAULT".padEnd(11)
-    }MEANING`,
-    ...rows,
-    "",
-  ].join("\n");
 }
 
 // ---------------------------------------------------------------------------
@@ -963,6 +963,7 @@ export const STEP_KINDS = [
   "catalog-change",
   "catalog-notify",
   "catalog-use",
+  "refused",
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
@@ -996,14 +997,14 @@ export type Step = z.output<typeof stepSchema>;
 /** What a client has shown so far, beside the steps in its `proof`. */
 interface Progress {
   /** A listen stream without the resource in its filter (list changes only). */
-  listenedWithoutResource: boolean;
-  getStreamOpened: boolean;
+  listenedWithoutResource?: true;
+  getStreamOpened?: true;
   /** A change notification reached the client (beside any wait tool answer). */
   notified?: true;
   /** Why notifications did not reach the client, in order. */
   lost: string[];
   /** A listen asked for the content in its notifications (SEP-3119). */
-  embedAsked: boolean;
+  embedAsked?: true;
   /** The version the client asked for and received inside a notification. */
   deliveredInline?: number;
   /** A notification is being written to the client right now. */
@@ -1087,10 +1088,9 @@ type ListenCounts = { open: number; watching: number };
 /** A client's open listen streams across replicas; `watching` or all. */
 function openListens(client: LabClient, watching = false): number {
   const { here, elsewhere } = client.listens;
-  return [here, ...elsewhere.values()].reduce(
-    (sum, counts) => sum + (watching ? counts.watching : counts.open),
-    0,
-  );
+  const key = watching ? "watching" : "open";
+  const replicas = [here, ...elsewhere.values()];
+  return replicas.reduce((sum, counts) => sum + counts[key], 0);
 }
 
 /** A client with a listen open or a wait in progress is not idle. */
@@ -1130,36 +1130,36 @@ type ProofKey =
   | "lost"
   | "reread";
 
-/** A client's run as it starts: version 1, nothing shown yet. */
-function freshRun(): Pick<
+/**
+ * A client's run as it starts: version 1, nothing shown yet, but for the
+ * `previous` run's refusals: its conduct (the era it fell back from) spans runs.
+ */
+function freshRun(previous?: LabClient): Pick<
   LabClient,
   "reviewVersion" | "progress" | "timeline" | "droppedSteps" | "proof"
 > {
   return {
     reviewVersion: 1,
     progress: {
-      listenedWithoutResource: false,
-      embedAsked: false,
-      getStreamOpened: false,
       lost: [],
       lastVersionRead: 0,
       closedBeforeUpdate: false,
       waitTool: { calls: 0, longestSeconds: 0 },
       catalog: { tools: {}, prompts: {}, resources: {} },
     },
-    timeline: [],
+    timeline: previous?.timeline.filter(({ kind }) => kind === "refused") ?? [],
     droppedSteps: 0,
     proof: {},
   };
 }
 
-function newLabClient(
+export function newLabClient(
   { clientInfo, ...fields }:
     & Pick<LabClient, "id" | "era" | "transport" | "protocolVersion">
     & { clientInfo?: unknown },
 ): LabClient {
   const now = Date.now();
-  const client: LabClient = {
+  return nameClient({
     ...fields,
     ...freshRun(),
     name: "unknown",
@@ -1172,9 +1172,7 @@ function newLabClient(
     peakListens: 0,
     listens: { here: { open: 0, watching: 0 }, elsewhere: new Map() },
     waiting: new Set(),
-  };
-  nameClient(client, clientInfo);
-  return client;
+  }, clientInfo);
 }
 
 /** The longest client-supplied name, version or protocol version kept. */
@@ -1196,10 +1194,9 @@ const clientInfoSchema = z.object({ name: clippedName, version: clippedName })
   .partial().catch({});
 
 /** Takes name and version from a `clientInfo` object, when it has them. */
-function nameClient(client: LabClient, clientInfo: unknown) {
-  const info = clientInfoSchema.parse(clientInfo ?? {});
-  client.name = info.name ?? client.name;
-  client.version = info.version ?? client.version;
+export function nameClient(client: LabClient, clientInfo: unknown): LabClient {
+  // The schema leaves out what is missing or malformed, so it stays as it was.
+  return Object.assign(client, clientInfoSchema.parse(clientInfo));
 }
 
 const clientLabel = (client: LabClient) => `${client.name}/${client.version}`;
@@ -1350,10 +1347,12 @@ function noteCatalog(client: LabClient, step: Step, facts: StepFacts) {
 /** Updates the progress a recorded step proves, keeping the first proof. */
 function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
   const { progress, proof } = client;
-  if (!["update", "notify", "session-end"].includes(step.kind)) {
+  // A refused request: of a client that may never have got through.
+  if (!["update", "notify", "session-end", "refused"].includes(step.kind)) {
     proof.connected ??= step;
   }
   noteCatalog(client, step, facts);
+  const { delivery } = facts;
   switch (step.kind) {
     case "list":
       if (facts.catalog?.includes("resources")) proof.listed ??= step;
@@ -1363,10 +1362,6 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.lastVersionRead = version;
       if (version === 1) proof.readV1 ??= step;
       // A read through the wait tool is never the client's own re-read.
-      if (version >= 2 && !proof.reread && facts.via !== "wait-tool") {
-        if (progress.notified) proof.reread = step;
-        else if (progress.notifying) progress.readWhileNotifying ??= step;
-      }
       if (facts.via === "wait-tool") {
         const wait = progress.waitTool;
         wait.calls++;
@@ -1375,6 +1370,9 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
           wait.deliveredVersion ??= version;
           proof.notified ??= step;
         }
+      } else if (version >= 2 && !proof.reread) {
+        if (progress.notified) proof.reread = step;
+        else if (progress.notifying) progress.readWhileNotifying ??= step;
       }
       break;
     }
@@ -1390,16 +1388,14 @@ function noteProgress(client: LabClient, step: Step, facts: StepFacts) {
       progress.getStreamOpened = true;
       break;
     case "notify":
-      if (facts.delivery?.delivered) {
+      if (delivery?.delivered) {
         progress.notified = true;
         proof.notified ??= step;
-        if (facts.delivery.inline?.asked) {
-          progress.deliveredInline ??= facts.version;
-        }
+        if (delivery.inline?.asked) progress.deliveredInline ??= facts.version;
         proof.reread ??= progress.readWhileNotifying;
-      } else if (facts.delivery) {
+      } else if (delivery) {
         progress.readWhileNotifying = undefined;
-        progress.lost.push(facts.delivery.reason);
+        progress.lost.push(delivery.reason);
         proof.lost ??= step;
       }
       break;
@@ -1413,12 +1409,189 @@ function keepStep(client: LabClient, step: Step, facts: StepFacts) {
   if (timeline.length >= TIMELINE_LIMIT) client.droppedSteps++;
   else {
     // Another replica's step may arrive after a later one of this replica.
-    let at = timeline.length;
-    while (at > 0 && timeline[at - 1].at > step.at) at--;
-    timeline.splice(at, 0, step);
+    const earlier = timeline.findLastIndex(({ at }) => at <= step.at);
+    timeline.splice(earlier + 1, 0, step);
   }
   noteProgress(client, step, facts);
 }
+
+/** What a client's conduct is judged from: its kept steps, and the lab's era. */
+export interface ConductRecord {
+  /** The era it spoke; whether it connected (refused for its era: never). */
+  era: Era;
+  connected: boolean;
+  steps: readonly Step[];
+  /** The most listens it had open at once, across replicas. */
+  peakListens: number;
+  labEra: LabConfig["era"];
+  /** For a stream still open. */
+  now: number;
+}
+
+/** Where conduct becomes a diagnosis (docs/reports.md, "Conduct"). */
+const CONDUCT_LIMITS = {
+  streamsAtOnce: 1, // more of one kind open at once
+  reopensAMinute: 60, // re-opens of one kind within a minute, at least
+  retriesAMinute: 10, // watches asked again within a minute of a refusal
+  uselessSeconds: 5, // a listen that honoured nothing, held at least
+};
+
+/** A 2025 request refused by a 2026-07-28-only lab (the SDK's -32022). */
+const refusedForEra = ({ kind, evidence }: Step) =>
+  kind === "refused" && evidence.fields?.code === -32022;
+
+/** The most of `steps` (in time order) within any one minute. */
+function mostInAMinute(steps: readonly Step[]): number {
+  let most = 0;
+  for (let first = 0, last = 0; last < steps.length; last++) {
+    while (steps[last].at - steps[first].at >= 60_000) first++;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}
+
+/** One kind of stream: opened, at once, ended by whom, opened again. */
+function streamConduct(steps: readonly Step[], [open, close]: StepKind[]) {
+  const opens = steps.filter((step) => step.kind === open);
+  const closes = steps.filter((step) => step.kind === close);
+  const byLab = closes.filter(({ evidence }) => evidence.fields?.by === "lab");
+  const ended = (end: string) =>
+    byLab.filter(({ evidence }) => evidence.fields?.end === end).length;
+  let [atOnce, mostAtOnce] = [0, 0];
+  for (const { kind } of steps) {
+    if (kind === open) mostAtOnce = Math.max(mostAtOnce, ++atOnce);
+    if (kind === close) atOnce = Math.max(0, atOnce - 1);
+  }
+  const gaps = opens.slice(1).map((step, index) => step.at - opens[index].at);
+  // Growing: each gap at least nine tenths of the last, the last twice the first.
+  const growing = gaps.every((gap, at) => gap >= 0.9 * (gaps[at - 1] ?? 0));
+  const cut = byLab[0];
+  const again = cut && opens.find((step) => step.at >= cut.at);
+  return {
+    opened: opens.length,
+    mostAtOnce,
+    endedByLab: { graceful: ended("graceful"), abrupt: ended("abrupt") },
+    endedByClient: closes.length - byLab.length,
+    reopensAMinute: mostInAMinute(opens.slice(1)),
+    backoff: gaps.length < 2 ? null : growing && gaps.at(-1)! >= 2 * gaps[0],
+    /** After the first stream the lab ended: seconds to the next, or never. */
+    afterLabEnd: !cut
+      ? null
+      : again
+      ? { reopenedAfterSeconds: (again.at - cut.at) / 1000 }
+      : "never" as const,
+  };
+}
+
+/** Refused watches (not for their era), then what the client did. */
+function refusalConduct(steps: readonly Step[]) {
+  const refused = steps.filter((step) =>
+    step.kind === "refused" && !refusedForEra(step)
+  );
+  const later = steps.filter((step) => refused[0] && step.at >= refused[0].at);
+  const retries = later.slice(1).filter((step) =>
+    ["subscribe", "listen"].includes(step.kind) || refused.includes(step)
+  );
+  const read = later.some((step) => step.kind === "read");
+  const after = retries.length > 0 ? "retried" : read && "read the resource";
+  return {
+    refusedWatches: refused.length,
+    afterRefusal: refused[0] ? after || "nothing" : null,
+    retriesAMinute: mostInAMinute(retries),
+  };
+}
+
+/** What a client did with its streams, refused watches and era. */
+function conductFacts({ steps, now, ...record }: ConductRecord) {
+  const getStreams = streamConduct(steps, ["stream-opened", "stream-closed"]);
+  const listens = streamConduct(steps, ["listen", "listen-closed"]);
+  listens.mostAtOnce = Math.max(listens.mostAtOnce, record.peakListens);
+  const cut = steps.find(({ kind, evidence }) =>
+    kind.endsWith("-closed") && evidence.fields?.by === "lab"
+  );
+  const update = cut &&
+    steps.find((step) => step.kind === "update" && step.at >= cut.at);
+  const received = (update: Step) =>
+    steps.some(({ kind, at, evidence }) =>
+      kind === "notify" && at >= update.at && evidence.fields?.delivered
+    );
+  // A listen honouring nothing (no URI, no list) held until a close, or now.
+  const useless = steps.filter(({ kind, evidence: { fields } }) =>
+    kind === "listen" && !fields?.uris && !fields?.listChanged
+  ).map(({ at }) =>
+    ((steps.find((step) => step.kind === "listen-closed" && step.at >= at)
+      ?.at ?? now) - at) / 1000
+  );
+  const kinds = [getStreams, listens];
+  return {
+    // The gate's measures (`--require-max-…`): the larger of the two kinds.
+    streamsAtOnce: Math.max(...kinds.map((kind) => kind.mostAtOnce)),
+    reopensAMinute: Math.max(...kinds.map((kind) => kind.reopensAMinute)),
+    getStreams,
+    listens,
+    ...refusalConduct(steps),
+    uselessListens: {
+      count: useless.length,
+      longestSeconds: Math.max(0, ...useless),
+    },
+    era: {
+      settled: record.connected ? record.era : null,
+      refusedRequests: steps.filter(refusedForEra).length,
+    },
+    updateAfterCut: update
+      ? { at: isoTime(update.at), received: received(update) }
+      : null,
+  };
+}
+
+type Conduct = ReturnType<typeof conductOf>;
+
+/** A client's conduct, and the diagnoses naming its defects (none if good). */
+export function conductOf(record: ConductRecord) {
+  const conduct = conductFacts(record);
+  const { updateAfterCut: cut, uselessListens: { longestSeconds } } = conduct;
+  const lost = cut?.received === false
+    ? `: the update at ${cut.at} was lost`
+    : "";
+  const kinds = [["GET stream", conduct.getStreams], [
+    "listen",
+    conduct.listens,
+  ]] as const;
+  const diagnoses = [
+    ...kinds.flatMap(([name, streams]) => [
+      streams.afterLabEnd === "never" &&
+      `never ${
+        name === "listen" ? "listened" : "opened its GET stream"
+      } again after the stream ended${lost}`,
+      streams.reopensAMinute >= CONDUCT_LIMITS.reopensAMinute &&
+      `re-opened the ${name} ${streams.reopensAMinute} times a minute (${
+        streams.backoff ? "backing off too little" : "no backoff"
+      })`,
+      streams.mostAtOnce > CONDUCT_LIMITS.streamsAtOnce &&
+      `${streams.mostAtOnce} ${name}s open at once`,
+    ]),
+    longestSeconds >= CONDUCT_LIMITS.uselessSeconds &&
+    `held a listen whose acknowledgement honoured nothing (${longestSeconds} s)`,
+    conduct.retriesAMinute >= CONDUCT_LIMITS.retriesAMinute &&
+    `retried a refused ${
+      record.era === "2025" ? "subscribe" : "listen"
+    } ${conduct.retriesAMinute} times a minute`,
+    !record.connected && conduct.era.refusedRequests > 0 &&
+    `could not talk to a ${record.labEra}-only server`,
+  ];
+  return { ...conduct, diagnoses: diagnoses.filter((text) => text !== false) };
+}
+
+/** A client's conduct now, judged from what the lab kept of it. */
+const clientConduct = (client: LabClient, config: LabConfig) =>
+  conductOf({
+    era: client.era,
+    connected: client.proof.connected !== undefined,
+    steps: client.timeline,
+    peakListens: client.peakListens,
+    labEra: config.era,
+    now: Date.now(),
+  });
 
 // ---------------------------------------------------------------------------
 // Lab state: update series and their timers, the trigger policy
@@ -1558,7 +1731,7 @@ export class LabState {
   mirrorRestart(client: LabClient) {
     this.#stopTimer(client);
     client.updates.started = false;
-    Object.assign(client, freshRun());
+    Object.assign(client, freshRun(client));
   }
 
   /** Another replica is writing (or has written) the client's notification. */
@@ -1613,7 +1786,7 @@ export class LabState {
   /** A stateless client's `server/discover` starts its run afresh. */
   restartRun(client: LabClient) {
     this.#cancelUpdates(client);
-    Object.assign(client, freshRun());
+    Object.assign(client, freshRun(client));
     this.peers.restarted(client);
   }
 
@@ -2005,16 +2178,15 @@ function verdictOf(client: LabClient, config: LabConfig) {
     // A wait that returned a newer version is levels 5 and 6, by its route.
     waitToolLevel: waited === undefined ? null : 6 as number,
     catalog: catalogVerdictOf(client, config),
+    // Beside the ladders, never part of a level.
+    conduct: clientConduct(client, config),
   };
 }
 
 /** The tool a read went through, in words, if it was not a resource read. */
-function readRoute(via?: ReadRoute): string {
-  return via === "tool"
-    ? ` (through the ${REVIEW_TOOL} tool)`
-    : via === "wait-tool"
-    ? ` (through the ${WAIT_TOOL} tool)`
-    : "";
+function readRoute(via: ReadRoute = "resource"): string {
+  const tool = { resource: "", tool: REVIEW_TOOL, "wait-tool": WAIT_TOOL }[via];
+  return tool && ` (through the ${tool} tool)`;
 }
 
 /** The first step the client did not take natively (its own requests). */
@@ -2130,11 +2302,9 @@ function catalogVerdictOf(client: LabClient, config: LabConfig) {
 
 /** A client's catalog levels in a few words: "tools 4, prompts 2", or "off". */
 function catalogSummary(catalog: ReturnType<typeof catalogVerdictOf>) {
-  return catalog
-    ? Object.entries(catalog.kinds).map(([kind, { level }]) =>
-      `${kind} ${level}`
-    ).join(", ")
-    : "off";
+  if (!catalog) return "off";
+  const kinds = Object.entries(catalog.kinds);
+  return kinds.map(([kind, { level }]) => `${kind} ${level}`).join(", ");
 }
 
 /** One client in `GET /report`: stable fields (docs/reports.md). */
@@ -2168,6 +2338,8 @@ function scenarioOf(config: LabConfig) {
     maxWatches: config.maxWatches,
     streamLifetimeSeconds: config.streamLifetimeSeconds,
     streamEnd: config.streamEnd,
+    listenAck: config.listenAck,
+    withoutSubscribe: config.withoutSubscribe,
   };
 }
 
@@ -2205,7 +2377,8 @@ function clientReport(
     },
     // Above 1, several streams (often copies of one client) shared it.
     listenStreamsAtOnce: client.peakListens,
-    embedResources: client.progress.embedAsked,
+    embedResources: client.progress.embedAsked ?? false,
+    conduct: verdict.conduct,
     // The second ladder, per changing list; null with --catalog-change off.
     catalog: verdict.catalog,
     timeline: client.timeline.map((step) => ({
@@ -2266,8 +2439,15 @@ function verdictBlock(client: LabClient, config: LabConfig, verdict: Verdict) {
         }); next: ${lineWords(verdict.catalog.missing)}`,
       ]
       : [],
+    `  conduct: ${lineWords(conductSummary(verdict.conduct))}`,
     ...keyEvidence(client).map((line) => `  evidence: ${line}`),
   ];
+}
+
+/** Conduct in a few words: streams opened and at once, and its diagnoses. */
+function conductSummary({ getStreams, listens, ...conduct }: Conduct) {
+  const defects = conduct.diagnoses.join("; ") || "no defect seen";
+  return `${listens.opened} listen(s) and ${getStreams.opened} GET stream(s) opened, at most ${conduct.streamsAtOnce} at once; ${defects}`;
 }
 
 /** The lines that prove how far a client got (subscription to re-read). */
@@ -2313,13 +2493,14 @@ function labReportMarkdown(
     config.maxWatches !== null && `at most ${config.maxWatches} watches`,
     config.streamLifetimeSeconds !== null &&
     `streams ended after ${config.streamLifetimeSeconds} s (${config.streamEnd})`,
+    config.listenAck !== "full" && `listens acknowledged ${config.listenAck}`,
+    config.withoutSubscribe && "no resources.subscribe",
   ].filter(Boolean).join(", ");
+  const generated = new Date().toISOString();
   const head = [
     "# MCP resource subscription lab report",
     "",
-    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${
-      new Date().toISOString()
-    }; ${scenario}.`,
+    `Lab ${LAB_VERSION}, MCP SDK ${SDK_VERSION}, ${generated}; ${scenario}.`,
     "",
     ...caveats.flatMap((caveat) => [`> ${caveat}`, ""]),
     "| Client | Version | Era (protocol) | Transport | Connected | Listed | Read v1 | Subscribed | Notified | Re-read v2 | Context updated | Level | Catalog | Notes |",
@@ -2333,21 +2514,17 @@ function labReportMarkdown(
       reportDetail(client),
     ];
   });
-  const tail = [
-    "",
-    ...reproduceMarkdown(reproduceOf(config, transport, clients)),
-  ];
+  const reproduce = reproduceOf(config, transport, clients);
+  const tail = ["", ...reproduceMarkdown(reproduce)];
   // Room for the note that says what was trimmed.
   const room = REPORT_LIMIT - 400 - [...head, ...tail].join("\n").length;
-  const dropped = trimToFit(parts, room).map((left) => clients.length - left);
-  const trimmed = dropped[2] === 0 ? [] : [
+  const [rows, verdicts, details] = trimToFit(parts, room);
+  const trimmed = details === 0 ? [] : [
     "",
-    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${
-      dropped[2]
-    } oldest client(s)${
-      dropped[1] > 0 ? `, the verdicts of the ${dropped[1]} oldest` : ""
+    `Trimmed to ${REPORT_LIMIT} characters, GitHub's limit on an issue body: the evidence and diagrams of the ${details} oldest client(s)${
+      verdicts > 0 ? `, the verdicts of the ${verdicts} oldest` : ""
     }${
-      dropped[0] > 0 ? `, and the table rows of the ${dropped[0]} oldest` : ""
+      rows > 0 ? `, and the table rows of the ${rows} oldest` : ""
     } are left out. The full report is JSON at /report.`,
   ];
   return [
@@ -2362,67 +2539,78 @@ function labReportMarkdown(
 /**
  * Drops (as undefined) the oldest clients' details, then verdicts, then rows
  * of `parts` (`[row, verdict, detail]` each) until the rest fits in `room`;
- * returns how many of each are left.
+ * returns how many of each were dropped.
  */
 function trimToFit(parts: (string | undefined)[][], room: number): number[] {
   let size = parts.flat().reduce((sum, text) => sum + text!.length + 1, 0);
-  const left = [parts.length, parts.length, parts.length];
+  const dropped = [0, 0, 0];
   for (const kind of [2, 1, 0]) {
-    for (let index = 0; size > room && index < parts.length; index++) {
-      size -= parts[index][kind]!.length + 1;
-      parts[index][kind] = undefined;
-      left[kind]--;
+    while (size > room && dropped[kind] < parts.length) {
+      const part = parts[dropped[kind]++];
+      size -= part[kind]!.length + 1;
+      part[kind] = undefined;
     }
   }
-  return left;
+  return dropped;
 }
 
 function reportRow(client: LabClient, verdict: Verdict): string {
-  const { steps } = verdict;
-  return `| ${
-    [
-      cell(client.name),
-      cell(client.version),
-      `${client.era} (${cell(client.protocolVersion)})`,
-      client.transport,
-      MARK(steps.connected),
-      MARK(steps.listed),
-      MARK(steps.readV1),
-      MARK(steps.subscribed),
-      byRoute(steps.notificationDelivered, verdict.waitToolLevel),
-      steps.deliveredInline
-        ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
-        : byRoute(steps.rereadAfterNotification, verdict.waitToolLevel),
-      "not observable",
-      verdict.waitToolLevel === null
-        ? `${verdict.level}`
-        : `${verdict.level} (${verdict.waitToolLevel} via wait tool)`,
-      catalogSummary(verdict.catalog),
-      cell(
-        verdict.missing + sharedIdentityNote(client) +
-          (verdict.catalog ? `; catalog ${verdict.catalog.missing}` : ""),
-      ),
-    ].join(" | ")
-  } |`;
+  const { steps, level, waitToolLevel: viaWait, catalog } = verdict;
+  const { connected, listed, readV1, subscribed } = steps;
+  // A later step's cell: reached natively, or only through the wait tool.
+  const byRoute = (native: boolean) =>
+    native || viaWait === null ? MARK(native) : "via wait tool";
+  // Several listen streams at once under one identity (2026-07-28).
+  const shared = client.peakListens > 1
+    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
+    : "";
+  const notes = verdict.missing + shared +
+    (catalog ? `; catalog ${catalog.missing}` : "");
+  const cells = [
+    cell(client.name),
+    cell(client.version),
+    `${client.era} (${cell(client.protocolVersion)})`,
+    client.transport,
+    ...[connected, listed, readV1, subscribed].map(MARK),
+    byRoute(steps.notificationDelivered),
+    steps.deliveredInline
+      ? `inline${steps.rereadAfterNotification ? ", re-read too" : ""}`
+      : byRoute(steps.rereadAfterNotification),
+    steps.contextUpdated,
+    viaWait === null ? `${level}` : `${level} (${viaWait} via wait tool)`,
+    catalogSummary(catalog),
+    cell(notes),
+  ];
+  return `| ${cells.join(" | ")} |`;
 }
 
 function reportVerdict(client: LabClient, verdict: Verdict): string {
+  const { level, levelName, missing, catalog } = verdict;
   return [
     "",
     `## ${cell(clientLabel(client))} (${client.era}, ${cell(client.id)})`,
     "",
-    `Level ${verdict.level} of 7, ${verdict.levelName}. Next: ${
-      cell(verdict.missing)
-    }.`,
-    ...verdict.catalog
-      ? [
-        "",
-        `Catalog level ${verdict.catalog.level} of 5 (${
-          catalogSummary(verdict.catalog)
-        }). Next: ${cell(verdict.catalog.missing)}.`,
-      ]
-      : [],
+    `Level ${level} of 7, ${levelName}. Next: ${cell(missing)}.`,
+    ...!catalog ? [] : [
+      "",
+      `Catalog level ${catalog.level} of 5 (${
+        catalogSummary(catalog)
+      }). Next: ${cell(catalog.missing)}.`,
+    ],
+    ...conductBlock(verdict.conduct),
   ].join("\n");
+}
+
+/** A client's conduct: its diagnoses, then each fact as `/report` has it. */
+function conductBlock({ diagnoses, ...facts }: Conduct): string[] {
+  return [
+    "",
+    `Conduct: ${diagnoses.join("; ") || "no defect seen"}.`,
+    "",
+    ...Object.entries(facts).map(([name, fact]) =>
+      `- ${name}: \`${jsonText(fact)}\``
+    ),
+  ];
 }
 
 /** A client's key evidence as a list, and what it did as a diagram. */
@@ -2448,22 +2636,18 @@ function reportMarkdownResponse(
   caveats: readonly string[] = [],
 ): Response {
   // The name as sent, or as the report's table shows it (`a&#124;b`).
-  const chosen = name === null
-    ? clients
-    : clients.filter((client) =>
-      client.name === name || cell(client.name) === name
-    );
+  const chosen = clients.filter((client) =>
+    name === null || client.name === name || cell(client.name) === name
+  );
   if (chosen.length === 0 && name !== null) {
     const names = [...new Set(clients.map((client) => client.name))];
+    const more = names.length > 50 ? `, and ${names.length - 50} more` : "";
+    const held = names.length === 0
+      ? "no client yet"
+      : names.slice(0, 50).map(lineValue).join(", ") + more;
+    const sought = lineValue(clip(name, MAX_NAME_LENGTH));
     return new Response(
-      `Not Found: no client named ${
-        lineValue(clip(name, 64))
-      } in the report; it holds ${
-        names.length === 0
-          ? "no client yet"
-          : names.slice(0, 50).map(lineValue).join(", ") +
-            (names.length > 50 ? `, and ${names.length - 50} more` : "")
-      }\n`,
+      `Not Found: no client named ${sought} in the report; it holds ${held}\n`,
       { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } },
     );
   }
@@ -2473,45 +2657,22 @@ function reportMarkdownResponse(
   );
 }
 
-/** A level step's cell: reached natively, or only through the wait tool. */
-const byRoute = (native: boolean, waitToolLevel: number | null) =>
-  native || waitToolLevel === null ? MARK(native) : "via wait tool";
-
-/** Says when several listen streams were open at once under one identity. */
-function sharedIdentityNote(client: LabClient): string {
-  return client.peakListens > 1
-    ? ` (${client.peakListens} listen streams were open at once under this clientInfo: copies of one client, or one replacing its listen, which the stateless era cannot tell apart)`
-    : "";
-}
-
 /** What the client actually did, as a mermaid sequence diagram. */
 function sequenceDiagram(client: LabClient): string[] {
-  const diagram = [
-    "sequenceDiagram",
-    `    participant C as ${mermaidText(clientLabel(client))}`,
-    "    participant L as Lab",
-  ];
-  for (const step of client.timeline) {
-    const arrow = diagramArrow(step, client);
-    if (!arrow) continue;
+  const { timeline, droppedSteps: dropped } = client;
+  const lines = [
+    `participant C as ${mermaidText(clientLabel(client))}`,
+    "participant L as Lab",
     // "C->>L: label": only the label may hold what the client sent.
-    const colon = arrow.indexOf(": ");
-    diagram.push(
-      `    ${arrow.slice(0, colon)}: ${mermaidText(arrow.slice(colon + 2))}`,
-    );
-  }
-  if (client.droppedSteps > 0) {
-    diagram.push(
-      `    Note over C,L: ${client.droppedSteps} later steps left out`,
-    );
-  }
-  return diagram;
+    ...timeline.map((step) => diagramArrow(step, client)).map((arrow) =>
+      arrow.replace(/: (.*)/s, (_, label: string) => `: ${mermaidText(label)}`)
+    ),
+    ...dropped > 0 ? [`Note over C,L: ${dropped} later steps left out`] : [],
+  ];
+  return ["sequenceDiagram", ...lines.map((line) => `    ${line}`)];
 }
 
-function diagramArrow(
-  { kind, evidence }: Step,
-  client: LabClient,
-): string | undefined {
+function diagramArrow({ kind, evidence }: Step, client: LabClient): string {
   const fields = evidence.fields ?? {};
   switch (kind) {
     case "connect":
@@ -2519,29 +2680,25 @@ function diagramArrow(
         ? `C->>L: initialize (${client.protocolVersion})`
         : "C->>L: server/discover";
     case "list":
+    case "subscribe":
+    case "unsubscribe":
       return `C->>L: ${evidence.tag}${
         fields.added ? ` (${fields.count}, with ${fields.added})` : ""
       }`;
     case "read":
-      if (fields.name === WAIT_TOOL) {
-        return `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`;
-      }
-      return evidence.tag === "tools/call"
+      return fields.name === WAIT_TOOL
+        ? `C->>L: tools/call ${WAIT_TOOL} since v${fields.since}, answered v${fields.version} after ${fields.waited}`
+        : evidence.tag === "tools/call"
         ? `C->>L: tools/call ${REVIEW_TOOL} (v${fields.version})`
         : `C->>L: resources/read (v${fields.version})`;
     case "read-unknown":
       return `C->>L: ${evidence.tag} ${fields.uri} (not found)`;
-    case "subscribe":
-    case "unsubscribe":
-      return `C->>L: ${evidence.tag}`;
-    case "listen":
-      return `C->>L: subscriptions/listen (${
-        [
-          fields.uris || undefined,
-          fields.listChanged && `${fields.listChanged} list changes`,
-        ]
-          .filter(Boolean).join(", ") || "nothing the lab serves"
-      })`;
+    case "listen": {
+      const lists = fields.listChanged && `${fields.listChanged} list changes`;
+      const asked = [fields.uris, lists].filter(Boolean).join(", ") ||
+        "nothing the lab serves";
+      return `C->>L: subscriptions/listen (${asked})`;
+    }
     case "listen-closed":
       return "Note over C,L: listen stream closed";
     case "stream-opened":
@@ -2565,21 +2722,22 @@ function diagramArrow(
         : `L--xC: ${evidence.words} (lost: ${fields.reason})`;
     case "session-end":
       return `Note over C,L: session ended (${fields.reason})`;
+    case "refused":
+      return `L--xC: refused: ${fields.message}`;
   }
 }
 
 /** `--report-file`, written whole (a temporary file renamed), one at a time. */
 class ReportFile {
   #last: Promise<void> = Promise.resolve();
+  /** A write is queued and has not started: it will render the latest. */
+  #queued = false;
 
   constructor(
     private readonly path: string,
     private readonly render: () => string,
     private readonly log: Logger,
   ) {}
-
-  /** A write is queued and has not started: it will render the latest. */
-  #queued = false;
 
   /** Writes the report after the writes before it; waiting ends share one. */
   schedule() {
@@ -2592,9 +2750,7 @@ class ReportFile {
   }
 
   /** Resolves once every write asked for so far is done. */
-  flush(): Promise<void> {
-    return this.#last;
-  }
+  flush = (): Promise<void> => this.#last;
 
   async #write() {
     // Unguessable, and created only if nothing is there (not a planted link).
@@ -2629,19 +2785,18 @@ class Gate {
   readonly due = this.#reached.promise;
 
   constructor(private readonly config: LabConfig) {
-    const { deadlineSeconds } = config;
-    if (deadlineSeconds > 0) {
-      this.#timer = setTimeout(
-        () => this.#reached.resolve(`deadline of ${deadlineSeconds} s reached`),
-        deadlineSeconds * 1000,
-      );
+    const { deadlineSeconds: seconds } = config;
+    const reason = `deadline of ${seconds} s reached`;
+    if (seconds > 0) {
+      this.#timer = setTimeout(this.#reached.resolve, seconds * 1000, reason);
     }
   }
 
   /** Whether the gate judges a client: every one, or `--gate-client`'s. */
   judges = ({ name }: LabClient): boolean => {
     const { exitAfterClients, gateClient } = this.config;
-    return (this.#required().length > 0 || exitAfterClients > 0) &&
+    const bounds = this.#required().length + this.#bounds().length;
+    return (bounds > 0 || exitAfterClients > 0) &&
       (gateClient === "" || name === gateClient);
   };
 
@@ -2650,6 +2805,15 @@ class Gate {
     const { requireLevel: level, requireCatalogLevel: catalog } = this.config;
     const ladders = [["level", level], ["catalog", catalog]] as const;
     return ladders.filter(([, required]) => required !== null);
+  }
+
+  /** The conduct bounds set: the measure bound, the bound, the measure in words. */
+  #bounds() {
+    const { requireMaxStreams, requireMaxReopens } = this.config;
+    return ([
+      ["streamsAtOnce", requireMaxStreams, "streams open at once"],
+      ["reopensAMinute", requireMaxReopens, "re-opens within a minute"],
+    ] as const).filter(([, bound]) => bound !== null);
   }
 
   clientEnded(client: LabClient) {
@@ -2666,14 +2830,14 @@ class Gate {
 
   /**
    * The exit status of a lab that has shut down: 0, or with `--require-level`
-   * a `caveat "…"` line for each reason its view may be partial (a replica's)
+   * (or a conduct bound) a `caveat "…"` line for each reason its view may be partial (a replica's)
    * and one stable line per judged client on `sink` (`verdict client=… level=…
    * required=… pass|fail missing=…`), or one saying none came or some were
    * dropped, and 0 only when every judged client reached the level.
    */
   status(state: LabState, sink: LineSink, caveats: readonly string[]): number {
-    const ladders = this.#required();
-    if (ladders.length === 0) return 0;
+    const [ladders, bounds] = [this.#required(), this.#bounds()];
+    if (ladders.length + bounds.length === 0) return 0;
     for (const caveat of caveats) sink(`caveat ${lineValue(caveat)}`);
     const { gateClient: named } = this.config;
     const clients = state.reportedClients().filter(this.judges);
@@ -2691,14 +2855,21 @@ class Gate {
         const who = `client=${lineValue(clientLabel(client))} ${name}=${level}`;
         verdictLine(`${who} required=${required}`, level >= required!, missing);
       }
+      for (const [name, bound, words] of bounds) {
+        const value = verdict.conduct[name];
+        if (value > bound!) status = 1;
+        const who = `client=${lineValue(clientLabel(client))} ${name}=${value}`;
+        const why = `${value} ${words}, at most ${bound} allowed`;
+        verdictLine(`${who} allowed=${bound}`, value <= bound!, why);
+      }
     }
     const problem = clients.length === 0
       ? `no client${named && ` named ${named}`} came before the lab shut down`
       : state.droppedJudged > 0 &&
         `${state.droppedJudged} judged client(s) dropped past --max-sessions`;
     if (!problem) return status;
-    const who = `clients=${clients.length} required=${ladders[0][1]}`;
-    verdictLine(who, false, problem);
+    const [name, bound] = ladders[0] ? ["required", ladders[0][1]] : bounds[0];
+    verdictLine(`clients=${clients.length} ${name}=${bound}`, false, problem);
     return 1;
   }
 }
@@ -2708,7 +2879,7 @@ class Gate {
 // ---------------------------------------------------------------------------
 
 /** A request the lab turns away: its HTTP answer, and the JSON-RPC code. */
-interface Refusal {
+export interface Refusal {
   status: number;
   /** The JSON-RPC error code; none for a plain-text answer. */
   code?: number;
@@ -2719,17 +2890,21 @@ interface Refusal {
 /** What a check that can fail returns when it does. */
 type Refused = { refusal: Refusal };
 
-function refused(status: number, code: number, message: string): Refused {
+export function refused(
+  status: number,
+  code: number,
+  message: string,
+): Refused {
   return { refusal: { status, code, message } };
 }
 
 /** A watch past `--max-watches`: the SDK's answer past `maxSubscriptions`. */
 const WATCH_LIMIT = { code: -32603, message: "Subscription limit reached" };
-const watchLimitError = () =>
-  new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
+/** `--listen-ack not-permitted`: the Python SDK v2 middleware's refusal. */
+const NOT_PERMITTED = "not permitted to watch the requested resources";
 
 /** A JSON-RPC error answer to request `id` (-32603 for a refusal without a code). */
-function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
+export function errorAnswer(id: RequestId | null, { code, message }: Refusal) {
   return {
     jsonrpc: "2.0" as const,
     id: id as RequestId,
@@ -2743,18 +2918,39 @@ function pathOf(request: Request): string {
     request.url.replace(/^[a-z]+:\/\/[^/]*/i, "");
 }
 
-/** One `[request/rejected]` line, with the request's method and path. */
-function logRefusal(
+/**
+ * One `[request/rejected]` line, with the request's method and path; with
+ * `state`, a refused watch or era: the client's `refused` step (its conduct).
+ */
+export function logRefusal(
   log: Logger,
   { status, code, message }: Refusal,
   request?: Request,
   client?: LabClient,
+  state?: LabState,
 ) {
-  log.write("warn", {
+  const evidence = {
     tag: "request/rejected",
     words: request && `${request.method} ${pathOf(request)}`,
     fields: { status, code, message: clip(message, MAX_MESSAGE_LENGTH) },
-  }, client);
+  };
+  log.write("warn", evidence, client);
+  if (client && state) keepRefused(state, client, evidence);
+}
+
+/** A refused request as the client's `refused` step, on every replica. */
+function keepRefused(state: LabState, client: LabClient, evidence: Evidence) {
+  const step: Step = { at: Date.now(), kind: "refused", evidence };
+  keepStep(client, step, {});
+  state.peers.recorded(client, step, {});
+}
+
+/** A 2025 subscribe past `--max-watches`: kept (its line is the SDK answer's). */
+function refusedSubscribe(state: LabState, client: LabClient) {
+  const fields = { status: 200, ...WATCH_LIMIT };
+  const words = "resources/subscribe";
+  keepRefused(state, client, { tag: "request/rejected", words, fields });
+  return new ProtocolError(WATCH_LIMIT.code, WATCH_LIMIT.message);
 }
 
 /** Logs a refusal where it is produced, then builds its answer. */
@@ -2771,8 +2967,10 @@ async function logSdkRefusal(
   log: Logger,
   request: Request,
   response: Response,
+  client?: LabClient,
+  state?: LabState,
 ): Promise<Response> {
-  if (response.ok || !log.enabled("warn")) return response;
+  if (response.ok || !log.enabled("warn") && !client) return response;
   const text = await response.clone().text();
   let error: { code?: number; message?: string } | undefined;
   try {
@@ -2780,16 +2978,14 @@ async function logSdkRefusal(
   } catch {
     // An answer without a JSON-RPC body: its text says what went wrong.
   }
-  logRefusal(log, {
-    status: response.status,
-    code: error?.code,
-    message: error?.message ?? text.trim(),
-  }, request);
+  const message = error?.message ?? text.trim();
+  const refusal = { status: response.status, code: error?.code, message };
+  logRefusal(log, refusal, request, client, state);
   return response;
 }
 
 /** Logs each error the SDK reports outside any answer (not `--era`'s refusals). */
-const logSdkErrors = (log: Logger) => ({ message }: Error) =>
+export const logSdkErrors = (log: Logger) => ({ message }: Error) =>
   message.startsWith("Rejected 2025-era request") ||
   log.write("warn", { tag: "mcp/error", fields: { message } });
 
@@ -2798,7 +2994,7 @@ const logSdkErrors = (log: Logger) => ({ message }: Error) =>
 // ---------------------------------------------------------------------------
 
 /** What every era and transport of one lab shares. */
-interface LabContext {
+export interface LabContext {
   config: LabConfig;
   log: Logger;
   state: LabState;
@@ -2813,7 +3009,7 @@ interface LabContext {
 }
 
 /** A lab's context: each client that ends prints its verdict, and more. */
-function createLabContext(
+export function createLabContext(
   config: LabConfig,
   sink: LineSink,
   transport: LabTransportKind,
@@ -2821,13 +3017,13 @@ function createLabContext(
 ): LabContext {
   const log = createLogger(config, sink);
   const caveats = () => bus?.caveats() ?? [];
+  const clients = () => ctx.state.reportedClients();
   const ctx: LabContext = {
     config,
     log,
     bus,
     caveats,
-    report: () =>
-      labReport(ctx.state.reportedClients(), config, transport, caveats()),
+    report: () => labReport(clients(), config, transport, caveats()),
     state: new LabState(config, log, (client) => {
       printVerdict(log, client, config);
       ctx.reportFile?.schedule();
@@ -2838,17 +3034,11 @@ function createLabContext(
   if (config.reportFile) {
     // A CI step reads a `.json` report with jq; people read the Markdown.
     const json = config.reportFile.toLowerCase().endsWith(".json");
-    ctx.reportFile = new ReportFile(
-      config.reportFile,
-      () =>
-        json ? `${JSON.stringify(ctx.report(), null, 2)}\n` : labReportMarkdown(
-          ctx.state.reportedClients(),
-          config,
-          transport,
-          caveats(),
-        ),
-      log,
-    );
+    const text = () =>
+      json
+        ? `${JSON.stringify(ctx.report(), null, 2)}\n`
+        : labReportMarkdown(clients(), config, transport, caveats());
+    ctx.reportFile = new ReportFile(config.reportFile, text, log);
   }
   return ctx;
 }
@@ -2888,7 +3078,7 @@ function waitForUpdate(
   client: LabClient,
   seconds: number,
   { ends, progress }: WaitCallOptions,
-): Promise<{ end: WaitEnd; progressSent: number }> {
+) {
   const { promise, resolve } = Promise.withResolvers<
     { end: WaitEnd; progressSent: number }
   >();
@@ -2945,19 +3135,15 @@ async function waitToolCall(
   const since = parsed.data.since_version ?? client.progress.lastVersionRead;
   const seconds = parsed.data.timeout_seconds;
   const progressToken = mcpReq._meta?.progressToken;
+  const message = `waiting for ${REVIEW_URI} to change`;
   const call: WaitCallOptions = {
     ends: [mcpReq.signal, http?.req && departures.get(http.req)],
     progress: progressToken === undefined
       ? undefined
-      : (elapsed, total) =>
+      : (progress, total) =>
         mcpReq.notify({
           method: "notifications/progress",
-          params: {
-            progressToken,
-            progress: elapsed,
-            total,
-            message: `waiting for ${REVIEW_URI} to change`,
-          },
+          params: { progressToken, progress, total, message },
         }),
   };
   state.askedToWait(client);
@@ -2991,24 +3177,30 @@ async function waitToolCall(
 /** A JSON-RPC error the lab answered a request with. */
 type ErrorAnswer = { code: number; message: string };
 
+/** Whether the lab announces changes of `kind`'s list (`listChanged`). */
+const announcesChanges = ({ catalogChange }: LabConfig, kind: CatalogKind) =>
+  kind === "resources" || catalogChange.includes(kind);
+
 /**
  * The MCP server: sees its error answers; "not found" is -32002 for 2025.
- * It announces list changes for the lists that change (`changing`).
+ * It announces list changes for the lists that change, and advertises
+ * `resources.subscribe` unless `--without-subscribe`.
  */
 class LabServer extends Server {
   constructor(
     private readonly era: Era,
     private readonly onErrorAnswer: (error: ErrorAnswer) => void,
-    changing: readonly CatalogKind[],
+    config: LabConfig,
   ) {
     // Even empty: some clients drop a server whose lists are unknown.
     const lists = (kind: CatalogKind) =>
-      changing.includes(kind) ? { listChanged: true } : {};
+      announcesChanges(config, kind) ? { listChanged: true } : {};
+    const subscribe = config.withoutSubscribe ? {} : { subscribe: true };
     super(
       { name: "mcp-resource-subscription-lab", version: LAB_VERSION },
       {
         capabilities: {
-          resources: { subscribe: true, listChanged: true },
+          resources: { ...subscribe, ...lists("resources") },
           tools: lists("tools"),
           prompts: lists("prompts"),
         },
@@ -3045,7 +3237,7 @@ class LabServer extends Server {
  * The MCP server of one client (a 2025 session's or stdio's, or one request's
  * in 2026-07-28); error answers are 200 refusals unless `onErrorAnswer` says.
  */
-function buildLabServer(
+export function buildLabServer(
   labContext: LabContext,
   client: LabClient,
   era: Era,
@@ -3053,7 +3245,7 @@ function buildLabServer(
     logRefusal(labContext.log, { status: 200, ...error }, undefined, client),
 ): Server {
   const { config, log, state } = labContext;
-  const server = new LabServer(era, onErrorAnswer, config.catalogChange);
+  const server = new LabServer(era, onErrorAnswer, config);
   // What the SDK cannot answer (a response to nothing, a failed send).
   server.onerror = logSdkErrors(log);
   const readReview = (via: "resource" | "tool", line: Evidence) => {
@@ -3062,7 +3254,6 @@ function buildLabServer(
     return reviewStatus(config, client.reviewVersion);
   };
   const catalog = client.progress.catalog;
-  const changing = (kind: CatalogKind) => config.catalogChange.includes(kind);
   /** Whether `name` is its list's new item, there now (a `use` is recorded). */
   const added = (kind: CatalogKind, name: string, use?: Evidence) => {
     if (name !== CATALOG_ADDED[kind] || !catalog[kind].changed) return false;
@@ -3078,7 +3269,7 @@ function buildLabServer(
   ) => {
     const changed = catalog[kind].changed !== undefined;
     const listed = changed ? [...items, CATALOG_ITEMS[kind]] : items;
-    if (changing(kind) || kind === "resources") {
+    if (announcesChanges(config, kind)) {
       state.record(client, "list", {
         tag,
         words: "requested",
@@ -3090,7 +3281,8 @@ function buildLabServer(
     }
     return listed;
   };
-  const reviewToolOn = config.enableTool || changing("tools");
+  const reviewToolOn = config.enableTool || announcesChanges(config, "tools");
+  const prompts = announcesChanges(config, "prompts") ? [checklistPrompt] : [];
   server.setRequestHandler("resources/list", () => ({
     resources: list("resources", { tag: "resources/list" }, [reviewResource]),
   }));
@@ -3144,11 +3336,7 @@ function buildLabServer(
     return { content: [{ type: "text" as const, text }] };
   });
   server.setRequestHandler("prompts/list", () => ({
-    prompts: list(
-      "prompts",
-      { tag: "prompts/list" },
-      changing("prompts") ? [checklistPrompt] : [],
-    ),
+    prompts: list("prompts", { tag: "prompts/list" }, prompts),
   }));
   server.setRequestHandler("prompts/get", nameParams, ({ name }) => {
     if (added("prompts", name, { tag: "prompts/get", fields: { name } })) {
@@ -3156,53 +3344,71 @@ function buildLabServer(
         `Summarize the review: its status is at ${REVIEW_URI}, its comments at ${CATALOG_ADDED.resources}.`,
       );
     }
-    if (name === checklistPrompt.name && changing("prompts")) {
+    if (prompts.some((prompt) => prompt.name === name)) {
       return promptMessages(
         `What is the status of the review at ${REVIEW_URI}?`,
       );
     }
     throw invalidParams(`Unknown prompt: ${name}`);
   });
-  if (era === "2025") {
-    /** Watching the suite's fixture or the new resource counts for nothing. */
-    const fixture = (tag: string, uri: string) => {
-      const kind = uri === CONFORMANCE_URI
-        ? { fixture: "conformance" }
-        : added("resources", uri) && { catalog: "added" };
-      if (!kind) return false;
-      log.write("info", { tag, fields: { uri, ...kind } }, client);
-      return true;
-    };
-    /** The URIs this session watches, at most `--max-watches`. */
-    const watched = new Set<string>();
-    server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
-      const cap = config.maxWatches ?? Infinity;
-      if (!watched.has(uri) && watched.size >= cap) throw watchLimitError();
-      if (!fixture("resources/subscribe", uri)) {
-        onlyReview("resources/subscribe", uri);
-        const line = { tag: "resources/subscribe", fields: { uri } };
-        state.record(client, "subscribe", line);
-        state.reached(client, "subscribe");
-      }
-      watched.add(uri);
-      return {};
-    });
-    server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
-      watched.delete(uri);
-      if (fixture("resources/unsubscribe", uri)) return {};
-      state.record(client, "unsubscribe", {
-        tag: "resources/unsubscribe",
-        fields: { uri: clip(uri, MAX_URI_LENGTH) },
-      });
-      if (uri === REVIEW_URI) state.withdrew(client);
-      return {};
-    });
+  // Without the capability, no handler: the SDK answers -32601.
+  if (era === "2025" && !config.withoutSubscribe) {
+    serveLegacyWatches(labContext, client, server, { added, onlyReview });
   }
   return server;
 }
 
+/**
+ * 2025's `resources/subscribe` and `unsubscribe` for one session. Watching
+ * the suite's fixture or the new resource counts for nothing.
+ */
+function serveLegacyWatches(
+  { config, log, state }: LabContext,
+  client: LabClient,
+  server: Server,
+  { added, onlyReview }: {
+    added: (kind: CatalogKind, name: string) => boolean;
+    onlyReview: (tag: string, uri: string) => void;
+  },
+) {
+  const fixture = (tag: string, uri: string) => {
+    const kind = uri === CONFORMANCE_URI
+      ? { fixture: "conformance" }
+      : added("resources", uri) && { catalog: "added" };
+    if (!kind) return false;
+    log.write("info", { tag, fields: { uri, ...kind } }, client);
+    return true;
+  };
+  /** The URIs this session watches, at most `--max-watches`. */
+  const watched = new Set<string>();
+  server.setRequestHandler("resources/subscribe", uriParams, ({ uri }) => {
+    const cap = config.maxWatches ?? Infinity;
+    if (!watched.has(uri) && watched.size >= cap) {
+      throw refusedSubscribe(state, client);
+    }
+    if (!fixture("resources/subscribe", uri)) {
+      onlyReview("resources/subscribe", uri);
+      const line = { tag: "resources/subscribe", fields: { uri } };
+      state.record(client, "subscribe", line);
+      state.reached(client, "subscribe");
+    }
+    watched.add(uri);
+    return {};
+  });
+  server.setRequestHandler("resources/unsubscribe", uriParams, ({ uri }) => {
+    watched.delete(uri);
+    if (fixture("resources/unsubscribe", uri)) return {};
+    state.record(client, "unsubscribe", {
+      tag: "resources/unsubscribe",
+      fields: { uri: clip(uri, MAX_URI_LENGTH) },
+    });
+    if (uri === REVIEW_URI) state.withdrew(client);
+    return {};
+  });
+}
+
 /** Sends a change notification through the SDK, which routes it itself. */
-function sendThrough(
+export function sendThrough(
   server: Server,
   notification: ChangeNotification,
   params?: Record<string, unknown>,
@@ -3231,11 +3437,17 @@ const MAX_LISTEN_URIS = 100;
 const MAX_LISTEN_ID_LENGTH = 256;
 
 /**
- * Narrows a listen filter to the lab's URI, so the acknowledgement says what
- * the client will hear about, or refuses it past the bounds above. The lab
- * keeps `filter`, bounded; the SDK answers from `params`, all that was sent.
+ * Narrows a listen filter to what the lab honours, so the acknowledgement
+ * says what the client will hear about: its URI (none with `--listen-ack
+ * lists` or `none`, or `--without-subscribe`) and the lists whose changes it
+ * announces (none with `none`). Refused past the bounds above, and with
+ * `not-permitted` when it names a URI, as the Python SDK's middleware does.
+ * The lab keeps `filter`, bounded; the SDK answers from `params`.
  */
-function narrowListenFilter(params: unknown, id: RequestId | undefined) {
+export function narrowListenFilter(
+  config: LabConfig,
+  { params, id }: { params?: unknown; id?: RequestId },
+) {
   const listen = listenParamsSchema.safeParse(params);
   // A malformed filter goes to the SDK unchanged, which answers -32602.
   if (!listen.success) return undefined;
@@ -3248,32 +3460,46 @@ function narrowListenFilter(params: unknown, id: RequestId | undefined) {
     ? `a listen's id is ${subscriptionId.length} characters; at most ${MAX_LISTEN_ID_LENGTH}, as every notification on its stream carries it`
     : undefined;
   if (invalid) return refused(200, -32602, `Invalid params: ${invalid}`);
-  const served = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
+  const { listenAck, withoutSubscribe } = config;
+  // As the Python SDK maps -32600 over HTTP: 400.
+  if (listenAck === "not-permitted" && requested?.length) {
+    return refused(400, -32600, NOT_PERMITTED);
+  }
+  const urisOff = withoutSubscribe || ["lists", "none"].includes(listenAck);
+  const asked = requested?.includes(REVIEW_URI) ? [REVIEW_URI] : [];
   const ignored = new Set(requested?.filter((uri) => uri !== REVIEW_URI));
+  const announced = CATALOG_KINDS.filter((kind) =>
+    notifications[`${kind}ListChanged`] === true &&
+    announcesChanges(config, kind)
+  );
+  const listsOff = listenAck === "none";
+  const served = urisOff ? [] : asked;
   return {
     filter: {
       // Of the other URIs, distinct: how many, and the first, clipped.
       ignoredCount: ignored.size,
       firstIgnored: [...ignored].map((uri) => clip(uri, MAX_URI_LENGTH))[0],
       watches: served.length > 0,
-      /** The lists whose changes it asked for. */
-      listChanges: CATALOG_KINDS.filter((kind) =>
-        notifications[`${kind}ListChanged`] === true
-      ),
+      /** The lists whose changes it asked for and is told of. */
+      listChanges: listsOff ? [] : announced,
+      /** What the lab serves but its setting left out of the acknowledgement. */
+      narrowed: [...urisOff ? asked : [], ...listsOff ? announced : []],
       embed: listen.data.embedResources === true,
       subscriptionId,
     },
-    params: requested
-      ? {
-        ...listen.data,
-        notifications: { ...notifications, resourceSubscriptions: served },
-      }
-      : listen.data,
+    // `none`: a filter the SDK keeps a stream open for; the lab sends
+    // nothing on it, and its acknowledgement says so (`acknowledgement`).
+    params: {
+      ...listen.data,
+      notifications: listsOff
+        ? { resourcesListChanged: true }
+        : { ...notifications, resourceSubscriptions: served },
+    },
   };
 }
 
 /** A listen's filter as the lab keeps it: the URI it serves, once. */
-type ListenFilter = Extract<
+export type ListenFilter = Extract<
   ReturnType<typeof narrowListenFilter>,
   { filter: unknown }
 >["filter"];
@@ -3282,7 +3508,7 @@ type ListenFilter = Extract<
 type StreamEnd = LabConfig["streamEnd"];
 
 /** An open listen stream; `push` writes on it (HTTP; stdio routes its own). */
-type ListenStream = ListenFilter & {
+export type ListenStream = ListenFilter & {
   push?: (event: ServerEvent) => void;
   /** How the lab ended it at its lifetime, once it has. */
   end?: StreamEnd;
@@ -3292,7 +3518,7 @@ type ListenStream = ListenFilter & {
 const byLab = (end?: StreamEnd) => end && { by: "lab", end };
 
 /** Calls `cut` once `--stream-lifetime` has passed, if set; returns the stop. */
-function atLifetime(config: LabConfig, cut: (end: StreamEnd) => void) {
+export function atLifetime(config: LabConfig, cut: (end: StreamEnd) => void) {
   const seconds = config.streamLifetimeSeconds;
   if (seconds === null) return () => {};
   const timer = setTimeout(() => cut(config.streamEnd), seconds * 1000);
@@ -3300,35 +3526,65 @@ function atLifetime(config: LabConfig, cut: (end: StreamEnd) => void) {
 }
 
 /** A listen's deliberate end as the spec has it: its result, complete. */
-const listenResult = (id: RequestId): JSONRPCMessage => ({
+export const listenResult = (id: RequestId): JSONRPCMessage => ({
   jsonrpc: "2.0",
   id,
   result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_META_KEY]: id } },
 });
 
-function recordListen(
+export function recordListen(
   state: LabState,
   client: LabClient,
   filter: ListenFilter,
 ) {
+  const { watches, embed, listChanges: catalog } = filter;
   state.record(client, "listen", {
     tag: "subscriptions/listen",
     fields: {
-      uris: filter.watches ? REVIEW_URI : "",
+      uris: watches ? REVIEW_URI : "",
       ignored: filter.firstIgnored,
       ignoredCount: filter.ignoredCount > 1 ? filter.ignoredCount : undefined,
-      listChanged: filter.listChanges.join(",") || undefined,
-      embedResources: filter.embed || undefined,
+      listChanged: catalog.join(",") || undefined,
+      narrowed: filter.narrowed.join(",") || undefined,
+      embedResources: embed || undefined,
     },
-  }, {
-    watches: filter.watches,
-    embed: filter.embed,
-    catalog: filter.listChanges,
+  }, { watches, embed, catalog });
+}
+
+/**
+ * The acknowledgement the lab sends: the SDK's, or at `--listen-ack none` one
+ * that honours nothing, on a stream kept open as before the SDK's fix of
+ * typescript-sdk #2650 (2.4.0 ends such a listen at once over HTTP).
+ */
+export const acknowledgement = <Ack extends { params?: object }>(
+  config: LabConfig,
+  ack: Ack,
+): Ack =>
+  config.listenAck === "none"
+    ? { ...ack, params: { ...ack.params, notifications: {} } }
+    : ack;
+
+/** A listen's event stream; the SDK writes each frame whole, this one first. */
+function acknowledgedStream(config: LabConfig, response: Response) {
+  if (config.listenAck !== "none") return response;
+  let first = true;
+  const frames = new TransformStream<string, string>({
+    transform(text, controller) {
+      const [, json] = first ? text.match(/^data: (.*)$/m) ?? [] : [];
+      const ack = json && acknowledgement(config, JSON.parse(json));
+      controller.enqueue(
+        ack ? text.replace(json, () => JSON.stringify(ack)) : text,
+      );
+      first = false;
+    },
   });
+  const body = response.body!.pipeThrough(new TextDecoderStream())
+    .pipeThrough(frames).pipeThrough(new TextEncoderStream());
+  return new Response(body, response);
 }
 
 /** The open listen streams of 2026-07-28 clients, HTTP and stdio alike. */
-class ListenSet {
+export class ListenSet {
   #streams = new Map<LabClient, Set<ListenStream>>();
 
   constructor(
@@ -3428,7 +3684,7 @@ class ListenSet {
 const protocolVersionSchema = clippedName.catch("2026-07-28");
 
 /** What the lab reads of a 2026-07-28 message before the SDK sees it. */
-const modernMessageSchema = z.object({
+export const modernMessageSchema = z.object({
   method: z.string(),
   params: z.object({
     _meta: z.record(z.string(), z.unknown()).optional().catch(undefined),
@@ -3436,7 +3692,7 @@ const modernMessageSchema = z.object({
 }).passthrough();
 
 /** The stateless era's identity of a client: its `clientInfo` name@version. */
-function modernIdentity(meta: Record<string, unknown> | undefined) {
+export function modernIdentity(meta: Record<string, unknown> | undefined) {
   const info = clientInfoSchema.parse(meta?.[CLIENT_INFO_META_KEY] ?? {});
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   return {
@@ -3451,7 +3707,7 @@ function modernIdentity(meta: Record<string, unknown> | undefined) {
 // ---------------------------------------------------------------------------
 
 /** Bound on a POST body or stdio line: any client's message is a few KiB. */
-const MAX_BODY_BYTES = 256 * 1024;
+export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
  * DNS-rebinding protection: only loopback names (and the configured ones)
@@ -3498,7 +3754,7 @@ function missingTokenRefusal(
 }
 
 /** One JSON-RPC message from a POST body or stdio line, or why not. */
-function parseMessage(text: string): { message: unknown } | Refused {
+export function parseMessage(text: string): { message: unknown } | Refused {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -3579,6 +3835,9 @@ function isJSONRPCMessage(message: unknown): boolean {
   return "id" in fields && ("result" in fields || "error" in fields);
 }
 
+/** How a body dropped at `--stream-lifetime` ends: Deno drops the connection. */
+const DROPPED_AT_LIFETIME = new Error("dropped at its lifetime");
+
 /**
  * An event stream passed on as its source writes it, so what its client has
  * not read shows: past `maxUnread` bytes the lab drops them, cancels the
@@ -3618,8 +3877,7 @@ function drainedResponse(
             }, client);
             throw new Error(`${unread} bytes were left unread`);
           }
-          // Deno drops the connection of a body that errors.
-          if (cut.end === "abrupt") throw new Error("dropped at its lifetime");
+          if (cut.end === "abrupt") throw DROPPED_AT_LIFETIME;
           if (cut.end) controller.enqueue(new TextEncoder().encode(lastFrame));
           controller.close();
         } catch (error) {
@@ -3929,7 +4187,7 @@ async function legacyDelivery(
 }
 
 /** Sends a 2025 change notification, with any `--inline-content` shape. */
-async function sendLegacyChange(
+export async function sendLegacyChange(
   server: Server,
   notification: ChangeNotification,
   config: LabConfig,
@@ -3991,7 +4249,18 @@ class ModernEra implements EraServer {
     const message = modernMessageSchema.safeParse(body);
     if (legacy || !message.success) {
       const response = await this.#handler.fetch(request, { parsedBody: body });
-      return await logSdkRefusal(log, request, response);
+      // A 2025 client refused (`--era`), named by its initialize's clientInfo.
+      const { clientInfo, protocolVersion } = isInitializeRequest(body)
+        ? body.params
+        : {};
+      const named = legacy && clientInfo
+        ? this.#clientFor({
+          [CLIENT_INFO_META_KEY]: clientInfo,
+          [PROTOCOL_VERSION_META_KEY]: protocolVersion,
+        })
+        : undefined;
+      if (named && !named.proof.connected) named.era = "2025";
+      return await logSdkRefusal(log, request, response, named, state);
     }
     const { method, params } = message.data;
     const client = this.#clientFor(params?._meta);
@@ -4003,14 +4272,17 @@ class ModernEra implements EraServer {
           `Client limit reached: the lab holds ${this.ctx.config.maxSessions} client identities (MCP_TEST_MAX_SESSIONS), and the idle ones are judged by the CI gate`,
       });
     }
+    // Refused in 2025 (`--era 2026-07-28`), a client may come back in this era.
+    client.era = "2026-07-28";
     if (method === "server/discover") this.#discovered(client);
     const id = (message.data as { id?: RequestId }).id;
     const listen = method === "subscriptions/listen"
       ? this.#listenFilter(client, params, id)
       : undefined;
     if (listen && "refusal" in listen) {
-      logRefusal(log, listen.refusal, request, client);
-      return Response.json(errorAnswer(id ?? null, listen.refusal));
+      logRefusal(log, listen.refusal, request, client, state);
+      const { status } = listen.refusal;
+      return Response.json(errorAnswer(id ?? null, listen.refusal), { status });
     }
     // The exchange outlives the request with its stream: the filter alone.
     const exchange: ModernExchange = { client, listen: listen?.filter };
@@ -4023,10 +4295,11 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
+      const stream = acknowledgedStream(this.ctx.config, response);
       const result = JSON.stringify(listenResult(id!));
       const lastFrame = `event: message\ndata: ${result}\n\n`;
       const cut = exchange.stream;
-      return drainedResponse(this.ctx, client, response, { cut, lastFrame });
+      return drainedResponse(this.ctx, client, stream, { cut, lastFrame });
     }
     const answered = exchange.errorAnswer;
     if (!answered) await logSdkRefusal(log, request, response);
@@ -4040,7 +4313,7 @@ class ModernEra implements EraServer {
    * tenth of `--max-sessions`, at least one), saying so.
    */
   #listenFilter(client: LabClient, params: unknown, id?: RequestId) {
-    const filter = narrowListenFilter(params, id);
+    const filter = narrowListenFilter(this.ctx.config, { params, id });
     const share = Math.max(1, Math.ceil(this.ctx.config.maxSessions / 10));
     const cap = this.ctx.config.maxWatches ?? Infinity;
     const full = openListens(client) >= Math.min(cap, share);
@@ -4161,6 +4434,8 @@ const MCP_METHODS = ["GET", "POST", "DELETE"];
  * after one `[server/error]` line; the lab serves everyone else on.
  */
 function internalError(log: Logger, error: unknown, body?: unknown): Response {
+  // A stream dropped at its lifetime is the lab's intent: its close is logged.
+  if (error === DROPPED_AT_LIFETIME) return new Response(null, { status: 500 });
   const message = error instanceof Error ? error.message : String(error);
   log.writeOrStderr("error", { tag: "server/error", fields: { message } });
   const id = (body as { id?: unknown } | undefined)?.id;
@@ -4342,7 +4617,7 @@ export const shutdownSignals = (os: typeof Deno.build.os): Deno.Signal[] =>
   os === "windows" ? ["SIGINT", "SIGBREAK", "SIGTERM"] : ["SIGINT", "SIGTERM"];
 
 /** One of the lab's own lines: `text`, or JSON `{"event":"lab",...fields}`. */
-function labLine(
+export function labLine(
   { logFormat }: LabConfig,
   text: string,
   fields: Record<string, unknown>,
@@ -4389,7 +4664,7 @@ function printBanner(config: LabConfig, { hostname, port }: Deno.NetAddr) {
 }
 
 /** The lab's versions and resource, as the banners' JSON lines name them. */
-const VERSIONS = {
+export const VERSIONS = {
   version: LAB_VERSION,
   sdk: SDK_VERSION,
   deno: Deno.version.deno,
@@ -4459,7 +4734,7 @@ function listenAndKeepListening(config: LabConfig, lab: Lab) {
  * `ending` settles with the first shutdown signal this platform allows, or
  * `due`: why, in words and as the JSON line's fields.
  */
-function shutdownSignalled(
+export function shutdownSignalled(
   config: LabConfig,
   sink: LineSink,
   due: Promise<string>,
@@ -4522,363 +4797,38 @@ async function serveHttp(config: LabConfig, bus?: ReplicaLink) {
 }
 
 // ---------------------------------------------------------------------------
-// Serving stdio: one client over stdin/stdout
-// ---------------------------------------------------------------------------
-
-/** Requests or replies in waiting at which the lab stops reading stdin. */
-const STDIO_BACKLOG = 256;
-
-/**
- * The lab's stdio wire: one JSON-RPC message per line. A bad line (a line
- * over `MAX_BODY_BYTES` is never held) gets an error with id null, logged
- * through `refused`. Input waits at `STDIO_BACKLOG`, so a client that never
- * reads cannot grow the lab; a closed stdout is `outputClosed`, then EOF.
- */
-class LineTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #encoder = new TextEncoder();
-  #closed = false;
-  /** Requests read and not answered yet, and replies not written yet. */
-  #backlog = 0;
-  /** Listens read and not ended: they count apart from the backlog. */
-  #listens = new Set<RequestId>();
-  #room?: () => void;
-  #outputGone = false;
-
-  constructor(
-    private readonly input: ReadableStream<Uint8Array>,
-    output: WritableStream<Uint8Array>,
-    private readonly refused: (refusal: Refusal) => void,
-    private readonly outputClosed: (message: string) => void = () => {},
-  ) {
-    this.#writer = output.getWriter();
-  }
-
-  start(): Promise<void> {
-    this.#read();
-    return Promise.resolve();
-  }
-
-  async #read() {
-    try {
-      for await (const read of boundedLines(this.input, MAX_BODY_BYTES)) {
-        if (this.#closed) break;
-        const parsed = "line" in read ? parseMessage(read.line) : refused(
-          413,
-          -32700,
-          `Parse error: the line is ${read.tooLong} bytes, over the ${MAX_BODY_BYTES}-byte limit`,
-        );
-        if ("message" in parsed) {
-          const message = parsed.message as JSONRPCMessage;
-          // A listen is answered when it ends: an open stream, not a wait.
-          if (isJSONRPCRequest(message)) {
-            if (message.method === "subscriptions/listen") {
-              this.#listens.add(message.id);
-            } else this.#backlog++;
-          }
-          this.onmessage?.(message);
-        } else {
-          this.refused(parsed.refusal);
-          this.#write(errorAnswer(null, parsed.refusal));
-        }
-        await this.#until(() => this.#backlog < STDIO_BACKLOG || this.#closed);
-      }
-    } catch (error) {
-      if (!this.#closed) this.onerror?.(error as Error);
-    }
-    await this.close();
-  }
-
-  async #write(message: unknown): Promise<void> {
-    if (this.#outputGone) return;
-    const line = this.#encoder.encode(`${JSON.stringify(message)}\n`);
-    this.#backlog++;
-    try {
-      await this.#writer.write(line);
-    } catch (error) {
-      if (this.#outputGone) return;
-      this.#outputGone = true;
-      this.outputClosed((error as Error).message);
-      this.close();
-    } finally {
-      this.#backlog--;
-      this.#room?.();
-    }
-  }
-
-  /** Settles once `done()`, asked again as each reply goes out. */
-  async #until(done: () => boolean) {
-    while (!done()) await new Promise<void>((resolve) => this.#room = resolve);
-  }
-
-  send(message: JSONRPCMessage): Promise<void> {
-    // A reply settles the request it answers (a listen's, its stream).
-    if (
-      "id" in message && ("result" in message || "error" in message) &&
-      !this.#listens.delete(message.id as RequestId)
-    ) {
-      this.#backlog = Math.max(0, this.#backlog - 1);
-    }
-    return this.#write(message);
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#room?.();
-    // Requests read are answered, replies written, before the SDK hears of
-    // the end (it drops answers then): a moment, as the client may not read.
-    const answered = () => this.#backlog === 0 || this.#outputGone;
-    await within(this.#until(answered), 1000);
-    this.#outputGone = true;
-    this.#writer.releaseLock();
-    this.onclose?.();
-  }
-}
-
-/** The `_meta` object of a message's params, if it has one. */
-const metaOf = (message: JSONRPCMessage) =>
-  modernMessageSchema.safeParse(message).data?.params?._meta;
-
-/**
- * Serves one client over stdin/stdout, either era, logging to `sink`; resolves
- * with the exit status once the client has gone and the report is written.
- */
-async function serveLabOverStdio(
-  config: LabConfig,
-  sink: LineSink,
-): Promise<number> {
-  const context = createLabContext(config, sink, "stdio");
-  const transport = new LineTransport(
-    Deno.stdin.readable,
-    Deno.stdout.writable,
-    (refusal) => logRefusal(context.log, refusal),
-    (message) =>
-      context.log.write("warn", {
-        tag: "stdio/closed",
-        words: "the client closed its end of stdout: no more replies",
-        fields: { message },
-      }),
-  );
-  const served = new StdioLab(context, transport).serve();
-  // A signal ends the client as its EOF would, report file written.
-  const signalled = shutdownSignalled(config, sink, context.gate.due);
-  const ending = await Promise.race([
-    served.then(() => null),
-    signalled.ending,
-  ]);
-  if (ending !== null) {
-    labLine(config, `[lab] ${ending.why}: closing stdio`, {
-      ...ending.fields,
-      closing: true,
-    }, sink);
-    await transport.close();
-    await served;
-  }
-  signalled.remove();
-  context.gate.stop();
-  // The client's verdict has been printed; its report must reach the file.
-  await context.reportFile?.flush();
-  return context.gate.status(context.state, sink, context.caveats());
-}
-
-/**
- * The one client of a stdio connection, as a transport around its wire: the
- * SDK's stdio entry serves listens itself, so the lab watches messages here.
- */
-class StdioLab implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport["onmessage"];
-  #client: LabClient;
-  #server?: Server;
-  #listens: ListenSet;
-  /** Listens asked for, by request id; `stream` once acknowledged. */
-  #asked = new Map<RequestId, ListenFilter & { stream?: ListenStream }>();
-  #gone = Promise.withResolvers<void>();
-
-  constructor(
-    private readonly ctx: LabContext,
-    private readonly wire: Transport,
-  ) {
-    this.#listens = new ListenSet(ctx.state, ctx.config);
-    this.#client = ctx.state.track(newLabClient({
-      id: "stdio",
-      era: "2025",
-      transport: "stdio",
-      protocolVersion: "unknown",
-    }));
-    this.#client.deliver = (notification) => this.#deliver(notification);
-    wire.onmessage = (message, extra) => {
-      const passed = this.#inbound(message);
-      if (passed) this.onmessage?.(passed, extra);
-    };
-    wire.onerror = (error) => this.onerror?.(error);
-    wire.onclose = async () => {
-      await ctx.state.endClient(this.#client, "closed");
-      this.#gone.resolve();
-      this.onclose?.();
-    };
-  }
-
-  /** Serves the client; resolves once it has gone; the SDK caps listens. */
-  serve(): Promise<void> {
-    const { era, maxSessions, maxWatches } = this.ctx.config;
-    // A 2025-only lab is the SDK's 2025 server alone, as such servers are.
-    if (era === "2025") this.#buildServer("legacy").connect(this);
-    else {
-      serveStdio((context) => this.#buildServer(context.era), {
-        transport: this,
-        legacy: era === "2026-07-28" ? "reject" : "serve",
-        maxSubscriptions: Math.min(maxSessions, maxWatches ?? Infinity),
-        onerror: logSdkErrors(this.ctx.log),
-      });
-    }
-    return this.#gone.promise;
-  }
-
-  start(): Promise<void> {
-    return this.wire.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions) {
-    return this.wire.send(this.#outbound(message), options);
-  }
-
-  close(): Promise<void> {
-    return this.wire.close();
-  }
-
-  #buildServer(sdkEra: "modern" | "legacy"): Server {
-    const client = this.#client;
-    const era: Era = sdkEra === "modern" ? "2026-07-28" : "2025";
-    client.era = era;
-    const server = buildLabServer(this.ctx, client, era);
-    if (era === "2025") {
-      server.oninitialized = () => {
-        nameClient(client, server.getClientVersion());
-        client.protocolVersion = server.getNegotiatedProtocolVersion() ??
-          client.protocolVersion;
-        this.ctx.state.connected(client);
-      };
-    }
-    this.#server = server;
-    return server;
-  }
-
-  async #deliver(notification: ChangeNotification): Promise<Delivery> {
-    const server = this.#server;
-    if (!server) return { delivered: false, reason: "no server yet" };
-    const { config } = this.ctx;
-    const client = this.#client;
-    // The SDK's entry routes these to listens; `#outbound` adds inline text.
-    if (client.era === "2026-07-28") {
-      return await this.#listens.deliver(
-        client,
-        notification,
-        () => sendThrough(server, notification),
-      );
-    }
-    const inline = await sendLegacyChange(server, notification, config, client);
-    return { delivered: true, inline };
-  }
-
-  /** Names the client, sees discover and listens, narrows listen filters. */
-  #inbound(message: JSONRPCMessage): JSONRPCMessage | null {
-    if (this.ctx.config.era === "2025") return message;
-    const client = this.#client;
-    const meta = metaOf(message);
-    if (meta?.[CLIENT_INFO_META_KEY]) {
-      const identity = modernIdentity(meta);
-      nameClient(client, identity.clientInfo);
-      client.protocolVersion = identity.protocolVersion;
-    }
-    const request = isJSONRPCRequest(message) ? message : undefined;
-    if (request?.method === "server/discover") {
-      client.era = "2026-07-28";
-      this.ctx.state.connected(client);
-    }
-    if (request?.method === "subscriptions/listen") {
-      const listen = narrowListenFilter(request.params, request.id);
-      if (listen && "refusal" in listen) {
-        // Answered here: the SDK never sees a filter past the bound.
-        logRefusal(this.ctx.log, listen.refusal, undefined, client);
-        this.wire.send(errorAnswer(request.id, listen.refusal));
-        return null;
-      }
-      if (listen) {
-        this.#asked.set(request.id, listen.filter);
-        return { ...request, params: listen.params };
-      }
-    }
-    const notification = isJSONRPCNotification(message) ? message : undefined;
-    if (notification?.method === "notifications/cancelled") {
-      const id = (notification.params as { requestId?: RequestId }).requestId;
-      if (id !== undefined) this.#endListen(id);
-    }
-    return message;
-  }
-
-  /** A listen opens when acknowledged, ends with its response; adds inline. */
-  #outbound(message: JSONRPCMessage): JSONRPCMessage {
-    const refused = isJSONRPCErrorResponse(message) ? message.error : null;
-    // -32022 (unsupported version): the SDK's entry refused a 2025 request.
-    if (refused?.code === -32022 && this.ctx.config.era === "2026-07-28") {
-      logRefusal(this.ctx.log, { status: 200, ...refused });
-    }
-    const id = metaOf(message)?.[SUBSCRIPTION_ID_META_KEY] as RequestId;
-    const notification = isJSONRPCNotification(message) ? message : undefined;
-    if (notification?.method === "notifications/resources/updated") {
-      const stream = this.#asked.get(id)?.stream;
-      const inline = stream && this.#listens.inlineOn(this.#client, stream);
-      const params = { ...notification.params, ...inline?.params };
-      return inline ? { ...notification, params } : message;
-    }
-    if (notification?.method === "notifications/subscriptions/acknowledged") {
-      const listen = this.#asked.get(id);
-      if (listen && !listen.stream) {
-        recordListen(this.ctx.state, this.#client, listen);
-        const stream: ListenStream = listen.stream = { ...listen };
-        this.#listens.open(this.#client, stream);
-        // At its lifetime, the spec's deliberate close: the SDK's entry forgets
-        // a listen only on a `notifications/cancelled`, handed to it here so
-        // nothing more is routed to it; then the listen's result.
-        atLifetime(this.ctx.config, () => {
-          if (this.#asked.get(id)?.stream !== stream) return;
-          stream.end = "graceful";
-          const method = "notifications/cancelled";
-          this.onmessage?.({
-            jsonrpc: "2.0",
-            method,
-            params: { requestId: id },
-          });
-          this.send(listenResult(id));
-        });
-      }
-    } else if ("id" in message && this.#asked.has(message.id as RequestId)) {
-      // The listen's own response (an error, or the graceful end).
-      if (isJSONRPCErrorResponse(message)) {
-        const refusal = { status: 200, ...message.error };
-        logRefusal(this.ctx.log, refusal, undefined, this.#client);
-      }
-      this.#endListen(message.id as RequestId);
-    }
-    return message;
-  }
-
-  #endListen(id: RequestId) {
-    const stream = this.#asked.get(id)?.stream;
-    this.#asked.delete(id);
-    if (stream) this.#listens.close(this.#client, stream);
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Entry: command line
 // ---------------------------------------------------------------------------
+
+/** The `--help` text: usage and the configuration table with defaults. */
+function helpText(): string {
+  const rows = Object.entries(SETTINGS).map(([name, setting]) =>
+    [
+      `  --${flagName(name, setting)}`.padEnd(28),
+      envName(name).padEnd(34),
+      (setting.defaultValue || '""').padEnd(11),
+      setting.description,
+    ].join("")
+  );
+  return [
+    `MCP resource subscription lab ${LAB_VERSION}`,
+    "",
+    "Usage: deno run -A main.ts [--stdio] [options]",
+    "       deno run -A main.ts probe --help   (check a server's subscriptions;",
+    "                                          the same as probe.ts --help)",
+    "",
+    "  --stdio           serve one client over stdin/stdout (logs go to stderr)",
+    "  --help            print this help",
+    "  --version         print the lab's version",
+    "",
+    "Options (each also read from its environment variable; a flag wins):",
+    `${"  FLAG".padEnd(28)}${"VARIABLE".padEnd(34)}${
+      "DEFAULT".padEnd(11)
+    }MEANING`,
+    ...rows,
+    "",
+  ].join("\n");
+}
 
 /**
  * `probe.ts` or `bus.ts` from beside this file, only when `use` asks: a
@@ -4899,6 +4849,7 @@ export async function main(
   let commandLine: ReturnType<typeof parseCommandLine>;
   let config: LabConfig;
   let bus: ReplicaLink | undefined;
+  let stdio: typeof import("./stdio.ts") | undefined;
   try {
     if (args[0] === "probe") {
       type ProbeModule = typeof import("./probe.ts");
@@ -4926,6 +4877,10 @@ export async function main(
         "--stream-end abrupt (MCP_TEST_STREAM_END) drops a stream's connection; over --stdio the only connection is the process's pipes: use graceful",
       );
     }
+    type StdioModule = typeof import("./stdio.ts");
+    stdio = commandLine.stdio
+      ? await besideMain<StdioModule>("stdio.ts", "--stdio")
+      : undefined;
     type BusModule = typeof import("./bus.ts");
     const replicas = config.bus &&
       await besideMain<BusModule>("bus.ts", "--bus");
@@ -4935,16 +4890,7 @@ export async function main(
     console.error(`config error: ${error.message}`);
     return 2;
   }
-  if (!commandLine.stdio) return await serveHttp(config, bus);
-  // stdout carries the protocol, so every log line goes to stderr.
-  const stderrLine = (line: string) => console.error(line);
-  labLine(
-    config,
-    `[lab] stdio version=${LAB_VERSION} sdk=${SDK_VERSION} deno=${Deno.version.deno} resource=${REVIEW_URI}`,
-    { transport: "stdio", ...VERSIONS },
-    stderrLine,
-  );
-  return await serveLabOverStdio(config, stderrLine);
+  return stdio ? await stdio.serveLabOverStdio(config) : serveHttp(config, bus);
 }
 
 // No top-level await: probe.ts imports this module back and would wait.

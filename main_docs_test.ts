@@ -89,6 +89,15 @@ function between(text: string, from: string, to: string): string {
 
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
+/** The lab's source: main.ts and the modules it loads beside itself that log. */
+async function labSource(): Promise<string> {
+  const beside = ["bus.ts", "stdio.ts"].map((file) =>
+    Deno.readTextFile(new URL(file, import.meta.url))
+  );
+  return [await Deno.readTextFile(MAIN_PATH), ...await Promise.all(beside)]
+    .join("\n");
+}
+
 Deno.test("docs: the [session/end] reasons the evidence log and the JSON report list are the ones the lab ends clients with", async () => {
   const source = await Deno.readTextFile(MAIN_PATH);
   const used = [
@@ -142,9 +151,8 @@ Deno.test("docs: the wait tool's ended= values in the reports page are the ones 
   }
 });
 
-Deno.test("docs: every tag the lab logs (main.ts and its bus, bus.ts) is in the evidence log's list of tags, and nothing else is", async () => {
-  const source = await Deno.readTextFile(MAIN_PATH) +
-    await Deno.readTextFile(new URL("./bus.ts", import.meta.url));
+Deno.test("docs: every tag the lab logs (main.ts, its bus in bus.ts, its stdio in stdio.ts) is in the evidence log's list of tags, and nothing else is", async () => {
+  const source = await labSource();
   const logged = [...source.matchAll(/tag: "([^"]+)"/g)].map((match) =>
     match[1]
   );
@@ -157,7 +165,7 @@ Deno.test("docs: every tag the lab logs (main.ts and its bus, bus.ts) is in the 
 });
 
 Deno.test("docs: the evidence log's [lab] lines are the lab's own lines, with … where they vary", async () => {
-  const source = await Deno.readTextFile(MAIN_PATH);
+  const source = await labSource();
   const written = [
     ...source.matchAll(/`(\[lab\] (?:[^`\\$]|\\.|\$\{[^}]*\})*)`/g),
   ].map((match) => match[1].replace(/\$\{[^}]*\}/g, "…"));
@@ -257,7 +265,7 @@ Deno.test("the image copies what .dockerignore lets through, caches every module
     .map((match) => match[1]);
   assert.deepEqual(copied, allowed);
   const modules = allowed.filter((file) => file.endsWith(".ts"));
-  assert.deepEqual(modules, ["main.ts", "probe.ts", "bus.ts"]);
+  assert.deepEqual(modules, ["main.ts", "probe.ts", "bus.ts", "stdio.ts"]);
   assert.ok(dockerfile.includes(`RUN deno cache ${modules.join(" ")}\n`));
   // What main.ts loads beside itself is read under -P (a computed import).
   const beside = modules.filter((file) => file !== "main.ts");

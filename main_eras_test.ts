@@ -461,7 +461,7 @@ Deno.test("--era 2026-07-28: the falling-back client reaches 6; a 2025 client fa
     },
   );
   assert.deepEqual(refusalLines(lab.lines), [
-    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-11-25"',
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-11-25" client=modern-only-legacy/1.0.0 era=2025 protocol=2025-11-25',
   ]);
   assert.equal(lab.lab.report().scenario.era, "2026-07-28");
   const markdown = await (await fetch(`${lab.base}/report.md`)).text();
@@ -523,7 +523,7 @@ Deno.test("--era 2026-07-28: initialize, a GET stream and a session's request ge
     data: { supported: ["2026-07-28"] },
   });
   assert.deepEqual(refusalLines(lab.lines), [
-    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-06-18"',
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-06-18" client=raw/1 era=2025 protocol=2025-06-18',
     '[request/rejected] GET /mcp status=405 code=-32000 message="Method not allowed."',
     '[request/rejected] DELETE /mcp status=405 code=-32000 message="Method not allowed."',
     '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: the request did not name a protocol version"',

@@ -186,6 +186,14 @@ Deno.test("gate: --require-level 7 and other bad gate flags exit 2 with one line
       'config error: --require-level="6.5" is not allowed: expected a level from 1 to 6 (level 7, the agent\'s context, is not observable by the lab)',
     ],
     [
+      ["--require-max-streams", "0"],
+      'config error: --require-max-streams="0" is not allowed: expected empty, or an integer from 1 to 1000000',
+    ],
+    [
+      ["--require-max-reopens=-1"],
+      'config error: --require-max-reopens="-1" is not allowed: expected empty, or an integer from 0 to 1000000',
+    ],
+    [
       ["--exit-after-clients", "two"],
       'config error: --exit-after-clients="two" is not allowed: expected an integer from 0 to 1000000',
     ],

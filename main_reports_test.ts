@@ -279,6 +279,8 @@ Deno.test("/report: stable fields for every client", async () => {
     maxWatches: null,
     streamLifetimeSeconds: null,
     streamEnd: "graceful",
+    listenAck: "full",
+    withoutSubscribe: false,
   });
   const [entry] = report.clients;
   assert.deepEqual(Object.keys(entry), [
@@ -304,6 +306,7 @@ Deno.test("/report: stable fields for every client", async () => {
     "waitTool",
     "listenStreamsAtOnce",
     "embedResources",
+    "conduct",
     "catalog",
     "timeline",
     "timelineDropped",

@@ -44,7 +44,7 @@ import {
   subscribeUntilUpdated,
   within,
 } from "./testdata/lab_clients.ts";
-import { MAIN_PATH } from "./launch.ts";
+import { MAIN_PATH, spawnLab } from "./launch.ts";
 
 prepareTestEnvironment();
 
@@ -596,6 +596,9 @@ Deno.test("--stream-lifetime 0.5 (HTTP, raw sockets): the GET stream and the lis
           `^\\[subscriptions/listen\\] closed by=lab end=${end} client=${name}-modern/1\\.0\\.0 era=2026-07-28 `,
         ),
       );
+      // A drop at the lifetime is the lab's intent, not a server error.
+      const errors = lab.lines.filter((line) => line.includes("server/error"));
+      assert.deepEqual(errors, []);
     });
   }
 });
@@ -607,6 +610,30 @@ const NOT_NOTIFIED = {
   "2026-07-28":
     `the notification was not delivered: no listen stream watches ${REVIEW_URI}`,
 };
+
+Deno.test("--stream-end abrupt in a lab process: a listen dropped at its lifetime leaves its close line, and no [server/error]", async () => {
+  const lab = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: ["--stream-lifetime", "0.3", "--stream-end", "abrupt"],
+  });
+  try {
+    const listen = await postModern(new URL(lab.url), "subscriptions/listen", {
+      notifications: { resourceSubscriptions: [REVIEW_URI] },
+    }, { headers: { accept: "application/json, text/event-stream" } });
+    // Dropped: the body ends in an error, with no result.
+    await listen.body?.pipeTo(new WritableStream()).catch(() => {});
+    await eventually(
+      () => lab.lines.some((line) => line.includes(" by=lab end=abrupt ")),
+      "the cut's close line",
+    );
+  } finally {
+    await lab.stop();
+  }
+  assert.deepEqual(
+    lab.lines.filter((line) => line.includes("server/error")),
+    [],
+  );
+});
 
 /**
  * An SDK client in `mode`'s era that watches the resource and, when
@@ -650,7 +677,7 @@ async function cutClient(
   return { client, updated };
 }
 
-Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the cut; a client that opens its stream again gets it and reaches 6, one that does not stays at 4, graceful and abrupt, both eras; the report, its first line and the reproduce command name the lifetime", async (t) => {
+Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the cut; a client that opens its stream again gets it and reaches 6, one that does not stays at 4 and is diagnosed by name, graceful and abrupt, both eras; the report, its first line and the reproduce command name the lifetime", async (t) => {
   for (const end of ["graceful", "abrupt"]) {
     await t.step(end, async () => {
       await using lab = startLab({
@@ -684,10 +711,25 @@ Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the
             );
             assert.match(cutLine ?? "", new RegExp(` by=lab end=${end} `));
             assertLinesInOrder(lab.lines.filter(mine), [closeTag, update]);
+            // Its conduct: what it did after the cut, and the update after it.
+            const conductOfIt = () => {
+              const { conduct } = reportFor(lab, name);
+              const streams = era === "2025"
+                ? conduct.getStreams
+                : conduct.listens;
+              return { ...conduct, afterLabEnd: streams.afterLabEnd };
+            };
             if (reopens) {
               assert.equal(await within(updated, 5_000, name), REVIEW_URI);
               assert.equal(await readReview(client), VERSION_2_TEXT);
               assert.equal(reportFor(lab, name).level, 6);
+              const conduct = conductOfIt();
+              assert.notEqual(conduct.afterLabEnd, "never");
+              assert.equal(conduct.updateAfterCut?.received, true);
+              assert.deepEqual(
+                conduct.diagnoses.filter((text) => text.startsWith("never")),
+                [],
+              );
             } else {
               await eventually(
                 () =>
@@ -701,6 +743,18 @@ Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the
               assert.equal(
                 entry.missing,
                 NOT_NOTIFIED[era as keyof typeof ERAS],
+              );
+              const conduct = conductOfIt();
+              assert.equal(conduct.afterLabEnd, "never");
+              assert.equal(conduct.updateAfterCut?.received, false);
+              const again = era === "2025"
+                ? "opened its GET stream"
+                : "listened";
+              assert.ok(
+                conduct.diagnoses.includes(
+                  `never ${again} again after the stream ended: the update at ${conduct.updateAfterCut.at} was lost`,
+                ),
+                conduct.diagnoses.join("\n"),
               );
             }
             await within(client.close(), 5_000, `${name} closed`);
@@ -873,4 +927,405 @@ Deno.test("--stream-lifetime 0.5 over stdio, raw lines: the listen's acknowledge
   assert.equal(read.result.contents[0].text, VERSION_1_TEXT);
   await writer.close();
   assert.equal((await child.status).code, 0);
+});
+
+// ---------------------------------------------------------------------------
+// Narrowed acknowledgements (--listen-ack), no resources.subscribe
+// ---------------------------------------------------------------------------
+
+/** The Python SDK v2 middleware's refusal of a listen, word for word. */
+const NOT_PERMITTED = {
+  code: -32600,
+  message: "not permitted to watch the requested resources",
+};
+
+/** What a 2026-07-28 listen for the resource and resource list changes is honoured, or its error. */
+const HONOURED = {
+  full: { resourceSubscriptions: [REVIEW_URI], resourcesListChanged: true },
+  lists: { resourcesListChanged: true },
+  none: {},
+  "not-permitted": NOT_PERMITTED,
+} as const;
+
+/** The lab's 2026-07-28 acknowledgement of listen `id`, honouring `honoured`. */
+const acknowledgement = (id: number, honoured: object) => ({
+  jsonrpc: "2.0",
+  method: "notifications/subscriptions/acknowledged",
+  params: {
+    notifications: honoured,
+    _meta: { "io.modelcontextprotocol/subscriptionId": id },
+  },
+});
+
+/** The JSON-RPC messages of an SSE body, until `enough` says so or it ends. */
+async function sseMessages(
+  response: Response,
+  enough: (messages: unknown[]) => boolean,
+) {
+  const reader = response.body!.pipeThrough(new TextDecoderStream())
+    .getReader();
+  const messages: unknown[] = [];
+  let buffered = "";
+  while (!enough(messages)) {
+    const { done, value } = await within(reader.read(), 10_000, "a frame");
+    if (done) break;
+    buffered += value;
+    const frames = buffered.split("\n\n");
+    buffered = frames.pop()!;
+    for (const frame of frames) {
+      const data = frame.match(/^data: (.*)$/m);
+      if (data) messages.push(JSON.parse(data[1]));
+    }
+  }
+  return { messages, close: () => reader.cancel() };
+}
+
+/** What the verdict says of a client whose listen's acknowledgement left the URI out. */
+const LISTENED_WITHOUT =
+  `opened subscriptions/listen without ${REVIEW_URI} in resourceSubscriptions`;
+
+/** Posts a raw listen for the resource and resource list changes, as `client`. */
+const rawListen = (url: URL, client: string, id = 7) =>
+  postModern(url, "subscriptions/listen", {
+    notifications: {
+      resourceSubscriptions: [REVIEW_URI],
+      resourcesListChanged: true,
+    },
+  }, { id, client });
+
+Deno.test("--listen-ack (HTTP, raw): the acknowledgement honours the lists and not the URI (lists), nothing on a stream kept open (none), or the listen is refused 400 -32600 (not-permitted); each is logged", async (t) => {
+  for (const [ack, honoured] of Object.entries(HONOURED)) {
+    await t.step(ack, async () => {
+      await using lab = startLab({ MCP_TEST_LISTEN_ACK: ack });
+      const name = `raw-${ack}`;
+      const response = await rawListen(lab.url, name);
+      if (ack === "not-permitted") {
+        assert.equal(response.status, 400);
+        assert.deepEqual(await response.json(), {
+          jsonrpc: "2.0",
+          id: 7,
+          error: NOT_PERMITTED,
+        });
+        assert.ok(lab.lines.some((line) =>
+          line.startsWith(
+            `[request/rejected] POST /mcp status=400 code=-32600 message="not permitted to watch the requested resources" client=${name}/1.0.0 `,
+          )
+        ));
+        // A listen that names no URI passes the middleware, honoured.
+        const lists = await postModern(lab.url, "subscriptions/listen", {
+          notifications: { resourcesListChanged: true },
+        }, { id: 8, client: name });
+        const { messages, close } = await sseMessages(
+          lists,
+          (m) => m.length > 0,
+        );
+        assert.deepEqual(messages, [
+          acknowledgement(8, { resourcesListChanged: true }),
+        ]);
+        await close();
+        return;
+      }
+      assert.equal(response.status, 200);
+      const { messages, close } = await sseMessages(
+        response,
+        (m) => m.length > 0,
+      );
+      assert.deepEqual(messages, [acknowledgement(7, honoured)]);
+      // Open, whatever it honours, until the client ends it.
+      const health = await (await fetch(`${lab.base}/healthz`)).json();
+      assert.equal(health.listenStreams, 1);
+      await close();
+      const uris = ack === "full" ? REVIEW_URI : "";
+      const fields = {
+        full: "listChanged=resources",
+        lists: `listChanged=resources narrowed=${REVIEW_URI}`,
+        none: `narrowed=${REVIEW_URI},resources`,
+      }[ack];
+      assert.ok(lab.lines.some((line) =>
+        line.startsWith(
+          `[subscriptions/listen] uris=${uris} ${fields} client=${name}/1.0.0 `,
+        )
+      ));
+    });
+  }
+});
+
+Deno.test("--listen-ack lists (HTTP, raw): a listen for the URI alone is acknowledged with nothing and ended at once, as the SDK ends a listen that honours nothing", async () => {
+  await using lab = startLab({ MCP_TEST_LISTEN_ACK: "lists" });
+  const response = await postModern(lab.url, "subscriptions/listen", {
+    notifications: { resourceSubscriptions: [REVIEW_URI] },
+  }, { id: 9, client: "uri-only" });
+  const { messages } = await sseMessages(response, () => false);
+  assert.deepEqual(messages, [
+    acknowledgement(9, {}),
+    {
+      jsonrpc: "2.0",
+      id: 9,
+      result: {
+        resultType: "complete",
+        _meta: {
+          "io.modelcontextprotocol/subscriptionId": 9,
+          "io.modelcontextprotocol/serverInfo": {
+            name: "mcp-resource-subscription-lab",
+            version: lab.lab.report().lab,
+          },
+        },
+      },
+    },
+  ]);
+});
+
+/** Watches as `watch` does, with the listen's acknowledgement or error. */
+async function watchedAs(client: Client) {
+  try {
+    const watching = await watch(client);
+    return watching && typeof watching === "object" &&
+        "honoredFilter" in watching
+      ? watching as { honoredFilter: object; close(): Promise<void> }
+      : { honoredFilter: undefined, close: async () => {} };
+  } catch (error) {
+    const { code, message } = error as { code?: number; message: string };
+    return { error: { code, message } };
+  }
+}
+
+Deno.test("--listen-ack (HTTP, SDK client): a 2026-07-28 client whose listen was narrowed away or refused stops at level 3, never having listened for the resource; a 2025 subscribe is served as before; the report says so", async (t) => {
+  for (const ack of ["lists", "none", "not-permitted"] as const) {
+    await t.step(ack, async () => {
+      await using lab = startLab({ MCP_TEST_LISTEN_ACK: ack });
+      await using legacy = await connectClient(lab.url, `sub-${ack}`);
+      await readReview(legacy);
+      await subscribeUntilUpdated(legacy);
+      assert.equal(reportFor(lab, `sub-${ack}`).level, 5);
+      const name = `listen-${ack}`;
+      await using client = await connectClient(lab.url, name, "auto");
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+      const watched = await watchedAs(client);
+      if (ack === "not-permitted") {
+        assert.deepEqual(watched, { error: NOT_PERMITTED });
+      } else assert.deepEqual(watched.honoredFilter, {});
+      await ("close" in watched ? watched.close() : undefined);
+      const entry = reportFor(lab, name);
+      assert.equal(entry.level, 3);
+      assert.equal(
+        entry.missing,
+        ack === "not-permitted" ? neverWatched("2026-07-28") : LISTENED_WITHOUT,
+      );
+      const report = lab.lab.report();
+      assert.equal(report.scenario.listenAck, ack);
+      assert.match(
+        report.reproduce?.command ?? "",
+        new RegExp(` --listen-ack=${ack}( |$)`),
+      );
+      const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+      assert.match(markdown, new RegExp(`, listens acknowledged ${ack}\\.`));
+    });
+  }
+});
+
+Deno.test("--without-subscribe (HTTP): no resources.subscribe in initialize or discover; a 2025 subscribe is -32601 'Method not found' and a listen's URI is not honoured, its lists are; both clients stop at level 3", async (t) => {
+  await using lab = startLab({ MCP_TEST_WITHOUT_SUBSCRIBE: "true" });
+  for (const [era, mode] of Object.entries(ERAS)) {
+    await t.step(era, async () => {
+      const name = `unsubscribable-${mode}`;
+      await using client = await connectClient(lab.url, name, mode);
+      assert.deepEqual(client.getServerCapabilities()?.resources, {
+        listChanged: true,
+      });
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+      const watched = await watchedAs(client);
+      if (era === "2025") {
+        assert.deepEqual(watched, {
+          error: { code: -32601, message: "Method not found" },
+        });
+        assert.ok(lab.lines.some((line) =>
+          line.startsWith(
+            `[request/rejected] status=200 code=-32601 message="Method not found" client=${name}/1.0.0 `,
+          )
+        ));
+      } else assert.deepEqual(watched.honoredFilter, {});
+      const entry = reportFor(lab, name);
+      assert.equal(entry.level, 3);
+      assert.equal(
+        entry.missing,
+        era === "2025" ? neverWatched(era) : LISTENED_WITHOUT,
+      );
+    });
+  }
+  // A listen for the lists too: those are honoured, on a stream kept open.
+  const response = await rawListen(lab.url, "lists-watcher", 4);
+  const { messages, close } = await sseMessages(response, (m) => m.length > 0);
+  assert.deepEqual(messages, [
+    acknowledgement(4, { resourcesListChanged: true }),
+  ]);
+  await close();
+  // Raw: the 2025 answer, exactly.
+  const sessionId = await openRawSession(lab.url, "2025-11-25", "raw-2025");
+  const subscribe = await rawSubscribe(lab.url, sessionId);
+  assert.equal(subscribe.status, 200);
+  assert.deepEqual(await readJsonRpcAnswer(subscribe), {
+    jsonrpc: "2.0",
+    id: 2,
+    error: { code: -32601, message: "Method not found" },
+  });
+  const report = lab.lab.report();
+  assert.equal(report.scenario.withoutSubscribe, true);
+  assert.match(report.reproduce?.command ?? "", / --without-subscribe( |$)/);
+  const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+  assert.match(markdown, /, no resources\.subscribe\./);
+});
+
+Deno.test("--listen-ack and --without-subscribe over stdio (SDK client): the same acknowledgement, refusal and Method not found, one line each, the client at level 3; a 2025 client is served as before under --listen-ack", async (t) => {
+  const settings = [
+    ["--listen-ack", "lists"],
+    ["--listen-ack", "none"],
+    ["--listen-ack", "not-permitted"],
+    ["--without-subscribe"],
+  ];
+  for (const flags of settings) {
+    for (const [era, mode] of Object.entries(ERAS)) {
+      await t.step(`${flags.join(" ")}, ${era}`, async () => {
+        const name = `stdio-${mode}`;
+        const { client, verdictLog } = await stdioClient(name, mode, ...flags);
+        await readReview(client);
+        const watched = await watchedAs(client);
+        const served = era === "2025" && flags[0] === "--listen-ack";
+        if (served) await nextResourceUpdate(client);
+        await client.close();
+        const lines = (await verdictLog()).split("\n");
+        const level = lines.find((line) => line.startsWith("[verdict] "));
+        if (served) {
+          assert.equal("error" in watched, false);
+          assert.match(level ?? "", / level=[45] /);
+          return;
+        }
+        assert.match(level ?? "", / level=3 /);
+        const refusal = flags[1] === "not-permitted"
+          ? NOT_PERMITTED
+          : era === "2025"
+          ? { code: -32601, message: "Method not found" }
+          : undefined;
+        const refused = lines.filter((line) =>
+          line.startsWith("[request/rejected] ")
+        );
+        const next = lines.find((line) => line.startsWith("  next: "));
+        const missing = refusal ? neverWatched(era) : LISTENED_WITHOUT;
+        assert.equal(next, `  next: ${missing}`);
+        if (!refusal) {
+          assert.deepEqual(watched.honoredFilter, {});
+          assert.deepEqual(refused, []);
+          return;
+        }
+        assert.deepEqual(watched, { error: refusal });
+        assert.equal(refused.length, 1);
+        assert.match(
+          refused[0],
+          new RegExp(
+            `^\\[request/rejected\\] status=200 code=${refusal.code} message="${refusal.message}" client=${name}/1\\.0\\.0 `,
+          ),
+        );
+      });
+    }
+  }
+});
+
+Deno.test("--listen-ack none over stdio, raw lines: the acknowledgement honours nothing and the listen stays until cancelled; not-permitted answers the listen with the exact error", async (t) => {
+  const _meta = modernMeta("raw-stdio");
+  const listen = (id: number, notifications: object) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "subscriptions/listen",
+    params: { notifications, _meta },
+  });
+  const expected = {
+    none: [acknowledgement(2, {}), acknowledgement(3, {})],
+    lists: [
+      acknowledgement(2, { resourcesListChanged: true }),
+      acknowledgement(3, {}),
+    ],
+    "not-permitted": [
+      { jsonrpc: "2.0", id: 2, error: NOT_PERMITTED },
+      acknowledgement(3, {}),
+    ],
+  };
+  for (const [ack, answers] of Object.entries(expected)) {
+    await t.step(ack, async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN_PATH, "--stdio", "--listen-ack", ack],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      const lines = linesOf(child.stdout);
+      const messages = [
+        { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } },
+        listen(2, {
+          resourceSubscriptions: [REVIEW_URI],
+          resourcesListChanged: true,
+        }),
+        // Asks for nothing the lab announces: acknowledged with nothing.
+        listen(3, { toolsListChanged: true }),
+      ];
+      await writer.write(new TextEncoder().encode(
+        messages.map((message) => `${JSON.stringify(message)}\n`).join(""),
+      ));
+      // The entry answers listens itself, maybe before the discover.
+      const received: { id?: number }[] = [];
+      while (received.length < 3) {
+        const { value } = await within(lines.next(), 30_000, "answers");
+        received.push(JSON.parse(value as string));
+      }
+      assert.deepEqual(received.filter(({ id }) => id !== 1), answers);
+      await writer.close();
+      // Cancelled by the end of the connection: nothing else came.
+      for await (const line of lines) assert.fail(`more came: ${line}`);
+      assert.equal((await child.status).code, 0);
+    });
+  }
+});
+
+Deno.test("--listen-ack and --without-subscribe: a bad value exits 2 with one line", async (t) => {
+  /** Runs the lab with `args` and `env`: exit 2, and the one line expected. */
+  const assertConfigError = async (
+    args: string[],
+    env: Record<string, string>,
+    line: string,
+  ) => {
+    const output = await labCommand(args, { MCP_TEST_PORT: "0", ...env })
+      .output();
+    assert.equal(output.code, 2);
+    assert.equal(new TextDecoder().decode(output.stderr), `${line}\n`);
+    assert.equal(new TextDecoder().decode(output.stdout), "");
+  };
+  const acks = "expected full/lists/none/not-permitted";
+  for (const value of ["partial", "FULL", "uris"]) {
+    await t.step(`--listen-ack ${value}`, async () => {
+      for (const stdio of [[], ["--stdio"]]) {
+        await assertConfigError(
+          [...stdio, `--listen-ack=${value}`],
+          {},
+          `config error: --listen-ack="${value}" is not allowed: ${acks}`,
+        );
+      }
+      await assertConfigError(
+        [],
+        { MCP_TEST_LISTEN_ACK: value },
+        `config error: MCP_TEST_LISTEN_ACK="${value}" is not allowed: ${acks}`,
+      );
+    });
+  }
+  await t.step("--without-subscribe", async () => {
+    await assertConfigError(
+      [],
+      { MCP_TEST_WITHOUT_SUBSCRIBE: "maybe" },
+      'config error: MCP_TEST_WITHOUT_SUBSCRIBE="maybe" is not allowed: expected true/false/1/0/yes/no/on/off',
+    );
+    // A switch takes no value on the command line.
+    await assertConfigError(
+      ["--without-subscribe=yes"],
+      {},
+      "config error: Option '--without-subscribe' does not take an argument; see --help",
+    );
+  });
 });

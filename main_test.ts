@@ -76,6 +76,8 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     maxWatches: null,
     streamLifetimeSeconds: null,
     streamEnd: "graceful",
+    listenAck: "full",
+    withoutSubscribe: false,
     logLevel: "debug",
     logFormat: "text",
     reportFile: "",
@@ -83,6 +85,8 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     deadlineSeconds: 0,
     requireLevel: null,
     requireCatalogLevel: null,
+    requireMaxStreams: null,
+    requireMaxReopens: null,
     gateClient: "",
     logSessionIds: false,
     bus: "",
@@ -264,7 +268,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 33);
+  assert.equal(help.length, 37);
   assert.deepEqual(await readmeSettings(), help);
 });
 

@@ -1308,7 +1308,7 @@ Deno.test("from a URL served as text/plain: probe.ts on its own probes the lab",
   assert.deepEqual(files.requested, ["/cli/probe.ts", "/cli/main.ts"]);
 });
 
-Deno.test("from a URL served as text/plain: the lab serves and main.ts probe reaches level 7; the lab never loads probe.ts, nor bus.ts without --bus", async () => {
+Deno.test("from a URL served as text/plain: the lab over stdio fetches stdio.ts beside it and main.ts probe reaches level 7; the lab never loads probe.ts, nor bus.ts without --bus", async () => {
   await using files = serveCheckoutAsText();
   await using folder = await outsideFolder();
   const lab = [
@@ -1340,6 +1340,7 @@ Deno.test("from a URL served as text/plain: the lab serves and main.ts probe rea
     "/cli/main.ts",
     "/cli/probe.ts",
     "/lab/main.ts",
+    "/lab/stdio.ts",
   ]);
   // Its report names the URL it ran from, in the command and beside it,
   // and points to the bug-report page next to it.

@@ -1,7 +1,7 @@
 /**
  * The lab's files as a user fetches them from a URL: the checkout's
- * `main.ts`, `probe.ts` and `bus.ts` served over loopback as raw GitHub
- * serves them, and a folder outside the checkout to run from. The probe's
+ * `main.ts`, `probe.ts`, `bus.ts` and `stdio.ts` served over loopback as raw
+ * GitHub serves them, and a folder outside the checkout to run from. The probe's
  * tests and the bus's run the lab and the probe this way, and hold which
  * files each run fetched.
  *
@@ -12,8 +12,13 @@
 
 const CHECKOUT = new URL("../", import.meta.url);
 
-/** The files a run from a URL may fetch: the lab and the two beside it. */
-export const SERVED_FILES = ["main.ts", "probe.ts", "bus.ts"] as const;
+/** The files a run from a URL may fetch: the lab and the three beside it. */
+export const SERVED_FILES = [
+  "main.ts",
+  "probe.ts",
+  "bus.ts",
+  "stdio.ts",
+] as const;
 
 /**
  * Serves `files` of the checkout over loopback HTTP as `text/plain`, as raw

@@ -348,6 +348,8 @@ export function stdioLabReports(
         maxWatches: null,
         streamLifetimeSeconds: null,
         streamEnd: "graceful",
+        listenAck: "full",
+        withoutSubscribe: false,
       },
       clients,
     },

@@ -298,6 +298,8 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       maxWatches: null,
       streamLifetimeSeconds: null,
       streamEnd: "graceful",
+      listenAck: "full",
+      withoutSubscribe: false,
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
     assert.match(

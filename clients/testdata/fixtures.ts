@@ -16,6 +16,7 @@ import {
   CATALOG_ADDED,
   type CatalogKind,
   type ClientReport,
+  conductOf,
   type LabReport,
 } from "../../main.ts";
 import { alive } from "../support/process.ts";
@@ -66,6 +67,15 @@ export function labClient(fields: Partial<ClientReport> = {}): ClientReport {
     waitTool: { calls: 0, longestWaitSeconds: 0, level: null },
     listenStreamsAtOnce: 0,
     embedResources: false,
+    // Good conduct: no stream, no refusal.
+    conduct: conductOf({
+      era: "2025",
+      connected: true,
+      steps: [],
+      peakListens: 0,
+      labEra: "both",
+      now: T0,
+    }),
     catalog: null,
     timeline: [],
     timelineDropped: 0,
@@ -164,6 +174,8 @@ export function labReport(clients: ClientReport[]): LabReport {
       maxWatches: null,
       streamLifetimeSeconds: null,
       streamEnd: "graceful",
+      listenAck: "full",
+      withoutSubscribe: false,
     },
     clients,
   };
