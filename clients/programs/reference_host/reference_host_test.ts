@@ -1634,99 +1634,66 @@ Deno.test("reference host against --max-watches 1 (2026-07-28, HTTP and stdio): 
 });
 
 // ---------------------------------------------------------------------------
-// Acknowledgements narrowed in flight: a proxy before the lab
+// Acknowledgements narrowed, listens not permitted, no resources.subscribe
 // ---------------------------------------------------------------------------
 
-/**
- * A proxy before the lab at `target` that passes every request and answer
- * on, but in each listen's acknowledgement (an event stream's
- * `notifications/subscriptions/acknowledged`) replaces what the lab
- * honoured with `narrow` of it.
- */
-function startNarrowingProxy(
-  target: string,
-  narrow: (honoured: Record<string, unknown>) => Record<string, unknown>,
-) {
-  const rewrite = (line: string) => {
-    if (!line.startsWith("data: ") || !line.includes("/acknowledged")) {
-      return line;
-    }
-    const message = JSON.parse(line.slice("data: ".length));
-    message.params.notifications = narrow(message.params.notifications);
-    return `data: ${JSON.stringify(message)}`;
-  };
-  /** An event stream's lines, each rewritten; a line split across chunks whole. */
-  const lines = () => {
-    let partial = "";
-    return new TransformStream<string, string>({
-      transform(chunk, controller) {
-        const parts = (partial + chunk).split("\n");
-        partial = parts.pop()!;
-        for (const part of parts) controller.enqueue(`${rewrite(part)}\n`);
-      },
-    });
-  };
-  return serveLocal(async (request) => {
-    const url = new URL(request.url);
-    const answer = await fetch(`${target}${url.pathname}`, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body && await request.arrayBuffer(),
-      signal: request.signal,
-    });
-    if (!answer.headers.get("content-type")?.includes("event-stream")) {
-      return answer;
-    }
-    const body = answer.body!.pipeThrough(new TextDecoderStream())
-      .pipeThrough(lines()).pipeThrough(new TextEncoderStream());
-    return new Response(body, answer);
-  });
-}
-
-Deno.test("reference host (2026-07-28, HTTP) with a narrowed acknowledgement: the resource left out is not asked again and the model is told; a listen that honours nothing is closed, not held", async (t) => {
-  const cases = {
-    "the resource left out": (honoured: Record<string, unknown>) => {
-      const { resourceSubscriptions: _, ...lists } = honoured;
-      return lists;
+Deno.test("reference host against --listen-ack and --without-subscribe: a resource the server will not watch is not asked again and the model is told why; a listen that honours nothing is closed, not held", async (t) => {
+  const leftOut = "the server's acknowledgement of the listen left it out";
+  const cases = [
+    { era: "2026-07-28", flags: ["--listen-ack", "lists"], why: leftOut },
+    { era: "2026-07-28", flags: ["--listen-ack", "none"], why: leftOut },
+    {
+      era: "2026-07-28",
+      flags: ["--listen-ack", "not-permitted"],
+      why:
+        "the server refused (error -32600: not permitted to watch the requested resources)",
     },
-    "nothing honoured": () => ({}),
-  };
-  for (const [name, narrow] of Object.entries(cases)) {
-    await t.step(name, async () => {
-      const lab = await spawnLab({
-        mainPath: MAIN_PATH,
-        args: ["--delay", "5"],
-      });
-      const proxy = startNarrowingProxy(lab.origin, narrow);
-      const model = startModel(500);
-      try {
-        const run = await runHost(
-          ["--era", "2026-07-28", "--url", `${proxy.origin}/mcp`, "Go"],
-          model.baseUrl,
-        );
-        assert.equal(run.code, 0, run.stderr);
-        const why = "the server's acknowledgement of the listen left it out";
-        assert.deepEqual(updatesIn(model.requests[1]), [notWatched(why)]);
-        assert.ok(
-          run.stderr.split("\n").includes(
-            `[host] "${REVIEW_URI}" is not watched: ${why}`,
+    ...["2025", "2026-07-28"].map((era) => ({
+      era,
+      flags: ["--without-subscribe"],
+      why: "the server does not offer resources.subscribe",
+    })),
+  ];
+  for (const { era, flags, why } of cases) {
+    await t.step(`${era}, ${flags.join(" ")}`, async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio: false,
+        labFlags: flags,
+        hostFlags: ["--era", era],
+      }, 500);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(updatesIn(requests[1]), [notWatched(why)]);
+      assert.ok(
+        run.stderr.split("\n").includes(
+          `[host] "${REVIEW_URI}" is not watched: ${why}`,
+        ),
+        run.stderr,
+      );
+      assert.doesNotMatch(run.stderr, /watching/);
+      assert.equal(report.clients[0].level, 3);
+      // The lists' listen and the resource's, each honouring nothing.
+      const closed = run.stderr.match(
+        /^\[host\] the listen's acknowledgement honours nothing: the host closes it$/gm,
+      );
+      assert.equal(closed?.length ?? 0, flags[1] === "none" ? 2 : 0);
+      const listsLeftOut = run.stderr.match(
+        /^\[host\] the listen's acknowledgement left out resourcesListChanged$/gm,
+      );
+      assert.equal(listsLeftOut?.length ?? 0, flags[1] === "none" ? 1 : 0);
+      // One refusal at most, and none asked again.
+      const rejected = labLines.filter((line) =>
+        line.startsWith("[request/rejected] ")
+      );
+      assert.equal(rejected.length, flags[1] === "not-permitted" ? 1 : 0);
+      // Without the capability, no watch of the resource is asked at all.
+      if (flags[0] === "--without-subscribe") {
+        assert.deepEqual(
+          labLines.filter((line) =>
+            /^\[resources\/subscribe\]|^\[subscriptions\/listen\] uris=test/
+              .test(line)
           ),
-          run.stderr,
+          [],
         );
-        assert.doesNotMatch(run.stderr, /watching/);
-        // The lists' listen and the resource's: each honouring nothing.
-        const closed = run.stderr.match(
-          /^\[host\] the listen's acknowledgement honours nothing: the host closes it$/gm,
-        );
-        assert.equal(closed?.length ?? 0, name === "nothing honoured" ? 2 : 0);
-        const leftOut = run.stderr.match(
-          /^\[host\] the listen's acknowledgement left out resourcesListChanged$/gm,
-        );
-        assert.equal(leftOut?.length ?? 0, name === "nothing honoured" ? 1 : 0);
-      } finally {
-        await model.close();
-        await proxy.close();
-        await lab.stop();
       }
     });
   }
