@@ -1421,6 +1421,11 @@ Deno.test("reference host through a cut: the lab ends every stream 1 s after it 
       }
       assert.equal(report.clients[0].level, 6);
       assert.equal(report.clients[0].era, era);
+      // Its conduct as the lab records it: one stream, nothing to diagnose.
+      const { conduct } = report.clients[0];
+      assert.equal(conduct.streamsAtOnce, 1);
+      assert.equal(conduct.updateAfterCut.received, true);
+      assert.deepEqual(conduct.diagnoses, []);
       const tag = era === "2025" ? "stream/get" : "subscriptions/listen";
       const cut = labLines.findIndex((line) =>
         line.startsWith(`[${tag}] closed `) &&
@@ -1465,6 +1470,14 @@ Deno.test("reference host --no-reopen through a cut: it never opens the stream a
         assert.ok(endedLines(run.stderr).length >= 1, run.stderr);
         assert.equal(report.clients[0].level, 4);
         assert.equal(report.clients[0].missing, next);
+        const [diagnosis, ...more] = report.clients[0].conduct.diagnoses;
+        assert.deepEqual(more, []);
+        assert.match(
+          diagnosis,
+          era === "2025"
+            ? /^never opened its GET stream again after the stream ended: the update at \S+ was lost$/
+            : /^never listened again after the stream ended: the update at \S+ was lost$/,
+        );
         const opened = labLines.filter((line) =>
           line.startsWith(
             era === "2025"
@@ -1514,6 +1527,10 @@ Deno.test("reference host against --max-watches 0: one watch request, refused, n
       );
       assert.doesNotMatch(run.stderr, /watching/);
       assert.equal(report.clients[0].level, 3);
+      const { conduct } = report.clients[0];
+      assert.equal(conduct.refusedWatches, 1);
+      assert.equal(conduct.retriesAMinute, 0);
+      assert.deepEqual(conduct.diagnoses, []);
     });
   }
 });
@@ -1622,8 +1639,10 @@ Deno.test("reference host against --max-watches 1 (2026-07-28, HTTP and stdio): 
         "closed",
         `uris=${REVIEW_URI}`,
       ]);
-      if (report) assert.equal(report.clients[0].level, 6);
-      else {
+      if (report) {
+        assert.equal(report.clients[0].level, 6);
+        assert.equal(report.clients[0].conduct.streamsAtOnce, 1);
+      } else {
         assert.match(
           run.stderr,
           /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
