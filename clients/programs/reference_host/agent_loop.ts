@@ -15,7 +15,8 @@ import {
 } from "./host_bounds.ts";
 import type { HostOptions } from "./host_args.ts";
 import { askModel, type Message, type ToolCall } from "./chat_model.ts";
-import { Listen } from "./mcp_connection.ts";
+import { Listen } from "./listen_stream.ts";
+import type { Reopen } from "./stream_reopen.ts";
 import type { InlineUpdates } from "./inline_updates.ts";
 import { ResourceWatch } from "./resource_watch.ts";
 import { Catalog, listKept } from "./server_catalog.ts";
@@ -50,10 +51,11 @@ async function runTool(
 export async function converse(
   options: HostOptions,
   client: Client,
+  reopen: Reopen,
   inline?: InlineUpdates,
 ): Promise<string> {
   const on = !options["no-updates"];
-  const listen = new Listen(client);
+  const listen = new Listen(client, reopen);
   const watch = new ResourceWatch(client, on, listen, inline);
   const catalog = new Catalog(client, on);
   const messages: Message[] = [{ role: "user", content: options.prompt }];

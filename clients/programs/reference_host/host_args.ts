@@ -34,6 +34,8 @@ Options:
   --model NAME     the model (default: OPENAI_MODEL)
   --no-updates     watch nothing, follow no list change: the host most
                    agents ship (the control)
+  --no-reopen      never open a stream again after the server ended it
+                   (the control for a cut stream)
   --model-timeout S
                    seconds a model request may take, its answer read in
                    full (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}: time for a local model on a CPU)
@@ -60,6 +62,11 @@ Bounds (constants in host_bounds.ts):
   passing on  16,000 characters of any text the model is given; 128
               tools, none over 16,000 characters; the first 16 tool
               calls of an answer (the rest dropped)
+  re-opening  a stream the server ended, opened again after 1 s, doubled
+              for each stream in a row that lived under 60 s, at most
+              60 s, each wait cut by up to 25%; a refused watch
+              never asked again (the model told, the server's words cut
+              to 300 characters)
   printing    lines escaped and cut to 1,000 characters, the key taken out
   stdio       the server in a process group of its own: at the end its
               stdin closed, then SIGTERM, then SIGKILL, 2 s apart; a
@@ -75,6 +82,7 @@ const optionsSchema = z.object({
   "base-url": z.url({ error: "--base-url is not a URL" }),
   model: z.string({ error: "no model: pass --model or set OPENAI_MODEL" }),
   "no-updates": z.boolean(),
+  "no-reopen": z.boolean(),
   "model-timeout": z.coerce.number({ error: MODEL_TIMEOUT_ERROR })
     .refine((seconds) => seconds > 0 && seconds <= 3600, MODEL_TIMEOUT_ERROR),
   prompt: z.string(),
@@ -103,6 +111,7 @@ export function parseHostArgs(
     },
     model: { type: "string", default: env.OPENAI_MODEL || undefined },
     "no-updates": { type: "boolean", default: false },
+    "no-reopen": { type: "boolean", default: false },
     "model-timeout": {
       type: "string",
       default: String(DEFAULT_MODEL_TIMEOUT_SECONDS),

@@ -41,3 +41,20 @@ Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-
     { message: "no model: pass --model or set OPENAI_MODEL" },
   );
 });
+
+Deno.test("reference host: --no-reopen, the control for a cut stream, is off unless given, and goes with either transport", () => {
+  const flags = (args: string[]) => {
+    const options = parseHostArgs(args, { OPENAI_MODEL: "m" });
+    assert.notEqual(options, "help");
+    return options === "help"
+      ? []
+      : [options["no-reopen"], options["no-updates"]];
+  };
+  const url = ["--url", "http://127.0.0.1:9/mcp", "Go"];
+  assert.deepEqual(flags(url), [false, false]);
+  assert.deepEqual(flags(["--no-reopen", ...url]), [true, false]);
+  assert.deepEqual(
+    flags(["--no-reopen", "Go", "--stdio", "--", "deno", "run", "main.ts"]),
+    [true, false],
+  );
+});

@@ -3,23 +3,28 @@
  * the era `--era` asks for (`hostClient`), over Streamable HTTP with each
  * message bounded (`boundedFetch`) or over stdio (`StdioServer`, a Ctrl-C
  * or SIGTERM to the host passed on to it), ended in order
- * (`endConnection`). In 2026-07-28 (`isModern`) what the host follows
- * comes on its one `subscriptions/listen` (`Listen`).
+ * (`endConnection`). A 2025 GET stream the server ends is opened again
+ * by the SDK when `Reopen` says; in 2026-07-28 (`isModern`) what the host
+ * follows comes on its one listen (`Listen`, listen_stream.ts).
  *
  * @module
  */
 
 import {
   Client,
-  type McpSubscription,
   StreamableHTTPClientTransport,
-  type SubscriptionFilter,
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { isEventStream, LAB_VERSION, shutdownSignals } from "../../../main.ts";
-import { MAX_MESSAGE_BYTES, say } from "./host_bounds.ts";
+import {
+  MAX_MESSAGE_BYTES,
+  REOPEN_FIRST_MS,
+  REOPEN_MAX_MS,
+  say,
+} from "./host_bounds.ts";
 import type { HostOptions } from "./host_args.ts";
 import { StdioServer } from "./stdio_server.ts";
+import type { Reopen } from "./stream_reopen.ts";
 
 /** The SDK's client, negotiating the era `--era` asks for. */
 export function hostClient(era: HostOptions["era"]): Client {
@@ -43,37 +48,55 @@ async function boundedFetch(url: string | URL, init?: RequestInit) {
   const events = isEventStream(response);
   let size = 0;
   let previous = 0;
-  const body = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (!events) size += chunk.length;
-        else {
-          for (const byte of chunk) {
-            if (byte === 13) continue; // CRLF ends a line as LF does
-            size = byte === 10 && previous === 10 ? 0 : size + 1;
-            previous = byte;
-          }
+  const bound: Transformer<Uint8Array, Uint8Array> & { fetched: Response } = {
+    // Once the Response a fetch returned is garbage collected, Deno no
+    // longer ends its body on the signal's abort: the SDK's close of a
+    // listen would leave the stream open on the server. The body passed on
+    // holds it.
+    fetched: response,
+    transform(chunk, controller) {
+      if (!events) size += chunk.length;
+      else {
+        for (const byte of chunk) {
+          if (byte === 13) continue; // CRLF ends a line as LF does
+          size = byte === 10 && previous === 10 ? 0 : size + 1;
+          previous = byte;
         }
-        if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
-        const tooLarge =
-          `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
-        say(`${tooLarge}: not read`);
-        controller.error(new Error(tooLarge));
-      },
-    }),
-  );
+      }
+      if (size <= MAX_MESSAGE_BYTES) return controller.enqueue(chunk);
+      const tooLarge =
+        `the server sent a message over ${MAX_MESSAGE_BYTES} bytes`;
+      say(`${tooLarge}: not read`);
+      controller.error(new Error(tooLarge));
+    },
+  };
+  const body = response.body.pipeThrough(new TransformStream(bound));
   return new Response(body, response);
 }
 
 /**
- * The server's transport. A stdio server's process group does not get a
- * Ctrl-C or a SIGTERM sent to the host's, so the host passes it on, and
- * ends (130 or 143, as a shell reports a process the signal ended).
+ * The server's transport. Over HTTP the SDK opens the 2025 GET stream again
+ * after the server ended it, or after a failed attempt, when `reopen` says
+ * (its scheduler; the SDK's own wait, a fixed second after each stream,
+ * and its limit of two failed attempts in a row, give way to it). A stdio
+ * server's process group does not get a Ctrl-C or a SIGTERM sent to the
+ * host's, so the host passes it on, and ends (130 or 143, as a shell
+ * reports a process the signal ended).
  */
-export function transportFor(options: HostOptions): Transport {
+export function transportFor(options: HostOptions, reopen: Reopen): Transport {
   if (options.url) {
     return new StreamableHTTPClientTransport(new URL(options.url), {
       fetch: boundedFetch,
+      reconnectionScheduler: (reconnect) =>
+        reopen.after("the GET stream ended", reconnect),
+      // The scheduler above decides every wait; no count of failed
+      // attempts makes the SDK give up before it.
+      reconnectionOptions: {
+        initialReconnectionDelay: REOPEN_FIRST_MS,
+        maxReconnectionDelay: REOPEN_MAX_MS,
+        reconnectionDelayGrowFactor: 2,
+        maxRetries: Infinity,
+      },
     });
   }
   const server = new StdioServer(options.stdio!);
@@ -106,28 +129,3 @@ export async function endConnection(client: Client, transport: Transport) {
 
 export const isModern = (client: Client) =>
   client.getNegotiatedProtocolVersion() === "2026-07-28";
-
-/**
- * 2026-07-28: the host's one `subscriptions/listen`, asking for all it
- * follows (list changes, the resources read). Asking for more opens a new
- * listen with the whole filter, then closes the old one.
- */
-export class Listen {
-  #filter: SubscriptionFilter = {};
-  #open?: McpSubscription;
-
-  constructor(private readonly client: Client) {}
-
-  async ask(more: SubscriptionFilter) {
-    const filter = { ...this.#filter, ...more };
-    const previous = this.#open;
-    // Refused, it asks for none of it again.
-    this.#open = await this.client.listen(filter);
-    this.#filter = filter;
-    await previous?.close();
-  }
-
-  async close() {
-    await this.#open?.close();
-  }
-}

@@ -14,6 +14,22 @@
  * latest text: the model never has to ask. Resources the conversation never
  * read are not watched.
  *
+ * It holds one stream for all it follows: in 2025 the SDK's GET stream;
+ * in 2026-07-28 one listen, closed and opened anew with the wider filter
+ * when the conversation reads one more resource (a server that caps
+ * listens counts the old one until it is closed). When the server ends
+ * that stream (a listen's result, a dropped connection, a GET stream's
+ * end) the host opens it again after a wait (`Reopen`): 1 s, doubled for
+ * each stream in a row that lived under 60 s, at most 60 s, each cut by up
+ * to a quarter at random. A watch the server refuses (an error answer to
+ * `resources/subscribe` or `subscriptions/listen`) is never asked again,
+ * one its listen's acknowledgement left out is not asked again either, and
+ * a server that does not offer `resources.subscribe` is not asked at all:
+ * before the next model request the model gets a message, marked as the
+ * updates are, that the resource is not watched and why (the server's
+ * words escaped and cut), so it can read it again itself. A listen that
+ * honours nothing is closed.
+ *
  * It keeps the server's lists current too (`Catalog`): on
  * `notifications/tools/list_changed` (prompts, resources alike; in
  * 2026-07-28 asked for on the same listen, `toolsListChanged` …) it lists
@@ -39,7 +55,8 @@
  * (`OPENAI_MODEL`), the key in `OPENAI_API_KEY` (none: no `Authorization`
  * header, for a local model), never printed nor passed to a stdio server.
  * `--no-updates` turns the watching off, and the following of list
- * changes: the negative control. A model
+ * changes: the negative control; `--no-reopen` never opens a stream again
+ * after the server ended it: the control for a cut stream. A model
  * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
  * the server or model failed, 2 for a bad flag, 130 or 143 after a Ctrl-C
@@ -53,15 +70,18 @@
  * 3. `one_per_key.ts`: one task per key at a time (`OnePerKey`).
  * 4. `chat_model.ts`: the model's messages and tools, one request.
  * 5. `stdio_server.ts`: the `--stdio` server in its process group.
- * 6. `mcp_connection.ts`: the client in its era, its transport, the
- *    2026-07-28 listen.
- * 7. `inline_updates.ts`: the content an update carries (SEP-3119).
- * 8. `resource_watch.ts`: the resources read, watched, their updates
- *    brought to the model.
- * 9. `server_catalog.ts`: the server's lists kept current, the tools
+ * 6. `stream_reopen.ts`: when a stream the server ended opens again.
+ * 7. `mcp_connection.ts`: the client in its era, its transport (the
+ *    2025 GET stream opened again when `Reopen` says).
+ * 8. `listen_stream.ts`: the 2026-07-28 listen, one at a time, opened
+ *    again, refused or narrowed.
+ * 9. `inline_updates.ts`: the content an update carries (SEP-3119).
+ * 10. `resource_watch.ts`: the resources read, watched (or not, and the
+ *    model told why), their updates brought to the model.
+ * 11. `server_catalog.ts`: the server's lists kept current, the tools
  *    offered.
- * 10. `agent_loop.ts`: the conversation with the model.
- * 11. `reference_host.ts`, this one: the program.
+ * 12. `agent_loop.ts`: the conversation with the model.
+ * 13. `reference_host.ts`, this one: the program.
  *
  * @module
  */
@@ -71,6 +91,7 @@ import { HOST_USAGE, type HostOptions, parseHostArgs } from "./host_args.ts";
 import { ConfigError } from "../../../main.ts";
 import { endConnection, hostClient, transportFor } from "./mcp_connection.ts";
 import { InlineUpdates } from "./inline_updates.ts";
+import { Reopen } from "./stream_reopen.ts";
 import { converse } from "./agent_loop.ts";
 
 /** Connects, converses, prints the model's answer; the exit status. */
@@ -92,19 +113,22 @@ async function hostMain(
   }
   hideKey(options.apiKey);
   const client = hostClient(options.era);
-  const transport = transportFor(options);
+  const reopen = new Reopen(!options["no-reopen"]);
+  const transport = transportFor(options, reopen);
   const inline = options["no-updates"]
     ? undefined
     : new InlineUpdates(transport);
   try {
     await client.connect(transport);
-    const answer = await converse(options, client, inline);
+    const answer = await converse(options, client, reopen, inline);
     console.log(printable(answer, MAX_MESSAGE_BYTES));
     return 0;
   } catch (error) {
     say(`failed: ${(error as Error).message}`);
     return 1;
   } finally {
+    // Streams the host's own end closes are not opened again.
+    reopen.stop();
     await endConnection(client, transport);
   }
 }

@@ -15,8 +15,13 @@ import {
   MAX_CONTENT_CHARS,
   MAX_LINE_CHARS,
   MAX_MESSAGE_BYTES,
+  MAX_REASON_CHARS,
   MAX_TOOL_CALLS,
   MAX_TOOLS,
+  REOPEN_FIRST_MS,
+  REOPEN_JITTER,
+  REOPEN_MAX_MS,
+  REOPEN_RESET_MS,
 } from "./host_bounds.ts";
 import { HOST_USAGE } from "./host_args.ts";
 import { UPDATE_MARK } from "./resource_watch.ts";
@@ -228,6 +233,9 @@ function serveLocal(
  * notifications of 1 MiB each: each under the host's bound, more in all.
  * With `endlessTools`, `tools/list` never ends: page N holds `page<N>` and
  * `filler<N>`, described in that many characters, and points to page N + 1.
+ * With `refuseSubscribe`, `resources/subscribe` is answered with error
+ * -32603 and that message; with `withoutSubscribe`, the capabilities do
+ * not offer it.
  */
 function startJsonServer(
   options: {
@@ -235,6 +243,8 @@ function startJsonServer(
     text?: string;
     streamTools?: boolean;
     endlessTools?: number;
+    refuseSubscribe?: string;
+    withoutSubscribe?: boolean;
   } = {},
 ) {
   type Params = Record<string, unknown>;
@@ -243,7 +253,10 @@ function startJsonServer(
   const results: Record<string, (params: Params) => object> = {
     initialize: (params) => ({
       protocolVersion: params.protocolVersion,
-      capabilities: { tools: {}, resources: { subscribe: true } },
+      capabilities: {
+        tools: {},
+        resources: options.withoutSubscribe ? {} : { subscribe: true },
+      },
       serverInfo: { name: "json", version: "0.0.1" },
     }),
     "tools/list": (params) =>
@@ -265,6 +278,10 @@ function startJsonServer(
     if (request.method !== "POST") return new Response(null, { status: 405 });
     const { id, method, params } = await request.json();
     if (id === undefined) return new Response(null, { status: 202 });
+    if (method === "resources/subscribe" && options.refuseSubscribe) {
+      const error = { code: -32603, message: options.refuseSubscribe };
+      return Response.json({ jsonrpc: "2.0", id, error });
+    }
     const result = results[method]?.(params) ?? {};
     if (method !== "tools/list" || !options.streamTools) {
       return Response.json({ jsonrpc: "2.0", id, result });
@@ -675,6 +692,7 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
       "base-url",
       "model",
       "no-updates",
+      "no-reopen",
       "model-timeout",
     ]
   ) {
@@ -690,6 +708,12 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
       `${MAX_TOOLS} tools, none over ${count(MAX_CONTENT_CHARS)} characters`,
       `the first ${MAX_TOOL_CALLS} tool calls`,
       `cut to ${count(MAX_LINE_CHARS)} characters`,
+      `opened again after ${REOPEN_FIRST_MS / 1000} s`,
+      `lived under ${REOPEN_RESET_MS / 1000} s, at most ${
+        REOPEN_MAX_MS / 1000
+      } s`,
+      `each wait cut by up to ${REOPEN_JITTER * 100}%`,
+      `cut to ${MAX_REASON_CHARS} characters`,
     ]
   ) {
     assert.ok(usage.includes(bound), bound);
@@ -1286,6 +1310,409 @@ Deno.test("reference host --no-updates --catalog-change tools: it follows no lis
         assert.equal(tools.missing, next);
       } finally {
         await model.close();
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The world as it is: streams the lab cuts, watches it refuses, one era only
+// ---------------------------------------------------------------------------
+
+/**
+ * The host against a lab run with `labFlags` (`--delay 2.5` first): over
+ * HTTP (a lab of its own, its `/report` and lines read at the end) or over
+ * stdio (the host starts it; its log comes on the host's stderr). The model
+ * reads the resource, waits `waitMs`, lists resources, then answers.
+ */
+async function runWithLab(
+  setup: { stdio: boolean; labFlags: string[]; hostFlags: string[] },
+  waitMs: number,
+) {
+  const model = startModel(waitMs);
+  const lab = ["--delay", "2.5", ...setup.labFlags];
+  try {
+    if (setup.stdio) {
+      const run = await runHost([
+        ...[...setup.hostFlags, "Go", "--stdio", "--", ...denoChildCommand()],
+        ...["run", "-A", MAIN_PATH, "--stdio", "--log-level", "info", ...lab],
+      ], model.baseUrl);
+      return { run, requests: model.requests, report: undefined, labLines: [] };
+    }
+    const spawned = await spawnLab({
+      mainPath: MAIN_PATH,
+      args: lab,
+      env: { MCP_TEST_LOG_LEVEL: "info" },
+    });
+    try {
+      const run = await runHost(
+        [...setup.hostFlags, "--url", spawned.url, "Go"],
+        model.baseUrl,
+      );
+      const report = await (await fetch(`${spawned.origin}/report`)).json();
+      return { run, requests: model.requests, report, labLines: spawned.lines };
+    } finally {
+      await spawned.stop();
+    }
+  } finally {
+    await model.close();
+  }
+}
+
+/** The one update message of the model's third request: version 2. */
+function assertUpdateReached(requests: ChatMessage[][], stderr: string) {
+  assert.equal(requests.length, 3, stderr);
+  assert.deepEqual(updatesIn(requests[1]), []);
+  const [update, ...more] = updatesIn(requests[2]);
+  assert.deepEqual(more, []);
+  assert.match(
+    update ?? "",
+    /^\[Update from the MCP server\] test:\/\/review\/status changed at .*Its content now:\nstatus: reviewed\nversion: 2\n/s,
+  );
+}
+
+/** The host's lines about a stream the server ended, in order. */
+const endedLines = (stderr: string) =>
+  stderr.match(/^\[host\] the (GET stream|listen).* after \d+ ms: .*$/gm) ??
+    [];
+
+Deno.test("reference host through a cut: the lab ends every stream 1 s after it opened, the update comes at 2.5 s; the host opens it again after 0.75-1 s and the update reaches the model (both eras, graceful and abrupt, HTTP and stdio)", async (t) => {
+  const setups = [
+    { era: "2025", end: "graceful", stdio: false },
+    { era: "2025", end: "abrupt", stdio: false },
+    { era: "2026-07-28", end: "graceful", stdio: false },
+    { era: "2026-07-28", end: "abrupt", stdio: false },
+    // Over stdio only a listen can end, and only gracefully.
+    { era: "2026-07-28", end: "graceful", stdio: true },
+  ];
+  for (const { era, end, stdio } of setups) {
+    await t.step(`${era}, ${end}, ${stdio ? "stdio" : "HTTP"}`, async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio,
+        labFlags: ["--stream-lifetime", "1", "--stream-end", end],
+        hostFlags: ["--era", era],
+      }, 4000);
+      assert.equal(run.code, 0, run.stderr);
+      assertUpdateReached(requests, run.stderr);
+      const how = era === "2025"
+        ? "the GET stream ended"
+        : end === "graceful"
+        ? "the listen ended with its result"
+        : "the listen's stream ended without a result";
+      const [first, ...later] = endedLines(run.stderr);
+      const match = first?.match(
+        /^\[host\] (.*) after \d+ ms: opened again in (\d+) ms$/,
+      );
+      assert.equal(match?.[1], how, run.stderr);
+      const wait = Number(match?.[2]);
+      assert.ok(wait >= 750 && wait <= 1000, `${wait} ms`);
+      // Each next wait, after a stream as short, is twice as long.
+      later.forEach((line, n) => {
+        const next = Number(line.match(/opened again in (\d+) ms$/)?.[1]);
+        const ceiling = 1000 * 2 ** (n + 1);
+        assert.ok(next >= ceiling * 0.75 && next <= ceiling, line);
+      });
+      if (!report) {
+        assert.match(
+          run.stderr,
+          /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+        );
+        return;
+      }
+      assert.equal(report.clients[0].level, 6);
+      assert.equal(report.clients[0].era, era);
+      // Its conduct as the lab records it: one stream, nothing to diagnose.
+      const { conduct } = report.clients[0];
+      assert.equal(conduct.streamsAtOnce, 1);
+      assert.equal(conduct.updateAfterCut.received, true);
+      assert.deepEqual(conduct.diagnoses, []);
+      const tag = era === "2025" ? "stream/get" : "subscriptions/listen";
+      const cut = labLines.findIndex((line) =>
+        line.startsWith(`[${tag}] closed `) &&
+        line.includes(` by=lab end=${end} `)
+      );
+      assert.ok(cut >= 0, labLines.join("\n"));
+      assert.ok(
+        labLines.slice(cut).some((line) =>
+          line.startsWith(
+            era === "2025"
+              ? "[stream/get] opened "
+              : "[subscriptions/listen] uris=test://review/status ",
+          )
+        ),
+        labLines.join("\n"),
+      );
+    });
+  }
+});
+
+Deno.test("reference host --no-reopen through a cut: it never opens the stream again, the update is lost and never reaches the model (below level 6, the control)", async (t) => {
+  const missing: Record<string, string> = {
+    "2025":
+      "the notification was lost: the client's GET stream was closed when it was sent",
+    "2026-07-28":
+      "the notification was not delivered: no listen stream watches test://review/status",
+  };
+  for (const [era, next] of Object.entries(missing)) {
+    for (const end of ["graceful", "abrupt"]) {
+      await t.step(`${era}, ${end}`, async () => {
+        const { run, requests, report, labLines } = await runWithLab({
+          stdio: false,
+          labFlags: ["--stream-lifetime", "1", "--stream-end", end],
+          hostFlags: ["--era", era, "--no-reopen"],
+        }, 4000);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(requests.length, 3);
+        assert.deepEqual(requests.flatMap(updatesIn), []);
+        for (const line of endedLines(run.stderr)) {
+          assert.match(line, / not opened again \(--no-reopen\)$/);
+        }
+        assert.ok(endedLines(run.stderr).length >= 1, run.stderr);
+        assert.equal(report.clients[0].level, 4);
+        assert.equal(report.clients[0].missing, next);
+        const [diagnosis, ...more] = report.clients[0].conduct.diagnoses;
+        assert.deepEqual(more, []);
+        assert.match(
+          diagnosis,
+          era === "2025"
+            ? /^never opened its GET stream again after the stream ended: the update at \S+ was lost$/
+            : /^never listened again after the stream ended: the update at \S+ was lost$/,
+        );
+        const opened = labLines.filter((line) =>
+          line.startsWith(
+            era === "2025"
+              ? "[stream/get] opened "
+              : "[subscriptions/listen] uris=test://review/status ",
+          )
+        );
+        assert.equal(opened.length, 1, labLines.join("\n"));
+      });
+    }
+  }
+});
+
+/** What the model is told of a resource the server will not watch. */
+const notWatched = (why: string) =>
+  `${UPDATE_MARK} ${REVIEW_URI} is not watched: ${why}. The host will not hear when it changes: read it again to see its content now.`;
+
+Deno.test("reference host against --max-watches 0: one watch request, refused, never asked again; the model gets the content it read and is told, in an update message, that the resource is not watched and why (both eras)", async (t) => {
+  const refused =
+    "the server refused (error -32603: Subscription limit reached)";
+  for (const era of ["2025", "2026-07-28"]) {
+    await t.step(era, async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio: false,
+        labFlags: ["--max-watches", "0"],
+        hostFlags: ["--era", era],
+      }, 3000);
+      assert.equal(run.code, 0, run.stderr);
+      const rejected = labLines.filter((line) =>
+        line.startsWith("[request/rejected] ")
+      );
+      assert.equal(rejected.length, 1, labLines.join("\n"));
+      assert.match(
+        rejected[0],
+        /code=-32603 message="Subscription limit reached" client=reference-host\//,
+      );
+      assert.equal(requests.length, 3);
+      const read = requests[1].find((message) => message.role === "tool");
+      assert.match(read?.content ?? "", /^status: pending\nversion: 1\n/);
+      assert.deepEqual(updatesIn(requests[1]), [notWatched(refused)]);
+      assert.deepEqual(updatesIn(requests[2]), [notWatched(refused)]);
+      assert.ok(
+        run.stderr.split("\n").includes(
+          `[host] "${REVIEW_URI}" is not watched: ${refused}`,
+        ),
+        run.stderr,
+      );
+      assert.doesNotMatch(run.stderr, /watching/);
+      assert.equal(report.clients[0].level, 3);
+      const { conduct } = report.clients[0];
+      assert.equal(conduct.refusedWatches, 1);
+      assert.equal(conduct.retriesAMinute, 0);
+      assert.deepEqual(conduct.diagnoses, []);
+    });
+  }
+});
+
+Deno.test("reference host: a refusal's message reaches the model escaped and cut to 300 characters", async () => {
+  const server = startJsonServer({
+    refuseSubscribe: `\u001b[31mno ${"x".repeat(400)}`,
+  });
+  const model = startModel(200, "big://a");
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const why = `the server refused (error -32603: \\u001b[31mno ${
+      "x".repeat(MAX_REASON_CHARS - 8)
+    }…)`;
+    assert.deepEqual(updatesIn(model.requests[1]), [
+      `${UPDATE_MARK} big://a is not watched: ${why}. The host will not hear when it changes: read it again to see its content now.`,
+    ]);
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+Deno.test("reference host: a server whose capabilities do not offer resources.subscribe is not asked to watch; the model is told", async () => {
+  const server = startJsonServer({
+    withoutSubscribe: true,
+    // Asked all the same, the refusal would be the reason told.
+    refuseSubscribe: "asked",
+  });
+  const model = startModel(200, "big://a");
+  try {
+    const run = await runHost(
+      ["--era", "2025", "--url", server.url, "Go"],
+      model.baseUrl,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const why = "the server does not offer resources.subscribe";
+    assert.deepEqual(updatesIn(model.requests[1]), [
+      `${UPDATE_MARK} big://a is not watched: ${why}. The host will not hear when it changes: read it again to see its content now.`,
+    ]);
+    assert.ok(
+      run.stderr.split("\n").includes(
+        `[host] "big://a" is not watched: ${why}`,
+      ),
+      run.stderr,
+    );
+  } finally {
+    await model.close();
+    await server.close();
+  }
+});
+
+Deno.test("reference host --era auto against a one-era lab: 2025 against --era 2025, 2026-07-28 against --era 2026-07-28, and the update reaches the model (HTTP and stdio)", async (t) => {
+  for (const era of ["2025", "2026-07-28"]) {
+    for (const stdio of [false, true]) {
+      await t.step(`${era}, ${stdio ? "stdio" : "HTTP"}`, async () => {
+        const { run, requests, report } = await runWithLab({
+          stdio,
+          labFlags: ["--era", era],
+          hostFlags: [],
+        }, 4000);
+        assert.equal(run.code, 0, run.stderr);
+        assertUpdateReached(requests, run.stderr);
+        if (report) {
+          assert.equal(report.clients.length, 1);
+          assert.equal(report.clients[0].era, era);
+          assert.equal(report.clients[0].level, 6);
+        } else {
+          assert.match(
+            run.stderr,
+            new RegExp(
+              `^\\[server\\] \\[verdict\\] level=6 client=reference-host/[\\d.]+ era=${era} `,
+              "m",
+            ),
+          );
+        }
+      });
+    }
+  }
+});
+
+Deno.test("reference host against --max-watches 1 (2026-07-28, HTTP and stdio): it closes its listen before it opens the wider one, so the cap never refuses it, and the update reaches the model", async (t) => {
+  for (const stdio of [false, true]) {
+    await t.step(stdio ? "stdio" : "HTTP", async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio,
+        labFlags: ["--max-watches", "1"],
+        hostFlags: ["--era", "2026-07-28"],
+      }, 4000);
+      assert.equal(run.code, 0, run.stderr);
+      assertUpdateReached(requests, run.stderr);
+      assert.doesNotMatch(run.stderr, /refused|\[request\/rejected\]/);
+      const lines = stdio
+        ? run.stderr.split("\n").map((line) => line.replace(/^\[server\] /, ""))
+        : labLines;
+      // The lists' listen closed, then the resource's opened.
+      const listens = lines.filter((line) =>
+        line.startsWith("[subscriptions/listen] ")
+      ).map((line) => line.split(" ")[1]);
+      assert.deepEqual(listens.slice(0, 3), [
+        "uris=",
+        "closed",
+        `uris=${REVIEW_URI}`,
+      ]);
+      if (report) {
+        assert.equal(report.clients[0].level, 6);
+        assert.equal(report.clients[0].conduct.streamsAtOnce, 1);
+      } else {
+        assert.match(
+          run.stderr,
+          /^\[server\] \[verdict\] level=6 client=reference-host\/[\d.]+ era=2026-07-28 /m,
+        );
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Acknowledgements narrowed, listens not permitted, no resources.subscribe
+// ---------------------------------------------------------------------------
+
+Deno.test("reference host against --listen-ack and --without-subscribe: a resource the server will not watch is not asked again and the model is told why; a listen that honours nothing is closed, not held", async (t) => {
+  const leftOut = "the server's acknowledgement of the listen left it out";
+  const cases = [
+    { era: "2026-07-28", flags: ["--listen-ack", "lists"], why: leftOut },
+    { era: "2026-07-28", flags: ["--listen-ack", "none"], why: leftOut },
+    {
+      era: "2026-07-28",
+      flags: ["--listen-ack", "not-permitted"],
+      why:
+        "the server refused (error -32600: not permitted to watch the requested resources)",
+    },
+    ...["2025", "2026-07-28"].map((era) => ({
+      era,
+      flags: ["--without-subscribe"],
+      why: "the server does not offer resources.subscribe",
+    })),
+  ];
+  for (const { era, flags, why } of cases) {
+    await t.step(`${era}, ${flags.join(" ")}`, async () => {
+      const { run, requests, report, labLines } = await runWithLab({
+        stdio: false,
+        labFlags: flags,
+        hostFlags: ["--era", era],
+      }, 500);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(updatesIn(requests[1]), [notWatched(why)]);
+      assert.ok(
+        run.stderr.split("\n").includes(
+          `[host] "${REVIEW_URI}" is not watched: ${why}`,
+        ),
+        run.stderr,
+      );
+      assert.doesNotMatch(run.stderr, /watching/);
+      assert.equal(report.clients[0].level, 3);
+      // The lists' listen and the resource's, each honouring nothing.
+      const closed = run.stderr.match(
+        /^\[host\] the listen's acknowledgement honours nothing: the host closes it$/gm,
+      );
+      assert.equal(closed?.length ?? 0, flags[1] === "none" ? 2 : 0);
+      const listsLeftOut = run.stderr.match(
+        /^\[host\] the listen's acknowledgement left out resourcesListChanged$/gm,
+      );
+      assert.equal(listsLeftOut?.length ?? 0, flags[1] === "none" ? 1 : 0);
+      // One refusal at most, and none asked again.
+      const rejected = labLines.filter((line) =>
+        line.startsWith("[request/rejected] ")
+      );
+      assert.equal(rejected.length, flags[1] === "not-permitted" ? 1 : 0);
+      // Without the capability, no watch of the resource is asked at all.
+      if (flags[0] === "--without-subscribe") {
+        assert.deepEqual(
+          labLines.filter((line) =>
+            /^\[resources\/subscribe\]|^\[subscriptions\/listen\] uris=test/
+              .test(line)
+          ),
+          [],
+        );
       }
     });
   }

@@ -5,7 +5,8 @@
  * `notifications/resources/updated` the host takes the text the
  * notification carried (`InlineUpdates`) or reads it again, and before the
  * next model request `takeUpdates` gives one message per changed
- * resource, opening with `UPDATE_MARK`.
+ * resource, opening with `UPDATE_MARK`, and one per resource the server
+ * would not watch (refused, or left out of the listen's acknowledgement).
  *
  * @module
  */
@@ -14,7 +15,8 @@ import type { Client } from "npm:@modelcontextprotocol/client@2.4.0";
 import { bounded, say } from "./host_bounds.ts";
 import { OnePerKey } from "./one_per_key.ts";
 import type { Message } from "./chat_model.ts";
-import { isModern, type Listen } from "./mcp_connection.ts";
+import { isModern } from "./mcp_connection.ts";
+import { type Listen, refusalWords } from "./listen_stream.ts";
 import type { InlineUpdates } from "./inline_updates.ts";
 
 /** Opens every update message, so a reader of a transcript finds them. */
@@ -29,6 +31,9 @@ export class ResourceWatch {
   #read = new Set<string>();
   #pending = new Map<string, { at: Date; text: string; inline: boolean }>();
   #rereads = new OnePerKey<string>();
+  /** Resources the server will not watch, and why; those the model was not told of yet. */
+  #unwatched = new Map<string, string>();
+  #untold: string[] = [];
 
   constructor(
     private readonly client: Client,
@@ -37,6 +42,9 @@ export class ResourceWatch {
     private readonly inline?: InlineUpdates,
   ) {
     if (!on) return;
+    listen.onUnwatched = (uris, why) => {
+      for (const uri of uris) this.#unwatch(uri, why);
+    };
     client.setNotificationHandler(
       "notifications/resources/updated",
       ({ params }) => this.#updated(params.uri),
@@ -49,14 +57,28 @@ export class ResourceWatch {
     if (!this.on || this.#read.has(uri)) return text;
     this.#read.add(uri);
     this.inline?.watch(uri);
-    if (!isModern(this.client)) {
-      await this.client.subscribeResource({ uri });
+    if (!this.client.getServerCapabilities()?.resources?.subscribe) {
+      // A server that does not offer it is not asked.
+      this.#unwatch(uri, "the server does not offer resources.subscribe");
+    } else if (!isModern(this.client)) {
+      // Refused, it is not asked again: the model is told, and can read it.
+      await this.client.subscribeResource({ uri }).catch((error) =>
+        this.#unwatch(uri, refusalWords(error))
+      );
     } else {
       // The listen names every resource read so far.
-      await this.listen.ask({ resourceSubscriptions: [...this.#read] });
+      await this.listen.ask({ resourceSubscriptions: [uri] });
     }
-    say(`watching ${JSON.stringify(uri)}`);
+    if (!this.#unwatched.has(uri)) say(`watching ${JSON.stringify(uri)}`);
     return text;
+  }
+
+  /** The server will not watch `uri`: said now, told the model next. */
+  #unwatch(uri: string, why: string) {
+    if (this.#unwatched.has(uri)) return;
+    this.#unwatched.set(uri, why);
+    this.#untold.push(uri);
+    say(`${JSON.stringify(uri)} is not watched: ${why}`);
   }
 
   async #text(uri: string): Promise<string> {
@@ -90,9 +112,19 @@ export class ResourceWatch {
       ));
   }
 
-  /** The update messages for the next model request, one per resource. */
+  /**
+   * The messages for the next model request: one per resource the server
+   * would not watch, then one update per changed resource.
+   */
   async takeUpdates(): Promise<Message[]> {
     await this.#rereads.settled();
+    const unwatched = this.#untold.splice(0).map((uri) => ({
+      role: "user" as const,
+      content: bounded(
+        `${UPDATE_MARK} ${uri} is not watched: ${this.#unwatched.get(uri)}. ` +
+          "The host will not hear when it changes: read it again to see its content now.",
+      ),
+    }));
     const updates = [...this.#pending].map(([uri, { at, text, inline }]) => {
       say(`${JSON.stringify(uri)} changed: the update goes to the model`);
       return {
@@ -105,14 +137,16 @@ export class ResourceWatch {
       };
     });
     this.#pending.clear();
-    return updates;
+    return [...unwatched, ...updates];
   }
 
   /** 2025: stops watching, each resource unsubscribed (the listen: `Listen`). */
   async stop() {
     if (isModern(this.client)) return;
     for (const uri of this.#read) {
-      await this.client.unsubscribeResource({ uri });
+      if (!this.#unwatched.has(uri)) {
+        await this.client.unsubscribeResource({ uri });
+      }
     }
   }
 }

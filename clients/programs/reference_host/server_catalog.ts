@@ -20,7 +20,8 @@ import {
 } from "./host_bounds.ts";
 import { OnePerKey } from "./one_per_key.ts";
 import { offered, type OfferedTool } from "./chat_model.ts";
-import { isModern, type Listen } from "./mcp_connection.ts";
+import { isModern } from "./mcp_connection.ts";
+import type { Listen } from "./listen_stream.ts";
 
 /**
  * A list of the server's as far as the bounds on a whole list let the host
@@ -130,9 +131,7 @@ export class Catalog {
       if (isModern(this.client) && changing.length > 0) {
         await listen.ask(Object.fromEntries(
           changing.map((kind) => [`${kind}ListChanged`, true]),
-        )).catch((error) =>
-          say(`the server refused a listen for list changes: ${error.message}`)
-        );
+        ));
       }
     }
     for (const kind of kinds) this.#lists.run(kind, () => this.#update(kind));
