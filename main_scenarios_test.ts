@@ -466,7 +466,7 @@ Deno.test("--max-watches: a bad value exits 2 with one line, over HTTP and stdio
 });
 
 // ---------------------------------------------------------------------------
-// Stream lifetime: --stream-lifetime, --stream-end, both eras, HTTP and stdio
+// Stream lifetime over HTTP: --stream-lifetime, --stream-end, both eras
 // ---------------------------------------------------------------------------
 
 /** How an HTTP/1.1 response read off a raw socket ended, and its body. */
@@ -777,6 +777,10 @@ Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the
     });
   }
 });
+
+// ---------------------------------------------------------------------------
+// Stream lifetime over stdio, and its bad values
+// ---------------------------------------------------------------------------
 
 Deno.test("--stream-lifetime 1 over stdio (2026-07-28): the listen ends by its result; a client that listens again gets the update that fell after the cut and reaches 6, one that does not stays at 4 and is told so", async (t) => {
   for (const reopens of [true, false]) {
