@@ -56,7 +56,7 @@ export async function converse(
 ): Promise<string> {
   const on = !options["no-updates"];
   const listen = new Listen(client, reopen);
-  const watch = new ResourceWatch(client, on, listen, inline);
+  const watch = new ResourceWatch(client, on, listen, reopen, inline);
   const catalog = new Catalog(client, on);
   const messages: Message[] = [{ role: "user", content: options.prompt }];
   try {

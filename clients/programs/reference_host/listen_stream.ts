@@ -1,9 +1,10 @@
 /**
  * `Listen`: the reference host's one `subscriptions/listen` in 2026-07-28,
  * asking for all it follows (list changes, the resources read), opened
- * again when the server ends it (`Reopen`), never again once refused, and
- * narrowed to what its acknowledgement honoured. What the server will not
- * watch goes to `onUnwatched`, which tells the model.
+ * again when the server ends it (`Reopen`, told once it is open again),
+ * never again once refused, and narrowed to what its acknowledgement
+ * honoured. What the server will not watch goes to `onUnwatched`, which
+ * tells the model.
  *
  * @module
  */
@@ -114,6 +115,7 @@ export class Listen {
       return await subscription.close();
     }
     this.#open = subscription;
+    this.reopen.established();
     subscription.closed.then((cause) => {
       if (cause === "local") return;
       this.#ended(

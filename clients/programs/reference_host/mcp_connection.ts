@@ -4,8 +4,9 @@
  * message bounded (`boundedFetch`) or over stdio (`StdioServer`, a Ctrl-C
  * or SIGTERM to the host passed on to it), ended in order
  * (`endConnection`). A 2025 GET stream the server ends is opened again
- * by the SDK when `Reopen` says; in 2026-07-28 (`isModern`) what the host
- * follows comes on its one listen (`Listen`, listen_stream.ts).
+ * by the SDK when `Reopen` says, which is told once it is open; in
+ * 2026-07-28 (`isModern`) what the host follows comes on its one listen
+ * (`Listen`, listen_stream.ts).
  *
  * @module
  */
@@ -78,7 +79,8 @@ async function boundedFetch(url: string | URL, init?: RequestInit) {
  * The server's transport. Over HTTP the SDK opens the 2025 GET stream again
  * after the server ended it, or after a failed attempt, when `reopen` says
  * (its scheduler; the SDK's own wait, a fixed second after each stream,
- * and its limit of two failed attempts in a row, give way to it). A stdio
+ * and its limit of two failed attempts in a row, give way to it), and
+ * `reopen` is told when a GET stream's response came. A stdio
  * server's process group does not get a Ctrl-C or a SIGTERM sent to the
  * host's, so the host passes it on, and ends (130 or 143, as a shell
  * reports a process the signal ended).
@@ -86,7 +88,13 @@ async function boundedFetch(url: string | URL, init?: RequestInit) {
 export function transportFor(options: HostOptions, reopen: Reopen): Transport {
   if (options.url) {
     return new StreamableHTTPClientTransport(new URL(options.url), {
-      fetch: boundedFetch,
+      fetch: async (url, init) => {
+        const response = await boundedFetch(url, init);
+        // A GET stream's response: the stream is open (again, if `reopen`
+        // opened it: then what changed in the gap is read).
+        if (init?.method === "GET" && response.ok) reopen.established();
+        return response;
+      },
       reconnectionScheduler: (reconnect) =>
         reopen.after("the GET stream ended", reconnect),
       // The scheduler above decides every wait; no count of failed

@@ -21,7 +21,11 @@
  * that stream (a listen's result, a dropped connection, a GET stream's
  * end) the host opens it again after a wait (`Reopen`): 1 s, doubled for
  * each stream in a row that lived under 60 s, at most 60 s, each cut by up
- * to a quarter at random. A watch the server refuses (an error answer to
+ * to a quarter at random. An update the server sent while the stream was
+ * closed reached no stream, so once it is open again the host reads each
+ * resource it watches again and, if the text differs from what the model
+ * has, brings it as an update, marked as the others are. A watch the
+ * server refuses (an error answer to
  * `resources/subscribe` or `subscriptions/listen`) is never asked again,
  * one its listen's acknowledgement left out is not asked again either, and
  * a server that does not offer `resources.subscribe` is not asked at all:

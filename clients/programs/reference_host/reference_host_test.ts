@@ -47,9 +47,10 @@ interface ChatMessage {
 
 /**
  * A Chat Completions endpoint that reads the resource (`uri`), waits
- * `waitMs` and lists resources (time for the lab's updates to arrive), then answers.
+ * `waitMs` (or until `wait` resolves) and lists resources (time for the
+ * lab's updates to arrive), then answers.
  */
-function startModel(waitMs: number, uri = REVIEW_URI) {
+function startModel(wait: number | (() => Promise<void>), uri = REVIEW_URI) {
   const requests: ChatMessage[][] = [];
   const calls = [
     { name: "read_resource", arguments: { uri } },
@@ -60,7 +61,9 @@ function startModel(waitMs: number, uri = REVIEW_URI) {
     async (request) => {
       const body = await request.json();
       const turn = requests.push(body.messages) - 1;
-      if (turn === 1) await new Promise((done) => setTimeout(done, waitMs));
+      if (turn === 1) {
+        await (typeof wait === "number" ? sleep(wait) : wait());
+      }
       const call = calls[turn];
       return Response.json({
         choices: [{
@@ -1714,6 +1717,144 @@ Deno.test("reference host against --listen-ack and --without-subscribe: a resour
           [],
         );
       }
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// A cut stream's gap: the update the lab sent while the stream was closed
+// ---------------------------------------------------------------------------
+
+/**
+ * Resolves once `seen` holds a line `matches` accepts (the lab's, as it
+ * comes), or at the host's deadline: the test's assertions then fail.
+ */
+async function lineIn(seen: string[], matches: (line: string) => boolean) {
+  const end = Date.now() + HOST_DEADLINE_MS;
+  while (!seen.some(matches) && Date.now() < end) await sleep(50);
+}
+
+/** The lab's line for a read of version 2 of the resource. */
+const readsVersion2 = (line: string) =>
+  line.startsWith("[resources/read] ") && / version=2( |$)/.test(line);
+
+/** The lab's lines for its update's notification: ` delivered=false …` if lost. */
+const updateSent = (lines: string[]) =>
+  lines.filter((line) =>
+    line.startsWith("[notification/send] notifications/resources/updated ")
+  ).map((line) => line.match(/ delivered=\S+/)?.[0]);
+
+/**
+ * The host against a lab that ends every stream 1 s after it opened, its
+ * update 3.6 s after the watch: inside the second gap, between the cut of
+ * the stream the host opened again at 1.75-2 s (at 2.75-3 s) and the next
+ * re-open 1.5-2 s later, so no stream can deliver it. The model answers
+ * its second request once the lab's line `until` accepts came.
+ */
+async function runThroughGap(
+  era: string,
+  hostFlags: string[],
+  until: (line: string) => boolean,
+) {
+  const spawned = await spawnLab({
+    mainPath: MAIN_PATH,
+    args: ["--delay", "3.6", "--stream-lifetime", "1"],
+    env: { MCP_TEST_LOG_LEVEL: "info" },
+  });
+  const model = startModel(() => lineIn(spawned.lines, until));
+  try {
+    const run = await runHost(
+      ["--era", era, ...hostFlags, "--url", spawned.url, "Go"],
+      model.baseUrl,
+    );
+    const report = await (await fetch(`${spawned.origin}/report`)).json();
+    return { run, requests: model.requests, report, labLines: spawned.lines };
+  } finally {
+    await model.close();
+    await spawned.stop();
+  }
+}
+
+/** The host's lines saying the stream is open again and what it reads. */
+const reopenedLines = (stderr: string) =>
+  stderr.match(/^\[host\] the stream is open again: .*$/gm) ?? [];
+
+Deno.test("reference host: an update the lab sent while the stream was cut reaches the model, as the host reads what it watches again once the stream is open again; with --no-reopen it never does (both eras, HTTP)", async (t) => {
+  const lost: Record<string, string> = {
+    "2025":
+      "the notification was lost: the client's GET stream was closed when it was sent",
+    "2026-07-28":
+      "the notification was not delivered: no listen stream watches test://review/status",
+  };
+  const opens: Record<string, string> = {
+    "2025": "[stream/get] opened ",
+    "2026-07-28": `[subscriptions/listen] uris=${REVIEW_URI} `,
+  };
+  for (const era of ["2025", "2026-07-28"]) {
+    await t.step(`${era}: the re-read after the re-open`, async () => {
+      const { run, requests, report, labLines } = await runThroughGap(
+        era,
+        [],
+        readsVersion2,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(requests.length, 3, run.stderr);
+      assert.deepEqual(updatesIn(requests[1]), []);
+      const [update, ...more] = updatesIn(requests[2]);
+      assert.deepEqual(more, []);
+      assert.match(
+        update ?? "",
+        /^\[Update from the MCP server\] test:\/\/review\/status changed at \S+ \(the host's stream to the server was cut, and the host read it again once the stream was open again\)\. Its content now:\nstatus: reviewed\nversion: 2\n/,
+      );
+      // Two re-opens before the update went to the model: the first read
+      // version 1 again, which the model had, and brought nothing.
+      const before = run.stderr.slice(
+        0,
+        run.stderr.indexOf("changed: the update goes to the model"),
+      );
+      assert.deepEqual(reopenedLines(before), [
+        "[host] the stream is open again: the host reads 1 watched resource(s) again",
+        "[host] the stream is open again: the host reads 1 watched resource(s) again",
+      ]);
+      // The lab sent the update to no stream: it was in the gap.
+      assert.deepEqual(updateSent(labLines), [" delivered=false"]);
+      const [client] = report.clients;
+      assert.equal(client.level, 4);
+      assert.equal(client.missing, lost[era]);
+      assert.equal(client.conduct.updateAfterCut.received, false);
+      assert.deepEqual(client.conduct.diagnoses, []);
+      // Version 2 read on the third stream: the first, and two re-opens.
+      const read = labLines.findIndex(readsVersion2);
+      assert.ok(read >= 0, labLines.join("\n"));
+      assert.equal(
+        labLines.slice(0, read).filter((line) => line.startsWith(opens[era]))
+          .length,
+        3,
+        labLines.join("\n"),
+      );
+    });
+    await t.step(`${era}: --no-reopen, the control`, async () => {
+      const { run, requests, report, labLines } = await runThroughGap(
+        era,
+        ["--no-reopen"],
+        (line) => updateSent([line]).length > 0,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(requests.length, 3, run.stderr);
+      assert.deepEqual(requests.flatMap(updatesIn), []);
+      assert.deepEqual(reopenedLines(run.stderr), []);
+      const [client] = report.clients;
+      assert.equal(client.level, 4);
+      assert.equal(client.missing, lost[era]);
+      assert.equal(client.conduct.updateAfterCut.received, false);
+      assert.equal(client.conduct.diagnoses.length, 1);
+      assert.deepEqual(updateSent(labLines), [" delivered=false"]);
+      assert.equal(labLines.filter(readsVersion2).length, 0);
+      assert.equal(
+        labLines.filter((line) => line.startsWith(opens[era])).length,
+        1,
+        labLines.join("\n"),
+      );
     });
   }
 });

@@ -3,7 +3,8 @@
  * (the 2025 GET stream, through the SDK's `reconnectionScheduler`; the
  * 2026-07-28 listen, through `Listen`): after a wait that doubles while
  * streams keep ending soon after they opened, and never under
- * `--no-reopen`, the control.
+ * `--no-reopen`, the control; once it is open again, `onReopened` (the
+ * host reads what it watches again: an update sent in the gap was lost).
  *
  * @module
  */
@@ -24,9 +25,13 @@ import {
  * 1, 2, 4 … 60 s; one that ends it after five minutes, after about 1 s.
  */
 export class Reopen {
+  /** Runs once a stream opened again is open, never after a first open. */
+  onReopened: () => void = () => {};
   #openedAt = Date.now();
   #shortInARow = 0;
   #stopped = false;
+  /** A stream `after` opened again has not said it is open yet. */
+  #again = false;
 
   /** `on` false (`--no-reopen`): a stream the server ended stays closed. */
   constructor(private readonly on: boolean) {}
@@ -58,10 +63,21 @@ export class Reopen {
     say(`${ended} after ${lived} ms: opened again in ${wait} ms`);
     const timer = setTimeout(() => {
       if (this.#stopped) return;
+      this.#again = true;
       this.opened();
       open();
     }, wait);
     return () => clearTimeout(timer);
+  }
+
+  /**
+   * A stream is open now (a GET stream's response, a listen's
+   * acknowledgement): after a re-open, `onReopened` runs, once.
+   */
+  established() {
+    if (!this.#again || this.#stopped) return;
+    this.#again = false;
+    this.onReopened();
   }
 
   /** The host is ending: what ends from now on is not opened again. */

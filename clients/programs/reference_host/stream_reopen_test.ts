@@ -1,7 +1,8 @@
 /**
  * Tests for `Reopen` (`stream_reopen.ts`): its waits, as it says them, for
  * streams that end soon after they opened, and after one that lived long;
- * none under `--no-reopen` or once the host is ending.
+ * none under `--no-reopen` or once the host is ending; `onReopened` once a
+ * stream it opened again is open, never after a first open.
  *
  * @module
  */
@@ -90,4 +91,26 @@ Deno.test("Reopen: it opens the stream again once the wait is over, and never un
     [],
   );
   assert.equal(cancel, undefined);
+});
+
+Deno.test("Reopen: onReopened runs once a stream it opened again is open, once, and never after a first open or once stopped", async () => {
+  const reopen = new Reopen(true);
+  let reopened = 0;
+  reopen.onReopened = () => reopened++;
+  reopen.opened();
+  reopen.established();
+  assert.equal(reopened, 0);
+  const opened = Promise.withResolvers<void>();
+  linesOf(() => reopen.after("the listen ended", opened.resolve));
+  await opened.promise;
+  assert.equal(reopened, 0);
+  reopen.established();
+  reopen.established();
+  assert.equal(reopened, 1);
+  const again = Promise.withResolvers<void>();
+  linesOf(() => reopen.after("the listen ended", again.resolve));
+  await again.promise;
+  reopen.stop();
+  reopen.established();
+  assert.equal(reopened, 1);
 });
