@@ -277,6 +277,8 @@ Deno.test("/report: stable fields for every client", async () => {
     catalogChange: "off",
     toolEnabled: false,
     maxWatches: null,
+    streamLifetimeSeconds: null,
+    streamEnd: "graceful",
   });
   const [entry] = report.clients;
   assert.deepEqual(Object.keys(entry), [

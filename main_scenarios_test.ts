@@ -13,7 +13,10 @@
  */
 
 import assert from "node:assert/strict";
-import type { Client } from "npm:@modelcontextprotocol/client@2.4.0";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+} from "npm:@modelcontextprotocol/client@2.4.0";
 import { REVIEW_URI } from "./main.ts";
 import {
   prepareTestEnvironment,
@@ -25,6 +28,7 @@ import {
   assertLinesInOrder,
   connectClient,
   delay,
+  eventually,
   initializeMessage,
   labCommand,
   linesOf,
@@ -459,4 +463,357 @@ Deno.test("--max-watches: a bad value exits 2 with one line, over HTTP and stdio
       );
     });
   }
+});
+
+// ---------------------------------------------------------------------------
+// Stream lifetime: --stream-lifetime, --stream-end, both eras, HTTP and stdio
+// ---------------------------------------------------------------------------
+
+/** How an HTTP/1.1 response read off a raw socket ended, and its body. */
+type RawEnd = { end: "clean" | "dropped"; ms: number; body: string };
+
+/**
+ * Sends `request` over a raw socket and reads the response to its end: the
+ * chunked body's last chunk (`0\r\n\r\n`: clean) or the connection closed
+ * without it (dropped). `ms` from the response head to that end; `body`
+ * de-chunked.
+ */
+async function rawHttp(port: number, request: string): Promise<RawEnd> {
+  const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+  await connection.write(new TextEncoder().encode(request));
+  const decoder = new TextDecoder();
+  let text = "";
+  let headAt: number | undefined;
+  let end: RawEnd["end"] = "dropped";
+  for await (const chunk of connection.readable) {
+    text += decoder.decode(chunk, { stream: true });
+    if (headAt === undefined && text.includes("\r\n\r\n")) headAt = Date.now();
+    if (text.endsWith("\r\n0\r\n\r\n")) {
+      end = "clean";
+      break;
+    }
+  }
+  // Leaving the loop closed the connection (a clean end); or the lab did.
+  const ms = Date.now() - (headAt ?? NaN);
+  const [head, ...rest] = text.split("\r\n\r\n");
+  assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(head, /\r\ntransfer-encoding: chunked\r\n/);
+  let chunked = rest.join("\r\n\r\n");
+  let body = "";
+  for (let size; (size = parseInt(chunked, 16)) > 0;) {
+    const start = chunked.indexOf("\r\n") + 2;
+    body += chunked.slice(start, start + size);
+    chunked = chunked.slice(start + size + 2);
+  }
+  return { end, ms, body };
+}
+
+/** A raw HTTP/1.1 request to the lab's `/mcp`. */
+function rawRequest(
+  method: string,
+  headers: Record<string, string>,
+  body = "",
+) {
+  const lines = Object.entries({ Host: "127.0.0.1", ...headers })
+    .map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const length = body ? `Content-Length: ${body.length}\r\n` : "";
+  return `${method} /mcp HTTP/1.1\r\n${lines}${length}\r\n${body}`;
+}
+
+/** The SSE frame the lab writes for `message`. */
+const sseFrame = (message: unknown) =>
+  `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+Deno.test("--stream-lifetime 0.5 (HTTP, raw sockets): the GET stream and the listen end at the lifetime; graceful is the chunked body's clean end, the listen's result its last frame; abrupt drops the connection, no result; the close step says by=lab end=…", async (t) => {
+  for (const end of ["graceful", "abrupt"]) {
+    await t.step(end, async () => {
+      await using lab = startLab({
+        MCP_TEST_STREAM_LIFETIME_SECONDS: "0.5",
+        MCP_TEST_STREAM_END: end,
+        // The update falls after the cut: the streams carry no more frames.
+        MCP_TEST_UPDATE_DELAY_SECONDS: "5",
+      });
+      const port = Number(new URL(lab.base).port);
+      const name = `raw-cut-${end}`;
+      const sessionId = await openRawSession(lab.url, "2025-11-25", name);
+      const get = await rawHttp(
+        port,
+        rawRequest("GET", {
+          Accept: "text/event-stream",
+          "Mcp-Session-Id": sessionId,
+          "MCP-Protocol-Version": "2025-11-25",
+        }),
+      );
+      assert.equal(get.end, end === "graceful" ? "clean" : "dropped");
+      assert.equal(get.body, "");
+      assert.ok(get.ms >= 450 && get.ms < 2000, `${get.ms} ms`);
+      const listen = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "subscriptions/listen",
+        params: {
+          _meta: modernMeta(`${name}-modern`),
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+        },
+      });
+      const listened = await rawHttp(
+        port,
+        rawRequest("POST", {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2026-07-28",
+          "Mcp-Method": "subscriptions/listen",
+        }, listen),
+      );
+      const subscriptionId = { "io.modelcontextprotocol/subscriptionId": 7 };
+      const ack = sseFrame({
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: {
+          notifications: { resourceSubscriptions: [REVIEW_URI] },
+          _meta: subscriptionId,
+        },
+      });
+      const result = sseFrame({
+        jsonrpc: "2.0",
+        id: 7,
+        result: { resultType: "complete", _meta: subscriptionId },
+      });
+      assert.equal(listened.end, end === "graceful" ? "clean" : "dropped");
+      assert.equal(listened.body, end === "graceful" ? ack + result : ack);
+      assert.ok(listened.ms >= 450 && listened.ms < 2000, `${listened.ms} ms`);
+      const closes = lab.lines.filter((line) => line.includes(" closed "));
+      assert.equal(closes.length, 2, closes.join("\n"));
+      assert.match(
+        closes[0],
+        new RegExp(
+          `^\\[stream/get\\] closed session=[0-9a-f]{8} by=lab end=${end} client=${name}/0\\.0\\.1 era=2025 `,
+        ),
+      );
+      assert.match(
+        closes[1],
+        new RegExp(
+          `^\\[subscriptions/listen\\] closed by=lab end=${end} client=${name}-modern/1\\.0\\.0 era=2026-07-28 `,
+        ),
+      );
+    });
+  }
+});
+
+/** What the verdict says a client missed whose update fell after the cut. */
+const NOT_NOTIFIED = {
+  "2025":
+    "the notification was lost: the client's GET stream was closed when it was sent",
+  "2026-07-28":
+    `the notification was not delivered: no listen stream watches ${REVIEW_URI}`,
+};
+
+/**
+ * An SDK client in `mode`'s era that watches the resource and, when
+ * `reopens`, opens its stream again after the lab ends it: in 2025 the SDK
+ * transport re-opens its GET stream (after 50 ms here; `maxRetries: 0`
+ * never), in 2026-07-28 the client listens again once its listen closed.
+ */
+async function cutClient(
+  url: URL,
+  name: string,
+  mode: "legacy" | "auto",
+  reopens: boolean,
+) {
+  const client = new Client({ name, version: "1.0.0" }, {
+    versionNegotiation: { mode },
+  });
+  const reconnectionOptions = {
+    initialReconnectionDelay: 50,
+    maxReconnectionDelay: 50,
+    reconnectionDelayGrowFactor: 1,
+    maxRetries: reopens ? 1_000 : 0,
+  };
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { reconnectionOptions }),
+  );
+  const updated = nextResourceUpdate(client);
+  assert.equal(await readReview(client), VERSION_1_TEXT);
+  if (mode === "legacy") await client.subscribeResource({ uri: REVIEW_URI });
+  else {
+    const filter = { resourceSubscriptions: [REVIEW_URI] };
+    // Ended by the lab ("graceful": its result; "remote": dropped), not by
+    // the client's own close ("local", or its transport gone).
+    const listenAgain = async (listen: { closed: Promise<unknown> }) => {
+      const cause = await listen.closed;
+      if (reopens && cause !== "local" && client.transport) {
+        listenAgain(await client.listen(filter));
+      }
+    };
+    listenAgain(await client.listen(filter));
+  }
+  return { client, updated };
+}
+
+Deno.test("--stream-lifetime 1 (HTTP, SDK v2 client): the update falls after the cut; a client that opens its stream again gets it and reaches 6, one that does not stays at 4, graceful and abrupt, both eras; the report, its first line and the reproduce command name the lifetime", async (t) => {
+  for (const end of ["graceful", "abrupt"]) {
+    await t.step(end, async () => {
+      await using lab = startLab({
+        MCP_TEST_STREAM_LIFETIME_SECONDS: "1",
+        MCP_TEST_STREAM_END: end,
+        MCP_TEST_UPDATE_DELAY_SECONDS: "1.5",
+      });
+      await Promise.all(
+        Object.entries(ERAS).flatMap(([era, mode]) =>
+          [true, false].map(async (reopens) => {
+            const name = `cut-${end}-${mode}-${reopens ? "reopens" : "not"}`;
+            const { client, updated } = await cutClient(
+              lab.url,
+              name,
+              mode,
+              reopens,
+            );
+            const closeTag = era === "2025"
+              ? "[stream/get] closed"
+              : "[subscriptions/listen] closed";
+            const mine = (line: string) =>
+              line.includes(` client=${name}/1.0.0 `);
+            const update = `[resource/update] uri=${REVIEW_URI} version=2`;
+            await eventually(
+              () =>
+                lab.lines.some((line) => mine(line) && line.startsWith(update)),
+              `${name}'s update`,
+            );
+            const cutLine = lab.lines.find((line) =>
+              mine(line) && line.startsWith(closeTag)
+            );
+            assert.match(cutLine ?? "", new RegExp(` by=lab end=${end} `));
+            assertLinesInOrder(lab.lines.filter(mine), [closeTag, update]);
+            if (reopens) {
+              assert.equal(await within(updated, 5_000, name), REVIEW_URI);
+              assert.equal(await readReview(client), VERSION_2_TEXT);
+              assert.equal(reportFor(lab, name).level, 6);
+            } else {
+              await eventually(
+                () =>
+                  lab.lines.some((line) =>
+                    mine(line) && line.startsWith("[notification/send]")
+                  ),
+                `${name}'s notification`,
+              );
+              const entry = reportFor(lab, name);
+              assert.equal(entry.level, 4);
+              assert.equal(
+                entry.missing,
+                NOT_NOTIFIED[era as keyof typeof ERAS],
+              );
+            }
+            await within(client.close(), 5_000, `${name} closed`);
+          })
+        ),
+      );
+      const report = lab.lab.report();
+      assert.equal(report.scenario.streamLifetimeSeconds, 1);
+      assert.equal(report.scenario.streamEnd, end);
+      const flags = end === "abrupt" ? " --stream-end=abrupt" : "";
+      assert.match(
+        report.reproduce?.command ?? "",
+        new RegExp(` --stream-lifetime=1${flags}( |$)`),
+      );
+      const markdown = await (await fetch(`${lab.base}/report.md`)).text();
+      assert.match(
+        markdown,
+        new RegExp(`, streams ended after 1 s \\(${end}\\)\\.`),
+      );
+    });
+  }
+});
+
+Deno.test("--stream-lifetime 1 over stdio (2026-07-28): the listen ends by its result; a client that listens again gets the update that fell after the cut and reaches 6, one that does not stays at 4 and is told so", async (t) => {
+  for (const reopens of [true, false]) {
+    await t.step(reopens ? "listens again" : "does not", async () => {
+      const name = `stdio-cut-${reopens ? "reopens" : "not"}`;
+      const { client, verdictLog } = await stdioClient(
+        name,
+        "auto",
+        "--stream-lifetime",
+        "1",
+        "--delay",
+        "1.5",
+      );
+      const updated = nextResourceUpdate(client);
+      assert.equal(await readReview(client), VERSION_1_TEXT);
+      const filter = { resourceSubscriptions: [REVIEW_URI] };
+      const first = await client.listen(filter);
+      // The lab's result settles the listen as the spec's graceful close.
+      assert.equal(await first.closed, "graceful");
+      if (reopens) {
+        const again = await client.listen(filter);
+        assert.equal(await within(updated, 5_000, "the update"), REVIEW_URI);
+        assert.equal(await readReview(client), VERSION_2_TEXT);
+        await again.close();
+      } else await delay(1_000);
+      await client.close();
+      const lines = (await verdictLog()).split("\n");
+      const closes = lines.filter((line) =>
+        line.startsWith("[subscriptions/listen] closed ")
+      );
+      assert.match(
+        closes[0] ?? "",
+        new RegExp(
+          `^\\[subscriptions/listen\\] closed by=lab end=graceful client=${name}/1\\.0\\.0 era=2026-07-28 `,
+        ),
+      );
+      const level = lines.find((line) => line.startsWith("[verdict] "));
+      assert.match(level ?? "", reopens ? / level=6 / : / level=4 /);
+      if (!reopens) {
+        assert.ok(
+          lines.includes(`  next: ${NOT_NOTIFIED["2026-07-28"]}`),
+          lines.join("\n"),
+        );
+      }
+    });
+  }
+});
+
+Deno.test("--stream-lifetime and --stream-end: a bad value exits 2 with one line; --stream-end abrupt is refused over --stdio, saying why", async (t) => {
+  const seconds =
+    "expected empty, or a number of seconds above 0 up to 86400, fractions allowed";
+  const cases = [
+    ...["0", "-1", "1s", "86401"].map((value) =>
+      ["--stream-lifetime", value, seconds] as const
+    ),
+    ["--stream-end", "sudden", "expected graceful/abrupt"] as const,
+  ];
+  for (const [flag, value, expected] of cases) {
+    await t.step(`${flag}=${value}`, async () => {
+      const output = await labCommand([`${flag}=${value}`], {
+        MCP_TEST_PORT: "0",
+      }).output();
+      assert.equal(output.code, 2);
+      assert.equal(
+        new TextDecoder().decode(output.stderr),
+        `config error: ${flag}="${value}" is not allowed: ${expected}\n`,
+      );
+      assert.equal(new TextDecoder().decode(output.stdout), "");
+    });
+  }
+  await t.step("MCP_TEST_STREAM_LIFETIME_SECONDS=0", async () => {
+    const output = await labCommand([], {
+      MCP_TEST_PORT: "0",
+      MCP_TEST_STREAM_LIFETIME_SECONDS: "0",
+    }).output();
+    assert.equal(output.code, 2);
+    assert.equal(
+      new TextDecoder().decode(output.stderr),
+      `config error: MCP_TEST_STREAM_LIFETIME_SECONDS="0" is not allowed: ${seconds}\n`,
+    );
+  });
+  await t.step("--stdio --stream-end abrupt", async () => {
+    const output = await labCommand(
+      ["--stdio", "--stream-lifetime", "300", "--stream-end", "abrupt"],
+      {},
+    ).output();
+    assert.equal(output.code, 2);
+    assert.equal(
+      new TextDecoder().decode(output.stderr),
+      "config error: --stream-end abrupt (MCP_TEST_STREAM_END) drops a stream's connection; over --stdio the only connection is the process's pipes: use graceful\n",
+    );
+    assert.equal(new TextDecoder().decode(output.stdout), "");
+  });
 });

@@ -74,6 +74,8 @@ Deno.test("loadConfig: defaults, fractions, boolean words", () => {
     bodyTimeoutSeconds: 10,
     maxSessions: 1000,
     maxWatches: null,
+    streamLifetimeSeconds: null,
+    streamEnd: "graceful",
     logLevel: "debug",
     logFormat: "text",
     reportFile: "",
@@ -262,7 +264,7 @@ Deno.test("the README's configuration table lists exactly what --help prints, wi
     .map((line) => line.match(/^ {2}(--[\w-]+) +(MCP_TEST_\w+) +(\S+) /))
     .filter((match) => match !== null)
     .map(([, flag, variable, fallback]) => `${flag} ${variable} ${fallback}`);
-  assert.equal(help.length, 31);
+  assert.equal(help.length, 33);
   assert.deepEqual(await readmeSettings(), help);
 });
 

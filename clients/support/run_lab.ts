@@ -346,6 +346,8 @@ export function stdioLabReports(
           : scenario.catalogChange ?? "off",
         toolEnabled: false,
         maxWatches: null,
+        streamLifetimeSeconds: null,
+        streamEnd: "graceful",
       },
       clients,
     },

@@ -296,6 +296,8 @@ Deno.test("stdioLabReports: the lab, run as stdioLabCommand says, grades its cli
       catalogChange: "off",
       toolEnabled: false,
       maxWatches: null,
+      streamLifetimeSeconds: null,
+      streamEnd: "graceful",
     });
     assert.match(labReportMarkdown ?? "", /^# Lab report \(stdio\)\n/);
     assert.match(

@@ -162,6 +162,8 @@ export function labReport(clients: ClientReport[]): LabReport {
       catalogChange: "off",
       toolEnabled: false,
       maxWatches: null,
+      streamLifetimeSeconds: null,
+      streamEnd: "graceful",
     },
     clients,
   };
