@@ -4023,9 +4023,8 @@ class ModernEra implements EraServer {
     );
     if (listen && isEventStream(response)) {
       recordListen(state, client, listen.filter);
-      const lastFrame = `event: message\ndata: ${
-        JSON.stringify(listenResult(id!))
-      }\n\n`;
+      const result = JSON.stringify(listenResult(id!));
+      const lastFrame = `event: message\ndata: ${result}\n\n`;
       const cut = exchange.stream;
       return drainedResponse(this.ctx, client, response, { cut, lastFrame });
     }

@@ -817,3 +817,60 @@ Deno.test("--stream-lifetime and --stream-end: a bad value exits 2 with one line
     assert.equal(new TextDecoder().decode(output.stdout), "");
   });
 });
+
+Deno.test("--stream-lifetime 0.5 over stdio, raw lines: the listen's acknowledgement, then at the lifetime its result, exactly; nothing more for it; the lab goes on answering", async () => {
+  const _meta = modernMeta("raw-stdio-cut");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN_PATH, "--stdio", "--stream-lifetime", "0.5"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const answers = linesOf(child.stdout);
+  const send = (message: unknown) =>
+    writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  const next = async () =>
+    JSON.parse(
+      (await within(answers.next(), 10_000, "a line")).value as string,
+    );
+  await send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "server/discover",
+    params: { _meta },
+  });
+  assert.equal((await next()).id, 1);
+  const notifications = { resourceSubscriptions: [REVIEW_URI] };
+  await send({
+    jsonrpc: "2.0",
+    id: "L",
+    method: "subscriptions/listen",
+    params: { notifications, _meta },
+  });
+  const subscriptionId = { "io.modelcontextprotocol/subscriptionId": "L" };
+  const started = Date.now();
+  assert.deepEqual(await next(), {
+    jsonrpc: "2.0",
+    method: "notifications/subscriptions/acknowledged",
+    params: { notifications, _meta: subscriptionId },
+  });
+  assert.deepEqual(await next(), {
+    jsonrpc: "2.0",
+    id: "L",
+    result: { resultType: "complete", _meta: subscriptionId },
+  });
+  const took = Date.now() - started;
+  assert.ok(took >= 400 && took < 2000, `${took} ms`);
+  await send({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "resources/read",
+    params: { uri: REVIEW_URI, _meta },
+  });
+  const read = await next();
+  assert.equal(read.id, 3);
+  assert.equal(read.result.contents[0].text, VERSION_1_TEXT);
+  await writer.close();
+  assert.equal((await child.status).code, 0);
+});
