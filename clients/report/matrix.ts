@@ -724,9 +724,9 @@ export function catalogNotes(
   return notes;
 }
 
-/** `n thing` or `n things`. */
-function counted(count: number, thing: string): string {
-  return `${count} ${thing}${count === 1 ? "" : "s"}`;
+/** `n thing` or `n things` (or another plural ending). */
+function counted(count: number, thing: string, plural = "s"): string {
+  return `${count} ${thing}${count === 1 ? "" : plural}`;
 }
 
 /**
@@ -1358,6 +1358,37 @@ function appOutput(steps: CommandStepRecord[]): string[] {
     : [];
 }
 
+/**
+ * A world mode's evidence from the lab's log: the counts its row's Notes
+ * come from, and the lines counted.
+ */
+export function labLogSection(log: LabLogFacts): string[] {
+  return [
+    "### What the lab's log showed",
+    "",
+    `${
+      counted(log.streamsOpened, "stream")
+    } opened (GET streams and listens), ${log.streamsCut} ended by the lab at their lifetime, ${log.reopened} opened after the first cut${
+      log.reopenedAfterSeconds === null
+        ? ""
+        : ` (the first ${log.reopenedAfterSeconds} s after it)`
+    }; ${counted(log.watchesRefused, "watch", "es")} refused; ${
+      counted(log.eraRefusals, "request")
+    } refused before the lab knew their client (in a one-era lab, the other era's).${
+      log.lines.length ? " The lines counted:" : ""
+    }`,
+    "",
+    ...log.lines.length
+      ? [
+        "```text",
+        ...log.lines.map((line) => line.replaceAll("```", "'''")),
+        "```",
+        "",
+      ]
+      : [],
+  ];
+}
+
 /** The evidence file for one client, mode and route: a section per trigger. */
 export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
@@ -1437,6 +1468,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
         "",
       );
     }
+    if (run.labLog) lines.push(...labLogSection(run.labLog));
     lines.push("### Lab report", "");
     lines.push(
       ...(run.kind === "browser"

@@ -1078,6 +1078,7 @@ function logFacts(fields: Partial<LabLogFacts> = {}): LabLogFacts {
     reopenedAfterSeconds: null,
     watchesRefused: 0,
     eraRefusals: 0,
+    lines: [],
     ...fields,
   };
 }
@@ -1370,7 +1371,7 @@ Deno.test("versusDefaultNote: a world mode's break names the world it broke in",
   );
 });
 
-Deno.test("evidenceMarkdown: a world mode's evidence says the --mode that runs it again", () => {
+Deno.test("evidenceMarkdown: a world mode's evidence says the --mode that runs it again, and what the lab's log showed, its lines inert; a run without a log has no such part", () => {
   for (
     const mode of ["cut", "2026-07-28-only", "2025-only", "refused"] as const
   ) {
@@ -1380,6 +1381,47 @@ Deno.test("evidenceMarkdown: a world mode's evidence says the --mode that runs i
       mode,
     );
   }
+  const cut = evidenceMarkdown([runRecord({
+    mode: "cut",
+    trigger: "subscribe",
+    labLog: logFacts({
+      streamsOpened: 2,
+      streamsCut: 1,
+      reopened: 1,
+      reopenedAfterSeconds: 1,
+      lines: [
+        "[stream/get] closed session=a by=lab end=graceful client=demo/1.0.0",
+        '[stream/get] opened session=a client="```x"',
+      ],
+    }),
+  })]);
+  const part = cut.slice(cut.indexOf("### What the lab's log showed"));
+  assert.equal(
+    part.slice(0, part.indexOf("### Lab report")),
+    [
+      "### What the lab's log showed",
+      "",
+      "2 streams opened (GET streams and listens), 1 ended by the lab at their lifetime, 1 opened after the first cut (the first 1 s after it); 0 watches refused; 0 requests refused before the lab knew their client (in a one-era lab, the other era's). The lines counted:",
+      "",
+      "```text",
+      "[stream/get] closed session=a by=lab end=graceful client=demo/1.0.0",
+      `[stream/get] opened session=a client="'''x"`,
+      "```",
+      "",
+      "",
+    ].join("\n"),
+  );
+  const refused = evidenceMarkdown([runRecord({
+    mode: "refused",
+    trigger: "subscribe",
+    labLog: logFacts({ watchesRefused: 1 }),
+  })]);
+  assert.match(refused, /; 1 watch refused; 0 requests refused before/);
+  assert.ok(!refused.includes("The lines counted"));
+  assert.ok(
+    !evidenceMarkdown([runRecord({ mode: "cut", trigger: "subscribe" })])
+      .includes("### What the lab's log showed"),
+  );
 });
 
 // ---------------------------------------------------------------------------

@@ -464,7 +464,15 @@ export interface LabLogFacts {
    * method) is not counted.
    */
   eraRefusals: number;
+  /**
+   * The lines counted, as the lab logged them (each escaped and cut to 400
+   * characters), the first `LAB_LOG_LINES_KEPT`: the evidence of the counts.
+   */
+  lines: string[];
 }
+
+/** How many of the lines it counted `labLogFacts` keeps. */
+export const LAB_LOG_LINES_KEPT = 40;
 
 /** One event of the lab's log, text (`[tag] words key=value …`) or JSON. */
 interface LabLogEvent {
@@ -504,11 +512,19 @@ function labLogEvent(line: string): LabLogEvent | undefined {
     const match of rest.matchAll(/ ([A-Za-z]+)=("(?:[^"\\]|\\.)*"|[^ ]*)/g)
   ) {
     wordsEnd = Math.min(wordsEnd, match.index);
-    fields[match[1]] = match[2].startsWith('"')
-      ? String(JSON.parse(match[2]))
-      : match[2];
+    fields[match[1]] = fieldValue(match[2]);
   }
   return { tag: head[1], words: rest.slice(0, wordsEnd).trim(), fields };
+}
+
+/** A text line's value: bare, or a JSON string (as written, if it is none). */
+function fieldValue(text: string): string {
+  if (!text.startsWith('"')) return text;
+  try {
+    return String(JSON.parse(text));
+  } catch {
+    return text;
+  }
 }
 
 /** The streams, cuts and refusals in a run's lab log (`LabLogFacts`). */
@@ -520,8 +536,14 @@ export function labLogFacts(log: string): LabLogFacts {
     reopenedAfterSeconds: null,
     watchesRefused: 0,
     eraRefusals: 0,
+    lines: [],
   };
   let firstCut: number | undefined;
+  const keep = (line: string) => {
+    if (facts.lines.length < LAB_LOG_LINES_KEPT) {
+      facts.lines.push(printableLine(line, 400));
+    }
+  };
   for (const line of log.split("\n")) {
     const event = labLogEvent(line);
     if (!event) continue;
@@ -532,6 +554,7 @@ export function labLogFacts(log: string): LabLogFacts {
       : event.tag === "subscriptions/listen" && event.words === "";
     const at = Date.parse(event.fields.at ?? "");
     if (stream && opened) {
+      keep(line);
       facts.streamsOpened++;
       if (firstCut === undefined) continue;
       facts.reopened++;
@@ -540,13 +563,18 @@ export function labLogFacts(log: string): LabLogFacts {
     } else if (
       stream && event.words === "closed" && event.fields.by === "lab"
     ) {
+      keep(line);
       facts.streamsCut++;
       firstCut ??= at;
     } else if (event.tag === "request/rejected") {
       // The lab may say why after the SDK's words (a client's share).
       if (event.fields.message?.startsWith("Subscription limit reached")) {
+        keep(line);
         facts.watchesRefused++;
-      } else if (event.fields.client === undefined) facts.eraRefusals++;
+      } else if (event.fields.client === undefined) {
+        keep(line);
+        facts.eraRefusals++;
+      }
     }
   }
   return facts;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { LAB_VERSION, REVIEW_URI, SDK_VERSION } from "../../main.ts";
 import {
   defaultDenoDir,
+  LAB_LOG_LINES_KEPT,
   labLogFacts,
   labRunEnv,
   startRunLab,
@@ -510,6 +511,7 @@ const CUT_AND_REOPENED = [
 ].join("\n");
 
 Deno.test("labLogFacts: a stream the lab cut and one the client opened again after it, from text lines; a verdict's evidence lines are no events", () => {
+  const lines = CUT_AND_REOPENED.split("\n");
   assert.deepEqual(labLogFacts(CUT_AND_REOPENED), {
     streamsOpened: 2,
     streamsCut: 1,
@@ -517,6 +519,8 @@ Deno.test("labLogFacts: a stream the lab cut and one the client opened again aft
     reopenedAfterSeconds: 1,
     watchesRefused: 0,
     eraRefusals: 0,
+    // The lines counted, as logged: not the refusal inside the session.
+    lines: [lines[1], lines[3], lines[4]],
   });
 });
 
@@ -532,6 +536,7 @@ Deno.test("labLogFacts: a listen cut and never opened again (JSON lines of a std
     reopenedAfterSeconds: null,
     watchesRefused: 0,
     eraRefusals: 0,
+    lines,
   });
   assert.deepEqual(
     labLogFacts([
@@ -546,6 +551,9 @@ Deno.test("labLogFacts: a listen cut and never opened again (JSON lines of a std
       reopenedAfterSeconds: null,
       watchesRefused: 0,
       eraRefusals: 0,
+      lines: [
+        "[subscriptions/listen] uris=test://review/status client=demo/1.0.0 at=2026-12-03T17:48:27.000Z",
+      ],
     },
   );
 });
@@ -557,14 +565,15 @@ Deno.test("labLogFacts: refused watches, and the other era's requests a one-era 
     '[request/rejected] POST /mcp status=200 code=-32603 message="Subscription limit reached" client=demo/1.0.0 era=2026-07-28 protocol=2026-07-28 at=2026-12-03T17:48:38.915Z',
     '{"event":"request/rejected","status":200,"code":-32603,"message":"Subscription limit reached for this client: 2 listen streams are open under its clientInfo","client":"demo/1.0.0","at":"2026-12-03T17:48:39.000Z"}',
     '[request/rejected] status=200 code=-32601 message="Method not found" client=demo/1.0.0 era=2025 protocol=2025-11-25 at=2026-12-03T17:48:40.000Z',
-  ].join("\n");
-  assert.deepEqual(labLogFacts(log), {
+  ];
+  assert.deepEqual(labLogFacts(log.join("\n")), {
     streamsOpened: 0,
     streamsCut: 0,
     reopened: 0,
     reopenedAfterSeconds: null,
     watchesRefused: 2,
     eraRefusals: 2,
+    lines: log.slice(0, 4),
   });
   assert.deepEqual(labLogFacts(""), {
     streamsOpened: 0,
@@ -573,5 +582,21 @@ Deno.test("labLogFacts: refused watches, and the other era's requests a one-era 
     reopenedAfterSeconds: null,
     watchesRefused: 0,
     eraRefusals: 0,
+    lines: [],
   });
+});
+
+Deno.test("labLogFacts: the lines it keeps are bounded in count and length, control characters escaped", () => {
+  const long = `[request/rejected] POST /mcp status=400 code=-32022 message="${
+    "x".repeat(600)
+  }\u0007" at=2026-12-03T17:48:37.901Z`;
+  const facts = labLogFacts(
+    Array(LAB_LOG_LINES_KEPT + 5).fill(long).join("\n"),
+  );
+  assert.equal(facts.eraRefusals, LAB_LOG_LINES_KEPT + 5);
+  assert.equal(facts.lines.length, LAB_LOG_LINES_KEPT);
+  for (const line of facts.lines) {
+    assert.ok(line.length <= 400, String(line.length));
+    assert.ok(!/[\x00-\x1f]/.test(line));
+  }
 });
