@@ -1374,7 +1374,7 @@ export function labLogSection(log: LabLogFacts): string[] {
         : ` (the first ${log.reopenedAfterSeconds} s after it)`
     }; ${counted(log.watchesRefused, "watch", "es")} refused; ${
       counted(log.eraRefusals, "request")
-    } refused before the lab knew their client (in a one-era lab, the other era's).${
+    } refused before the lab first knew a client (in a one-era lab, the other era's).${
       log.lines.length ? " The lines counted:" : ""
     }`,
     "",

@@ -1401,7 +1401,7 @@ Deno.test("evidenceMarkdown: a world mode's evidence says the --mode that runs i
     [
       "### What the lab's log showed",
       "",
-      "2 streams opened (GET streams and listens), 1 ended by the lab at their lifetime, 1 opened after the first cut (the first 1 s after it); 0 watches refused; 0 requests refused before the lab knew their client (in a one-era lab, the other era's). The lines counted:",
+      "2 streams opened (GET streams and listens), 1 ended by the lab at their lifetime, 1 opened after the first cut (the first 1 s after it); 0 watches refused; 0 requests refused before the lab first knew a client (in a one-era lab, the other era's). The lines counted:",
       "",
       "```text",
       "[stream/get] closed session=a by=lab end=graceful client=demo/1.0.0",

@@ -458,10 +458,11 @@ export interface LabLogFacts {
   /** Watches refused at `--max-watches` (`Subscription limit reached`). */
   watchesRefused: number;
   /**
-   * Requests refused before the lab knew their client (no `client=`): in a
-   * one-era lab, the other era's (a 2025 `initialize`, a 2026-07-28
-   * request without a session); a refusal inside a session (an unknown
-   * method) is not counted.
+   * Requests refused before the lab first knew a client (no `client=` on
+   * them, and no line yet with one): in a one-era lab, the other era's (a
+   * 2025 `initialize`, a 2026-07-28 request without a session). A refusal
+   * inside a session (an unknown method), or one after a client was known
+   * (a request to a session that ended), is not counted.
    */
   eraRefusals: number;
   /**
@@ -539,6 +540,7 @@ export function labLogFacts(log: string): LabLogFacts {
     lines: [],
   };
   let firstCut: number | undefined;
+  let clientKnown = false;
   const keep = (line: string) => {
     if (facts.lines.length < LAB_LOG_LINES_KEPT) {
       facts.lines.push(printableLine(line, 400));
@@ -571,11 +573,12 @@ export function labLogFacts(log: string): LabLogFacts {
       if (event.fields.message?.startsWith("Subscription limit reached")) {
         keep(line);
         facts.watchesRefused++;
-      } else if (event.fields.client === undefined) {
+      } else if (!clientKnown && event.fields.client === undefined) {
         keep(line);
         facts.eraRefusals++;
       }
     }
+    clientKnown ||= event.fields.client !== undefined;
   }
   return facts;
 }
