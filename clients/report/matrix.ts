@@ -1010,6 +1010,25 @@ export function versusDefault(
   };
 }
 
+/** Whether a row is of a world mode (`WORLD_MODES`). */
+function isWorldRow(row: MatrixRow): row is MatrixRow & { mode: WorldMode } {
+  return isWorldMode(row.mode);
+}
+
+/**
+ * Whether a world mode's row can be held to its default row: not when the
+ * client never ran (no install, no lab); in mode inline-content, not when
+ * it never reached the lab, whose extra fields it then never saw. In the
+ * other modes a client the lab's world kept out (a one-era lab refusing
+ * its `initialize`) broke there.
+ */
+function comparable(row: MatrixRow & { mode: WorldMode }): boolean {
+  if (row.mode === "inline-content") return row.labClient !== null;
+  return !["install-failed", "lab-failed", "not-supported"].includes(
+    row.outcome,
+  );
+}
+
 /**
  * The rows with each world mode's row compared with its client's default
  * row under the same route and trigger: recomputed whenever the matrix is
@@ -1020,7 +1039,7 @@ export function withDefaultComparison(rows: MatrixRow[]): MatrixRow[] {
   return rows.map((row) => {
     if (!isWorldRow(row)) return row;
     const { versusDefault: _stale, ...fresh } = row;
-    if (row.labClient === null) return fresh;
+    if (!comparable(row)) return fresh;
     const defaultRow = rows.find((other) =>
       other.clientId === row.clientId && other.mode === "default" &&
       (other.route ?? "native") === row.route &&
@@ -1028,11 +1047,6 @@ export function withDefaultComparison(rows: MatrixRow[]): MatrixRow[] {
     );
     return { ...fresh, versusDefault: versusDefault(row, defaultRow) };
   });
-}
-
-/** Whether a row is of a world mode (`WORLD_MODES`). */
-function isWorldRow(row: MatrixRow): row is MatrixRow & { mode: WorldMode } {
-  return isWorldMode(row.mode);
 }
 
 /** What broke a world mode's client, as its Notes say it. */

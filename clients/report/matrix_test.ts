@@ -1299,6 +1299,40 @@ Deno.test("withDefaultComparison: each world mode's row against the default row;
     broke: true,
   });
   assert.equal(compared("2025-only", unspoken)?.broke, true);
+  // Kept out by the lab's one era, the client never reached it: still held
+  // to its default row, as it broke there. One that never ran is not, nor
+  // an inline-content row that never reached the lab its text came from.
+  assert.deepEqual(
+    compared("2026-07-28-only", {
+      ...unspoken,
+      labClient: null,
+      outcome: "exit-nonzero",
+    }),
+    {
+      defaultLevel: 6,
+      differences: [
+        "level 0 (default 6)",
+        "lost connected, listed, read v1, subscribed, notified, re-read v2",
+        "ended exit-nonzero (default completed)",
+      ],
+      broke: true,
+    },
+  );
+  for (const outcome of ["install-failed", "lab-failed"] as const) {
+    assert.equal(
+      compared("2025-only", { ...unspoken, labClient: null, outcome }),
+      undefined,
+      outcome,
+    );
+  }
+  assert.equal(
+    compared("inline-content", {
+      ...unspoken,
+      labClient: null,
+      outcome: "exit-nonzero",
+    }),
+    undefined,
+  );
   // Refused: level 3 is the most the lab allows, so its lost watch is no break.
   const refusedAt3 = {
     level: 3,

@@ -74,7 +74,8 @@ export interface MatrixRow extends RunFields, StepFields {
   /**
    * A world mode's row (`WORLD_MODES`) against the client's default row
    * under the same route and trigger (`withDefaultComparison`); absent on
-   * other rows and on one that never reached the lab.
+   * other rows, on one whose client never ran (no install, no lab), and on
+   * an inline-content row that never reached the lab.
    */
   versusDefault?: VersusDefault;
   /**
