@@ -2009,6 +2009,40 @@ Deno.test("results/README.md quotes as many inline-content rows as results/matri
   );
 });
 
+Deno.test("results/README.md quotes as many rows of each world mode, and of each level in it, as results/matrix.json holds; each row's Notes say what the lab's log showed", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  for (const mode of ["cut", "2026-07-28-only", "2025-only", "refused"]) {
+    const quoted = readme.match(
+      new RegExp(
+        `Mode \`${mode}\`: (\\d+) rows, by level ((?:\\d+ at \\d+(?:, )?)+)[.;]`,
+      ),
+    );
+    assert.ok(quoted, `results/README.md quotes no count of ${mode} rows`);
+    const modeRows = rows.filter((row) => row.mode === mode);
+    assert.equal(Number(quoted[1]), modeRows.length, mode);
+    // "12 at 3, 4 at 6": how many rows reached each level, highest first.
+    const levels = [...new Set(modeRows.map((row) => row.level))]
+      .sort((a, b) => b - a)
+      .map((level) =>
+        `${modeRows.filter((row) => row.level === level).length} at ${level}`
+      );
+    assert.equal(quoted[2], levels.join(", "), mode);
+    // A row that reached the lab says what the world did to it.
+    for (const row of modeRows.filter((row) => row.labClient !== null)) {
+      assert.match(
+        row.notes,
+        /stream|the lab cut none|era|watch|the lab left no log/,
+        `${row.clientId} ${mode}`,
+      );
+    }
+  }
+});
+
 Deno.test("results/README.md quotes as many catalog rows as results/matrix.json holds, and every one has its catalog or says why not", async () => {
   const results = new URL("../../results/", import.meta.url);
   const { rows } = JSON.parse(
