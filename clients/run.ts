@@ -17,13 +17,15 @@ import {
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
-  labCatalogChange,
-  labInlineContent,
+  isWorldMode,
+  labSettingsOf,
+  modeDelaySeconds,
   modeFileName,
   type ModeId,
   modeLabel,
   MODES,
   type UnsupportedClientDefinition,
+  WORLD_MODES,
 } from "./catalog/types.ts";
 import {
   browserInstalled,
@@ -92,7 +94,11 @@ import {
   type Trigger,
 } from "./runners/run_record.ts";
 import type { MatrixRow } from "./report/rows.ts";
-import { cacheModules, defaultDenoDir } from "./support/run_lab.ts";
+import {
+  cacheModules,
+  defaultDenoDir,
+  runLabLogFacts,
+} from "./support/run_lab.ts";
 import { runAgentClient } from "./runners/agent.ts";
 import {
   atNewest,
@@ -115,9 +121,13 @@ export const CLIENTS_USAGE = `Usage: deno task clients [options] [client...]
 Installs each client (all, or those named) at its pinned version, runs it
 against a fresh lab and scripted model in every mode, on every route and
 under both triggers, and regenerates results/. Every client that runs also
-gets mode inline-content: as in its default mode, natively under trigger
-subscribe, against a lab that puts the new text in every update
-(--inline-content sep-3119); and mode catalog: one run launched in each
+gets a run in each world mode, as in its default mode, natively under
+trigger subscribe, against a lab set as some servers are: inline-content,
+the new text in every update (--inline-content sep-3119); cut, every GET
+stream and listen ended 2 s after it opened, gracefully, the update at
+3.5 s (--stream-lifetime 2 --delay 3.5); 2026-07-28-only and 2025-only,
+one era served (--era 2026-07-28, --era 2025); refused, every watch
+refused (--max-watches 0). And mode catalog: one run launched in each
 mode the client lists (a row each, catalog (default), catalog (stdio)…),
 natively, against a lab whose tools, prompts and resources each gain an
 item at the client's first update (--catalog-change all), under trigger
@@ -135,8 +145,9 @@ Options:
                      same flag); command clients run on native only
   --mode M[,M…]      only the runs in these modes (default all: default,
                      2026-07-28, notifications, stdio, stdio-2026-07-28,
-                     no-updates, inline-content, catalog); --mode
-                     inline-content runs that mode alone, --mode catalog
+                     no-updates, inline-content, cut, 2026-07-28-only,
+                     2025-only, refused, catalog); --mode cut (or another
+                     world mode) runs that mode alone, --mode catalog
                      the catalog runs in every mode the client lists
   --only G[,G…]      these groups: agents (the agent CLIs, with the
                      scripted model), inspector (the MCP Inspector's
@@ -413,8 +424,8 @@ export function plannedRuns(
 }
 
 /**
- * A client's runs: every mode, route and trigger, then its inline-content
- * and catalog runs, or its one long wait. A command client has no model to
+ * A client's runs: every mode, route and trigger, then its world-mode and
+ * catalog runs, or its one long wait. A command client has no model to
  * take the wait-tool or shell-probe route, nor to wait on a tool call, so
  * it runs natively or not at all.
  */
@@ -437,7 +448,7 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
           ...plain,
         }))
       ),
-      ...inlineContentRun(options),
+      ...worldRuns(options),
       ...catalogRuns(client.modes, options, "subscribe"),
     ];
   }
@@ -466,27 +477,30 @@ function runsOf(client: AnyClient, options: ClientsOptions): PlannedRun[] {
         options.triggers.map((trigger) => ({ mode, route, trigger, ...plain }))
       )
     ),
-    ...inlineContentRun(options),
+    ...worldRuns(options),
     ...catalogRuns(client.modes, options, "read"),
   ];
 }
 
 /**
- * The one inline-content run every client that runs gets: natively under
- * trigger subscribe, where its default row shows what it does without the
- * text, when the command line asks for that route and trigger.
+ * The run in each world mode every client that runs gets (inline-content,
+ * cut, 2026-07-28-only, 2025-only, refused): natively under trigger
+ * subscribe, where its default row shows what it does against the friendly
+ * lab, when the command line asks for that route and trigger; mode cut
+ * with its own update delay, after the cut.
  */
-function inlineContentRun(options: ClientsOptions): PlannedRun[] {
-  return options.routes.includes("native") &&
-      options.triggers.includes("subscribe")
-    ? [{
-      mode: "inline-content",
-      route: "native",
-      trigger: "subscribe",
-      longWait: false,
-      delaySeconds: options.delaySeconds,
-    }]
-    : [];
+function worldRuns(options: ClientsOptions): PlannedRun[] {
+  if (
+    !options.routes.includes("native") ||
+    !options.triggers.includes("subscribe")
+  ) return [];
+  return WORLD_MODES.map((mode) => ({
+    mode,
+    route: "native",
+    trigger: "subscribe",
+    longWait: false,
+    delaySeconds: modeDelaySeconds(mode, options.delaySeconds),
+  }));
 }
 
 /**
@@ -595,8 +609,7 @@ async function runOne(
     binPath: installed.binPath,
     delaySeconds: run.delaySeconds,
     timeoutSeconds: options.timeoutSeconds,
-    inlineContent: labInlineContent(run.mode),
-    catalogChange: labCatalogChange(run.mode),
+    labSettings: labSettingsOf(run.mode),
     launchMode: run.launchMode,
     keepHome: options.keepHomes,
   };
@@ -604,7 +617,7 @@ async function runOne(
     ...base,
     timeoutSeconds: Math.min(options.timeoutSeconds, 60),
   };
-  const record = isBrowserClient(client)
+  const ran = isBrowserClient(client)
     ? client.ui === "code-server"
       ? await runCodeServer(client, run.mode, run.trigger, {
         ...browserBase,
@@ -624,6 +637,11 @@ async function runOne(
       longWait: run.longWait,
       progressCheck: run.progressCheck,
     });
+  // What the world did to the client is in its lab's log.
+  const labLog = isWorldMode(run.mode)
+    ? await runLabLogFacts(runDir)
+    : undefined;
+  const record = labLog ? { ...ran, labLog } : ran;
   const row = rowFromRun(record);
   console.log(
     `   ${modeLabel(run)} ${run.route}${

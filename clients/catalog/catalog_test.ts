@@ -11,12 +11,15 @@ import {
   isCommandClient,
   isStdioMode,
   isUnsupportedClient,
-  labCatalogChange,
-  labInlineContent,
+  isWorldMode,
+  labSettingsOf,
   type Launch,
   type LaunchContext,
+  modeDelaySeconds,
   type ModeId,
   MODES,
+  STREAM_CUT,
+  WORLD_MODES,
 } from "./types.ts";
 import { COMMAND_CLIENTS } from "./commands.ts";
 import { moduleBinaryName } from "../support/install_go.ts";
@@ -218,7 +221,7 @@ Deno.test("catalog: the reference host runs from the checkout: its era, its cont
   assert.equal(launch.env.DENO_DIR, context.denoDir);
 });
 
-Deno.test("catalog: a launch takes modes inline-content and catalog as its default mode (a catalog run launches in its launch mode instead, one of the client's own), against a lab with SEP-3119's inline content, or whose catalog changes", () => {
+Deno.test("catalog: a launch takes the world modes and catalog as its default mode (a catalog run launches in its launch mode instead, one of the client's own), against a lab with SEP-3119's inline content, its streams cut, one era, watches refused, or whose catalog changes", () => {
   const commandContext = {
     home: context.home,
     labUrl: context.labUrl,
@@ -226,7 +229,7 @@ Deno.test("catalog: a launch takes modes inline-content and catalog as its defau
   };
   const web = BROWSER_CLIENTS.find((client) => client.ui === "inspector")!;
   assert.ok(web.ui === "inspector");
-  for (const mode of ["inline-content", "catalog"] as const) {
+  for (const mode of [...WORLD_MODES, "catalog"] as const) {
     for (const client of CLIENTS) {
       assert.deepEqual(
         client.launch({ ...context, mode }),
@@ -253,25 +256,36 @@ Deno.test("catalog: a launch takes modes inline-content and catalog as its defau
       [],
     );
   }
-  assert.deepEqual(MODES.map(labInlineContent), [
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "sep-3119",
-    "off",
-  ]);
-  assert.deepEqual(MODES.map(labCatalogChange), [
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "off",
-    "all",
+  // Each mode's lab settings, in one place; the client's own modes set none.
+  assert.deepEqual(
+    Object.fromEntries(MODES.map((mode) => [mode, labSettingsOf(mode)])),
+    {
+      default: {},
+      "2026-07-28": {},
+      notifications: {},
+      stdio: {},
+      "stdio-2026-07-28": {},
+      "no-updates": {},
+      "inline-content": { inlineContent: "sep-3119" },
+      cut: { streamLifetimeSeconds: 2, streamEnd: "graceful" },
+      "2026-07-28-only": { era: "2026-07-28" },
+      "2025-only": { era: "2025" },
+      refused: { maxWatches: 0 },
+      catalog: { catalogChange: "all" },
+    },
+  );
+  // Mode cut's update falls after its cut; every other mode keeps the run's delay.
+  assert.deepEqual(
+    MODES.map((mode) => modeDelaySeconds(mode, 3)),
+    MODES.map((mode) => mode === "cut" ? 3.5 : 3),
+  );
+  assert.ok(STREAM_CUT.delaySeconds > STREAM_CUT.lifetimeSeconds);
+  assert.deepEqual(MODES.filter(isWorldMode), [
+    "inline-content",
+    "cut",
+    "2026-07-28-only",
+    "2025-only",
+    "refused",
   ]);
 });
 

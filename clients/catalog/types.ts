@@ -12,11 +12,7 @@ import type {
   NpmRuntime,
   PlatformBinary,
 } from "../support/install.ts";
-import type {
-  CatalogChangeSetting,
-  InlineContentSetting,
-  StdioLabCommand,
-} from "../support/run_lab.ts";
+import type { ModeLabSettings, StdioLabCommand } from "../support/run_lab.ts";
 import type { WireFormat } from "../model/scripted_model.ts";
 import type { BuiltProgram } from "../support/build_once.ts";
 import type { GoInstall } from "../support/install_go.ts";
@@ -29,15 +25,15 @@ import type { PypiInstall, PythonProgram } from "../support/install_python.ts";
  * the lab as a local server the client launches itself (`--stdio`), and
  * `stdio-2026-07-28` the same in that era; `no-updates` the client with its
  * update handling turned off (the reference host's negative control);
- * `inline-content` the client as in `default` against a lab that puts the
- * new text in every update (`--inline-content sep-3119`); `catalog` the
- * client in each mode it lists (its launch mode, `launchMode`) against a
- * lab whose tools, prompts and resources each gain an item at the
- * client's first update (`--catalog-change all`). Every client that runs
- * gets those two modes (`plannedRuns` in `run.ts`), so no client lists
- * them. A launch tests only for its own opt-in modes, so it launches
- * `inline-content` as `default` (`catalog_test.ts` holds every client to
- * that); a catalog run launches in its launch mode.
+ * `catalog` the client in each mode it lists (its launch mode,
+ * `launchMode`) against a lab whose tools, prompts and resources each gain
+ * an item at the client's first update (`--catalog-change all`). The
+ * modes of `WORLD_MODES` are the client as in `default` against a lab set
+ * as some servers are (`labSettingsOf`). Every client that runs gets the
+ * world modes and catalog (`plannedRuns` in `run.ts`), so no client lists
+ * them. A launch tests only for its own opt-in modes, so it launches a
+ * world mode as `default` (`catalog_test.ts` holds every client to that); a
+ * catalog run launches in its launch mode.
  */
 export const MODES = [
   "default",
@@ -47,18 +43,81 @@ export const MODES = [
   "stdio-2026-07-28",
   "no-updates",
   "inline-content",
+  "cut",
+  "2026-07-28-only",
+  "2025-only",
+  "refused",
   "catalog",
 ] as const;
 export type ModeId = (typeof MODES)[number];
 
-/** The lab's `--inline-content` for a run in `mode`: SEP-3119's shape in mode `inline-content`, else off. */
-export function labInlineContent(mode: ModeId): InlineContentSetting {
-  return mode === "inline-content" ? "sep-3119" : "off";
+/**
+ * The modes that run each client as in its default mode, natively under
+ * trigger subscribe, against a lab set as some servers in the world are:
+ * `inline-content` puts the new text in every update (`--inline-content
+ * sep-3119`); `cut` ends every GET stream and listen before the update
+ * (`STREAM_CUT`); `2026-07-28-only` and `2025-only` serve one era (`--era`);
+ * `refused` refuses every watch (`--max-watches 0`). Each is a cell of the
+ * client's default row in the summary, and is compared with that row.
+ */
+export const WORLD_MODES = [
+  "inline-content",
+  "cut",
+  "2026-07-28-only",
+  "2025-only",
+  "refused",
+] as const satisfies readonly ModeId[];
+export type WorldMode = (typeof WORLD_MODES)[number];
+
+/** Whether a mode (or a summary column named after one) is a world mode. */
+export function isWorldMode(mode: string): mode is WorldMode {
+  return (WORLD_MODES as readonly string[]).includes(mode);
 }
 
-/** The lab's `--catalog-change` for a run in `mode`: every kind in mode `catalog`, else off. */
-export function labCatalogChange(mode: ModeId): CatalogChangeSetting {
-  return mode === "catalog" ? "all" : "off";
+/**
+ * Mode `cut`'s lab: each stream ended 2 s after it opened, as on a host
+ * with a fixed timeout, and the update 3.5 s after the subscribe, after
+ * the first cut. Not at 5 s: a client that opens its stream again 1 s
+ * after a cut (the MCP TypeScript SDK's default delay) has it cut again at
+ * 5 s, so an update then would land on that second cut, a few ms either
+ * side of it; at 3.5 s it falls inside the stream opened again within
+ * 1.5 s of the cut, and is lost to a client that waits longer or never
+ * opens one. The end is graceful (the body's clean end, a listen's result
+ * last): the only end a stdio lab has, so every client meets the same cut
+ * on the transport it launches with.
+ */
+export const STREAM_CUT = {
+  lifetimeSeconds: 2,
+  end: "graceful",
+  delaySeconds: 3.5,
+} as const;
+
+/** The lab settings a run in `mode` sets: each absent one is the lab's default. */
+export function labSettingsOf(mode: ModeId): ModeLabSettings {
+  switch (mode) {
+    case "inline-content":
+      return { inlineContent: "sep-3119" };
+    case "catalog":
+      return { catalogChange: "all" };
+    case "cut":
+      return {
+        streamLifetimeSeconds: STREAM_CUT.lifetimeSeconds,
+        streamEnd: STREAM_CUT.end,
+      };
+    case "2026-07-28-only":
+      return { era: "2026-07-28" };
+    case "2025-only":
+      return { era: "2025" };
+    case "refused":
+      return { maxWatches: 0 };
+    default:
+      return {};
+  }
+}
+
+/** The lab's update delay in a run in `mode`: mode cut's own, else `delaySeconds`. */
+export function modeDelaySeconds(mode: ModeId, delaySeconds: number): number {
+  return mode === "cut" ? STREAM_CUT.delaySeconds : delaySeconds;
 }
 
 /**
@@ -76,7 +135,7 @@ export interface ModeOfRun {
 
 /**
  * The mode a run launches its client in: a catalog run's launch mode,
- * else its mode (whose launch treats `inline-content` as `default`).
+ * else its mode (whose launch treats a world mode as `default`).
  */
 export function launchedMode(run: ModeOfRun): ModeId {
   return run.launchMode ?? run.mode;

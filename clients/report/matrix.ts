@@ -8,13 +8,21 @@
  * @module
  */
 
-import { CATALOG_KINDS, cell, type ClientReport } from "../../main.ts";
 import {
+  CATALOG_KINDS,
+  cell,
+  type ClientReport,
+  type LabReport,
+} from "../../main.ts";
+import {
+  isWorldMode,
   launchedMode,
   modeFileName,
   type ModeId,
   modeLabel,
   MODES,
+  STREAM_CUT,
+  type WorldMode,
 } from "../catalog/types.ts";
 import { catalogToolsLevel, type Route } from "../model/decide.ts";
 import {
@@ -26,6 +34,7 @@ import {
   type Trigger,
 } from "../runners/run_record.ts";
 import { errorLine, printableLine } from "../support/process.ts";
+import type { LabLogFacts } from "../support/run_lab.ts";
 import { observe, type TranscriptEntry } from "../model/scripted_model.ts";
 import type {
   CitedHost,
@@ -715,6 +724,96 @@ export function catalogNotes(
   return notes;
 }
 
+/** `n thing` or `n things` (or another plural ending). */
+function counted(count: number, thing: string, plural = "s"): string {
+  return `${count} ${thing}${count === 1 ? "" : plural}`;
+}
+
+/**
+ * What a world mode's lab did to the client and what the client did next,
+ * from the run's lab log (`labLog`) and the lab's record of the client:
+ * whether it opened its stream again after the cut and got the update that
+ * fell after it; which era it settled on against a one-era lab, after how
+ * many refused requests of the other; how often it asked for a refused
+ * watch. None for inline-content (its notes say what the text did) and
+ * other modes.
+ */
+export function worldNotes(
+  run: Pick<RunRecord, "mode" | "labLog" | "labReport">,
+  labClient: ClientReport | undefined,
+): string[] {
+  if (run.mode === "inline-content" || !isWorldMode(run.mode)) return [];
+  const log = run.labLog;
+  if (!log) return ["the lab left no log to read what happened from"];
+  const scenario = run.labReport?.scenario;
+  if (run.mode === "cut") return cutNotes(log, labClient, scenario);
+  if (run.mode === "refused") {
+    if (log.watchesRefused === 0) {
+      return [
+        "never asked for a watch (no subscribe, no listen): nothing to refuse",
+      ];
+    }
+    return [
+      log.watchesRefused === 1
+        ? "its one watch was refused (Subscription limit reached), and it did not ask again"
+        : `asked for a watch ${log.watchesRefused} times, each refused (Subscription limit reached)`,
+    ];
+  }
+  const era = run.mode === "2025-only" ? "2025" : "2026-07-28";
+  const refusals = counted(log.eraRefusals, "request");
+  if (!labClient) {
+    // Else the row's notes say it never reached the lab.
+    return log.eraRefusals > 0
+      ? [
+        `could not talk to a ${era}-only server: the lab refused ${refusals} of the other era`,
+      ]
+      : [];
+  }
+  return [
+    log.eraRefusals > 0
+      ? `fell back to ${era} after the lab refused ${refusals} of the other era`
+      : `spoke ${era}, the lab's one era, from its first request`,
+  ];
+}
+
+/** Mode cut's notes: the streams cut, those opened again, the update after. */
+function cutNotes(
+  log: LabLogFacts,
+  labClient: ClientReport | undefined,
+  scenario: LabReport["scenario"] | undefined,
+): string[] {
+  const lifetime = `${scenario?.streamLifetimeSeconds ?? "?"} s`;
+  if (log.streamsCut === 0) {
+    return [
+      log.streamsOpened === 0
+        ? "opened no stream the lab could cut (no GET stream, no listen)"
+        : `the lab cut none of its ${
+          counted(log.streamsOpened, "stream")
+        }: each ended before ${lifetime}`,
+    ];
+  }
+  const cut = `the lab ended ${
+    counted(log.streamsCut, "stream")
+  } at ${lifetime} (${scenario?.streamEnd ?? "graceful"})`;
+  const delivered = labClient?.steps.notificationDelivered === true;
+  if (log.reopened === 0) {
+    return [
+      `${cut}; the client never opened one again${
+        delivered ? "" : ": the update after the cut was lost"
+      }`,
+    ];
+  }
+  return [
+    `${cut}; the client opened ${
+      counted(log.reopened, "stream")
+    } again, the first ${log.reopenedAfterSeconds} s after the cut${
+      delivered
+        ? ", and got the update after the cut"
+        : ", and still missed the update"
+    }`,
+  ];
+}
+
 export function rowFromRun(run: RunRecord): MatrixRow {
   const labClient = run.labReport
     ? mainLabClient(run.labReport.clients)
@@ -776,9 +875,11 @@ export function rowFromRun(run: RunRecord): MatrixRow {
       ? probeLabLevel(run.labReport.clients)
       : null,
     level: rowLevel(labLevel, notificationDelivered, contextUpdated, route),
-    notes: catalog === undefined
-      ? notes
-      : [notes, ...catalogNotes(run, catalog)].filter(Boolean).join("; "),
+    notes: [
+      notes,
+      ...worldNotes(run, labClient),
+      ...catalog === undefined ? [] : catalogNotes(run, catalog),
+    ].filter(Boolean).join("; "),
     ...(catalog === undefined ? {} : { catalog }),
     evidence: evidenceLink(run),
     evidenceKind: evidenceKindOf(run),
@@ -850,9 +951,34 @@ const STEP_TITLES: [keyof StepFields, string][] = [
   ["rereadAfterNotification", "re-read v2"],
 ];
 
-/** How an inline-content row compares with its default row (`undefined`: none). */
+/**
+ * What a world mode takes from every client, so no break: the level it
+ * allows at most (refused watches stop the ladder at 3, read version 1)
+ * and the steps it may cost (the re-read the inline text stands in for; a
+ * refused watch's subscribe and all it would have brought).
+ */
+const WORLD_COSTS: Record<
+  WorldMode,
+  { ceiling: number; steps: (keyof StepFields)[] }
+> = {
+  "inline-content": { ceiling: 7, steps: ["rereadAfterNotification"] },
+  cut: { ceiling: 7, steps: [] },
+  "2026-07-28-only": { ceiling: 7, steps: [] },
+  "2025-only": { ceiling: 7, steps: [] },
+  refused: {
+    ceiling: 3,
+    steps: ["subscribed", "notificationDelivered", "rereadAfterNotification"],
+  },
+};
+
+/**
+ * How a world mode's row compares with its default row (`undefined`:
+ * none): it broke where it did not complete where the default row did,
+ * fell below the default's level (or the mode's ceiling, if lower), or
+ * lost a step the mode does not cost.
+ */
 export function versusDefault(
-  row: MatrixRow,
+  row: MatrixRow & { mode: WorldMode },
   defaultRow: MatrixRow | undefined,
 ): VersusDefault {
   if (defaultRow === undefined) {
@@ -862,6 +988,7 @@ export function versusDefault(
   const gained = STEP_TITLES.filter(([step]) => !defaultRow[step] && row[step]);
   const worseOutcome = defaultRow.outcome === "completed" &&
     row.outcome !== "completed";
+  const { ceiling, steps } = WORLD_COSTS[row.mode];
   return {
     defaultLevel: defaultRow.level,
     differences: [
@@ -878,22 +1005,41 @@ export function versusDefault(
         ? []
         : [`ended ${row.outcome} (default ${defaultRow.outcome})`]),
     ],
-    broke: worseOutcome || row.level < defaultRow.level ||
-      lost.some(([step]) => step !== "rereadAfterNotification"),
+    broke: worseOutcome || row.level < Math.min(defaultRow.level, ceiling) ||
+      lost.some(([step]) => !steps.includes(step)),
   };
 }
 
+/** Whether a row is of a world mode (`WORLD_MODES`). */
+function isWorldRow(row: MatrixRow): row is MatrixRow & { mode: WorldMode } {
+  return isWorldMode(row.mode);
+}
+
 /**
- * The rows with each inline-content row compared with its client's
- * default row under the same route and trigger: recomputed whenever the
- * matrix is written, so a fresher default row counts.
+ * Whether a world mode's row can be held to its default row: not when the
+ * client never ran (no install, no lab); in mode inline-content, not when
+ * it never reached the lab, whose extra fields it then never saw. In the
+ * other modes a client the lab's world kept out (a one-era lab refusing
+ * its `initialize`) broke there.
+ */
+function comparable(row: MatrixRow & { mode: WorldMode }): boolean {
+  if (row.mode === "inline-content") return row.labClient !== null;
+  return !["install-failed", "lab-failed", "not-supported"].includes(
+    row.outcome,
+  );
+}
+
+/**
+ * The rows with each world mode's row compared with its client's default
+ * row under the same route and trigger: recomputed whenever the matrix is
+ * written, so a fresher default row counts.
  */
 export function withDefaultComparison(rows: MatrixRow[]): MatrixRow[] {
   const plain = (row: MatrixRow) => !row.longWait && !row.progressCheck;
   return rows.map((row) => {
-    if (row.mode !== "inline-content") return row;
+    if (!isWorldRow(row)) return row;
     const { versusDefault: _stale, ...fresh } = row;
-    if (row.labClient === null) return fresh;
+    if (!comparable(row)) return fresh;
     const defaultRow = rows.find((other) =>
       other.clientId === row.clientId && other.mode === "default" &&
       (other.route ?? "native") === row.route &&
@@ -903,8 +1049,20 @@ export function withDefaultComparison(rows: MatrixRow[]): MatrixRow[] {
   });
 }
 
-/** What an inline-content row's Notes say of its default row. */
-export function versusDefaultNote(versus: VersusDefault): string {
+/** What broke a world mode's client, as its Notes say it. */
+const BROKE_ON: Record<WorldMode, string> = {
+  "inline-content": "broke on the extra fields",
+  cut: "broke on the cut stream",
+  "2026-07-28-only": "broke against a 2026-07-28-only server",
+  "2025-only": "broke against a 2025-only server",
+  refused: "broke on the refusal",
+};
+
+/** What a world mode's row's Notes say of its default row. */
+export function versusDefaultNote(
+  versus: VersusDefault,
+  mode: WorldMode,
+): string {
   if (versus.defaultLevel === null) {
     return "no default row under this route and trigger to compare with";
   }
@@ -913,16 +1071,17 @@ export function versusDefaultNote(versus: VersusDefault): string {
   }
   return `${
     versus.broke
-      ? "broke on the extra fields, against its default row"
+      ? `${BROKE_ON[mode]}, against its default row`
       : "against its default row, no break"
   }: ${versus.differences.join(", ")}`;
 }
 
-/** A row's Notes cell: its run's notes, and an inline-content row's comparison. */
+/** A row's Notes cell: its run's notes, and a world mode's comparison. */
 function notesCell(row: MatrixRow): string {
   const notes = [
     row.notes,
-    row.versusDefault && versusDefaultNote(row.versusDefault),
+    isWorldRow(row) && row.versusDefault &&
+    versusDefaultNote(row.versusDefault, row.mode),
   ].filter(Boolean).join("; ");
   return notes || "—";
 }
@@ -980,6 +1139,10 @@ comparable rows.`;
 /** What mode catalog and the Catalog column are, above the tables. */
 export const CATALOG_TEXT =
   "Mode `catalog` is each client launched in each of its modes, one run per mode, the Mode column naming it (`catalog (default)`, `catalog (stdio)`), natively, against a lab whose tools, prompts and resources each gain an item at the client's first update (`--catalog-change all`: the tool `get_review_comments`, the prompt `summarize_review`, the resource `test://review/comments`), under trigger read for a client a model drives and subscribe for the others. Its Catalog cell gives each kind's level: 0 never listed, 1 listed, 2 notified of the change, 3 listed again and got the new item, 4 used it (the lab's levels), 5 the new tool reached a model request after the change and the model called it (the scripted model's side, tools only); its Notes say what stopped each kind.";
+
+/** What the world modes are, above the tables. */
+export const WORLD_TEXT =
+  `The world modes run each client as in its default mode, natively under trigger subscribe, against a lab set as some servers in the world are, one row each: \`cut\` ends every GET stream and listen ${STREAM_CUT.lifetimeSeconds} s after it opened, ${STREAM_CUT.end}ly (the body's clean end, a listen's result last), with the update at ${STREAM_CUT.delaySeconds} s, after the cut (\`--stream-lifetime ${STREAM_CUT.lifetimeSeconds} --delay ${STREAM_CUT.delaySeconds}\`); \`2026-07-28-only\` and \`2025-only\` serve one era and answer the other as such servers do (\`--era\`); \`refused\` refuses every watch with the SDK's \`Subscription limit reached\` (\`--max-watches 0\`). Their Notes say what the lab's log shows: whether the client opened its stream again after the cut and got the update, which era it settled on after how many refused requests, how often it asked for a refused watch; then how the row compares with the client's default row. A refused watch stops the ladder at 3 (read version 1), so a refused row below its default is no break unless it fell below 3.`;
 
 /** The picture of the summary, beside the matrix in `results/`. */
 export const SUMMARY_SVG = "compatibility-summary.svg";
@@ -1043,6 +1206,8 @@ export function matrixMarkdown(document: MatrixDocument): string {
     }. Every client ran headless against a scripted model on loopback (no network, no API key), on each route under both update triggers, with the lab's update delay at ${document.delaySeconds} s (a long-wait row says its own). The MCP Inspector's command clients (mcpdo, the Inspector CLI) have no model: a fixed command sequence drove them, natively only. Its web UI has none either: the harness clicked through it in headless Chromium, and its rows give the level before a user's Refresh click, with the level after that click in a separate note. Mode \`inline-content\` is each client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update notification unasked (\`--inline-content sep-3119\`); its Notes compare it with the default row. A Re-read v2 cell says \`inline\` where version 2 came inside the notification because the client asked for it (\`embedResources\`, SEP-3119). [How to read a row and re-run](README.md).`,
     "",
     "Levels: 1 connected, 2 listed, 3 read version 1, 4 subscribed (or listened for the resource), 5 a change notification delivered, 6 re-read version 2 after it, 7 the update reached the agent's context without the model asking.",
+    "",
+    WORLD_TEXT,
     "",
     CATALOG_TEXT,
     "",
@@ -1207,6 +1372,37 @@ function appOutput(steps: CommandStepRecord[]): string[] {
     : [];
 }
 
+/**
+ * A world mode's evidence from the lab's log: the counts its row's Notes
+ * come from, and the lines counted.
+ */
+export function labLogSection(log: LabLogFacts): string[] {
+  return [
+    "### What the lab's log showed",
+    "",
+    `${
+      counted(log.streamsOpened, "stream")
+    } opened (GET streams and listens), ${log.streamsCut} ended by the lab at their lifetime, ${log.reopened} opened after the first cut${
+      log.reopenedAfterSeconds === null
+        ? ""
+        : ` (the first ${log.reopenedAfterSeconds} s after it)`
+    }; ${counted(log.watchesRefused, "watch", "es")} refused; ${
+      counted(log.eraRefusals, "request")
+    } refused before the lab first knew a client (in a one-era lab, the other era's).${
+      log.lines.length ? " The lines counted:" : ""
+    }`,
+    "",
+    ...log.lines.length
+      ? [
+        "```text",
+        ...log.lines.map((line) => line.replaceAll("```", "'''")),
+        "```",
+        "",
+      ]
+      : [],
+  ];
+}
+
 /** The evidence file for one client, mode and route: a section per trigger. */
 export function evidenceMarkdown(runs: RunRecord[]): string {
   const first = runs[0];
@@ -1219,7 +1415,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
     `\`${first.npmPackage}@${first.version}\`, run by \`deno task clients${
       route === "native" ? "" : ` --route ${route}`
     }${
-      first.mode === "inline-content" || first.mode === "catalog"
+      isWorldMode(first.mode) || first.mode === "catalog"
         ? ` --mode ${first.mode}`
         : ""
     } ${first.clientId}\` on ${first.ranAt.slice(0, 10)}.`,
@@ -1286,6 +1482,7 @@ export function evidenceMarkdown(runs: RunRecord[]): string {
         "",
       );
     }
+    if (run.labLog) lines.push(...labLogSection(run.labLog));
     lines.push("### Lab report", "");
     lines.push(
       ...(run.kind === "browser"

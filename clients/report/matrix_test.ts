@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import type { ClientReport } from "../../main.ts";
 import type { Route } from "../model/decide.ts";
-import { type ModeId, modeLabel } from "../catalog/types.ts";
+import {
+  labSettingsOf,
+  type ModeId,
+  modeLabel,
+  WORLD_MODES,
+} from "../catalog/types.ts";
+import type { LabLogFacts } from "../support/run_lab.ts";
 import { installFailureReason } from "../support/install.ts";
 import {
   COMMAND_NOTE,
@@ -1024,7 +1030,7 @@ Deno.test("withDefaultComparison: each inline-content row against its client's d
 
 Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes cell", () => {
   const note = (versus: Parameters<typeof versusDefaultNote>[0]) =>
-    versusDefaultNote(versus);
+    versusDefaultNote(versus, "inline-content");
   assert.equal(
     note({ defaultLevel: null, differences: [], broke: false }),
     "no default row under this route and trigger to compare with",
@@ -1056,6 +1062,399 @@ Deno.test("versusDefaultNote: the comparison in an inline-content row's Notes ce
   assert.equal(
     tableCells(inline)[15],
     "read only; as in its default row: level 3, the same steps",
+  );
+});
+
+// ---------------------------------------------------------------------------
+// The world modes: what the lab's log shows, and the client's default row
+// ---------------------------------------------------------------------------
+
+/** A run's lab-log facts: nothing seen unless `fields` says so. */
+function logFacts(fields: Partial<LabLogFacts> = {}): LabLogFacts {
+  return {
+    streamsOpened: 0,
+    streamsCut: 0,
+    reopened: 0,
+    reopenedAfterSeconds: null,
+    watchesRefused: 0,
+    eraRefusals: 0,
+    lines: [],
+    ...fields,
+  };
+}
+
+/** A world mode's run: its lab set as the mode sets it, its log's facts. */
+function worldRun(
+  mode: ModeId,
+  clients: ClientReport[],
+  labLog: LabLogFacts | undefined,
+): MatrixRow {
+  const report = labReport(clients);
+  const { era = "both", maxWatches, streamLifetimeSeconds, streamEnd } =
+    labSettingsOf(mode);
+  return rowFromRun(runRecord({
+    kind: "command",
+    mode,
+    trigger: "subscribe",
+    labReport: {
+      ...report,
+      scenario: {
+        ...report.scenario,
+        trigger: "subscribe",
+        era,
+        maxWatches: maxWatches ?? null,
+        streamLifetimeSeconds: streamLifetimeSeconds ?? null,
+        streamEnd: streamEnd ?? "graceful",
+      },
+    },
+    transcript: [],
+    ...(labLog ? { labLog } : {}),
+  }));
+}
+
+/** A row's notes without the command client's own note among them. */
+const worldNote = (row: MatrixRow) =>
+  row.notes.split(COMMAND_NOTE).map((part) => part.replace(/^; |; $/g, ""))
+    .filter(Boolean).join("; ");
+
+Deno.test("rowFromRun (cut): a client that opened its stream again after the cut got the update; one that did not lost it, and one that opened none had nothing to cut", () => {
+  const missed = labClient({
+    trigger: "subscribe",
+    level: 4,
+    missing:
+      "the notification was lost: the client's GET stream was closed when it was sent",
+    steps: { ...labClient({}).steps, subscribed: true },
+  });
+  const reopened = worldRun(
+    "cut",
+    [notifiedClient(6)],
+    logFacts({
+      streamsOpened: 2,
+      streamsCut: 1,
+      reopened: 1,
+      reopenedAfterSeconds: 1,
+    }),
+  );
+  assert.equal(reopened.level, 6);
+  assert.equal(
+    worldNote(reopened),
+    "the lab ended 1 stream at 2 s (graceful); the client opened 1 stream again, the first 1 s after the cut, and got the update after the cut",
+  );
+  const never = worldRun(
+    "cut",
+    [missed],
+    logFacts({ streamsOpened: 1, streamsCut: 1 }),
+  );
+  assert.equal(never.level, 4);
+  assert.equal(
+    worldNote(never),
+    "the notification was lost: the client's GET stream was closed when it was sent; the lab ended 1 stream at 2 s (graceful); the client never opened one again: the update after the cut was lost",
+  );
+  // Opened again, yet the update found no stream open.
+  assert.match(
+    worldNote(
+      worldRun(
+        "cut",
+        [missed],
+        logFacts({
+          streamsOpened: 3,
+          streamsCut: 2,
+          reopened: 2,
+          reopenedAfterSeconds: 4.5,
+        }),
+      ),
+    ),
+    /the lab ended 2 streams at 2 s \(graceful\); the client opened 2 streams again, the first 4.5 s after the cut, and still missed the update$/,
+  );
+  assert.match(
+    worldNote(worldRun("cut", [labClient()], logFacts())),
+    /; opened no stream the lab could cut \(no GET stream, no listen\)$/,
+  );
+  assert.match(
+    worldNote(worldRun("cut", [labClient()], logFacts({ streamsOpened: 2 }))),
+    /; the lab cut none of its 2 streams: each ended before 2 s$/,
+  );
+  // No log, no word on the cut beyond saying so.
+  assert.match(
+    worldNote(worldRun("cut", [notifiedClient(6)], undefined)),
+    /the lab left no log to read what happened from$/,
+  );
+});
+
+Deno.test("rowFromRun (2026-07-28-only, 2025-only): a client that fell back after the lab refused the other era, one that spoke the lab's era at once, and one that could not talk to it", () => {
+  const modern = labClient({
+    era: "2026-07-28",
+    protocolVersion: "2026-07-28",
+  });
+  const fellBack = worldRun(
+    "2026-07-28-only",
+    [modern],
+    logFacts({ eraRefusals: 2 }),
+  );
+  assert.equal(fellBack.era, "2026-07-28");
+  assert.match(
+    worldNote(fellBack),
+    /; fell back to 2026-07-28 after the lab refused 2 requests of the other era$/,
+  );
+  assert.match(
+    worldNote(worldRun("2025-only", [labClient()], logFacts())),
+    /; spoke 2025, the lab's one era, from its first request$/,
+  );
+  const unreached = worldRun(
+    "2026-07-28-only",
+    [],
+    logFacts({ eraRefusals: 1 }),
+  );
+  assert.deepEqual([unreached.level, unreached.connected], [0, false]);
+  assert.equal(
+    worldNote(unreached),
+    "never reached the lab; could not talk to a 2026-07-28-only server: the lab refused 1 request of the other era",
+  );
+  // No refusal and no client: the row's own words say it never reached the lab.
+  assert.equal(
+    worldNote(worldRun("2025-only", [], logFacts())),
+    "never reached the lab",
+  );
+});
+
+Deno.test("rowFromRun (refused): a client asked for a watch once, or again and again, or never", () => {
+  const refusedClient = labClient({ trigger: "subscribe" });
+  assert.match(
+    worldNote(
+      worldRun("refused", [refusedClient], logFacts({ watchesRefused: 1 })),
+    ),
+    /; its one watch was refused \(Subscription limit reached\), and it did not ask again$/,
+  );
+  assert.match(
+    worldNote(
+      worldRun("refused", [refusedClient], logFacts({ watchesRefused: 61 })),
+    ),
+    /; asked for a watch 61 times, each refused \(Subscription limit reached\)$/,
+  );
+  assert.match(
+    worldNote(worldRun("refused", [refusedClient], logFacts())),
+    /; never asked for a watch \(no subscribe, no listen\): nothing to refuse$/,
+  );
+  // Other modes say nothing of a world, even with a log.
+  for (const mode of ["default", "inline-content", "catalog"] as const) {
+    assert.equal(
+      worldRun(mode, [refusedClient], logFacts({ watchesRefused: 3 })).notes
+        .includes("watch"),
+      false,
+      mode,
+    );
+  }
+});
+
+Deno.test("withDefaultComparison: each world mode's row against the default row; a cut that lost the update or an era the client could not speak broke it, a refusal that stopped it at 3 did not", () => {
+  const steps = {
+    subscribed: true,
+    notificationDelivered: true,
+    rereadAfterNotification: true,
+  };
+  const defaultRow = row({ trigger: "subscribe", level: 6, ...steps });
+  const compared = (mode: ModeId, fields: Partial<MatrixRow>) =>
+    withDefaultComparison([
+      defaultRow,
+      row({ mode, trigger: "subscribe", ...steps, ...fields }),
+    ])[1].versusDefault;
+  // Cut: re-opened and re-read, as by default; or lost the update.
+  assert.deepEqual(compared("cut", { level: 6 }), {
+    defaultLevel: 6,
+    differences: [],
+    broke: false,
+  });
+  assert.deepEqual(
+    compared("cut", {
+      level: 4,
+      labLevel: 4,
+      notificationDelivered: false,
+      rereadAfterNotification: false,
+    }),
+    {
+      defaultLevel: 6,
+      differences: ["level 4 (default 6)", "lost notified, re-read v2"],
+      broke: true,
+    },
+  );
+  // A one-era lab: the client fell back and reached 6, or never connected.
+  assert.equal(compared("2026-07-28-only", { level: 6 })?.broke, false);
+  assert.equal(compared("2025-only", { level: 6 })?.broke, false);
+  const unspoken = {
+    level: 0,
+    labLevel: 0,
+    connected: false,
+    listed: false,
+    readV1: false,
+    subscribed: false,
+    notificationDelivered: false,
+    rereadAfterNotification: false,
+  };
+  assert.deepEqual(compared("2026-07-28-only", unspoken), {
+    defaultLevel: 6,
+    differences: [
+      "level 0 (default 6)",
+      "lost connected, listed, read v1, subscribed, notified, re-read v2",
+    ],
+    broke: true,
+  });
+  assert.equal(compared("2025-only", unspoken)?.broke, true);
+  // Kept out by the lab's one era, the client never reached it: still held
+  // to its default row, as it broke there. One that never ran is not, nor
+  // an inline-content row that never reached the lab its text came from.
+  assert.deepEqual(
+    compared("2026-07-28-only", {
+      ...unspoken,
+      labClient: null,
+      outcome: "exit-nonzero",
+    }),
+    {
+      defaultLevel: 6,
+      differences: [
+        "level 0 (default 6)",
+        "lost connected, listed, read v1, subscribed, notified, re-read v2",
+        "ended exit-nonzero (default completed)",
+      ],
+      broke: true,
+    },
+  );
+  for (const outcome of ["install-failed", "lab-failed"] as const) {
+    assert.equal(
+      compared("2025-only", { ...unspoken, labClient: null, outcome }),
+      undefined,
+      outcome,
+    );
+  }
+  assert.equal(
+    compared("inline-content", {
+      ...unspoken,
+      labClient: null,
+      outcome: "exit-nonzero",
+    }),
+    undefined,
+  );
+  // Refused: level 3 is the most the lab allows, so its lost watch is no break.
+  const refusedAt3 = {
+    level: 3,
+    labLevel: 3,
+    subscribed: false,
+    notificationDelivered: false,
+    rereadAfterNotification: false,
+  };
+  assert.deepEqual(compared("refused", refusedAt3), {
+    defaultLevel: 6,
+    differences: [
+      "level 3 (default 6)",
+      "lost subscribed, notified, re-read v2",
+    ],
+    broke: false,
+  });
+  // Below 3, or a run that no longer completed (it hammered until the timeout).
+  assert.equal(
+    compared("refused", { ...refusedAt3, level: 2, labLevel: 2, readV1: false })
+      ?.broke,
+    true,
+  );
+  assert.equal(
+    compared("refused", { ...refusedAt3, outcome: "timeout" })?.broke,
+    true,
+  );
+  // A client at 2 by default is no worse at 2 with its watch refused.
+  assert.equal(
+    withDefaultComparison([
+      row({ trigger: "subscribe", level: 2, readV1: false }),
+      row({ mode: "refused", trigger: "subscribe", level: 2, readV1: false }),
+    ])[1].versusDefault?.broke,
+    false,
+  );
+});
+
+Deno.test("versusDefaultNote: a world mode's break names the world it broke in", () => {
+  const broke = {
+    defaultLevel: 6,
+    differences: ["level 4 (default 6)"],
+    broke: true,
+  };
+  assert.deepEqual(
+    WORLD_MODES.map((mode) => versusDefaultNote(broke, mode)),
+    [
+      "broke on the extra fields, against its default row: level 4 (default 6)",
+      "broke on the cut stream, against its default row: level 4 (default 6)",
+      "broke against a 2026-07-28-only server, against its default row: level 4 (default 6)",
+      "broke against a 2025-only server, against its default row: level 4 (default 6)",
+      "broke on the refusal, against its default row: level 4 (default 6)",
+    ],
+  );
+  assert.equal(
+    versusDefaultNote({ ...broke, broke: false }, "refused"),
+    "against its default row, no break: level 4 (default 6)",
+  );
+  const [, cut] = withDefaultComparison([
+    row({ trigger: "subscribe", level: 6, notes: "" }),
+    row({
+      mode: "cut",
+      trigger: "subscribe",
+      level: 4,
+      labLevel: 4,
+      notes: "the lab ended 1 stream at 2 s (graceful)",
+    }),
+  ]);
+  assert.equal(
+    tableCells(cut)[15],
+    "the lab ended 1 stream at 2 s (graceful); broke on the cut stream, against its default row: level 4 (default 6)",
+  );
+});
+
+Deno.test("evidenceMarkdown: a world mode's evidence says the --mode that runs it again, and what the lab's log showed, its lines inert; a run without a log has no such part", () => {
+  for (
+    const mode of ["cut", "2026-07-28-only", "2025-only", "refused"] as const
+  ) {
+    assert.match(
+      evidenceMarkdown([runRecord({ mode, trigger: "subscribe" })]),
+      new RegExp(`run by \`deno task clients --mode ${mode} demo\``),
+      mode,
+    );
+  }
+  const cut = evidenceMarkdown([runRecord({
+    mode: "cut",
+    trigger: "subscribe",
+    labLog: logFacts({
+      streamsOpened: 2,
+      streamsCut: 1,
+      reopened: 1,
+      reopenedAfterSeconds: 1,
+      lines: [
+        "[stream/get] closed session=a by=lab end=graceful client=demo/1.0.0",
+        '[stream/get] opened session=a client="```x"',
+      ],
+    }),
+  })]);
+  const part = cut.slice(cut.indexOf("### What the lab's log showed"));
+  assert.equal(
+    part.slice(0, part.indexOf("### Lab report")),
+    [
+      "### What the lab's log showed",
+      "",
+      "2 streams opened (GET streams and listens), 1 ended by the lab at their lifetime, 1 opened after the first cut (the first 1 s after it); 0 watches refused; 0 requests refused before the lab first knew a client (in a one-era lab, the other era's). The lines counted:",
+      "",
+      "```text",
+      "[stream/get] closed session=a by=lab end=graceful client=demo/1.0.0",
+      `[stream/get] opened session=a client="'''x"`,
+      "```",
+      "",
+      "",
+    ].join("\n"),
+  );
+  const refused = evidenceMarkdown([runRecord({
+    mode: "refused",
+    trigger: "subscribe",
+    labLog: logFacts({ watchesRefused: 1 }),
+  })]);
+  assert.match(refused, /; 1 watch refused; 0 requests refused before/);
+  assert.ok(!refused.includes("The lines counted"));
+  assert.ok(
+    !evidenceMarkdown([runRecord({ mode: "cut", trigger: "subscribe" })])
+      .includes("### What the lab's log showed"),
   );
 });
 
@@ -1608,6 +2007,40 @@ Deno.test("results/README.md quotes as many inline-content rows as results/matri
     Number(quoted[1]),
     rows.filter((row) => row.mode === "inline-content").length,
   );
+});
+
+Deno.test("results/README.md quotes as many rows of each world mode, and of each level in it, as results/matrix.json holds; each row's Notes say what the lab's log showed", async () => {
+  const results = new URL("../../results/", import.meta.url);
+  const { rows } = JSON.parse(
+    await Deno.readTextFile(new URL("matrix.json", results)),
+  ) as MatrixDocument;
+  const readme = (await Deno.readTextFile(new URL("README.md", results)))
+    .replaceAll(/\s+/g, " ");
+  for (const mode of ["cut", "2026-07-28-only", "2025-only", "refused"]) {
+    const quoted = readme.match(
+      new RegExp(
+        `Mode \`${mode}\`: (\\d+) rows, by level ((?:\\d+ at \\d+(?:, )?)+)[.;]`,
+      ),
+    );
+    assert.ok(quoted, `results/README.md quotes no count of ${mode} rows`);
+    const modeRows = rows.filter((row) => row.mode === mode);
+    assert.equal(Number(quoted[1]), modeRows.length, mode);
+    // "12 at 3, 4 at 6": how many rows reached each level, highest first.
+    const levels = [...new Set(modeRows.map((row) => row.level))]
+      .sort((a, b) => b - a)
+      .map((level) =>
+        `${modeRows.filter((row) => row.level === level).length} at ${level}`
+      );
+    assert.equal(quoted[2], levels.join(", "), mode);
+    // A row that reached the lab says what the world did to it.
+    for (const row of modeRows.filter((row) => row.labClient !== null)) {
+      assert.match(
+        row.notes,
+        /stream|the lab cut none|era|watch|the lab left no log/,
+        `${row.clientId} ${mode}`,
+      );
+    }
+  }
 });
 
 Deno.test("results/README.md quotes as many catalog rows as results/matrix.json holds, and every one has its catalog or says why not", async () => {

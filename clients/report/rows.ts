@@ -72,9 +72,10 @@ export interface MatrixRow extends RunFields, StepFields {
   level: number;
   notes: string;
   /**
-   * An inline-content row against the client's default row under the same
-   * route and trigger (`withDefaultComparison`); absent on other rows and
-   * on one that never reached the lab.
+   * A world mode's row (`WORLD_MODES`) against the client's default row
+   * under the same route and trigger (`withDefaultComparison`); absent on
+   * other rows, on one whose client never ran (no install, no lab), and on
+   * an inline-content row that never reached the lab.
    */
   versusDefault?: VersusDefault;
   /**
@@ -93,16 +94,18 @@ export interface MatrixRow extends RunFields, StepFields {
   evidenceKind: "run" | "documentation";
 }
 
-/** An inline-content row against the client's default row. */
+/** A world mode's row against the client's default row. */
 export interface VersusDefault {
   /** The default row's level; null when the matrix has no such row. */
   defaultLevel: number | null;
   /** What differs, in words: the level, steps lost or gained, the outcome. */
   differences: string[];
   /**
-   * It broke on the extra fields: it did not complete where the default
-   * row did, reached a lower level, or lost a step before the re-read (a
-   * re-read the text stood in for, at no lower level, is no break).
+   * It broke in the mode's world: it did not complete where the default
+   * row did, reached a lower level than the default's (or than the level
+   * the mode allows, if lower: 3 with every watch refused), or lost a step
+   * the mode does not cost (inline-content costs the re-read the text
+   * stood in for; refused, the subscribe and what it would have brought).
    */
   broke: boolean;
 }

@@ -12,7 +12,10 @@ import { ALL_CLIENTS } from "../catalog/select.ts";
 import {
   isBrowserClient,
   isCommandClient,
+  isWorldMode,
   type ModeId,
+  STREAM_CUT,
+  WORLD_MODES,
 } from "../catalog/types.ts";
 import type { CitedHost, UpstreamRequest } from "../catalog/cited.ts";
 import { libraryOf } from "../catalog/libraries.ts";
@@ -26,8 +29,8 @@ import { CATALOG_KINDS, cell } from "../../main.ts";
 
 /**
  * The native route under each trigger, then the two other routes, then the
- * modes inline-content (native, trigger subscribe; in the default row) and
- * catalog (its catalog ladder; in the row of the mode it launched in).
+ * world modes (native, trigger subscribe; in the default row) and catalog
+ * (its catalog ladder; in the row of the mode it launched in).
  */
 export const SUMMARY_COLUMNS = [
   { key: "native-subscribe", title: "Native, trigger subscribe" },
@@ -35,18 +38,22 @@ export const SUMMARY_COLUMNS = [
   { key: "wait-tool", title: "Wait tool" },
   { key: "shell-probe", title: "Shell probe" },
   { key: "inline-content", title: "Inline content" },
+  { key: "cut", title: "Stream cut" },
+  { key: "2026-07-28-only", title: "2026-07-28 only" },
+  { key: "2025-only", title: "2025 only" },
+  { key: "refused", title: "Watches refused" },
   { key: "catalog", title: "Catalog" },
-] as const;
+] as const satisfies readonly { key: string; title: string }[];
 
 /**
- * The modes whose rows are cells of another row: inline-content's of the
+ * The modes whose rows are cells of another row: a world mode's of the
  * client's default row, a catalog row's of its launch mode's row.
  */
-const CELL_MODES = ["inline-content", "catalog"];
+const CELL_MODES: ModeId[] = [...WORLD_MODES, "catalog"];
 
 /** The summary row a matrix row is part of: its mode's, or the row it is a cell of. */
 function summaryMode(row: MatrixRow): ModeId {
-  return row.mode === "inline-content"
+  return isWorldMode(row.mode)
     ? "default"
     : row.mode === "catalog"
     ? row.launchMode ?? "default"
@@ -129,7 +136,7 @@ function measuredRow(
     : undefined;
   const cell = (column: SummaryColumn): SummaryCell => {
     if (missed) return { level: null, text: missed };
-    if (column === "inline-content") {
+    if (isWorldMode(column)) {
       if (mode !== "default") return { level: null, text: "default mode only" };
       return levelCell(rows.filter((row) => row.mode === column));
     }
@@ -159,16 +166,18 @@ function measuredRow(
     mode: mode === "default" ? null : mode,
     version: first.version,
     evidence: first.outcome === "not-supported" ? "documentation" : "run",
-    cells: {
-      "native-subscribe": cell("native-subscribe"),
-      "native-read": cell("native-read"),
-      "wait-tool": cell("wait-tool"),
-      "shell-probe": cell("shell-probe"),
-      "inline-content": cell("inline-content"),
-      catalog: cell("catalog"),
-    },
+    cells: summaryCells(cell),
     requests,
   };
+}
+
+/** A row's cells, each column's from `cellOf`. */
+function summaryCells(
+  cellOf: (column: SummaryColumn) => SummaryCell,
+): Record<SummaryColumn, SummaryCell> {
+  return Object.fromEntries(
+    SUMMARY_COLUMNS.map(({ key }) => [key, cellOf(key)]),
+  ) as Record<SummaryColumn, SummaryCell>;
 }
 
 /** Whether a model drives the client (command clients and web UIs: none). */
@@ -188,7 +197,7 @@ function hasShellTool(clientId: string): boolean {
  * when they differ (colored by the lower); ", inline" when version 2 came
  * inside the notification as the client asked; "+ notice" when the host
  * told the model the resource changed, which is not the update itself;
- * "(broke)" when an inline-content row did worse than its default row.
+ * "(broke)" when a world mode's row did worse than its default row.
  */
 export function levelCell(rows: MatrixRow[]): SummaryCell {
   if (rows.length === 0) return { level: null, text: "not run" };
@@ -248,21 +257,18 @@ function citedRow(host: CitedHost, requests: UpstreamRequest[]): SummaryRow {
     mode: null,
     version: host.version,
     evidence: "source",
-    cells: {
-      "native-subscribe": {
-        level: null,
-        text: host.subscribes === "yes"
-          ? "subscribes"
-          : host.subscribes === "no"
-          ? "does not subscribe"
-          : "listens (2026-07-28) only",
-      },
-      "native-read": none,
-      "wait-tool": none,
-      "shell-probe": none,
-      "inline-content": none,
-      catalog: none,
-    },
+    cells: summaryCells((column) =>
+      column === "native-subscribe"
+        ? {
+          level: null,
+          text: host.subscribes === "yes"
+            ? "subscribes"
+            : host.subscribes === "no"
+            ? "does not subscribe"
+            : "listens (2026-07-28) only",
+        }
+        : none
+    ),
     requests,
   };
 }
@@ -287,7 +293,7 @@ export function summaryMarkdown(rows: SummaryRow[], svgPath: string): string[] {
     "",
     `![The level each client reached on each route](${svgPath})`,
     "",
-    "One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Catalog is the mode catalog in the row of the mode the client was launched in (one catalog run per mode it lists): each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all), colored by the tools level; the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read.",
+    `One row per client and mode: where the facts come from (a run here, the host's source, or its documentation), and the level reached natively under each update trigger and on the two other routes (where the triggers differ, subscribe · read; + notice where the host told its model that the resource changed, without its content, which level 7 does not count; inline where version 2 came inside the notification because the client asked for it). Inline content is the mode inline-content in the client's default row: the client as in its default mode, natively under trigger subscribe, against a lab that puts version 2's text in every update unasked (--inline-content sep-3119); (broke) where it did worse than its default-mode run. Stream cut, 2026-07-28 only, 2025 only and Watches refused are the other world modes in the same row, each the client as in its default mode against a lab that ends every GET stream and listen ${STREAM_CUT.lifetimeSeconds} s after it opened, gracefully, with the update at ${STREAM_CUT.delaySeconds} s (--stream-lifetime ${STREAM_CUT.lifetimeSeconds}), serves 2026-07-28 only (--era 2026-07-28), serves 2025 only (--era 2025), or refuses every watch (--max-watches 0), where 3 (read version 1) is the most a client can reach; (broke) where it did worse than its default-mode run (refused: below 3, or a step before it lost); the matrix's Notes say what the client did: opened its stream again after the cut, fell back between eras, asked again for a refused watch. Catalog is the mode catalog in the row of the mode the client was launched in (one catalog run per mode it lists): each kind's level on the catalog ladder (0 to 5) against a lab whose tools, prompts and resources each gain an item at the client's first update (--catalog-change all), colored by the tools level; the matrix's Notes say what stopped each kind. No model drives the Inspector's clients, so the other routes do not apply to them; the reference host offers its model no shell tool, so the probe route does not apply to it. Requests upstream are the client's own tracker entries about resource subscriptions, with their state on the day they were read`,
     "",
     `| Client | Version | Evidence | ${
       SUMMARY_COLUMNS.map((column) => column.title).join(" | ")
@@ -494,7 +500,8 @@ function rowLabel(row: SummaryRow): string {
 
 const LEGEND = [
   "1 connected, 2 listed, 3 read version 1, 4 subscribed, 5 notified, 6 re-read version 2, 7 version 2 in the agent's context without asking",
-  "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): below the default-mode run",
+  "inline: version 2 sent in the notification, as the client asked; + notice: the host told the model of the change, without the content; (broke): worse than the default-mode run",
+  `Stream cut: every stream ended at ${STREAM_CUT.lifetimeSeconds} s, the update at ${STREAM_CUT.delaySeconds} s; 2026-07-28 only, 2025 only: a lab of one era; Watches refused: every watch refused, so 3 at most`,
   "Catalog: each kind's level of 5 (1 listed, 2 notified of the change, 3 listed again with the new item, 4 used it, 5 the new tool reached the model), colored by tools: 5 as 7, 4 as 6, 3 as 4, 2 as 3, 1 as 2",
 ];
 

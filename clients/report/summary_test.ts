@@ -78,6 +78,10 @@ Deno.test("summaryRows: one row per client and mode, the level per route and tri
     "wait-tool": { level: 6, text: "7 · 6" },
     "shell-probe": { level: 7, text: "7" },
     "inline-content": { level: null, text: "not run" },
+    cut: { level: null, text: "not run" },
+    "2026-07-28-only": { level: null, text: "not run" },
+    "2025-only": { level: null, text: "not run" },
+    refused: { level: null, text: "not run" },
     catalog: { level: null, text: "not run" },
   });
   assert.deepEqual(rows[0].requests, [REQUEST]);
@@ -154,6 +158,10 @@ Deno.test("summaryRows: install failures, no MCP, clients without a model, hosts
     "wait-tool": { level: null, text: "—" },
     "shell-probe": { level: null, text: "—" },
     "inline-content": { level: null, text: "—" },
+    cut: { level: null, text: "—" },
+    "2026-07-28-only": { level: null, text: "—" },
+    "2025-only": { level: null, text: "—" },
+    refused: { level: null, text: "—" },
     catalog: { level: null, text: "—" },
   });
 });
@@ -174,6 +182,10 @@ Deno.test("summaryRows: the reference host's shell-probe cell says it has no she
     "wait-tool": { level: 7, text: "7" },
     "shell-probe": { level: null, text: "no shell tool" },
     "inline-content": { level: null, text: "not run" },
+    cut: { level: null, text: "not run" },
+    "2026-07-28-only": { level: null, text: "not run" },
+    "2025-only": { level: null, text: "not run" },
+    refused: { level: null, text: "not run" },
     catalog: { level: null, text: "not run" },
   });
 });
@@ -236,9 +248,9 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
     ],
   );
   assert.deepEqual(summaryMarkdown(rows, "s.svg").slice(-3), [
-    "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | not run | none found |",
-    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | not run | none found |",
-    "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | not run | none found |",
+    "| Reference host | 1.0.0 | run | 7 | not run | not run | no shell tool | 7 | not run | not run | not run | not run | not run | none found |",
+    "| Reference host (2026-07-28) | 1.0.0 | run | 7, inline | not run | not run | no shell tool | default mode only | default mode only | default mode only | default mode only | default mode only | not run | none found |",
+    "| mcpdo | 1.0.0 | run | 5 | not run | no model | no model | 1 (broke) | not run | not run | not run | not run | not run | none found |",
   ]);
   const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
   const texts = [...svg.documentElement!.getElementsByTagName("text")].map((
@@ -246,6 +258,89 @@ Deno.test("summaryRows: inline content is a cell of the client's default row; in
   ) => text.textContent);
   for (const text of ["Inline content", "7, inline", "1 (broke)"]) {
     assert.ok(texts.includes(text), text);
+  }
+});
+
+Deno.test("summaryRows: each world mode is a cell of the client's default row under its own column, its level, (broke) only where the row did worse than its default, in Markdown and SVG", () => {
+  const app = (fields: Parameters<typeof matrixRow>[0]) =>
+    matrixRow({
+      clientId: "mcp-client-demo",
+      client: "Demo app",
+      trigger: "subscribe",
+      ...fields,
+    });
+  const broke = (defaultLevel: number, level: number) => ({
+    defaultLevel,
+    differences: [`level ${level} (default ${defaultLevel})`],
+    broke: true,
+  });
+  const unbroken = (defaultLevel: number, level: number) => ({
+    ...broke(defaultLevel, level),
+    broke: false,
+  });
+  const rows = summaryRows({
+    rows: [
+      app({ level: 6 }),
+      app({ mode: "stdio", level: 6 }),
+      // Cut: it never opened its stream again, and missed the update.
+      app({ mode: "cut", level: 4, versusDefault: broke(6, 4) }),
+      // It could not talk to a 2026-07-28-only lab.
+      app({ mode: "2026-07-28-only", level: 0, versusDefault: broke(6, 0) }),
+      app({ mode: "2025-only", level: 6 }),
+      // Refused: 3 is the most the lab allows, so no break.
+      app({ mode: "refused", level: 3, versusDefault: unbroken(6, 3) }),
+    ],
+    cited: [],
+    requests: {},
+  });
+  const world = (row: SummaryRow) =>
+    (["cut", "2026-07-28-only", "2025-only", "refused"] as const).map((
+      column,
+    ) => row.cells[column]);
+  assert.deepEqual(rows.map((row) => [row.mode, ...world(row)]), [
+    [
+      null,
+      { level: 4, text: "4 (broke)" },
+      { level: 0, text: "0 (broke)" },
+      { level: 6, text: "6" },
+      { level: 3, text: "3" },
+    ],
+    [
+      "stdio",
+      ...Array(4).fill({ level: null, text: "default mode only" }),
+    ],
+  ]);
+  // The default row's own native cell is its default run's, not a world mode's.
+  assert.deepEqual(rows[0].cells["native-subscribe"], { level: 6, text: "6" });
+  assert.deepEqual(summaryMarkdown(rows, "s.svg").slice(-2), [
+    "| Demo app | 1.0.0 | run | 6 | not run | not run | not run | not run | 4 (broke) | 0 (broke) | 6 | 3 | not run | none found |",
+    "| Demo app (stdio) | 1.0.0 | run | 6 | not run | not run | not run | default mode only | default mode only | default mode only | default mode only | default mode only | not run | none found |",
+  ]);
+  const svg = parseSvg(summarySvg(rows, "2026-11-30T10:00:00.000Z"));
+  const texts = [...svg.documentElement!.getElementsByTagName("text")].map((
+    text,
+  ) => text.textContent);
+  // Each column's title, on its lines in the header.
+  const title = (key: string) =>
+    [...svg.documentElement!.getElementsByTagName("g")]
+      .find((group) => group.getAttribute("data-cell") === `header ${key}`)
+      ?.textContent?.replace(/\s+/g, " ").trim();
+  assert.deepEqual(
+    ["cut", "2026-07-28-only", "2025-only", "refused"].map(title),
+    ["Stream cut", "2026-07-28 only", "2025 only", "Watches refused"],
+  );
+  for (const text of ["4 (broke)", "0 (broke)"]) {
+    assert.ok(texts.includes(text), text);
+  }
+  const levels = [...svg.documentElement!.getElementsByTagName("g")]
+    .filter((group) => group.getAttribute("data-client") === "mcp-client-demo")
+    .map((group) =>
+      `${group.getAttribute("data-column")} ${group.getAttribute("data-level")}`
+    );
+  for (
+    const level of ["cut 4", "2026-07-28-only 0", "2025-only 6", "refused 3"]
+  ) {
+    assert.ok(levels.includes(level), level);
   }
 });
 
@@ -380,10 +475,10 @@ Deno.test("summaryMarkdown: the picture, then a table row per client with its re
     "![The level each client reached on each route](compatibility-summary.svg)",
   );
   assert.deepEqual(lines.slice(-4), [
-    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Catalog | Requests upstream |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
-    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | — | none found |",
+    "| Client | Version | Evidence | Native, trigger subscribe | Native, trigger read | Wait tool | Shell probe | Inline content | Stream cut | 2026-07-28 only | 2025 only | Watches refused | Catalog | Requests upstream |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| Demo CLI | 1.0.0 | run | 3 | 6 | 7 · 6 | 7 | not run | not run | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| Zed | 0.200.0 | source | does not subscribe | — | — | — | — | — | — | — | — | — | none found |",
   ]);
 });
 
@@ -395,7 +490,7 @@ Deno.test("summaryMarkdown: a client's name and version through the lab's cell, 
   });
   assert.equal(
     summaryMarkdown(rows, "s.svg").at(-1),
-    "| @<wbr>demo/cli &#124; &#96;beta&#96; | 1.0.0&lt;b&gt; | run | not run | 3 | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
+    "| @<wbr>demo/cli &#124; &#96;beta&#96; | 1.0.0&lt;b&gt; | run | not run | 3 | not run | not run | not run | not run | not run | not run | not run | not run | [demo/cli#42](https://github.com/demo/cli/issues/42) (open) |",
   );
 });
 
@@ -429,18 +524,30 @@ Deno.test("summarySvg: well-formed, one colored cell per client and route, names
       "demo wait-tool 6 #4ade80",
       "demo shell-probe 7 #15803d",
       "demo inline-content none #e5e7eb",
+      "demo cut none #e5e7eb",
+      "demo 2026-07-28-only none #e5e7eb",
+      "demo 2025-only none #e5e7eb",
+      "demo refused none #e5e7eb",
       "demo catalog none #e5e7eb",
       "evil native-subscribe none #e5e7eb",
       "evil native-read 3 #f97316",
       "evil wait-tool none #e5e7eb",
       "evil shell-probe none #e5e7eb",
       "evil inline-content none #e5e7eb",
+      "evil cut none #e5e7eb",
+      "evil 2026-07-28-only none #e5e7eb",
+      "evil 2025-only none #e5e7eb",
+      "evil refused none #e5e7eb",
       "evil catalog none #e5e7eb",
       "zed native-subscribe none #e5e7eb",
       "zed native-read none #e5e7eb",
       "zed wait-tool none #e5e7eb",
       "zed shell-probe none #e5e7eb",
       "zed inline-content none #e5e7eb",
+      "zed cut none #e5e7eb",
+      "zed 2026-07-28-only none #e5e7eb",
+      "zed 2025-only none #e5e7eb",
+      "zed refused none #e5e7eb",
       "zed catalog none #e5e7eb",
     ],
   );
@@ -480,7 +587,7 @@ Deno.test("summarySvg: the legend wraps inside a picture narrower than its lines
   for (const line of lines) assert.ok(textWidth(line, 11) <= width - 44, line);
   assert.match(
     lines.join(" "),
-    /^1 connected, .* below the default-mode run Catalog: .* 1 as 2$/,
+    /^1 connected, .* worse than the default-mode run Stream cut: .* so 3 at most Catalog: .* 1 as 2$/,
   );
 });
 

@@ -331,8 +331,7 @@ export async function runAgentClient(
     reports = await runLabReports(lab, options.runDir, {
       trigger,
       updateDelaySeconds: options.delaySeconds,
-      inlineContent: options.inlineContent,
-      catalogChange: options.catalogChange,
+      labSettings: options.labSettings,
     });
   } finally {
     await relay?.close();
@@ -394,8 +393,7 @@ async function runLab(
       stderrPath: `${options.runDir}/lab.log`,
       trigger,
       delaySeconds: options.delaySeconds,
-      inlineContent: options.inlineContent,
-      catalogChange: options.catalogChange,
+      labSettings: options.labSettings,
       ...tools,
     }),
   };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {
   type ClientDefinition,
-  labCatalogChange,
+  labSettingsOf,
   type LaunchContext,
 } from "../catalog/types.ts";
 import { mainLabClient } from "./run_record.ts";
@@ -534,7 +534,7 @@ Deno.test({
           fakeAgent(flavour),
           "catalog",
           "read",
-          { ...run, catalogChange: labCatalogChange("catalog") },
+          { ...run, labSettings: labSettingsOf("catalog") },
         );
         assert.equal(record.outcome, "completed", record.outputTail);
         const row = rowFromRun(record);
@@ -595,7 +595,7 @@ Deno.test({
     try {
       const record = await runAgentClient(host, "catalog", "read", {
         ...run,
-        catalogChange: labCatalogChange("catalog"),
+        labSettings: labSettingsOf("catalog"),
         launchMode: "stdio-2026-07-28",
       });
       assert.equal(record.outcome, "completed", record.outputTail);

@@ -266,8 +266,7 @@ async function setUp(
         stderrPath: `${options.runDir}/lab.log`,
         trigger,
         delaySeconds: options.delaySeconds,
-        inlineContent: options.inlineContent,
-        catalogChange: options.catalogChange,
+        labSettings: options.labSettings,
       }),
     },
     modelOrigin: model.origin,
@@ -299,8 +298,7 @@ async function stdioReports(
   const reports = stdioLabReports(stderr, {
     trigger,
     updateDelaySeconds: options.delaySeconds,
-    inlineContent: options.inlineContent,
-    catalogChange: options.catalogChange,
+    labSettings: options.labSettings,
   });
   if ("unavailable" in reports) {
     log.detail = log.detail

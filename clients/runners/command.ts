@@ -135,8 +135,7 @@ export async function runCommandClient(
     reports = await runLabReports(lab, options.runDir, {
       trigger,
       updateDelaySeconds: options.delaySeconds,
-      inlineContent: options.inlineContent,
-      catalogChange: options.catalogChange,
+      labSettings: options.labSettings,
     });
   } finally {
     if (client.daemon && daemonDir) {
@@ -184,8 +183,7 @@ async function commandLab(
       stderrPath: `${options.runDir}/lab.log`,
       trigger,
       delaySeconds: options.delaySeconds,
-      inlineContent: options.inlineContent,
-      catalogChange: options.catalogChange,
+      labSettings: options.labSettings,
     }),
   };
 }

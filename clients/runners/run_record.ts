@@ -7,10 +7,7 @@
  */
 
 import type { AnyClient, ClientDefinition, ModeId } from "../catalog/types.ts";
-import type {
-  CatalogChangeSetting,
-  InlineContentSetting,
-} from "../support/run_lab.ts";
+import type { LabLogFacts, ModeLabSettings } from "../support/run_lab.ts";
 import type { ClientReport, LabReport } from "../../main.ts";
 import type { Route } from "../model/decide.ts";
 import type { ProcessOutcome } from "../support/process.ts";
@@ -39,10 +36,8 @@ export interface BaseRunOptions {
   binPath: string;
   delaySeconds: number;
   timeoutSeconds: number;
-  /** The lab's `--inline-content` (`labInlineContent`); off when absent. */
-  inlineContent?: InlineContentSetting;
-  /** The lab's `--catalog-change` (`labCatalogChange`); off when absent. */
-  catalogChange?: CatalogChangeSetting;
+  /** What the run's mode sets in its lab (`labSettingsOf`); the defaults when absent. */
+  labSettings?: ModeLabSettings;
   /**
    * A catalog run's launch mode: the client starts in it (over stdio, in
    * its era, with its control) rather than in the run's mode.
@@ -89,6 +84,11 @@ export interface RunRecord {
   command: string;
   labReport: LabReport | null;
   labReportMarkdown: string | null;
+  /**
+   * A world mode's run (`WORLD_MODES`): the streams, cuts and refusals its
+   * lab log shows; absent on other runs and where the lab left no log.
+   */
+  labLog?: LabLogFacts;
   transcript: TranscriptEntry[];
   /** The client's last output lines, for the evidence file. */
   outputTail: string;

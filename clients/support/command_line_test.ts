@@ -15,9 +15,12 @@ import {
   isBrowserClient,
   isCommandClient,
   isUnsupportedClient,
+  isWorldMode,
+  labSettingsOf,
   type ModeId,
   modeLabel,
   MODES,
+  WORLD_MODES,
 } from "../catalog/types.ts";
 import { matrixMarkdown, mergeRows, rowFromRun } from "../report/matrix.ts";
 import { catalogLevels } from "../report/summary.ts";
@@ -39,6 +42,10 @@ import { SERVERS_USAGE } from "../servers.ts";
 import { prepareTestEnvironment } from "../../testdata/lab.ts";
 
 prepareTestEnvironment();
+
+// ---------------------------------------------------------------------------
+// The entries: --help, and a bad flag or value, in one line
+// ---------------------------------------------------------------------------
 
 /** Runs a harness entry with `args`: its exit status, stdout and stderr. */
 async function runEntry(entry: "run.ts" | "servers.ts", args: string[]) {
@@ -86,7 +93,7 @@ Deno.test("deno task clients: a bad flag or value is one line naming it, exit 2"
     ],
     [
       ["--mode", "inline"],
-      'clients error: --mode "inline" is not a comma-separated list of default, 2026-07-28, notifications, stdio, stdio-2026-07-28, no-updates, inline-content, catalog',
+      'clients error: --mode "inline" is not a comma-separated list of default, 2026-07-28, notifications, stdio, stdio-2026-07-28, no-updates, inline-content, cut, 2026-07-28-only, 2025-only, refused, catalog',
     ],
     [
       ["--min-catalog-level", "6"],
@@ -152,6 +159,10 @@ Deno.test("deno task servers: --help prints the usage, a bad flag or value is on
   }
 });
 
+// ---------------------------------------------------------------------------
+// plannedRuns: the modes, routes and triggers of each client's runs
+// ---------------------------------------------------------------------------
+
 /**
  * The runs `deno task clients ARGS` plans for a client, as "mode route
  * trigger", a catalog run's mode with its launch mode: "catalog (stdio)".
@@ -167,6 +178,15 @@ function planned(args: string[], id: string): string[] {
   );
 }
 
+/** The run in each world mode, as the plan orders them. */
+const WORLD_RUNS = [
+  "inline-content native subscribe",
+  "cut native subscribe",
+  "2026-07-28-only native subscribe",
+  "2025-only native subscribe",
+  "refused native subscribe",
+];
+
 /** Every route under both triggers, in one mode, as the plan orders them. */
 const everyRoute = (mode: string) =>
   ["native", "wait-tool", "shell-probe"].flatMap((route) => [
@@ -174,16 +194,16 @@ const everyRoute = (mode: string) =>
     `${mode} ${route} read`,
   ]);
 
-Deno.test("plannedRuns: every client that runs gets one inline-content run, natively under trigger subscribe, and a catalog run launched in each of its modes, natively under trigger read for an agent and subscribe for the others, after its own modes", () => {
+Deno.test("plannedRuns: every client that runs gets one run in each world mode (inline-content, cut, 2026-07-28-only, 2025-only, refused), natively under trigger subscribe, and a catalog run launched in each of its modes, natively under trigger read for an agent and subscribe for the others, after its own modes", () => {
   assert.deepEqual(planned([], "claude-code"), [
     ...everyRoute("default"),
-    "inline-content native subscribe",
+    ...WORLD_RUNS,
     "catalog (default) native read",
   ]);
   // The reference host: both eras over HTTP and stdio, and the control.
   assert.deepEqual(planned([], "reference-host"), [
     ...clientById("reference-host")!.modes.flatMap(everyRoute),
-    "inline-content native subscribe",
+    ...WORLD_RUNS,
     "catalog (default) native read",
     "catalog (2026-07-28) native read",
     "catalog (stdio) native read",
@@ -208,21 +228,21 @@ Deno.test("plannedRuns: every client that runs gets one inline-content run, nati
         `${mode} native subscribe`,
         `${mode} native read`,
       ]),
-      "inline-content native subscribe",
+      ...WORLD_RUNS,
       ...modes.map((mode) => `catalog (${mode}) native subscribe`),
     ], id);
   }
-  // pi does not run: its one row says why, with no inline-content run.
+  // pi does not run: its one row says why, with no world-mode run.
   assert.deepEqual(planned([], "pi"), ["default native subscribe"]);
   for (const client of ALL_CLIENTS) {
     const agent = !isUnsupportedClient(client) && !isCommandClient(client) &&
       !isBrowserClient(client);
     assert.deepEqual(
       planned([], client.id).filter((run) =>
-        run.startsWith("inline") || run.startsWith("catalog")
+        isWorldMode(run.split(" ")[0]) || run.startsWith("catalog")
       ),
       isUnsupportedClient(client) ? [] : [
-        "inline-content native subscribe",
+        ...WORLD_RUNS,
         ...client.modes.map((mode) =>
           `catalog (${mode}) native ${agent ? "read" : "subscribe"}`
         ),
@@ -232,13 +252,29 @@ Deno.test("plannedRuns: every client that runs gets one inline-content run, nati
   }
 });
 
-Deno.test("plannedRuns: --mode picks modes; inline-content needs the native route and the subscribe trigger, and is no long wait or progress check", () => {
+Deno.test("plannedRuns: --mode picks modes; a world mode needs the native route and the subscribe trigger, and is no long wait or progress check", () => {
   for (const id of ["codex", "mcpdo", "vscode", "reference-host"]) {
-    assert.deepEqual(planned(["--mode", "inline-content"], id), [
-      "inline-content native subscribe",
-    ], id);
+    for (const mode of WORLD_MODES) {
+      assert.deepEqual(planned(["--mode", mode], id), [
+        `${mode} native subscribe`,
+      ], `${id} ${mode}`);
+      assert.deepEqual(planned(["--mode", mode], "pi"), [], mode);
+      assert.deepEqual(
+        planned(["--mode", mode, "--trigger", "read"], id),
+        [],
+        `${id} ${mode} read`,
+      );
+      assert.deepEqual(
+        planned(["--mode", mode, "--route", "wait-tool"], id),
+        [],
+        `${id} ${mode} wait-tool`,
+      );
+    }
   }
-  assert.deepEqual(planned(["--mode", "inline-content"], "pi"), []);
+  assert.deepEqual(planned(["--mode", "cut,2025-only"], "mcp-client"), [
+    "cut native subscribe",
+    "2025-only native subscribe",
+  ]);
   for (const [id, trigger] of [["codex", "read"], ["mcpdo", "subscribe"]]) {
     assert.deepEqual(planned(["--mode", "catalog"], id), [
       `catalog (default) native ${trigger}`,
@@ -267,7 +303,7 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
     [
       "default native subscribe",
       "2026-07-28 native subscribe",
-      "inline-content native subscribe",
+      ...WORLD_RUNS,
     ],
   );
   assert.deepEqual(planned(["--trigger", "read"], "mcpdo"), [
@@ -297,6 +333,28 @@ Deno.test("plannedRuns: --mode picks modes; inline-content needs the native rout
   // --help names every mode --mode takes.
   for (const mode of MODES) assert.match(CLIENTS_USAGE, new RegExp(mode));
 });
+
+Deno.test("plannedRuns: mode cut's update comes at 3.5 s, after its cut at 2 s, whatever --delay says; every other run keeps --delay", () => {
+  for (const id of ["codex", "mcpdo", "mcp-client", "reference-host"]) {
+    const options = parseClientsArgs(["--delay", "4"]);
+    assert.ok(options !== "help");
+    const runs = plannedRuns(selectClients([id])[0], options);
+    assert.deepEqual(
+      runs.filter((run) => run.delaySeconds !== 4).map((run) => [
+        run.mode,
+        run.delaySeconds,
+      ]),
+      [["cut", 3.5]],
+      id,
+    );
+    const cut = runs.find((run) => run.mode === "cut")!;
+    assert.ok(cut.delaySeconds > labSettingsOf("cut").streamLifetimeSeconds!);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Checks: --check holds a catalog row to its lab's levels
+// ---------------------------------------------------------------------------
 
 Deno.test("catalogDisagreement: --check holds a catalog row's levels to the lab's, tools 5 only on the lab's 4 and the model's call, and to --min-catalog-level", () => {
   const record = (

@@ -27,10 +27,8 @@ export interface LabOptions {
   enableTool: boolean;
   /** Start the lab with `MCP_TEST_ENABLE_WAIT_TOOL=true` (the wait-tool route). */
   enableWaitTool?: boolean;
-  /** The new text in every update (`MCP_TEST_INLINE_CONTENT`); off when absent. */
-  inlineContent?: InlineContentSetting;
-  /** The catalog kinds that gain an item (`MCP_TEST_CATALOG_CHANGE`); off when absent. */
-  catalogChange?: CatalogChangeSetting;
+  /** What the run's mode sets beyond the default lab (`labSettingsOf`). */
+  labSettings?: ModeLabSettings;
   logPath: string;
 }
 
@@ -43,8 +41,29 @@ export interface RunningLab {
 }
 
 /**
+ * What a run's mode sets in its lab (`labSettingsOf` in `catalog/types.ts`):
+ * the update's text, the catalog's change, the era served, the watch cap,
+ * the streams' lifetime and end; each absent one is the lab's default.
+ */
+export interface ModeLabSettings {
+  /** `--inline-content`: the new text in every update. */
+  inlineContent?: InlineContentSetting;
+  /** `--catalog-change`: the catalog kinds that gain an item. */
+  catalogChange?: CatalogChangeSetting;
+  /** `--era`: the one era served. */
+  era?: LabReport["scenario"]["era"];
+  /** `--max-watches`: the watches each client may hold. */
+  maxWatches?: number;
+  /** `--stream-lifetime`: each stream ended this many seconds after it opened. */
+  streamLifetimeSeconds?: number;
+  /** `--stream-end`: how. */
+  streamEnd?: LabReport["scenario"]["streamEnd"];
+}
+
+/**
  * The `MCP_TEST_*` settings of a run's lab, over HTTP or stdio: its update
  * (whether it carries the new text, whether the catalog changes with it),
+ * the world its mode sets (the era, the watch cap, the streams' lifetime),
  * its tools, every log line. Each is set, so none comes from the harness's
  * own environment.
  */
@@ -55,15 +74,19 @@ export function labRunEnv(
     | "delaySeconds"
     | "enableTool"
     | "enableWaitTool"
-    | "inlineContent"
-    | "catalogChange"
+    | "labSettings"
   >,
 ): Record<string, string> {
+  const lab = options.labSettings ?? {};
   return {
     MCP_TEST_UPDATE_DELAY_SECONDS: String(options.delaySeconds),
     MCP_TEST_UPDATE_TRIGGER: options.trigger,
-    MCP_TEST_INLINE_CONTENT: options.inlineContent ?? "off",
-    MCP_TEST_CATALOG_CHANGE: options.catalogChange ?? "off",
+    MCP_TEST_INLINE_CONTENT: lab.inlineContent ?? "off",
+    MCP_TEST_CATALOG_CHANGE: lab.catalogChange ?? "off",
+    MCP_TEST_ERA: lab.era ?? "both",
+    MCP_TEST_MAX_WATCHES: String(lab.maxWatches ?? ""),
+    MCP_TEST_STREAM_LIFETIME_SECONDS: String(lab.streamLifetimeSeconds ?? ""),
+    MCP_TEST_STREAM_END: lab.streamEnd ?? "graceful",
     MCP_TEST_ENABLE_TOOL: String(options.enableTool),
     MCP_TEST_ENABLE_WAIT_TOOL: String(options.enableWaitTool ?? false),
     MCP_TEST_LOG_LEVEL: "debug",
@@ -117,8 +140,7 @@ export async function startRunLab(
     labMainPath: string;
     runDir: string;
     delaySeconds: number;
-    inlineContent?: InlineContentSetting;
-    catalogChange?: CatalogChangeSetting;
+    labSettings?: ModeLabSettings;
   },
   trigger: Exclude<UpdateTrigger, "connect">,
   tools: { enableTool?: boolean; enableWaitTool?: boolean } = {},
@@ -130,8 +152,7 @@ export async function startRunLab(
       delaySeconds: options.delaySeconds,
       enableTool: tools.enableTool ?? false,
       enableWaitTool: tools.enableWaitTool,
-      inlineContent: options.inlineContent,
-      catalogChange: options.catalogChange,
+      labSettings: options.labSettings,
       logPath: `${options.runDir}/lab.log`,
     });
   } catch (error) {
@@ -179,7 +200,7 @@ export async function finalLabReports(
 export async function runLabReports(
   lab: RunningLab | { stdio: StdioLabCommand },
   runDir: string,
-  scenario: Parameters<typeof stdioLabReports>[1],
+  scenario: StdioScenario,
 ): Promise<LabReports | { unavailable: string }> {
   if (!("stdio" in lab)) return await finalLabReports(lab);
   return stdioLabReports(
@@ -221,8 +242,7 @@ export function stdioLabCommand(options: {
   delaySeconds: number;
   enableTool?: boolean;
   enableWaitTool?: boolean;
-  inlineContent?: InlineContentSetting;
-  catalogChange?: CatalogChangeSetting;
+  labSettings?: ModeLabSettings;
 }): StdioLabCommand {
   return {
     command: "sh",
@@ -297,6 +317,11 @@ function stdioBanner(line: string): { lab: string; sdk: string } | undefined {
   }
 }
 
+/** The settings of a stdio lab's run, for its report: the trigger, the delay, its mode's. */
+export type StdioScenario =
+  & Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">
+  & { labSettings?: ModeLabSettings };
+
 /**
  * The report of a stdio lab from what it printed on stderr
  * (`stdioLabCommand`): its banner, its events as JSON lines, and the verdict
@@ -307,11 +332,9 @@ function stdioBanner(line: string): { lab: string; sdk: string } | undefined {
  */
 export function stdioLabReports(
   stderr: string,
-  scenario:
-    & Pick<LabReport["scenario"], "trigger" | "updateDelaySeconds">
-    & Partial<Pick<LabReport["scenario"], "inlineContent">>
-    & { catalogChange?: CatalogChangeSetting },
+  scenario: StdioScenario,
 ): LabReports | { unavailable: string } {
+  const lab = scenario.labSettings ?? {};
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const banner = lines.map(stdioBanner).find((found) => found !== undefined);
   if (!banner) return { unavailable: "the stdio lab never started" };
@@ -334,20 +357,21 @@ export function stdioLabReports(
       sdk: banner.sdk,
       generatedAt: new Date().toISOString(),
       scenario: {
-        ...scenario,
-        era: "both",
+        trigger: scenario.trigger,
+        updateDelaySeconds: scenario.updateDelaySeconds,
+        era: lab.era ?? "both",
         updateCount: 1,
         updateIntervalSeconds: 5,
         sendListChanged: false,
-        inlineContent: scenario.inlineContent ?? "off",
+        inlineContent: lab.inlineContent ?? "off",
         // As the lab's own report words it: the kinds, comma-separated.
-        catalogChange: scenario.catalogChange === "all"
+        catalogChange: lab.catalogChange === "all"
           ? CATALOG_KINDS.join(",")
-          : scenario.catalogChange ?? "off",
+          : lab.catalogChange ?? "off",
         toolEnabled: false,
-        maxWatches: null,
-        streamLifetimeSeconds: null,
-        streamEnd: "graceful",
+        maxWatches: lab.maxWatches ?? null,
+        streamLifetimeSeconds: lab.streamLifetimeSeconds ?? null,
+        streamEnd: lab.streamEnd ?? "graceful",
         listenAck: "full",
         withoutSubscribe: false,
       },
@@ -416,4 +440,155 @@ export function defaultDenoDir(): string {
     `${
       Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`
     }/deno`;
+}
+
+/**
+ * What a run's lab log shows of the world its mode set: the streams the
+ * client opened, those the lab cut at their lifetime and those opened
+ * again after the first cut, and the requests the lab refused. Counted
+ * over every client of the run's lab (a client may hold several sessions).
+ */
+export interface LabLogFacts {
+  /** 2025 GET streams and acknowledged listens. */
+  streamsOpened: number;
+  /** Streams the lab ended at `--stream-lifetime` (`by=lab`). */
+  streamsCut: number;
+  /** Streams opened after the lab's first cut. */
+  reopened: number;
+  /** Seconds from the first cut to the first stream opened after it. */
+  reopenedAfterSeconds: number | null;
+  /** Watches refused at `--max-watches` (`Subscription limit reached`). */
+  watchesRefused: number;
+  /**
+   * Requests refused before the lab first knew a client (no `client=` on
+   * them, and no line yet with one): in a one-era lab, the other era's (a
+   * 2025 `initialize`, a 2026-07-28 request without a session). A refusal
+   * inside a session (an unknown method), or one after a client was known
+   * (a request to a session that ended), is not counted.
+   */
+  eraRefusals: number;
+  /**
+   * The lines counted, as the lab logged them (each escaped and cut to 400
+   * characters), the first `LAB_LOG_LINES_KEPT`: the evidence of the counts.
+   */
+  lines: string[];
+}
+
+/** How many of the lines it counted `labLogFacts` keeps. */
+export const LAB_LOG_LINES_KEPT = 40;
+
+/** One event of the lab's log, text (`[tag] words key=value …`) or JSON. */
+interface LabLogEvent {
+  tag: string;
+  words: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * A log line as an event: a JSON line's `event`, `text` and fields, or a
+ * text line's tag, words, then `key=value` fields (a value bare, or a JSON
+ * string, which the lab writes for any value with a space or quote, so no
+ * value poses as a field). Indented lines (a verdict's evidence) are none.
+ */
+function labLogEvent(line: string): LabLogEvent | undefined {
+  if (line.startsWith("{")) {
+    try {
+      const { event, text, ...fields } = JSON.parse(line);
+      if (typeof event !== "string") return undefined;
+      return {
+        tag: event,
+        words: typeof text === "string" ? text : "",
+        fields: Object.fromEntries(
+          Object.entries(fields).map(([key, value]) => [key, String(value)]),
+        ),
+      };
+    } catch {
+      return undefined;
+    }
+  }
+  const head = line.match(/^\[([a-z/_-]+)\]/);
+  if (!head) return undefined;
+  const rest = line.slice(head[0].length);
+  const fields: Record<string, string> = {};
+  let wordsEnd = rest.length;
+  for (
+    const match of rest.matchAll(/ ([A-Za-z]+)=("(?:[^"\\]|\\.)*"|[^ ]*)/g)
+  ) {
+    wordsEnd = Math.min(wordsEnd, match.index);
+    fields[match[1]] = fieldValue(match[2]);
+  }
+  return { tag: head[1], words: rest.slice(0, wordsEnd).trim(), fields };
+}
+
+/** A text line's value: bare, or a JSON string (as written, if it is none). */
+function fieldValue(text: string): string {
+  if (!text.startsWith('"')) return text;
+  try {
+    return String(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+/** The streams, cuts and refusals in a run's lab log (`LabLogFacts`). */
+export function labLogFacts(log: string): LabLogFacts {
+  const facts: LabLogFacts = {
+    streamsOpened: 0,
+    streamsCut: 0,
+    reopened: 0,
+    reopenedAfterSeconds: null,
+    watchesRefused: 0,
+    eraRefusals: 0,
+    lines: [],
+  };
+  let firstCut: number | undefined;
+  let clientKnown = false;
+  const keep = (line: string) => {
+    if (facts.lines.length < LAB_LOG_LINES_KEPT) {
+      facts.lines.push(printableLine(line, 400));
+    }
+  };
+  for (const line of log.split("\n")) {
+    const event = labLogEvent(line);
+    if (!event) continue;
+    const stream = event.tag === "stream/get" ||
+      event.tag === "subscriptions/listen";
+    const opened = event.tag === "stream/get"
+      ? event.words === "opened"
+      : event.tag === "subscriptions/listen" && event.words === "";
+    const at = Date.parse(event.fields.at ?? "");
+    if (stream && opened) {
+      keep(line);
+      facts.streamsOpened++;
+      if (firstCut === undefined) continue;
+      facts.reopened++;
+      const after = Math.round((at - firstCut) / 100) / 10;
+      if (Number.isFinite(after)) facts.reopenedAfterSeconds ??= after;
+    } else if (
+      stream && event.words === "closed" && event.fields.by === "lab"
+    ) {
+      keep(line);
+      facts.streamsCut++;
+      firstCut ??= at;
+    } else if (event.tag === "request/rejected") {
+      // The lab may say why after the SDK's words (a client's share).
+      if (event.fields.message?.startsWith("Subscription limit reached")) {
+        keep(line);
+        facts.watchesRefused++;
+      } else if (!clientKnown && event.fields.client === undefined) {
+        keep(line);
+        facts.eraRefusals++;
+      }
+    }
+    clientKnown ||= event.fields.client !== undefined;
+  }
+  return facts;
+}
+
+/** The facts of a run's `lab.log` (`labLogFacts`); none when it left none. */
+export async function runLabLogFacts(
+  runDir: string,
+): Promise<LabLogFacts | undefined> {
+  const log = await Deno.readTextFile(`${runDir}/lab.log`).catch(() => null);
+  return log === null ? undefined : labLogFacts(log);
 }
