@@ -16,6 +16,7 @@ import { envCommandLine } from "../support/run_lab.ts";
 import { FAKE_API_KEY } from "../model/scripted_model.ts";
 import {
   type ClientDefinition,
+  isWorldMode,
   SERVER,
   type UnsupportedClientDefinition,
 } from "./types.ts";
@@ -122,7 +123,13 @@ const REFERENCE_HOST: ClientDefinition = {
   },
   localScript: REFERENCE_HOST_SCRIPT,
   launch({ labUrl, stdioLab, denoDir, modelOrigin, prompt, mode }) {
-    const era = mode.endsWith("2026-07-28") ? "2026-07-28" : "2025";
+    // Its era rows pin one era each; in the world modes it runs as a user
+    // runs it, `--era auto`, so a one-era server shows whether it falls back.
+    const era = mode.endsWith("2026-07-28")
+      ? "2026-07-28"
+      : isWorldMode(mode)
+      ? "auto"
+      : "2025";
     // The host hands a stdio server only the SDK's safe variables, so the
     // lab's settings and deno cache travel on its command line, through env.
     const server = stdioLab
