@@ -117,7 +117,10 @@ async function hostMain(
   }
   hideKey(options.apiKey);
   const client = hostClient(options.era);
-  const reopen = new Reopen(!options["no-reopen"]);
+  const reopen = new Reopen(
+    !options["no-reopen"],
+    options["reopen-wait"] * 1000,
+  );
   const transport = transportFor(options, reopen);
   const inline = options["no-updates"]
     ? undefined

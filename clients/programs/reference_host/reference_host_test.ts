@@ -12,13 +12,13 @@ import { CATALOG_ADDED, REVIEW_URI } from "../../../main.ts";
 import { denoChildEnv, prepareTestEnvironment } from "../../../testdata/lab.ts";
 import { MAIN_PATH, spawnLab } from "../../../launch.ts";
 import {
+  DEFAULT_REOPEN_WAIT_SECONDS,
   MAX_CONTENT_CHARS,
   MAX_LINE_CHARS,
   MAX_MESSAGE_BYTES,
   MAX_REASON_CHARS,
   MAX_TOOL_CALLS,
   MAX_TOOLS,
-  REOPEN_FIRST_MS,
   REOPEN_JITTER,
   REOPEN_MAX_MS,
   REOPEN_RESET_MS,
@@ -639,6 +639,10 @@ Deno.test("reference host: a bad flag is one line and exit 2; a failing model is
       ["--model-timeout", "0", "--url", "http://127.0.0.1:9/mcp", "Go"],
       "--model-timeout must be a number of seconds, above 0 and at most 3600",
     ],
+    [
+      ["--reopen-wait", "61", "--url", "http://127.0.0.1:9/mcp", "Go"],
+      "--reopen-wait must be a number of seconds, above 0 and at most 60",
+    ],
   ];
   for (const [args, message] of cases) {
     await t.step(args.join(" "), async () => {
@@ -696,6 +700,7 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
       "model",
       "no-updates",
       "no-reopen",
+      "reopen-wait",
       "model-timeout",
     ]
   ) {
@@ -711,7 +716,7 @@ Deno.test("reference host --help: the usage on stdout, exit 0, whatever else the
       `${MAX_TOOLS} tools, none over ${count(MAX_CONTENT_CHARS)} characters`,
       `the first ${MAX_TOOL_CALLS} tool calls`,
       `cut to ${count(MAX_LINE_CHARS)} characters`,
-      `opened again after ${REOPEN_FIRST_MS / 1000} s`,
+      `opened again after --reopen-wait (${DEFAULT_REOPEN_WAIT_SECONDS} s unless given)`,
       `lived under ${REOPEN_RESET_MS / 1000} s, at most ${
         REOPEN_MAX_MS / 1000
       } s`,
