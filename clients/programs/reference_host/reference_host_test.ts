@@ -1869,7 +1869,11 @@ Deno.test("reference host: an update the lab sent while the stream was cut reach
       assert.equal(client.level, 4);
       assert.equal(client.missing, lost[era]);
       assert.equal(client.conduct.updateAfterCut.received, false);
-      assert.equal(client.conduct.diagnoses.length, 1);
+      assert.equal(
+        client.conduct.diagnoses.length,
+        1,
+        client.conduct.diagnoses.join("; "),
+      );
       assert.deepEqual(updateSent(labLines), [" delivered=false"]);
       assert.equal(labLines.filter(readsVersion2).length, 0);
       assert.equal(
