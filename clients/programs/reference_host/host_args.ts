@@ -8,10 +8,18 @@
 
 import { z } from "npm:zod@4.6.7";
 import { ConfigError, parseFlags } from "../../../main.ts";
-import { DEFAULT_MODEL_TIMEOUT_SECONDS } from "./host_bounds.ts";
+import {
+  DEFAULT_MODEL_TIMEOUT_SECONDS,
+  DEFAULT_REOPEN_WAIT_SECONDS,
+  REOPEN_MAX_MS,
+} from "./host_bounds.ts";
 
 const MODEL_TIMEOUT_ERROR =
   "--model-timeout must be a number of seconds, above 0 and at most 3600";
+const REOPEN_WAIT_ERROR =
+  `--reopen-wait must be a number of seconds, above 0 and at most ${
+    REOPEN_MAX_MS / 1000
+  }`;
 
 /** What `--help` prints. */
 export const HOST_USAGE =
@@ -36,6 +44,12 @@ Options:
                    agents ship (the control)
   --no-reopen      never open a stream again after the server ended it
                    (the control for a cut stream)
+  --reopen-wait S  seconds before a stream the server ended is first
+                   opened again (default ${DEFAULT_REOPEN_WAIT_SECONDS}, at most ${
+    REOPEN_MAX_MS / 1000
+  }; doubled as
+                   re-opening says below): longer against a server whose
+                   cut is known, so that the host does not come back early
   --model-timeout S
                    seconds a model request may take, its answer read in
                    full (default ${DEFAULT_MODEL_TIMEOUT_SECONDS}: time for a local model on a CPU)
@@ -62,7 +76,8 @@ Bounds (constants in host_bounds.ts):
   passing on  16,000 characters of any text the model is given; 128
               tools, none over 16,000 characters; the first 16 tool
               calls of an answer (the rest dropped)
-  re-opening  a stream the server ended, opened again after 1 s, doubled
+  re-opening  a stream the server ended, opened again after --reopen-wait
+              (${DEFAULT_REOPEN_WAIT_SECONDS} s unless given), doubled
               for each stream in a row that lived under 60 s, at most
               60 s, each wait cut by up to 25%; a refused watch
               never asked again (the model told, the server's words cut
@@ -85,6 +100,11 @@ const optionsSchema = z.object({
   "no-reopen": z.boolean(),
   "model-timeout": z.coerce.number({ error: MODEL_TIMEOUT_ERROR })
     .refine((seconds) => seconds > 0 && seconds <= 3600, MODEL_TIMEOUT_ERROR),
+  "reopen-wait": z.coerce.number({ error: REOPEN_WAIT_ERROR })
+    .refine(
+      (seconds) => seconds > 0 && seconds <= REOPEN_MAX_MS / 1000,
+      REOPEN_WAIT_ERROR,
+    ),
   prompt: z.string(),
 }).refine((options) => (options.url === undefined) !== !options.stdio, {
   error: "give --url URL or --stdio -- COMMAND…, one of them",
@@ -115,6 +135,10 @@ export function parseHostArgs(
     "model-timeout": {
       type: "string",
       default: String(DEFAULT_MODEL_TIMEOUT_SECONDS),
+    },
+    "reopen-wait": {
+      type: "string",
+      default: String(DEFAULT_REOPEN_WAIT_SECONDS),
     },
   }, { allowPositionals: true });
   const { help, ...options } = values;

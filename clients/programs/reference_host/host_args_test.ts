@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { ConfigError } from "../../../main.ts";
 import { parseHostArgs } from "./host_args.ts";
 
 Deno.test("reference host: OPENAI_BASE_URL and OPENAI_MODEL stand in for --base-url and --model (a flag wins, an empty variable is unset)", () => {
@@ -57,4 +58,26 @@ Deno.test("reference host: --no-reopen, the control for a cut stream, is off unl
     flags(["--no-reopen", "Go", "--stdio", "--", "deno", "run", "main.ts"]),
     [true, false],
   );
+});
+
+Deno.test("reference host: --reopen-wait, the first wait before a cut stream is opened again, is 1 s unless given, in seconds above 0 and at most 60", () => {
+  const url = ["--url", "http://127.0.0.1:9/mcp", "Go"];
+  const wait = (args: string[]) => {
+    const options = parseHostArgs([...args, ...url], { OPENAI_MODEL: "m" });
+    assert.notEqual(options, "help");
+    return options === "help" ? undefined : options["reopen-wait"];
+  };
+  assert.equal(wait([]), 1);
+  assert.equal(wait(["--reopen-wait", "4"]), 4);
+  assert.equal(wait(["--reopen-wait", "0.25"]), 0.25);
+  assert.equal(wait(["--reopen-wait", "60"]), 60);
+  const error =
+    "--reopen-wait must be a number of seconds, above 0 and at most 60";
+  for (const bad of ["0", "60.5", "NaN", "soon", ""]) {
+    assert.throws(
+      () => wait(["--reopen-wait", bad]),
+      (thrown) => thrown instanceof ConfigError && thrown.message === error,
+      bad,
+    );
+  }
 });

@@ -37,15 +37,15 @@ export const MAX_LINE_CHARS = 1_000;
 export const STOP_GRACE_MS = 2000;
 /**
  * The wait before opening again a stream the server ended (a 2025 GET
- * stream, a listen): 1 s, doubled for each stream in a row that lived less
- * than `REOPEN_RESET_MS`, at most `REOPEN_MAX_MS`; each wait cut by up to
- * `REOPEN_JITTER` of it at random, so that clients the server cut at once
- * do not come back at once.
+ * stream, a listen): `--reopen-wait`, 1 s unless given, doubled for each
+ * stream in a row that lived less than `REOPEN_RESET_MS`, at most
+ * `REOPEN_MAX_MS`; each wait cut by up to `REOPEN_JITTER` of it at random,
+ * so that clients the server cut at once do not come back at once.
  */
-export const REOPEN_FIRST_MS = 1000;
+export const DEFAULT_REOPEN_WAIT_SECONDS = 1;
 export const REOPEN_MAX_MS = 60_000;
 export const REOPEN_JITTER = 0.25;
-/** A stream that lived this long brings the wait back to `REOPEN_FIRST_MS`. */
+/** A stream that lived this long brings the wait back to `--reopen-wait`. */
 export const REOPEN_RESET_MS = 60_000;
 /** The most characters of a server's refusal the model is given. */
 export const MAX_REASON_CHARS = 300;

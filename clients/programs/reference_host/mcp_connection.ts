@@ -17,12 +17,7 @@ import {
   type Transport,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { isEventStream, LAB_VERSION, shutdownSignals } from "../../../main.ts";
-import {
-  MAX_MESSAGE_BYTES,
-  REOPEN_FIRST_MS,
-  REOPEN_MAX_MS,
-  say,
-} from "./host_bounds.ts";
+import { MAX_MESSAGE_BYTES, REOPEN_MAX_MS, say } from "./host_bounds.ts";
 import type { HostOptions } from "./host_args.ts";
 import { StdioServer } from "./stdio_server.ts";
 import type { Reopen } from "./stream_reopen.ts";
@@ -100,7 +95,7 @@ export function transportFor(options: HostOptions, reopen: Reopen): Transport {
       // The scheduler above decides every wait; no count of failed
       // attempts makes the SDK give up before it.
       reconnectionOptions: {
-        initialReconnectionDelay: REOPEN_FIRST_MS,
+        initialReconnectionDelay: reopen.firstMs,
         maxReconnectionDelay: REOPEN_MAX_MS,
         reconnectionDelayGrowFactor: 2,
         maxRetries: Infinity,

@@ -19,9 +19,9 @@
  * when the conversation reads one more resource (a server that caps
  * listens counts the old one until it is closed). When the server ends
  * that stream (a listen's result, a dropped connection, a GET stream's
- * end) the host opens it again after a wait (`Reopen`): 1 s, doubled for
- * each stream in a row that lived under 60 s, at most 60 s, each cut by up
- * to a quarter at random. An update the server sent while the stream was
+ * end) the host opens it again after a wait (`Reopen`): `--reopen-wait`
+ * seconds (1 unless given), doubled for each stream in a row that lived
+ * under 60 s, at most 60 s, each cut by up to a quarter at random. An update the server sent while the stream was
  * closed reached no stream, so once it is open again the host reads each
  * resource it watches again and, if the text differs from what the model
  * has, brings it as an update, marked as the others are. A watch the
@@ -60,7 +60,9 @@
  * header, for a local model), never printed nor passed to a stdio server.
  * `--no-updates` turns the watching off, and the following of list
  * changes: the negative control; `--no-reopen` never opens a stream again
- * after the server ended it: the control for a cut stream. A model
+ * after the server ended it: the control for a cut stream;
+ * `--reopen-wait` waits longer before the first re-open, for a server
+ * whose cut is known (a stream it ends at a fixed lifetime). A model
  * request that takes over `--model-timeout` seconds fails the run. `--help`
  * prints `HOST_USAGE`. Exit 0 once the model answered (on stdout), 1 when
  * the server or model failed, 2 for a bad flag, 130 or 143 after a Ctrl-C
@@ -117,7 +119,10 @@ async function hostMain(
   }
   hideKey(options.apiKey);
   const client = hostClient(options.era);
-  const reopen = new Reopen(!options["no-reopen"]);
+  const reopen = new Reopen(
+    !options["no-reopen"],
+    options["reopen-wait"] * 1000,
+  );
   const transport = transportFor(options, reopen);
   const inline = options["no-updates"]
     ? undefined

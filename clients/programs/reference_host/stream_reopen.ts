@@ -10,7 +10,7 @@
  */
 
 import {
-  REOPEN_FIRST_MS,
+  DEFAULT_REOPEN_WAIT_SECONDS,
   REOPEN_JITTER,
   REOPEN_MAX_MS,
   REOPEN_RESET_MS,
@@ -18,7 +18,7 @@ import {
 } from "./host_bounds.ts";
 
 /**
- * The host's one backoff for its one stream: `REOPEN_FIRST_MS`, doubled
+ * The host's one backoff for its one stream: `firstMs` (`--reopen-wait`), doubled
  * for each stream in a row that lived less than `REOPEN_RESET_MS`, at most
  * `REOPEN_MAX_MS`, each wait cut by up to `REOPEN_JITTER` at random. A
  * server that ends every stream after a second gets it again after about
@@ -33,8 +33,14 @@ export class Reopen {
   /** A stream `after` opened again has not said it is open yet. */
   #again = false;
 
-  /** `on` false (`--no-reopen`): a stream the server ended stays closed. */
-  constructor(private readonly on: boolean) {}
+  /**
+   * `on` false (`--no-reopen`): a stream the server ended stays closed;
+   * `firstMs`, the first wait (`--reopen-wait`).
+   */
+  constructor(
+    private readonly on: boolean,
+    readonly firstMs = DEFAULT_REOPEN_WAIT_SECONDS * 1000,
+  ) {}
 
   /** A stream opens now (the first, or again). */
   opened() {
@@ -57,7 +63,7 @@ export class Reopen {
     if (lived >= REOPEN_RESET_MS) this.#shortInARow = 0;
     const ceiling = Math.min(
       REOPEN_MAX_MS,
-      REOPEN_FIRST_MS * 2 ** this.#shortInARow++,
+      this.firstMs * 2 ** this.#shortInARow++,
     );
     const wait = Math.round(ceiling * (1 - REOPEN_JITTER * Math.random()));
     say(`${ended} after ${lived} ms: opened again in ${wait} ms`);
