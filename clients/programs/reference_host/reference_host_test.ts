@@ -1328,6 +1328,15 @@ Deno.test("reference host --no-updates --catalog-change tools: it follows no lis
 // ---------------------------------------------------------------------------
 
 /**
+ * Widening its listen, the host closes the old one and at once opens the
+ * new: a loaded lab may record the new one before it notices the old one's
+ * close, two listens at once for a moment. The cap test below holds that
+ * order; the tests that hold other conduct set that one diagnosis aside.
+ */
+const besidesOverlap = (diagnoses: string[]) =>
+  diagnoses.filter((text) => text !== "2 listens open at once");
+
+/**
  * The host against a lab run with `labFlags` (`--delay 2.5` first): over
  * HTTP (a lab of its own, its `/report` and lines read at the end) or over
  * stdio (the host starts it; its log comes on the host's stderr). The model
@@ -1431,9 +1440,9 @@ Deno.test("reference host through a cut: the lab ends every stream 1 s after it 
       assert.equal(report.clients[0].era, era);
       // Its conduct as the lab records it: one stream, nothing to diagnose.
       const { conduct } = report.clients[0];
-      assert.equal(conduct.streamsAtOnce, 1);
+      assert.equal(conduct.getStreams.mostAtOnce, era === "2025" ? 1 : 0);
       assert.equal(conduct.updateAfterCut.received, true);
-      assert.deepEqual(conduct.diagnoses, []);
+      assert.deepEqual(besidesOverlap(conduct.diagnoses), []);
       const tag = era === "2025" ? "stream/get" : "subscriptions/listen";
       const cut = labLines.findIndex((line) =>
         line.startsWith(`[${tag}] closed `) &&
@@ -1478,7 +1487,9 @@ Deno.test("reference host --no-reopen through a cut: it never opens the stream a
         assert.ok(endedLines(run.stderr).length >= 1, run.stderr);
         assert.equal(report.clients[0].level, 4);
         assert.equal(report.clients[0].missing, next);
-        const [diagnosis, ...more] = report.clients[0].conduct.diagnoses;
+        const [diagnosis, ...more] = besidesOverlap(
+          report.clients[0].conduct.diagnoses,
+        );
         assert.deepEqual(more, []);
         assert.match(
           diagnosis,
@@ -1844,7 +1855,7 @@ Deno.test("reference host: an update the lab sent while the stream was cut reach
       assert.equal(client.level, 4);
       assert.equal(client.missing, lost[era]);
       assert.equal(client.conduct.updateAfterCut.received, false);
-      assert.deepEqual(client.conduct.diagnoses, []);
+      assert.deepEqual(besidesOverlap(client.conduct.diagnoses), []);
       // Version 2 read on the second stream: the first, and its re-open.
       const read = labLines.findIndex(readsVersion2);
       assert.ok(read >= 0, labLines.join("\n"));
@@ -1870,7 +1881,7 @@ Deno.test("reference host: an update the lab sent while the stream was cut reach
       assert.equal(client.missing, lost[era]);
       assert.equal(client.conduct.updateAfterCut.received, false);
       assert.equal(
-        client.conduct.diagnoses.length,
+        besidesOverlap(client.conduct.diagnoses).length,
         1,
         client.conduct.diagnoses.join("; "),
       );
