@@ -295,9 +295,10 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
             // npm's words, inert as the table's cells are.
             "copilot 1.0.103 did not install or start, so its pin stays: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available.",
             "| Copilot CLI | default | native | subscribe | 2026-07-28 → — | 1.0.102 → 1.0.103 | 3 → 0 | completed → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
-            // The catalog run is a new row, and so a change.
+            // The catalog and world runs are new rows, and so changes.
             "| Copilot CLI | catalog (default) | native | read | — | — → 1.0.103 | — → 0 | — → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
-            "7 rows compared: 4 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
+            "| Copilot CLI | cut | native | subscribe | — | — → 1.0.103 | — → 0 | — → install-failed | npm install failed: request to https:<wbr>//registry.npmjs.org/@<wbr>github%2fcopilot failed: cache mode is 'only-if-cached' but no cached response is available. |",
+            "11 rows compared: 8 changed in level or outcome, 0 in their era or notes alone (exit status 3).",
           ]
         ) assert.ok(changes.includes(line), `${line}\nnot in\n${changes}`);
         // Without --write, the committed matrix is left alone; the run and
@@ -312,10 +313,7 @@ Deno.test("deno task clients --latest, offline with a fixture list of versions: 
           )
             .toSorted(),
           [
-            "copilot 1.0.103 install-failed",
-            "copilot 1.0.103 install-failed",
-            "copilot 1.0.103 install-failed",
-            "copilot 1.0.103 install-failed",
+            ...Array(8).fill("copilot 1.0.103 install-failed"),
             "mcpdo 2.12.0 completed",
             "mcpdo 2.12.0 completed",
             "pi 0.74.0 not-supported",
