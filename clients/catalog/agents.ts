@@ -123,11 +123,12 @@ const REFERENCE_HOST: ClientDefinition = {
   },
   localScript: REFERENCE_HOST_SCRIPT,
   launch({ labUrl, stdioLab, denoDir, modelOrigin, prompt, mode }) {
-    // Its era rows pin one era each; in the world modes it runs as a user
-    // runs it, `--era auto`, so a one-era server shows whether it falls back.
+    // Its era rows pin one era each; against the servers of the world modes
+    // it runs as a user runs it, `--era auto`, so a one-era server shows
+    // whether it falls back (inline-content stays its default row's 2025).
     const era = mode.endsWith("2026-07-28")
       ? "2026-07-28"
-      : isWorldMode(mode)
+      : isWorldMode(mode) && mode !== "inline-content"
       ? "auto"
       : "2025";
     // The host hands a stdio server only the SDK's safe variables, so the
