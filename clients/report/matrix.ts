@@ -761,7 +761,8 @@ export function worldNotes(
   }
   const era = run.mode === "2025-only" ? "2025" : "2026-07-28";
   const refusals = counted(log.eraRefusals, "request");
-  if (!labClient) {
+  // Refused for its era, a client is in the lab's report at level 0.
+  if (!labClient || labClient.level === 0) {
     // Else the row's notes say it never reached the lab.
     return log.eraRefusals > 0
       ? [

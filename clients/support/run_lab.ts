@@ -575,12 +575,19 @@ export function labLogFacts(log: string): LabLogFacts {
       if (event.fields.message?.startsWith("Subscription limit reached")) {
         keep(line);
         facts.watchesRefused++;
-      } else if (!clientKnown && event.fields.client === undefined) {
+      } else if (
+        // -32022: a 2025 request a 2026-07-28-only lab refused, which the lab
+        // names by its clientInfo; the other era's refusals come unnamed.
+        event.fields.code === "-32022" ||
+        !clientKnown && event.fields.client === undefined
+      ) {
         keep(line);
         facts.eraRefusals++;
       }
     }
-    clientKnown ||= event.fields.client !== undefined;
+    // The lab names a client it refused for its era: no client known yet.
+    clientKnown ||= event.fields.code !== "-32022" &&
+      event.fields.client !== undefined;
   }
   return facts;
 }

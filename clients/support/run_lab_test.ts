@@ -563,6 +563,8 @@ Deno.test("labLogFacts: a listen cut and never opened again (JSON lines of a std
 Deno.test("labLogFacts: refused watches, and the other era's requests a one-era lab refused before it knew a client; a refusal inside a session, or one after a client was known, is neither", () => {
   const log = [
     '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-11-25" at=2026-12-03T17:48:37.901Z',
+    // Named by its initialize's clientInfo, still a client the lab refused.
+    '[request/rejected] POST /mcp status=400 code=-32022 message="Unsupported protocol version: 2025-11-25" client=old/1.0.0 era=2025 protocol=2025-11-25 at=2026-12-03T17:48:37.950Z',
     '[request/rejected] POST /mcp status=400 code=-32000 message="Bad Request: Mcp-Session-Id header is required; send initialize first" at=2026-12-03T17:48:41.866Z',
     '[request/rejected] POST /mcp status=200 code=-32603 message="Subscription limit reached" client=demo/1.0.0 era=2026-07-28 protocol=2026-07-28 at=2026-12-03T17:48:38.915Z',
     '{"event":"request/rejected","status":200,"code":-32603,"message":"Subscription limit reached for this client: 2 listen streams are open under its clientInfo","client":"demo/1.0.0","at":"2026-12-03T17:48:39.000Z"}',
@@ -576,8 +578,8 @@ Deno.test("labLogFacts: refused watches, and the other era's requests a one-era 
     reopened: 0,
     reopenedAfterSeconds: null,
     watchesRefused: 2,
-    eraRefusals: 2,
-    lines: log.slice(0, 4),
+    eraRefusals: 3,
+    lines: log.slice(0, 5),
   });
   assert.deepEqual(labLogFacts(""), {
     streamsOpened: 0,
